@@ -1,0 +1,1 @@
+//! Types for every definition in schema 2026-07-28.
