@@ -1,6 +1,18 @@
 //! Sans-IO core of the Model Context Protocol, revision 2026-07-28.
 //!
-//! No I/O, no async runtime: only types, parsing and the protocol rules that
-//! transports and the server/client frameworks share.
+//! No I/O, no async runtime: types, strict JSON-RPC parsing, `_meta` rules, protocol
+//! versions, the error table, HTTP header rules and sealed MRTR state, shared by the
+//! server and client frameworks and every transport.
 
+pub mod error;
+pub mod headers;
+pub mod jsonrpc;
+pub mod meta;
+pub mod state;
+pub mod strict;
 pub mod types;
+pub mod version;
+
+pub use error::ProtocolError;
+pub use jsonrpc::{Incoming, Notification, Request};
+pub use meta::RequestMeta;

@@ -1,0 +1,219 @@
+//! Protocol errors and the one table that maps them to JSON-RPC codes and HTTP statuses.
+
+use serde_json::{json, Value};
+
+/// JSON-RPC and MCP error codes used by revision 2026-07-28.
+pub mod code {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters (also: resource not found).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// HTTP headers do not match the body, or are missing/malformed.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability the client did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The server does not support the requested protocol version.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// Legacy (2025-11-25 and earlier) resource-not-found code; accepted from old servers, never sent.
+    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+/// An error the protocol layer reports to a peer as a JSON-RPC error object.
+///
+/// [`ProtocolError::code`] and [`ProtocolError::http_status`] are the only place where
+/// errors are mapped to wire codes and HTTP statuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// The message is not well-formed JSON (syntax, duplicate keys, too deep).
+    #[error("Parse error: {0}")]
+    Parse(String),
+    /// The JSON is not a valid JSON-RPC request (wrong `jsonrpc`, `id: null`, batch, response...).
+    #[error("Invalid request: {0}")]
+    InvalidRequest(String),
+    /// The method is unknown to this server.
+    #[error("Method not found: {0}")]
+    MethodNotFound(String),
+    /// The parameters are invalid (missing `_meta` fields, unknown tool, unknown resource...).
+    #[error("Invalid params: {message}")]
+    InvalidParams {
+        /// Human-readable reason.
+        message: String,
+        /// Optional structured detail, sent as `error.data`.
+        data: Option<Value>,
+    },
+    /// The server failed while handling the request (including a handler panic).
+    #[error("Internal error: {0}")]
+    Internal(String),
+    /// HTTP request metadata headers are missing, malformed or disagree with the body.
+    #[error("Header mismatch: {0}")]
+    HeaderMismatch(String),
+    /// The request needs client capabilities that were not declared.
+    #[error("Missing required client capability")]
+    MissingRequiredClientCapability {
+        /// The capabilities that are needed, shaped like `ClientCapabilities`.
+        required: Value,
+    },
+    /// The requested protocol version is not supported.
+    #[error("Unsupported protocol version")]
+    UnsupportedProtocolVersion {
+        /// The version the client asked for (absent if it sent none).
+        requested: Option<String>,
+        /// The versions this server supports.
+        supported: Vec<String>,
+    },
+    /// The request body is larger than the configured limit (HTTP 413).
+    #[error("Request body too large (limit {limit} bytes)")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The request is forbidden before any processing (bad `Origin`/`Host`), HTTP 403.
+    #[error("Forbidden: {0}")]
+    Forbidden(String),
+    /// An application-defined error with its own code.
+    #[error("{message}")]
+    Custom {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Message.
+        message: String,
+        /// Optional data.
+        data: Option<Value>,
+    },
+}
+
+impl ProtocolError {
+    /// Shorthand for [`ProtocolError::InvalidParams`] without data.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::InvalidParams { message: message.into(), data: None }
+    }
+
+    /// The resource-not-found error of 2026-07-28 (`-32602` with the URI in `data`).
+    pub fn resource_not_found(uri: &str) -> Self {
+        Self::InvalidParams {
+            message: format!("Resource not found: {uri}"),
+            data: Some(json!({ "uri": uri })),
+        }
+    }
+
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i64 {
+        match self {
+            Self::Parse(_) => code::PARSE_ERROR,
+            Self::InvalidRequest(_) => code::INVALID_REQUEST,
+            Self::MethodNotFound(_) => code::METHOD_NOT_FOUND,
+            Self::InvalidParams { .. } => code::INVALID_PARAMS,
+            Self::Internal(_) => code::INTERNAL_ERROR,
+            Self::HeaderMismatch(_) => code::HEADER_MISMATCH,
+            Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
+            Self::PayloadTooLarge { .. } | Self::Forbidden(_) => code::INVALID_REQUEST,
+            Self::Custom { code, .. } => *code,
+        }
+    }
+
+    /// The HTTP status a Streamable HTTP server answers with for this error.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Self::MethodNotFound(_) => 404,
+            Self::Internal(_) => 500,
+            Self::PayloadTooLarge { .. } => 413,
+            Self::Forbidden(_) => 403,
+            Self::Custom { .. } => 200,
+            _ => 400,
+        }
+    }
+
+    /// The `error.data` member, if any.
+    pub fn data(&self) -> Option<Value> {
+        match self {
+            Self::InvalidParams { data, .. } | Self::Custom { data, .. } => data.clone(),
+            Self::MissingRequiredClientCapability { required } => {
+                Some(json!({ "requiredCapabilities": required }))
+            }
+            Self::UnsupportedProtocolVersion { requested, supported } => {
+                let mut d = json!({ "supported": supported });
+                if let Some(r) = requested {
+                    d["requested"] = Value::String(r.clone());
+                }
+                Some(d)
+            }
+            _ => None,
+        }
+    }
+
+    /// The wire message.
+    pub fn message(&self) -> String {
+        match self {
+            Self::Custom { message, .. } => message.clone(),
+            Self::InvalidParams { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The JSON-RPC `error` object: `{code, message, data?}`.
+    pub fn to_error_object(&self) -> Value {
+        let mut obj = json!({ "code": self.code(), "message": self.message() });
+        if let Some(d) = self.data() {
+            obj["data"] = d;
+        }
+        obj
+    }
+
+    /// A full JSON-RPC error response; `id` is omitted when unknown.
+    pub fn to_response(&self, id: Option<&Value>) -> Value {
+        let mut resp = json!({ "jsonrpc": "2.0", "error": self.to_error_object() });
+        if let Some(id) = id {
+            resp["id"] = id.clone();
+        }
+        resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_codes_and_statuses() {
+        let cases: Vec<(ProtocolError, i64, u16)> = vec![
+            (ProtocolError::Parse("x".into()), -32700, 400),
+            (ProtocolError::InvalidRequest("x".into()), -32600, 400),
+            (ProtocolError::MethodNotFound("x".into()), -32601, 404),
+            (ProtocolError::invalid_params("x"), -32602, 400),
+            (ProtocolError::Internal("x".into()), -32603, 500),
+            (ProtocolError::HeaderMismatch("x".into()), -32020, 400),
+            (ProtocolError::MissingRequiredClientCapability { required: json!({}) }, -32021, 400),
+            (
+                ProtocolError::UnsupportedProtocolVersion { requested: None, supported: vec![] },
+                -32022,
+                400,
+            ),
+            (ProtocolError::PayloadTooLarge { limit: 1 }, -32600, 413),
+            (ProtocolError::Forbidden("x".into()), -32600, 403),
+        ];
+        for (e, c, s) in cases {
+            assert_eq!((e.code(), e.http_status()), (c, s), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn unsupported_version_data() {
+        let e = ProtocolError::UnsupportedProtocolVersion {
+            requested: Some("1900-01-01".into()),
+            supported: vec!["2026-07-28".into()],
+        };
+        assert_eq!(
+            e.to_response(Some(&json!(1))),
+            json!({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version",
+                "data":{"supported":["2026-07-28"],"requested":"1900-01-01"}}})
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Sealed MRTR `requestState`: an AEAD (ChaCha20-Poly1305) envelope from a rotating key ring.
+//!
+//! The sealed payload binds the principal, an expiry, the method and a digest of the request's
+//! salient parameters, so state cannot be replayed by another user, after it lapses, or on a
+//! different request. Opening needs the clock from the caller (`now`, seconds since the epoch):
+//! this module does no I/O.
+
+use base64::Engine as _;
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Why sealed state was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// Not decodable, sealed by an unknown key, or modified.
+    #[error("requestState is invalid or was tampered with")]
+    Tampered,
+    /// Its expiry has passed.
+    #[error("requestState has expired")]
+    Expired,
+    /// It was issued to a different principal.
+    #[error("requestState belongs to a different principal")]
+    WrongPrincipal,
+    /// It was issued for a different method or different request parameters.
+    #[error("requestState was issued for a different request")]
+    WrongRequest,
+}
+
+/// A 256-bit key with a short identifier derived from it.
+#[derive(Clone)]
+struct RingKey {
+    id: [u8; 4],
+    cipher: ChaCha20Poly1305,
+}
+
+impl RingKey {
+    fn new(secret: &[u8; 32]) -> Self {
+        let digest = Sha256::digest(secret);
+        Self { id: [digest[0], digest[1], digest[2], digest[3]], cipher: ChaCha20Poly1305::new(Key::from_slice(secret)) }
+    }
+}
+
+/// Keys for sealing and opening state: the first key seals, every key opens (rotation).
+#[derive(Clone)]
+pub struct KeyRing {
+    keys: Vec<RingKey>,
+}
+
+impl std::fmt::Debug for KeyRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyRing").field("keys", &self.keys.len()).finish()
+    }
+}
+
+impl KeyRing {
+    /// A ring with one random key (fine for a single process; use [`KeyRing::from_secrets`]
+    /// with shared secrets when several instances serve the same clients).
+    pub fn random() -> Self {
+        let mut k = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut k);
+        Self { keys: vec![RingKey::new(&k)] }
+    }
+
+    /// A ring from secrets: `current` seals; `current` and `previous` open.
+    pub fn from_secrets(current: [u8; 32], previous: &[[u8; 32]]) -> Self {
+        let mut keys = vec![RingKey::new(&current)];
+        keys.extend(previous.iter().map(RingKey::new));
+        Self { keys }
+    }
+
+    /// Seals `claims` into an opaque URL-safe string.
+    pub fn seal(&self, claims: &StateClaims) -> String {
+        let key = &self.keys[0];
+        let mut nonce = [0u8; 12];
+        rand::thread_rng().fill_bytes(&mut nonce);
+        let plain = serde_json::to_vec(claims).expect("claims serialize");
+        let ct = key.cipher.encrypt(Nonce::from_slice(&nonce), plain.as_ref()).expect("encrypt");
+        let mut out = Vec::with_capacity(16 + ct.len());
+        out.extend_from_slice(&key.id);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&ct);
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(out)
+    }
+
+    /// Opens sealed state and checks it against the current request.
+    pub fn open(&self, sealed: &str, expect: &Expectation<'_>, now: u64) -> Result<StateClaims, StateError> {
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed).map_err(|_| StateError::Tampered)?;
+        if raw.len() < 16 + 16 {
+            return Err(StateError::Tampered);
+        }
+        let (id, rest) = raw.split_at(4);
+        let (nonce, ct) = rest.split_at(12);
+        let key = self.keys.iter().find(|k| k.id == id).ok_or(StateError::Tampered)?;
+        let plain = key.cipher.decrypt(Nonce::from_slice(nonce), ct).map_err(|_| StateError::Tampered)?;
+        let claims: StateClaims = serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
+        if claims.exp <= now {
+            return Err(StateError::Expired);
+        }
+        if claims.sub.as_deref() != expect.principal {
+            return Err(StateError::WrongPrincipal);
+        }
+        if claims.method != expect.method || claims.digest != expect.digest {
+            return Err(StateError::WrongRequest);
+        }
+        Ok(claims)
+    }
+}
+
+/// What is sealed inside `requestState`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateClaims {
+    /// The authenticated principal, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<String>,
+    /// Expiry, seconds since the Unix epoch.
+    pub exp: u64,
+    /// The method of the originating request.
+    pub method: String,
+    /// Digest of the originating request's salient parameters ([`request_digest`]).
+    pub digest: String,
+    /// Application state the handler asked to carry to the retry.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub app: Value,
+}
+
+/// What the retry must match.
+#[derive(Debug, Clone, Copy)]
+pub struct Expectation<'a> {
+    /// The principal of the retry.
+    pub principal: Option<&'a str>,
+    /// The method of the retry.
+    pub method: &'a str,
+    /// The digest of the retry's salient parameters.
+    pub digest: &'a str,
+}
+
+/// Digest of a request's parameters, ignoring `_meta`, `inputResponses` and `requestState`
+/// (they legitimately change between the first attempt and the retry). Key order does not matter.
+pub fn request_digest(method: &str, params: &Map<String, Value>) -> String {
+    let mut h = Sha256::new();
+    h.update(method.as_bytes());
+    h.update([0]);
+    let mut keys: Vec<&String> = params
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "_meta" | "inputResponses" | "requestState"))
+        .collect();
+    keys.sort();
+    for k in keys {
+        h.update(k.as_bytes());
+        h.update([0]);
+        hash_canonical(&mut h, &params[k]);
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&h.finalize()[..18])
+}
+
+fn hash_canonical(h: &mut Sha256, v: &Value) {
+    match v {
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            h.update(b"{");
+            for k in keys {
+                h.update(serde_json::to_string(k).unwrap_or_default().as_bytes());
+                h.update(b":");
+                hash_canonical(h, &o[k]);
+                h.update(b",");
+            }
+            h.update(b"}");
+        }
+        Value::Array(a) => {
+            h.update(b"[");
+            for x in a {
+                hash_canonical(h, x);
+                h.update(b",");
+            }
+            h.update(b"]");
+        }
+        other => h.update(other.to_string().as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn claims(digest: &str) -> StateClaims {
+        StateClaims { sub: Some("alice".into()), exp: 100, method: "tools/call".into(), digest: digest.into(), app: json!({"step": 1}) }
+    }
+
+    #[test]
+    fn seal_open_and_every_rejection() {
+        let ring = KeyRing::random();
+        let params = json!({"name":"t","arguments":{"b":1,"a":2}}).as_object().unwrap().clone();
+        let d = request_digest("tools/call", &params);
+        let sealed = ring.seal(&claims(&d));
+        let ok = Expectation { principal: Some("alice"), method: "tools/call", digest: &d };
+        assert_eq!(ring.open(&sealed, &ok, 50).unwrap().app, json!({"step": 1}));
+        assert_eq!(ring.open(&sealed, &ok, 100), Err(StateError::Expired));
+        assert_eq!(ring.open(&sealed, &Expectation { principal: Some("bob"), ..ok }, 50), Err(StateError::WrongPrincipal));
+        assert_eq!(ring.open(&sealed, &Expectation { principal: None, ..ok }, 50), Err(StateError::WrongPrincipal));
+        assert_eq!(ring.open(&sealed, &Expectation { method: "prompts/get", ..ok }, 50), Err(StateError::WrongRequest));
+        assert_eq!(ring.open(&sealed, &Expectation { digest: "x", ..ok }, 50), Err(StateError::WrongRequest));
+        // Flip one byte anywhere: refused.
+        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&sealed).unwrap();
+        let last = raw.len() - 1;
+        raw[last] ^= 1;
+        let bad = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
+        assert_eq!(ring.open(&bad, &ok, 50), Err(StateError::Tampered));
+        assert_eq!(ring.open("not state", &ok, 50), Err(StateError::Tampered));
+        // Another ring's state: refused.
+        assert_eq!(KeyRing::random().open(&sealed, &ok, 50), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn rotation_old_keys_open_new_key_seals() {
+        let old = KeyRing::from_secrets([1; 32], &[]);
+        let new = KeyRing::from_secrets([2; 32], &[[1; 32]]);
+        let d = "d";
+        let ok = Expectation { principal: Some("alice"), method: "tools/call", digest: d };
+        let by_old = old.seal(&claims(d));
+        assert!(new.open(&by_old, &ok, 1).is_ok());
+        let by_new = new.seal(&claims(d));
+        assert_eq!(old.open(&by_new, &ok, 1), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn digest_ignores_meta_and_key_order() {
+        let a = json!({"name":"t","arguments":{"x":1,"y":[1,{"p":2,"q":3}]},"_meta":{"k":1}}).as_object().unwrap().clone();
+        let b = json!({"arguments":{"y":[1,{"q":3,"p":2}],"x":1},"name":"t","requestState":"s"}).as_object().unwrap().clone();
+        assert_eq!(request_digest("tools/call", &a), request_digest("tools/call", &b));
+        let c = json!({"name":"t","arguments":{"x":2}}).as_object().unwrap().clone();
+        assert_ne!(request_digest("tools/call", &a), request_digest("tools/call", &c));
+    }
+}
