@@ -1,0 +1,286 @@
+//! The hyper service for the MCP endpoint and the accept loop.
+
+use crate::body::{sse_event, McpBody};
+use crate::validate::{check_host_origin, check_request_headers};
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming as IncomingBody;
+use mcp_protocol::jsonrpc::{parse_incoming, result_response, Incoming};
+use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
+use mcp_protocol::ProtocolError;
+use mcp_server::{is_known_method, RequestEnv, Server};
+use serde_json::Value;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Settings of the HTTP transport. Defaults are safe for a local server.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Path of the MCP endpoint (default `/mcp`).
+    pub path: String,
+    /// Largest accepted request body in bytes (default 2 MiB); larger gets 413.
+    pub max_body_bytes: usize,
+    /// Deepest accepted JSON nesting (default 64).
+    pub max_depth: usize,
+    /// Accepted `Host` names without port (default: localhost, 127.0.0.1, [::1]); empty = any.
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin`s: exact origins (`https://app.example`) or `host:NAME` for any scheme
+    /// and port on NAME (default: the loopback hosts). Requests without `Origin` are accepted.
+    pub allowed_origins: Vec<String>,
+    /// Interval of SSE keep-alive comments on listen streams (default 15 s).
+    pub keep_alive: Duration,
+    /// Most concurrent connections (default 4096); more wait in the accept queue.
+    pub max_connections: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        let hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()];
+        Self {
+            path: "/mcp".into(),
+            max_body_bytes: 2 << 20,
+            max_depth: DEFAULT_MAX_DEPTH,
+            allowed_origins: hosts.iter().map(|h| format!("host:{h}")).collect(),
+            allowed_hosts: hosts,
+            keep_alive: Duration::from_secs(15),
+            max_connections: 4096,
+        }
+    }
+}
+
+/// The MCP endpoint as a hyper service. Cheap to clone.
+#[derive(Clone)]
+pub struct McpService {
+    server: Server,
+    config: Arc<HttpConfig>,
+}
+
+type Resp = Response<McpBody>;
+
+fn json_response(status: StatusCode, v: &Value) -> Resp {
+    let body = serde_json::to_vec(v).expect("JSON serializes");
+    let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    json_response(status, &e.to_response(id))
+}
+
+fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
+    let mut r = Response::new(McpBody::Stream(rx));
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+impl McpService {
+    /// A service serving `server` with `config`.
+    pub fn new(server: Server, config: HttpConfig) -> Self {
+        Self { server, config: Arc::new(config) }
+    }
+
+    /// Handles one HTTP request.
+    pub async fn call(&self, req: Request<IncomingBody>) -> Resp {
+        if req.uri().path() != self.config.path {
+            let mut r = Response::new(McpBody::empty());
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            return r;
+        }
+        if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
+            return error_response(&e, None);
+        }
+        if req.method() != Method::POST {
+            let mut r = Response::new(McpBody::empty());
+            *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return r;
+        }
+        let limit = self.config.max_body_bytes;
+        let too_large = ProtocolError::PayloadTooLarge { limit };
+        if let Some(len) = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok()) {
+            if len > limit {
+                return error_response(&too_large, None);
+            }
+        }
+        let (parts, body) = req.into_parts();
+        let bytes = match Limited::new(body, limit).collect().await {
+            Ok(c) => c.to_bytes(),
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return error_response(&too_large, None),
+            Err(_) => return error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None),
+        };
+        let msg = match parse_incoming(&bytes, self.config.max_depth) {
+            Ok(m) => m,
+            Err(rej) => return error_response(&rej.error, rej.id.as_ref()),
+        };
+        let req = match msg {
+            // No client notification has meaning over HTTP in this revision; accept and ignore.
+            Incoming::Notification(_) => {
+                let mut r = Response::new(McpBody::empty());
+                *r.status_mut() = StatusCode::ACCEPTED;
+                return r;
+            }
+            Incoming::Request(r) => r,
+        };
+        if let Err(e) = check_request_headers(&parts.headers, &req, &self.server) {
+            return error_response(&e, Some(&req.id));
+        }
+        if !is_known_method(&req.method) {
+            let e = ProtocolError::MethodNotFound(req.method.clone());
+            return error_response(&e, Some(&req.id));
+        }
+        if req.method == "subscriptions/listen" {
+            return self.listen(req);
+        }
+        self.request(req).await
+    }
+
+    fn listen(&self, req: mcp_protocol::Request) -> Resp {
+        let id = req.id.clone();
+        let cancel = CancellationToken::new();
+        let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone() };
+        let stream = match self.server.listen(req, env) {
+            Ok(s) => s,
+            Err(e) => return error_response(&e, Some(&id)),
+        };
+        let (tx, rx) = mpsc::channel::<Bytes>(64);
+        let keep_alive = self.config.keep_alive;
+        tokio::spawn(async move {
+            let _guard = cancel.drop_guard();
+            let mut stream = std::pin::pin!(stream);
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
+            loop {
+                tokio::select! {
+                    item = stream.next() => match item {
+                        Some(v) => if tx.send(sse_event(&v)).await.is_err() { return },
+                        None => return,
+                    },
+                    _ = tick.tick() => if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return },
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        sse_response(rx)
+    }
+
+    async fn request(&self, req: mcp_protocol::Request) -> Resp {
+        let id = req.id.clone();
+        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        let cancel = CancellationToken::new();
+        let env = RequestEnv { principal: None, sink: Some(note_tx), cancel: cancel.clone() };
+        let server = self.server.clone();
+        let mut fut: Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>> =
+            Box::pin(async move { server.handle(req, env).await });
+        // Fast path: the handler finishes without notifying -> one JSON response.
+        let first = tokio::select! {
+            biased;
+            r = &mut fut => {
+                match note_rx.try_recv() {
+                    Err(_) => return match r {
+                        Ok(v) => json_response(StatusCode::OK, &result_response(&id, v)),
+                        Err(e) => error_response(&e, Some(&id)),
+                    },
+                    Ok(n) => {
+                        // Notifications were emitted: stream them, then the response.
+                        let (tx, rx) = mpsc::channel::<Bytes>(64);
+                        let mut pending = vec![sse_event(&n)];
+                        while let Ok(n) = note_rx.try_recv() { pending.push(sse_event(&n)); }
+                        pending.push(sse_event(&final_message(&id, r)));
+                        tokio::spawn(async move {
+                            for b in pending { if tx.send(b).await.is_err() { return; } }
+                        });
+                        return sse_response(rx);
+                    }
+                }
+            }
+            Some(n) = note_rx.recv() => n,
+        };
+        // A notification arrived while the handler still runs: switch to SSE.
+        let (tx, rx) = mpsc::channel::<Bytes>(64);
+        tokio::spawn(async move {
+            let _guard = cancel.drop_guard();
+            if tx.send(sse_event(&first)).await.is_err() {
+                return;
+            }
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(n) = note_rx.recv() => if tx.send(sse_event(&n)).await.is_err() { return },
+                    r = &mut fut => {
+                        while let Ok(n) = note_rx.try_recv() {
+                            if tx.send(sse_event(&n)).await.is_err() { return; }
+                        }
+                        let _ = tx.send(sse_event(&final_message(&id, r))).await;
+                        return;
+                    }
+                    // The client closed the stream: drop the handler (cancellation).
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        sse_response(rx)
+    }
+}
+
+fn final_message(id: &Value, r: Result<Value, ProtocolError>) -> Value {
+    match r {
+        Ok(v) => result_response(id, v),
+        Err(e) => e.to_response(Some(id)),
+    }
+}
+
+/// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.
+pub async fn serve(server: Server, listener: TcpListener, config: HttpConfig) -> std::io::Result<()> {
+    let shutdown = server.shutdown_token();
+    let limit = Arc::new(tokio::sync::Semaphore::new(config.max_connections));
+    let svc = McpService::new(server, config);
+    loop {
+        let permit = tokio::select! {
+            p = limit.clone().acquire_owned() => p.expect("semaphore open"),
+            _ = shutdown.cancelled() => return Ok(()),
+        };
+        let (stream, peer): (_, SocketAddr) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => { tracing::warn!(error = %e, "accept failed"); tokio::time::sleep(Duration::from_millis(10)).await; continue; }
+            },
+            _ = shutdown.cancelled() => return Ok(()),
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = svc.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let svc = svc.clone();
+                async move { Ok::<_, Infallible>(svc.call(req).await) }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .pipeline_flush(true)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => if let Err(e) = r { tracing::debug!(%peer, error = %e, "connection ended with error") },
+                _ = shutdown.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+                }
+            }
+            drop(permit);
+        });
+    }
+}

@@ -1,0 +1,169 @@
+//! Checks that run before dispatch: Host/Origin, and request-metadata headers against the body.
+
+use http::HeaderMap;
+use mcp_protocol::headers::{self, decode_value, header_matches, header_value_for};
+use mcp_protocol::{ProtocolError, Request};
+use mcp_server::Server;
+use serde_json::Value;
+
+/// The host part of a `Host` header or an origin's authority, lower-cased, without port.
+fn host_of(authority: &str) -> String {
+    let a = authority.trim().to_ascii_lowercase();
+    if let Some(rest) = a.strip_prefix('[') {
+        return format!("[{}]", rest.split(']').next().unwrap_or(""));
+    }
+    a.split(':').next().unwrap_or("").to_owned()
+}
+
+/// Validates `Host` (DNS-rebinding protection) and `Origin` against the allow lists.
+pub fn check_host_origin(h: &HeaderMap, allowed_hosts: &[String], allowed_origins: &[String]) -> Result<(), ProtocolError> {
+    if !allowed_hosts.is_empty() {
+        let host = h.get(http::header::HOST).and_then(|v| v.to_str().ok()).map(host_of);
+        match host {
+            Some(host) if allowed_hosts.iter().any(|a| *a == host) => {}
+            Some(host) => return Err(ProtocolError::Forbidden(format!("Host {host:?} is not allowed"))),
+            None => return Err(ProtocolError::Forbidden("missing Host header".into())),
+        }
+    }
+    if let Some(origin) = h.get(http::header::ORIGIN) {
+        let o = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
+        let ok = allowed_origins.iter().any(|a| {
+            if let Some(host) = a.strip_prefix("host:") {
+                // `host:NAME` allows any scheme/port on that host.
+                o.split_once("://").is_some_and(|(_, auth)| host_of(auth) == host)
+            } else {
+                *a == o
+            }
+        });
+        if !ok {
+            return Err(ProtocolError::Forbidden(format!("Origin {o:?} is not allowed")));
+        }
+    }
+    Ok(())
+}
+
+fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a [u8]>, ProtocolError> {
+    let mut all = h.get_all(name).iter();
+    let first = all.next();
+    if all.next().is_some() {
+        return Err(ProtocolError::HeaderMismatch(format!("{name} header appears more than once")));
+    }
+    Ok(first.map(|v| v.as_bytes()))
+}
+
+/// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.
+pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<(), ProtocolError> {
+    let body_version = req
+        .params
+        .get("_meta")
+        .and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION))
+        .and_then(Value::as_str);
+    match header_str(h, headers::PROTOCOL_VERSION)? {
+        None => return Err(ProtocolError::HeaderMismatch("missing required MCP-Protocol-Version header".into())),
+        Some(v) => {
+            let v = std::str::from_utf8(v).unwrap_or("");
+            if let Some(b) = body_version {
+                if b != v {
+                    return Err(ProtocolError::HeaderMismatch(format!(
+                        "MCP-Protocol-Version header {v:?} does not match _meta protocolVersion {b:?}"
+                    )));
+                }
+            }
+        }
+    }
+    match header_str(h, headers::METHOD)? {
+        None => return Err(ProtocolError::HeaderMismatch("missing required Mcp-Method header".into())),
+        Some(m) if m != req.method.as_bytes() => {
+            return Err(ProtocolError::HeaderMismatch(format!(
+                "Mcp-Method header {:?} does not match body method {:?}",
+                String::from_utf8_lossy(m),
+                req.method
+            )))
+        }
+        Some(_) => {}
+    }
+    let name_field = match req.method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let raw = header_str(h, headers::NAME)?
+            .ok_or_else(|| ProtocolError::HeaderMismatch(format!("missing required Mcp-Name header for {}", req.method)))?;
+        let decoded = decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
+        let body = req.params.get(field).and_then(Value::as_str);
+        if body != Some(decoded.as_str()) {
+            return Err(ProtocolError::HeaderMismatch(format!(
+                "Mcp-Name header value {decoded:?} does not match body {field} {body:?}"
+            )));
+        }
+    }
+    if req.method == "tools/call" {
+        check_param_headers(h, req, server)?;
+    }
+    Ok(())
+}
+
+fn check_param_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<(), ProtocolError> {
+    let Some(name) = req.params.get("name").and_then(Value::as_str) else { return Ok(()) };
+    let Some(tool) = server.tool(name) else { return Ok(()) };
+    let empty = serde_json::Map::new();
+    let args = req.params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
+    for p in tool.header_params() {
+        let raw = header_str(h, &p.header_lower)?;
+        let body = header_value_for(args, &p.path);
+        match (raw, body) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(ProtocolError::HeaderMismatch(format!("missing Mcp-Param-{} header for a value present in the body", p.header)))
+            }
+            (Some(raw), body) => {
+                let decoded = decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Param-{}: {e}", p.header)))?;
+                match body {
+                    Some(b) if header_matches(&decoded, &b) => {}
+                    Some(b) => {
+                        return Err(ProtocolError::HeaderMismatch(format!(
+                            "Mcp-Param-{} header value {decoded:?} does not match body value {b}",
+                            p.header
+                        )))
+                    }
+                    None => {
+                        return Err(ProtocolError::HeaderMismatch(format!(
+                            "Mcp-Param-{} header present but the body has no value for it",
+                            p.header
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_parsing() {
+        assert_eq!(host_of("127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(host_of("[::1]:80"), "[::1]");
+        assert_eq!(host_of("LocalHost"), "localhost");
+    }
+
+    #[test]
+    fn origin_rules() {
+        let hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        let origins = vec!["host:localhost".to_owned(), "host:127.0.0.1".to_owned()];
+        let mut h = HeaderMap::new();
+        h.insert("host", "127.0.0.1:3000".parse().unwrap());
+        assert!(check_host_origin(&h, &hosts, &origins).is_ok());
+        h.insert("origin", "http://localhost:5173".parse().unwrap());
+        assert!(check_host_origin(&h, &hosts, &origins).is_ok());
+        h.insert("origin", "https://evil.example".parse().unwrap());
+        assert_eq!(check_host_origin(&h, &hosts, &origins).unwrap_err().http_status(), 403);
+        h.remove("origin");
+        h.insert("host", "evil.example".parse().unwrap());
+        assert_eq!(check_host_origin(&h, &hosts, &origins).unwrap_err().http_status(), 403);
+    }
+}

@@ -1,0 +1,141 @@
+//! The per-request [`Context`] handed to every handler.
+
+use crate::mrtr::Inputs;
+use mcp_protocol::jsonrpc::notification;
+use mcp_protocol::meta::{log_level_rank, RequestMeta, LOG_LEVELS};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Where request-scoped notifications (progress, log messages) go: the transport decides how to
+/// deliver them (an SSE response stream on HTTP, stdout on stdio).
+pub type NotificationSink = mpsc::UnboundedSender<Value>;
+
+/// What a transport knows about a request besides its JSON-RPC body.
+#[derive(Debug, Clone, Default)]
+pub struct RequestEnv {
+    /// The authenticated principal (e.g. the token subject), if the transport authenticated one.
+    pub principal: Option<String>,
+    /// Sink for request-scoped notifications; `None` drops them.
+    pub sink: Option<NotificationSink>,
+    /// Cancelled when the client cancels the request or goes away.
+    pub cancel: CancellationToken,
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) id: Value,
+    pub(crate) method: String,
+    pub(crate) meta: RequestMeta,
+    pub(crate) params: Map<String, Value>,
+    pub(crate) env: RequestEnv,
+    pub(crate) state: Value,
+}
+
+/// Everything a handler may know about the request it serves. Cheap to clone.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context").field("id", &self.inner.id).field("method", &self.inner.method).finish()
+    }
+}
+
+impl Context {
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &Value {
+        &self.inner.id
+    }
+
+    /// The method being served.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The protocol version the request declared.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.meta.protocol_version
+    }
+
+    /// The client capabilities the request declared.
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.inner.meta.client_capabilities
+    }
+
+    /// The client's self-reported `Implementation`, if sent.
+    pub fn client_info(&self) -> Option<&Value> {
+        self.inner.meta.client_info.as_ref()
+    }
+
+    /// The authenticated principal, if any.
+    pub fn principal(&self) -> Option<&str> {
+        self.inner.env.principal.as_deref()
+    }
+
+    /// The request's raw `params`.
+    pub fn params(&self) -> &Map<String, Value> {
+        &self.inner.params
+    }
+
+    /// A token cancelled when the client cancels the request (or disconnects).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.env.cancel
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.env.cancel.is_cancelled()
+    }
+
+    /// Application state carried from the previous round of an MRTR exchange (`Null` if none).
+    pub fn state(&self) -> &Value {
+        &self.inner.state
+    }
+
+    /// The input responses of an MRTR retry, if any.
+    pub fn input_responses(&self) -> Option<&Map<String, Value>> {
+        self.inner.params.get("inputResponses").and_then(Value::as_object)
+    }
+
+    /// Starts collecting input requests for this round (see [`Inputs`]).
+    pub fn inputs(&self) -> Inputs<'_> {
+        Inputs::new(self.input_responses(), &self.inner.meta.client_capabilities)
+    }
+
+    /// Whether the client asked for progress notifications (sent a `progressToken`).
+    pub fn wants_progress(&self) -> bool {
+        self.inner.meta.progress_token.is_some() && self.inner.env.sink.is_some()
+    }
+
+    /// Sends `notifications/progress` if the request carried a progress token.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.env.sink) else { return };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(t) = total {
+            params["total"] = json!(t);
+        }
+        if let Some(m) = message {
+            params["message"] = json!(m);
+        }
+        let _ = sink.send(notification("notifications/progress", params));
+    }
+
+    /// Sends `notifications/message` when the request set a log level at or below `level`.
+    ///
+    /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent.
+    pub fn log(&self, level: &str, logger: Option<&str>, data: Value) {
+        let (Some(min), Some(sink)) = (self.inner.meta.log_level, &self.inner.env.sink) else { return };
+        let Some(rank) = log_level_rank(level) else { return };
+        if rank < min {
+            return;
+        }
+        let mut params = json!({ "level": LOG_LEVELS[rank as usize], "data": data });
+        if let Some(l) = logger {
+            params["logger"] = json!(l);
+        }
+        let _ = sink.send(notification("notifications/message", params));
+    }
+}

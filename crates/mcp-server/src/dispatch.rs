@@ -1,0 +1,187 @@
+//! Per-method request handling.
+
+use crate::context::{Context, RequestEnv};
+use crate::error::HandlerError;
+use crate::server::Server;
+use mcp_protocol::{ProtocolError, Request};
+use serde_json::{json, Map, Value};
+
+/// Methods this server answers (besides `subscriptions/listen`, which streams).
+const METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
+/// Whether `method` is a request method of revision 2026-07-28 that this server implements.
+pub fn is_known_method(method: &str) -> bool {
+    METHODS.contains(&method)
+}
+
+/// Whether `method` may answer with `input_required` (and so accept `requestState`).
+pub fn supports_mrtr(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+fn tool_error(message: String) -> Value {
+    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
+}
+
+impl Server {
+    pub(crate) async fn dispatch(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+        if req.method == "subscriptions/listen" {
+            return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
+        }
+        let ctx = self.prepare(req, env)?;
+        let method = ctx.method().to_owned();
+        let params = ctx.params();
+        match method.as_str() {
+            "server/discover" => Ok(self.discover()),
+            "tools/list" => {
+                let c = self.catalog();
+                self.list_page(c.tools.iter().map(|t| t.def.clone()), "tools", params)
+            }
+            "resources/list" => {
+                let c = self.catalog();
+                self.list_page(c.resources.iter().map(|r| r.def.clone()), "resources", params)
+            }
+            "resources/templates/list" => {
+                let c = self.catalog();
+                self.list_page(c.templates.iter().map(|r| r.def.clone()), "resourceTemplates", params)
+            }
+            "prompts/list" => {
+                let c = self.catalog();
+                self.list_page(c.prompts.iter().map(|r| r.def.clone()), "prompts", params)
+            }
+            "tools/call" => self.call_tool(ctx).await,
+            "resources/read" => self.read_resource(ctx).await,
+            "prompts/get" => self.get_prompt(ctx).await,
+            "completion/complete" => self.complete(ctx).await,
+            other => Err(crate::server::method_not_found(other)),
+        }
+    }
+
+    fn outcome(&self, ctx: &Context, r: Result<Value, HandlerError>, tool: bool) -> Result<Value, ProtocolError> {
+        match r {
+            Ok(v) if v.is_object() => Ok(v),
+            Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
+            Err(HandlerError::InputRequired(ir)) => Ok(self.input_required(ctx, ir)),
+            Err(HandlerError::Tool(m)) if tool => Ok(tool_error(m)),
+            Err(HandlerError::Tool(m)) => Err(ProtocolError::Internal(m)),
+            Err(HandlerError::Protocol(e)) => Err(e),
+        }
+    }
+
+    async fn call_tool(&self, ctx: Context) -> Result<Value, ProtocolError> {
+        let params = ctx.params();
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::invalid_params("tools/call requires a string `name`"))?;
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a.clone(),
+            Some(_) => return Err(ProtocolError::invalid_params("`arguments` must be an object")),
+        };
+        let tool = self.catalog().tool(name).cloned().ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
+        let args_value = Value::Object(args);
+        {
+            let errors: Vec<String> =
+                tool.input.iter_errors(&args_value).map(|e| format!("{} at '{}'", e, e.instance_path)).collect();
+            if !errors.is_empty() {
+                return Ok(tool_error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))));
+            }
+        }
+        let Value::Object(args) = args_value else { unreachable!() };
+        let r = (tool.handler)(ctx.clone(), args).await;
+        let result = self.outcome(&ctx, r, true)?;
+        if let Some(out) = &tool.output {
+            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+            let complete = result.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete";
+            if complete && !is_error {
+                match result.get("structuredContent") {
+                    None => return Err(ProtocolError::Internal(format!("tool {name} declares an outputSchema but returned no structuredContent"))),
+                    Some(sc) => {
+                        if let Some(e) = out.iter_errors(sc).next() {
+                            return Err(ProtocolError::Internal(format!("tool {name} returned structuredContent that violates its outputSchema: {e}")));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(&self, ctx: Context) -> Result<Value, ProtocolError> {
+        let uri = ctx
+            .params()
+            .get("uri")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::invalid_params("resources/read requires a string `uri`"))?
+            .to_owned();
+        let catalog = self.catalog();
+        let r = if let Some(i) = catalog.resource_index.get(&uri) {
+            (catalog.resources[*i].handler)(ctx.clone(), uri.clone()).await
+        } else if let Some((t, vars)) = catalog.templates.iter().find_map(|t| t.template.matches(&uri).map(|v| (t, v))) {
+            (t.handler)(ctx.clone(), uri.clone(), vars).await
+        } else {
+            return Err(ProtocolError::resource_not_found(&uri));
+        };
+        let mut result = self.outcome(&ctx, r, false)?;
+        self.read_hints(&mut result);
+        Ok(result)
+    }
+
+    async fn get_prompt(&self, ctx: Context) -> Result<Value, ProtocolError> {
+        let params = ctx.params();
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::invalid_params("prompts/get requires a string `name`"))?;
+        let catalog = self.catalog();
+        let prompt = catalog
+            .prompt_index
+            .get(name)
+            .map(|i| &catalog.prompts[*i])
+            .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown prompt: {name}")))?;
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) if a.values().all(Value::is_string) => a.clone(),
+            Some(_) => return Err(ProtocolError::invalid_params("prompt `arguments` must be an object of strings")),
+        };
+        if let Some(missing) = prompt.required_args.iter().find(|a| !args.contains_key(*a)) {
+            return Err(ProtocolError::invalid_params(format!("Missing required argument {missing:?} for prompt {name}")));
+        }
+        let r = (prompt.handler)(ctx.clone(), args).await;
+        self.outcome(&ctx, r, false)
+    }
+
+    async fn complete(&self, ctx: Context) -> Result<Value, ProtocolError> {
+        let Some(handler) = self.inner.completion.clone() else {
+            return Err(ProtocolError::MethodNotFound("completion/complete (no completions capability)".into()));
+        };
+        let params = ctx.params();
+        let reference = params.get("ref").filter(|r| r.is_object()).cloned().ok_or_else(|| ProtocolError::invalid_params("`ref` is required"))?;
+        let argument = params
+            .get("argument")
+            .filter(|a| a.get("name").is_some_and(Value::is_string) && a.get("value").is_some_and(Value::is_string))
+            .cloned()
+            .ok_or_else(|| ProtocolError::invalid_params("`argument` with string `name` and `value` is required"))?;
+        let context = params.get("context").cloned();
+        let mut completion = handler(ctx.clone(), reference, argument, context).await.map_err(|e| match e {
+            HandlerError::Protocol(p) => p,
+            other => ProtocolError::Internal(other.to_string()),
+        })?;
+        if let Some(values) = completion.get_mut("values").and_then(Value::as_array_mut) {
+            values.truncate(100);
+        }
+        Ok(json!({ "completion": completion }))
+    }
+}

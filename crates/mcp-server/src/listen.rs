@@ -1,0 +1,151 @@
+//! `subscriptions/listen`: a request whose response is a stream of change notifications.
+
+use crate::context::RequestEnv;
+use crate::server::{ChangeEvent, Server};
+use futures::Stream;
+use mcp_protocol::jsonrpc::{notification, result_response};
+use mcp_protocol::meta::SUBSCRIPTION_ID;
+use mcp_protocol::{ProtocolError, Request};
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast::error::RecvError;
+
+/// The filter a client asked for, reduced to what this server honours.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubscriptionFilter {
+    /// `toolsListChanged`.
+    pub tools: bool,
+    /// `promptsListChanged`.
+    pub prompts: bool,
+    /// `resourcesListChanged`.
+    pub resources: bool,
+    /// `resourceSubscriptions`.
+    pub resource_uris: Vec<String>,
+}
+
+impl SubscriptionFilter {
+    fn parse(params: &Map<String, Value>) -> Result<Self, ProtocolError> {
+        let n = match params.get("notifications") {
+            Some(Value::Object(n)) => n,
+            None => return Err(ProtocolError::invalid_params("subscriptions/listen requires `notifications`")),
+            Some(_) => return Err(ProtocolError::invalid_params("`notifications` must be an object")),
+        };
+        let flag = |k: &str| -> Result<bool, ProtocolError> {
+            match n.get(k) {
+                None => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be a boolean"))),
+            }
+        };
+        let resource_uris = match n.get("resourceSubscriptions") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|u| u.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| ProtocolError::invalid_params("`resourceSubscriptions` must be strings"))?,
+            Some(_) => return Err(ProtocolError::invalid_params("`resourceSubscriptions` must be an array")),
+        };
+        Ok(Self { tools: flag("toolsListChanged")?, prompts: flag("promptsListChanged")?, resources: flag("resourcesListChanged")?, resource_uris })
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        if self.tools {
+            m.insert("toolsListChanged".into(), json!(true));
+        }
+        if self.prompts {
+            m.insert("promptsListChanged".into(), json!(true));
+        }
+        if self.resources {
+            m.insert("resourcesListChanged".into(), json!(true));
+        }
+        if !self.resource_uris.is_empty() {
+            m.insert("resourceSubscriptions".into(), json!(self.resource_uris));
+        }
+        Value::Object(m)
+    }
+
+    fn wants(&self, e: &ChangeEvent) -> Option<(&'static str, Value)> {
+        match e {
+            ChangeEvent::ToolsListChanged if self.tools => Some(("notifications/tools/list_changed", json!({}))),
+            ChangeEvent::PromptsListChanged if self.prompts => Some(("notifications/prompts/list_changed", json!({}))),
+            ChangeEvent::ResourcesListChanged if self.resources => Some(("notifications/resources/list_changed", json!({}))),
+            ChangeEvent::ResourceUpdated(uri) if self.resource_uris.iter().any(|u| u == uri) => {
+                Some(("notifications/resources/updated", json!({ "uri": uri })))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn tagged(method: &str, mut params: Value, id: &Value) -> Value {
+    params["_meta"] = json!({ SUBSCRIPTION_ID: id });
+    notification(method, params)
+}
+
+impl Server {
+    /// Opens a `subscriptions/listen` stream.
+    ///
+    /// The stream yields the acknowledgement first, then every matching change notification
+    /// (each tagged with the subscription id), and ends with the graceful-closure response when
+    /// the server shuts down or `env.cancel` fires (the latter without a response: the client left).
+    pub fn listen(&self, req: Request, env: RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
+        let ctx = self.prepare(req, env)?;
+        let filter = SubscriptionFilter::parse(ctx.params())?;
+        let id = ctx.request_id().clone();
+        let mut events = self.events();
+        let shutdown = self.shutdown_token();
+        let cancel = ctx.cancellation().clone();
+        let server = self.clone();
+        Ok(async_stream(move |tx| async move {
+            let mut ack = json!({ "notifications": filter.to_json() });
+            ack["_meta"] = json!({ SUBSCRIPTION_ID: id });
+            if tx.send(notification("notifications/subscriptions/acknowledged", ack)).is_err() {
+                return;
+            }
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = shutdown.cancelled() => {
+                        let done = server.finish_result(json!({ "resultType": "complete", "_meta": { SUBSCRIPTION_ID: id } }));
+                        let _ = tx.send(result_response(&id, done));
+                        return;
+                    }
+                    _ = tx.closed() => return,
+                    ev = events.recv() => match ev {
+                        Ok(e) => if let Some((m, p)) = filter.wants(&e) {
+                            if tx.send(tagged(m, p, &id)).is_err() { return; }
+                        },
+                        Err(RecvError::Lagged(_)) => {
+                            // Missed events: tell the client every list it follows may have changed.
+                            for e in [ChangeEvent::ToolsListChanged, ChangeEvent::PromptsListChanged, ChangeEvent::ResourcesListChanged] {
+                                if let Some((m, p)) = filter.wants(&e) { let _ = tx.send(tagged(m, p, &id)); }
+                            }
+                        }
+                        Err(RecvError::Closed) => return,
+                    }
+                }
+            }
+        }))
+    }
+}
+
+/// A stream fed by a spawned producer; dropping the stream closes the channel, which ends it.
+fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Value> + Send + 'static
+where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Value>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::spawn(producer(tx));
+    let guard = AbortOnDrop(task);
+    futures::stream::unfold((rx, guard), |(mut rx, guard)| async move { rx.recv().await.map(|v| (v, (rx, guard))) })
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,127 @@
+//! Multi Round-Trip Requests on the server: asking the client for input and reading the answers.
+//!
+//! A handler asks through [`Inputs`] (from [`crate::Context::inputs`]): each `elicit`/`sample`/
+//! `roots` call returns the client's answer when the retry carries it, and otherwise records the
+//! request. [`Inputs::finish`] then returns `Err(InputRequired)` when anything is still missing,
+//! which the framework turns into an `input_required` result with a sealed `requestState`.
+
+use mcp_protocol::ProtocolError;
+use serde_json::{json, Map, Value};
+
+/// An `input_required` outcome: the input requests to send and application state to carry.
+#[derive(Debug, Clone, Default)]
+pub struct InputRequired {
+    /// Input requests keyed by server-chosen ids (`{method, params}` objects).
+    pub requests: Map<String, Value>,
+    /// Application state to carry (sealed) to the retry; read it with [`crate::Context::state`].
+    pub state: Value,
+}
+
+/// The client capability an input request needs, as a `ClientCapabilities`-shaped object.
+fn required_capability(method: &str, params: &Value) -> Value {
+    match method {
+        "elicitation/create" => {
+            let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
+            json!({ "elicitation": { mode: {} } })
+        }
+        "sampling/createMessage" => {
+            if params.get("tools").is_some() {
+                json!({ "sampling": { "tools": {} } })
+            } else {
+                json!({ "sampling": {} })
+            }
+        }
+        "roots/list" => json!({ "roots": {} }),
+        _ => json!({}),
+    }
+}
+
+/// Collects input requests for one handler invocation and hands out answers from the retry.
+#[derive(Debug)]
+pub struct Inputs<'a> {
+    responses: Option<&'a Map<String, Value>>,
+    capabilities: &'a Map<String, Value>,
+    pending: Map<String, Value>,
+    state: Value,
+}
+
+impl<'a> Inputs<'a> {
+    pub(crate) fn new(responses: Option<&'a Map<String, Value>>, capabilities: &'a Map<String, Value>) -> Self {
+        Self { responses, capabilities, pending: Map::new(), state: Value::Null }
+    }
+
+    /// Asks for input with `method`/`params` under `key`; returns the answer if the retry has it.
+    ///
+    /// Fails with `MissingRequiredClientCapability` when the client did not declare the
+    /// capability the request needs (the request is then never sent).
+    pub fn request(&mut self, key: &str, method: &str, params: Value) -> Result<Option<Value>, ProtocolError> {
+        if let Some(answer) = self.responses.and_then(|r| r.get(key)) {
+            return Ok(Some(answer.clone()));
+        }
+        let needed = required_capability(method, &params);
+        if !self.declares(&needed) {
+            return Err(ProtocolError::MissingRequiredClientCapability { required: needed });
+        }
+        self.pending.insert(key.to_owned(), json!({ "method": method, "params": params }));
+        Ok(None)
+    }
+
+    /// Whether the client declared every capability in `needed` (nested objects checked as sets).
+    fn declares(&self, needed: &Value) -> bool {
+        let Some(needed) = needed.as_object() else { return true };
+        needed.iter().all(|(cap, sub)| {
+            let Some(have) = self.capabilities.get(cap).filter(|v| !v.is_null()) else { return false };
+            match (sub.as_object(), have.as_object()) {
+                (Some(subs), Some(have)) => subs.keys().all(|k| {
+                    // `elicitation: {}` means form mode only (backwards compatible default).
+                    have.contains_key(k) || (cap == "elicitation" && k == "form" && have.is_empty())
+                }),
+                (Some(subs), None) => subs.is_empty(),
+                _ => true,
+            }
+        })
+    }
+
+    /// Whether the client declared the capability an input request of this kind needs.
+    pub fn client_supports(&self, method: &str, params: &Value) -> bool {
+        self.declares(&required_capability(method, params))
+    }
+
+    /// Form-mode elicitation: asks the user to fill `requested_schema`.
+    pub fn elicit(&mut self, key: &str, message: &str, requested_schema: Value) -> Result<Option<Value>, ProtocolError> {
+        self.request(key, "elicitation/create", json!({ "mode": "form", "message": message, "requestedSchema": requested_schema }))
+    }
+
+    /// URL-mode elicitation: asks the user to visit `url`.
+    pub fn elicit_url(&mut self, key: &str, message: &str, url: &str, elicitation_id: &str) -> Result<Option<Value>, ProtocolError> {
+        self.request(
+            key,
+            "elicitation/create",
+            json!({ "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id }),
+        )
+    }
+
+    /// Sampling: asks the client's LLM; `params` is a `CreateMessageRequestParams` object.
+    pub fn sample(&mut self, key: &str, params: Value) -> Result<Option<Value>, ProtocolError> {
+        self.request(key, "sampling/createMessage", params)
+    }
+
+    /// Roots: asks for the client's root list.
+    pub fn roots(&mut self, key: &str) -> Result<Option<Value>, ProtocolError> {
+        self.request(key, "roots/list", json!({}))
+    }
+
+    /// Sets application state to carry to the retry (sealed; see [`crate::Context::state`]).
+    pub fn set_state(&mut self, state: Value) {
+        self.state = state;
+    }
+
+    /// Ok when every requested input has an answer; otherwise the `InputRequired` to return.
+    pub fn finish(self) -> Result<(), InputRequired> {
+        if self.pending.is_empty() {
+            Ok(())
+        } else {
+            Err(InputRequired { requests: self.pending, state: self.state })
+        }
+    }
+}

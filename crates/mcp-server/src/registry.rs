@@ -1,0 +1,166 @@
+//! What a server offers: tools, resources, resource templates, prompts, and their handlers.
+
+use crate::context::Context;
+use crate::error::HandlerError;
+use crate::template::UriTemplate;
+use mcp_protocol::headers::HeaderParam;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Type-erased tool handler: arguments in, serialized `CallToolResult` out.
+pub type ToolFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+/// Type-erased resource handler: URI in, serialized `ReadResourceResult` out.
+pub type ResourceFn = Arc<dyn Fn(Context, String) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+/// Type-erased resource template handler: URI and matched variables in.
+pub type TemplateFn =
+    Arc<dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+/// Type-erased prompt handler: string arguments in, serialized `GetPromptResult` out.
+pub type PromptFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+/// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
+pub type CompletionFn =
+    Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+
+/// A compiled JSON Schema validator.
+pub(crate) type Validator = Arc<jsonschema::Validator>;
+
+/// A registered tool.
+#[derive(Clone)]
+pub struct ToolEntry {
+    pub(crate) name: String,
+    pub(crate) def: Value,
+    pub(crate) input: Validator,
+    pub(crate) output: Option<Validator>,
+    pub(crate) header_params: Arc<[HeaderParam]>,
+    pub(crate) handler: ToolFn,
+}
+
+impl ToolEntry {
+    /// The tool's `x-mcp-header` parameters (used by the HTTP transport to check headers).
+    pub fn header_params(&self) -> &[HeaderParam] {
+        &self.header_params
+    }
+}
+
+/// A registered static resource.
+#[derive(Clone)]
+pub(crate) struct ResourceEntry {
+    pub(crate) uri: String,
+    pub(crate) def: Value,
+    pub(crate) handler: ResourceFn,
+}
+
+/// A registered resource template.
+#[derive(Clone)]
+pub(crate) struct TemplateEntry {
+    pub(crate) template: UriTemplate,
+    pub(crate) def: Value,
+    pub(crate) handler: TemplateFn,
+}
+
+/// A registered prompt.
+#[derive(Clone)]
+pub(crate) struct PromptEntry {
+    pub(crate) name: String,
+    pub(crate) def: Value,
+    pub(crate) required_args: Vec<String>,
+    pub(crate) handler: PromptFn,
+}
+
+/// An immutable snapshot of everything the server offers; replaced whole on change.
+#[derive(Clone, Default)]
+pub(crate) struct Catalog {
+    pub(crate) tools: Vec<ToolEntry>,
+    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) resource_index: HashMap<String, usize>,
+    pub(crate) templates: Vec<TemplateEntry>,
+    pub(crate) prompts: Vec<PromptEntry>,
+    pub(crate) prompt_index: HashMap<String, usize>,
+}
+
+impl Catalog {
+    pub(crate) fn reindex(&mut self) {
+        self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();
+        self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&ToolEntry> {
+        self.tool_index.get(name).map(|i| &self.tools[*i])
+    }
+}
+
+/// Why a server definition was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A definition could not be serialized or lacks a required field.
+    #[error("invalid definition: {0}")]
+    InvalidDefinition(String),
+    /// A tool's `inputSchema`/`outputSchema` is not a valid schema of its dialect.
+    #[error("tool {tool:?}: invalid schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// A schema declares a `$schema` dialect this server does not support.
+    #[error("tool {tool:?}: unsupported JSON Schema dialect {dialect:?} (supported: 2020-12, 2019-09, draft-07, draft-06, draft-04)")]
+    UnsupportedDialect {
+        /// The tool.
+        tool: String,
+        /// The `$schema` value.
+        dialect: String,
+    },
+    /// A tool's `x-mcp-header` annotations violate the spec's constraints.
+    #[error("tool {tool:?}: invalid x-mcp-header annotation: {reason}")]
+    InvalidHeaderAnnotation {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// Two items share a name (or URI).
+    #[error("duplicate {kind} {name:?}")]
+    Duplicate {
+        /// `tool`, `resource`, `prompt` or `resource template`.
+        kind: &'static str,
+        /// The repeated name or URI.
+        name: String,
+    },
+    /// A resource template's `uriTemplate` is not a valid RFC 6570 template.
+    #[error("{0}")]
+    InvalidTemplate(String),
+}
+
+/// Compiles a schema with its declared dialect (default 2020-12); refuses unknown dialects.
+pub(crate) fn compile_schema(tool: &str, schema: &Value) -> Result<Validator, BuildError> {
+    use jsonschema::Draft;
+    let draft = match schema.get("$schema").and_then(Value::as_str) {
+        None => Draft::Draft202012,
+        Some(s) => match s.trim_end_matches('#') {
+            "https://json-schema.org/draft/2020-12/schema" => Draft::Draft202012,
+            "https://json-schema.org/draft/2019-09/schema" => Draft::Draft201909,
+            "http://json-schema.org/draft-07/schema" => Draft::Draft7,
+            "http://json-schema.org/draft-06/schema" => Draft::Draft6,
+            "http://json-schema.org/draft-04/schema" => Draft::Draft4,
+            other => return Err(BuildError::UnsupportedDialect { tool: tool.to_owned(), dialect: other.to_owned() }),
+        },
+    };
+    if !schema.is_object() {
+        return Err(BuildError::InvalidSchema { tool: tool.to_owned(), reason: "schema must be an object".into() });
+    }
+    jsonschema::options()
+        .with_draft(draft)
+        .should_validate_formats(true)
+        .build(schema)
+        .map(Arc::new)
+        .map_err(|e| BuildError::InvalidSchema { tool: tool.to_owned(), reason: e.to_string() })
+}

@@ -1,0 +1,359 @@
+//! [`Server`]: an immutable-by-default, shareable MCP server and its request dispatch.
+
+use crate::builder::{build_tool, to_object, ServerBuilder};
+use crate::context::{Context, ContextInner, RequestEnv};
+use crate::error::HandlerError;
+use crate::mrtr::InputRequired;
+use crate::registry::*;
+use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
+use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
+use mcp_protocol::{version, ProtocolError, Request};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::sync::{Arc, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+/// A change the server announces on `subscriptions/listen` streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChangeEvent {
+    /// The tool list changed.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource list changed.
+    ResourcesListChanged,
+    /// The resource with this URI was updated.
+    ResourceUpdated(String),
+}
+
+pub(crate) struct ServerConfig {
+    pub(crate) server_info: Value,
+    pub(crate) instructions: Option<String>,
+    pub(crate) page_size: usize,
+    pub(crate) list_ttl_ms: u64,
+    pub(crate) list_public: bool,
+    pub(crate) read_ttl_ms: u64,
+    pub(crate) read_public: bool,
+    pub(crate) keys: KeyRing,
+    pub(crate) state_ttl_secs: u64,
+    pub(crate) server_info_in_results: bool,
+    pub(crate) extra_capabilities: Map<String, Value>,
+}
+
+impl ServerConfig {
+    pub(crate) fn new(name: &str, version: &str) -> Self {
+        Self {
+            server_info: json!({ "name": name, "version": version }),
+            instructions: None,
+            page_size: 100,
+            list_ttl_ms: 60_000,
+            list_public: true,
+            read_ttl_ms: 0,
+            read_public: false,
+            keys: KeyRing::random(),
+            state_ttl_secs: 600,
+            server_info_in_results: true,
+            extra_capabilities: Map::new(),
+        }
+    }
+}
+
+pub(crate) struct ServerInner {
+    pub(crate) config: ServerConfig,
+    pub(crate) catalog: RwLock<Arc<Catalog>>,
+    pub(crate) completion: Option<CompletionFn>,
+    pub(crate) events: broadcast::Sender<ChangeEvent>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl ServerInner {
+    pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Self { config, catalog: RwLock::new(Arc::new(catalog)), completion, events, shutdown: CancellationToken::new() }
+    }
+}
+
+/// An MCP server: cheap to clone, shared by every transport and connection.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("info", &self.inner.config.server_info).finish()
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+impl Server {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: &str, version: &str) -> ServerBuilder {
+        ServerBuilder::new(name, version)
+    }
+
+    pub(crate) fn from_inner(inner: ServerInner) -> Self {
+        Self { inner: Arc::new(inner) }
+    }
+
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.inner.catalog.read().expect("catalog lock").clone()
+    }
+
+    /// The server's `Implementation` (`serverInfo`).
+    pub fn server_info(&self) -> &Value {
+        &self.inner.config.server_info
+    }
+
+    /// The registered tool `name`, if any (the HTTP transport reads its header parameters).
+    pub fn tool(&self, name: &str) -> Option<ToolEntry> {
+        self.catalog().tool(name).cloned()
+    }
+
+    /// The server's capabilities, as declared in `server/discover`.
+    pub fn capabilities(&self) -> Value {
+        let c = self.catalog();
+        let mut caps = Map::new();
+        caps.insert("tools".into(), json!({ "listChanged": true }));
+        caps.insert("resources".into(), json!({ "listChanged": true, "subscribe": true }));
+        caps.insert("prompts".into(), json!({ "listChanged": true }));
+        caps.insert("logging".into(), json!({}));
+        if self.inner.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+        let _ = c;
+        for (k, v) in &self.inner.config.extra_capabilities {
+            caps.insert(k.clone(), v.clone());
+        }
+        Value::Object(caps)
+    }
+
+    /// Subscribes to change events (what `subscriptions/listen` streams are fed from).
+    pub fn events(&self) -> broadcast::Receiver<ChangeEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Announces a change to every listening client.
+    pub fn notify(&self, event: ChangeEvent) {
+        let _ = self.inner.events.send(event);
+    }
+
+    /// Announces that the resource `uri` changed.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.notify(ChangeEvent::ResourceUpdated(uri.to_owned()));
+    }
+
+    fn update_catalog(&self, f: impl FnOnce(&mut Catalog)) {
+        let mut guard = self.inner.catalog.write().expect("catalog lock");
+        let mut next = (**guard).clone();
+        f(&mut next);
+        next.reindex();
+        *guard = Arc::new(next);
+    }
+
+    /// Adds (or replaces) a tool at run time with a raw-arguments handler and announces the change.
+    pub fn add_tool<F, Fut, R>(&self, def: impl Serialize, handler: F) -> Result<(), BuildError>
+    where
+        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<R, HandlerError>> + Send + 'static,
+        R: Serialize,
+    {
+        let handler = Arc::new(handler);
+        let f: ToolFn = Arc::new(move |ctx, args| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let r = handler(ctx, args).await?;
+                serde_json::to_value(r).map_err(|e| HandlerError::Protocol(ProtocolError::Internal(e.to_string())))
+            })
+        });
+        let entry = build_tool(to_object(&def)?, f)?;
+        self.update_catalog(|c| {
+            c.tools.retain(|t| t.name != entry.name);
+            c.tools.push(entry);
+        });
+        self.notify(ChangeEvent::ToolsListChanged);
+        Ok(())
+    }
+
+    /// Removes a tool at run time; returns whether it existed. Announces the change.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let mut found = false;
+        self.update_catalog(|c| {
+            let before = c.tools.len();
+            c.tools.retain(|t| t.name != name);
+            found = before != c.tools.len();
+        });
+        if found {
+            self.notify(ChangeEvent::ToolsListChanged);
+        }
+        found
+    }
+
+    /// Begins graceful shutdown: listen streams send their final response and end.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// A token cancelled when [`Server::shutdown`] is called.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// Completes a result: `resultType` defaults to `complete`; `serverInfo` goes into `_meta`.
+    pub(crate) fn finish_result(&self, mut result: Value) -> Value {
+        if let Value::Object(o) = &mut result {
+            o.entry("resultType").or_insert_with(|| Value::String("complete".into()));
+            if self.inner.config.server_info_in_results {
+                let meta = o.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(m) = meta {
+                    m.entry(SERVER_INFO).or_insert_with(|| self.inner.config.server_info.clone());
+                }
+            }
+        }
+        result
+    }
+
+    fn cache_hints(&self, result: &mut Map<String, Value>, ttl: u64, public: bool) {
+        result.insert("ttlMs".into(), json!(ttl));
+        result.insert("cacheScope".into(), json!(if public { "public" } else { "private" }));
+    }
+
+    /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`]).
+    ///
+    /// Returns the `result` object or the protocol error. Handler panics become `-32603`.
+    pub async fn handle(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+        use futures::FutureExt;
+        let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env)).catch_unwind();
+        match fut.await {
+            Ok(r) => r.map(|v| self.finish_result(v)),
+            Err(panic) => {
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "handler panicked".into());
+                tracing::error!(panic = %msg, "handler panicked");
+                Err(ProtocolError::Internal(format!("handler panicked: {msg}")))
+            }
+        }
+    }
+
+    /// Validates the method and `_meta` and builds the handler context.
+    pub(crate) fn prepare(&self, req: Request, env: RequestEnv) -> Result<Context, ProtocolError> {
+        if !crate::dispatch::is_known_method(&req.method) {
+            return Err(method_not_found(&req.method));
+        }
+        let meta = RequestMeta::from_params(&req.params)?;
+        let state = self.open_state(&req, &env)?;
+        Ok(Context {
+            inner: Arc::new(ContextInner { id: req.id, method: req.method, meta, params: req.params, env, state }),
+        })
+    }
+
+    fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<Value, ProtocolError> {
+        match req.params.get("inputResponses") {
+            None | Some(Value::Object(_)) => {}
+            Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
+        }
+        let sealed = match req.params.get("requestState") {
+            None => return Ok(Value::Null),
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(ProtocolError::invalid_params("requestState must be a string")),
+        };
+        if !crate::dispatch::supports_mrtr(&req.method) {
+            return Err(ProtocolError::invalid_params(format!("{} does not accept requestState", req.method)));
+        }
+        let digest = request_digest(&req.method, &req.params);
+        let expect = Expectation { principal: env.principal.as_deref(), method: &req.method, digest: &digest };
+        self.inner
+            .config
+            .keys
+            .open(sealed, &expect, now_secs())
+            .map(|c| c.app)
+            .map_err(|e| ProtocolError::invalid_params(format!("Invalid requestState: {e}")))
+    }
+
+    /// Turns a handler's `InputRequired` into an `input_required` result with sealed state.
+    pub(crate) fn input_required(&self, ctx: &Context, ir: InputRequired) -> Value {
+        let claims = StateClaims {
+            sub: ctx.principal().map(str::to_owned),
+            exp: now_secs() + self.inner.config.state_ttl_secs,
+            method: ctx.method().to_owned(),
+            digest: request_digest(ctx.method(), ctx.params()),
+            app: ir.state,
+        };
+        json!({
+            "resultType": "input_required",
+            "inputRequests": ir.requests,
+            "requestState": self.inner.config.keys.seal(&claims),
+        })
+    }
+
+    pub(crate) fn list_page(&self, items: impl ExactSizeIterator<Item = Value>, key: &str, params: &Map<String, Value>) -> Result<Value, ProtocolError> {
+        let total = items.len();
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(c)) => decode_cursor(c).filter(|s| *s <= total).ok_or_else(|| ProtocolError::invalid_params("Invalid cursor"))?,
+            Some(_) => return Err(ProtocolError::invalid_params("cursor must be a string")),
+        };
+        let size = self.inner.config.page_size;
+        let page: Vec<Value> = items.skip(start).take(size).collect();
+        let mut out = Map::new();
+        out.insert(key.into(), Value::Array(page));
+        if start + size < total {
+            out.insert("nextCursor".into(), json!(encode_cursor(start + size)));
+        }
+        self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
+        Ok(Value::Object(out))
+    }
+
+    pub(crate) fn read_hints(&self, result: &mut Value) {
+        if let Value::Object(o) = result {
+            if o.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete" {
+                let (ttl, public) = (self.inner.config.read_ttl_ms, self.inner.config.read_public);
+                if !o.contains_key("ttlMs") {
+                    o.insert("ttlMs".into(), json!(ttl));
+                }
+                o.entry("cacheScope").or_insert_with(|| json!(if public { "public" } else { "private" }));
+            }
+        }
+    }
+
+    pub(crate) fn discover(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("supportedVersions".into(), json!(version::MODERN));
+        out.insert("capabilities".into(), self.capabilities());
+        if let Some(i) = &self.inner.config.instructions {
+            out.insert("instructions".into(), json!(i));
+        }
+        self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
+        Value::Object(out)
+    }
+}
+
+pub(crate) fn method_not_found(method: &str) -> ProtocolError {
+    if method == "initialize" {
+        return ProtocolError::MethodNotFound(format!(
+            "initialize (this server speaks the stateless protocol; supported versions: {})",
+            version::MODERN.join(", ")
+        ));
+    }
+    ProtocolError::MethodNotFound(method.to_owned())
+}
+
+fn encode_cursor(offset: usize) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("o:{offset}"))
+}
+
+fn decode_cursor(c: &str) -> Option<usize> {
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(c).ok()?;
+    std::str::from_utf8(&raw).ok()?.strip_prefix("o:")?.parse().ok()
+}

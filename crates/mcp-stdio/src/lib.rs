@@ -1,0 +1,219 @@
+//! stdio transport for MCP servers (revision 2026-07-28).
+//!
+//! Reads newline-delimited JSON-RPC from an input, serves requests concurrently, and writes
+//! responses and notifications as they are ready through one buffered writer. Lines longer than
+//! the configured limit are rejected (the rest of the line is skipped) without stopping the
+//! server. `notifications/cancelled` cancels an in-flight request or closes a listen stream. On
+//! end of input the server stops reading, closes listen streams gracefully, waits for in-flight
+//! requests (bounded by a grace period), flushes and returns.
+
+use futures::StreamExt;
+use mcp_protocol::jsonrpc::{parse_incoming, result_response, Incoming};
+use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
+use mcp_protocol::ProtocolError;
+use mcp_server::{RequestEnv, Server};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Limits and behaviour of the stdio transport.
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    /// Longest accepted line in bytes (default 4 MiB).
+    pub max_line_bytes: usize,
+    /// Deepest accepted JSON nesting (default 64).
+    pub max_depth: usize,
+    /// Most requests served at once; further lines wait (default 1024).
+    pub max_in_flight: usize,
+    /// How long to wait for in-flight requests after end of input (default 5 s).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        Self { max_line_bytes: 4 << 20, max_depth: DEFAULT_MAX_DEPTH, max_in_flight: 1024, shutdown_grace: Duration::from_secs(5) }
+    }
+}
+
+/// Serves `server` on the process's stdin/stdout until stdin closes.
+pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
+    serve(server, tokio::io::stdin(), tokio::io::stdout(), StdioConfig::default()).await
+}
+
+type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
+
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// Serves `server` over any byte streams (used by tests and by [`serve_stdio`]).
+pub async fn serve<R, W>(server: Server, input: R, output: W, config: StdioConfig) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(write_loop(output, out_rx));
+    let in_flight: InFlight = Arc::default();
+    let limit = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut reader = BufReader::with_capacity(64 * 1024, input);
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                let e = ProtocolError::InvalidRequest(format!("line exceeds {} bytes", config.max_line_bytes));
+                let _ = out_tx.send(e.to_response(None));
+                continue;
+            }
+            LineRead::Line => {}
+        }
+        let text = trim_line(&line);
+        if text.is_empty() {
+            continue;
+        }
+        match parse_incoming(text, config.max_depth) {
+            Err(rej) => {
+                let _ = out_tx.send(rej.error.to_response(rej.id.as_ref()));
+            }
+            Ok(Incoming::Notification(n)) => {
+                if n.method == "notifications/cancelled" {
+                    if let Some(id) = n.params.get("requestId") {
+                        if let Some(tok) = in_flight.lock().expect("lock").remove(&id_key(id)) {
+                            tok.cancel();
+                        }
+                    }
+                }
+            }
+            Ok(Incoming::Request(req)) => {
+                let permit = limit.clone().acquire_owned().await.expect("semaphore open");
+                let cancel = CancellationToken::new();
+                let key = id_key(&req.id);
+                in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
+                let env = RequestEnv { principal: None, sink: Some(out_tx.clone()), cancel: cancel.clone() };
+                let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
+                tasks.spawn(async move {
+                    serve_one(&server, req, env, &out).await;
+                    in_flight.lock().expect("lock").remove(&key);
+                    drop(permit);
+                });
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+    // End of input: close listen streams gracefully, give in-flight requests a grace period.
+    server.shutdown();
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
+        tasks.abort_all();
+    }
+    drop(out_tx);
+    writer.await.map_err(std::io::Error::other)?
+}
+
+async fn serve_one(server: &Server, req: mcp_protocol::Request, env: RequestEnv, out: &mpsc::UnboundedSender<Value>) {
+    let id = req.id.clone();
+    let cancel = env.cancel.clone();
+    if req.method == "subscriptions/listen" {
+        match server.listen(req, env) {
+            Ok(stream) => {
+                let mut stream = std::pin::pin!(stream);
+                loop {
+                    tokio::select! {
+                        _ = cancel.cancelled() => return,
+                        item = stream.next() => match item {
+                            Some(v) => { let _ = out.send(v); }
+                            None => return,
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = out.send(e.to_response(Some(&id)));
+            }
+        }
+        return;
+    }
+    let result = tokio::select! {
+        r = server.handle(req, env) => r,
+        _ = cancel.cancelled() => return, // cancelled: no response
+    };
+    let msg = match result {
+        Ok(r) => result_response(&id, r),
+        Err(e) => e.to_response(Some(&id)),
+    };
+    let _ = out.send(msg);
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Value>) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(64 * 1024, output);
+    let mut buf = Vec::with_capacity(4096);
+    while let Some(msg) = rx.recv().await {
+        buf.clear();
+        serde_json::to_writer(&mut buf, &msg).map_err(std::io::Error::other)?;
+        buf.push(b'\n');
+        w.write_all(&buf).await?;
+        // Batch whatever is already queued before flushing: one write syscall for many responses.
+        while let Ok(more) = rx.try_recv() {
+            buf.clear();
+            serde_json::to_writer(&mut buf, &more).map_err(std::io::Error::other)?;
+            buf.push(b'\n');
+            w.write_all(&buf).await?;
+        }
+        w.flush().await?;
+    }
+    w.flush().await
+}
+
+enum LineRead {
+    Line,
+    TooLong,
+    Eof,
+}
+
+/// Reads one `\n`-terminated line into `buf`, never holding more than `max` bytes.
+async fn read_line_bounded<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>, max: usize) -> std::io::Result<LineRead> {
+    let mut too_long = false;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else if buf.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
+        }
+        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            if buf.len() + take > max + 1 {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        r.consume(take);
+        if done {
+            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+        }
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut s = line;
+    while let [rest @ .., b'\n' | b'\r'] = s {
+        s = rest;
+    }
+    s
+}
