@@ -24,6 +24,7 @@ pub struct RequestEnv {
 }
 
 pub(crate) struct ContextInner {
+    pub(crate) server: crate::Server,
     pub(crate) id: Value,
     pub(crate) method: String,
     pub(crate) meta: RequestMeta,
@@ -45,6 +46,11 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
+    /// The server serving this request (to announce changes, add tools...).
+    pub fn server(&self) -> &crate::Server {
+        &self.inner.server
+    }
+
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &Value {
         &self.inner.id

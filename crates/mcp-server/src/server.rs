@@ -252,7 +252,7 @@ impl Server {
         let meta = RequestMeta::from_params(&req.params)?;
         let state = self.open_state(&req, &env)?;
         Ok(Context {
-            inner: Arc::new(ContextInner { id: req.id, method: req.method, meta, params: req.params, env, state }),
+            inner: Arc::new(ContextInner { server: self.clone(), id: req.id, method: req.method, meta, params: req.params, env, state }),
         })
     }
 
