@@ -48,7 +48,18 @@ fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a [u8]>, Prot
     if all.next().is_some() {
         return Err(ProtocolError::HeaderMismatch(format!("{name} header appears more than once")));
     }
-    Ok(first.map(|v| v.as_bytes()))
+    Ok(first.map(|v| trim_ows(v.as_bytes())))
+}
+
+/// Strips optional whitespace (spaces, tabs) around a field value.
+fn trim_ows(mut b: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = b {
+        b = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = b {
+        b = rest;
+    }
+    b
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.

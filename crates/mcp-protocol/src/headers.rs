@@ -18,10 +18,11 @@ const SENTINEL_END: &str = "?=";
 
 /// Encodes a value for a header, using the Base64 sentinel form when it is not plain safe ASCII.
 pub fn encode_value(value: &str) -> String {
+    let looks_encoded = value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END);
     let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
-        && !(value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END));
+        && !looks_encoded;
     if plain {
         value.to_owned()
     } else {
@@ -37,6 +38,8 @@ pub fn decode_value(raw: &[u8]) -> Result<String, String> {
         return Err("header value contains invalid characters".into());
     }
     let s = std::str::from_utf8(raw).map_err(|_| "header value is not UTF-8".to_owned())?;
+    // Optional whitespace around a field value is not part of it (RFC 9110 §5.5).
+    let s = s.trim_matches([' ', '\t']);
     match s.strip_prefix(SENTINEL_START).and_then(|r| r.strip_suffix(SENTINEL_END)) {
         Some(b64) if s.len() >= SENTINEL_START.len() + SENTINEL_END.len() => {
             let bytes = base64::engine::general_purpose::STANDARD
@@ -181,6 +184,10 @@ mod tests {
         }
         assert!(decode_value(b"=?base64?!!!?=").is_err());
         assert!(decode_value(b"bad\x01").is_err());
+        assert_eq!(decode_value(b"  name\t ").unwrap(), "name");
+        // Strict Base64: padding is required.
+        assert!(decode_value(b"=?base64?SGVsbG8?=").is_err());
+        assert_eq!(decode_value(b"=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=");
     }
 
     #[test]

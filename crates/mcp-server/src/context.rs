@@ -106,6 +106,16 @@ impl Context {
         self.inner.params.get("inputResponses").and_then(Value::as_object)
     }
 
+    /// Fails with `MissingRequiredClientCapability` (`-32021`) unless the client declared every
+    /// capability in `needed`, e.g. `json!({"sampling": {}})`.
+    pub fn require_capability(&self, needed: Value) -> Result<(), mcp_protocol::ProtocolError> {
+        if crate::mrtr::declares(&self.inner.meta.client_capabilities, &needed) {
+            Ok(())
+        } else {
+            Err(mcp_protocol::ProtocolError::MissingRequiredClientCapability { required: needed })
+        }
+    }
+
     /// Starts collecting input requests for this round (see [`Inputs`]).
     pub fn inputs(&self) -> Inputs<'_> {
         Inputs::new(self.input_responses(), &self.inner.meta.client_capabilities)

@@ -36,6 +36,23 @@ fn required_capability(method: &str, params: &Value) -> Value {
     }
 }
 
+/// Whether `capabilities` (a request's `clientCapabilities`) declares everything in `needed`
+/// (a `ClientCapabilities`-shaped object; nested objects are checked key by key).
+pub fn declares(capabilities: &Map<String, Value>, needed: &Value) -> bool {
+    let Some(needed) = needed.as_object() else { return true };
+    needed.iter().all(|(cap, sub)| {
+        let Some(have) = capabilities.get(cap).filter(|v| !v.is_null()) else { return false };
+        match (sub.as_object(), have.as_object()) {
+            (Some(subs), Some(have)) => subs.keys().all(|k| {
+                // `elicitation: {}` means form mode only (backwards-compatible default).
+                have.contains_key(k) || (cap == "elicitation" && k == "form" && have.is_empty())
+            }),
+            (Some(subs), None) => subs.is_empty(),
+            _ => true,
+        }
+    })
+}
+
 /// Collects input requests for one handler invocation and hands out answers from the retry.
 #[derive(Debug)]
 pub struct Inputs<'a> {
@@ -66,20 +83,8 @@ impl<'a> Inputs<'a> {
         Ok(None)
     }
 
-    /// Whether the client declared every capability in `needed` (nested objects checked as sets).
     fn declares(&self, needed: &Value) -> bool {
-        let Some(needed) = needed.as_object() else { return true };
-        needed.iter().all(|(cap, sub)| {
-            let Some(have) = self.capabilities.get(cap).filter(|v| !v.is_null()) else { return false };
-            match (sub.as_object(), have.as_object()) {
-                (Some(subs), Some(have)) => subs.keys().all(|k| {
-                    // `elicitation: {}` means form mode only (backwards compatible default).
-                    have.contains_key(k) || (cap == "elicitation" && k == "form" && have.is_empty())
-                }),
-                (Some(subs), None) => subs.is_empty(),
-                _ => true,
-            }
-        })
+        declares(self.capabilities, needed)
     }
 
     /// Whether the client declared the capability an input request of this kind needs.

@@ -1,6 +1,7 @@
 //! Demo tools beyond the conformance fixtures: echo (benchmarks), progress, elicitation,
 //! sampling and run-time list changes.
 
+use super::fixtures::text;
 use mcp::prelude::*;
 use mcp::server::ServerBuilder;
 use std::time::Duration;
@@ -34,9 +35,6 @@ struct CountArgs {
     delay_ms: Option<u64>,
 }
 
-fn text(t: impl Into<String>) -> Value {
-    json!({ "content": [{ "type": "text", "text": t.into() }] })
-}
 
 /// Adds the demo tools to `b`.
 pub fn register(b: ServerBuilder) -> ServerBuilder {

@@ -1,0 +1,335 @@
+//! JSON-RPC envelopes and the base request/notification/result shapes.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::macros::has_field;
+use super::{
+    CacheScope, Cursor, Error, InputRequiredResult, JsonObject, NotificationMetaObject, RequestId,
+    RequestMetaObject, ResultMetaObject, ResultType,
+};
+
+const_str! {
+    /// The JSON-RPC version marker: serializes as `"2.0"` and rejects anything else.
+    JsonRpcVersion = "2.0"
+}
+
+/// A request that expects a response (any method).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcRequest {
+    /// JSON-RPC version; always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// Identifier of the request, echoed by its response.
+    pub id: RequestId,
+    /// The method to invoke.
+    pub method: String,
+    /// Parameters of the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+impl JsonRpcRequest {
+    /// Builds a request.
+    pub fn new(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+    ) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A notification, which does not expect a response (any method).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcNotification {
+    /// JSON-RPC version; always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The notification's method.
+    pub method: String,
+    /// Parameters of the notification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+impl JsonRpcNotification {
+    /// Builds a notification.
+    pub fn new(method: impl Into<String>, params: Option<JsonObject>) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A successful (non-error) response to a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcResultResponse {
+    /// JSON-RPC version; always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// Identifier of the request this responds to.
+    pub id: RequestId,
+    /// The result, as a generic result object.
+    pub result: Result,
+}
+
+impl JsonRpcResultResponse {
+    /// Builds a result response.
+    pub fn new(id: impl Into<RequestId>, result: Result) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            result,
+        }
+    }
+}
+
+/// A response to a request that indicates an error occurred.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcErrorResponse {
+    /// JSON-RPC version; always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// Identifier of the request this responds to, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<RequestId>,
+    /// The error that occurred.
+    pub error: Error,
+}
+
+impl JsonRpcErrorResponse {
+    /// Builds an error response.
+    pub fn new(id: Option<RequestId>, error: Error) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+union_enum! {
+    /// A response to a request: either a result or an error.
+    pub enum JsonRpcResponse {
+        /// A successful response.
+        Result(JsonRpcResultResponse),
+        /// An error response.
+        Error(JsonRpcErrorResponse),
+    }
+    select |v| {
+        if has_field(v, "error") {
+            Ok(Kind::Error)
+        } else if has_field(v, "result") {
+            Ok(Kind::Result)
+        } else {
+            Err("JSON-RPC response has neither `result` nor `error`".to_owned())
+        }
+    }
+}
+
+union_enum! {
+    /// Any JSON-RPC message that can be decoded off the wire or encoded to be sent.
+    pub enum JsonRpcMessage {
+        /// A request (has `method` and `id`).
+        Request(JsonRpcRequest),
+        /// A notification (has `method`, no `id`).
+        Notification(JsonRpcNotification),
+        /// A successful response (has `result`).
+        ResultResponse(JsonRpcResultResponse),
+        /// An error response (has `error`).
+        ErrorResponse(JsonRpcErrorResponse),
+    }
+    select |v| {
+        if has_field(v, "method") {
+            if has_field(v, "id") {
+                Ok(Kind::Request)
+            } else {
+                Ok(Kind::Notification)
+            }
+        } else if has_field(v, "error") {
+            Ok(Kind::ErrorResponse)
+        } else if has_field(v, "result") {
+            Ok(Kind::ResultResponse)
+        } else {
+            Err("not a JSON-RPC message: no `method`, `result` or `error`".to_owned())
+        }
+    }
+}
+
+impl From<JsonRpcResponse> for JsonRpcMessage {
+    fn from(value: JsonRpcResponse) -> Self {
+        match value {
+            JsonRpcResponse::Result(r) => Self::ResultResponse(r),
+            JsonRpcResponse::Error(e) => Self::ErrorResponse(e),
+        }
+    }
+}
+
+/// The base shape of a request, without the JSON-RPC envelope fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The method to invoke.
+    pub method: String,
+    /// Parameters of the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+/// The base shape of a notification, without the JSON-RPC envelope fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    /// The notification's method.
+    pub method: String,
+    /// Parameters of the notification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+/// Common result fields. Any other property is kept in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Result {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMetaObject>,
+    /// How to parse the result; treated as `complete` when absent.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// Every other property of the result.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A result that indicates success but carries no data.
+pub type EmptyResult = Result;
+
+/// Common params for any request: just the request `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestParams {
+    /// Request metadata (protocol version, client capabilities, ...).
+    #[serde(rename = "_meta")]
+    pub meta: RequestMetaObject,
+}
+
+/// Common params for any notification: just an optional `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NotificationParams {
+    /// Notification metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<NotificationMetaObject>,
+}
+
+/// Common params for paginated requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginatedRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta")]
+    pub meta: RequestMetaObject,
+    /// Opaque pagination position; results start after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<Cursor>,
+}
+
+/// A paginated request with any method.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaginatedRequest {
+    /// JSON-RPC version; always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// Identifier of the request, echoed by its response.
+    pub id: RequestId,
+    /// The method to invoke.
+    pub method: String,
+    /// Pagination parameters.
+    pub params: PaginatedRequestParams,
+}
+
+/// Common fields of a paginated result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginatedResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMetaObject>,
+    /// Opaque position after the last returned item; present if there may be more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Cursor>,
+    /// How to parse the result; treated as `complete` when absent.
+    #[serde(default)]
+    pub result_type: ResultType,
+}
+
+/// A result that carries a time-to-live hint for client-side caching.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheableResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMetaObject>,
+    /// Who may cache the response.
+    pub cache_scope: CacheScope,
+    /// How to parse the result; treated as `complete` when absent.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// How long, in milliseconds, the client may cache the response.
+    pub ttl_ms: u64,
+}
+
+/// The result of a request that may instead ask the client for more input:
+/// either an [`InputRequiredResult`] (`resultType: "input_required"`) or the
+/// request's normal result `T`.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // wire type: short-lived, boxing would only hurt ergonomics
+pub enum ResultOrInputRequired<T> {
+    /// The server needs more input before it can complete the request.
+    InputRequired(InputRequiredResult),
+    /// The request completed.
+    Complete(T),
+}
+
+impl<T> ResultOrInputRequired<T> {
+    /// The completed result, if any.
+    pub fn complete(self) -> Option<T> {
+        match self {
+            Self::Complete(t) => Some(t),
+            Self::InputRequired(_) => None,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for ResultOrInputRequired<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InputRequired(r) => r.serialize(serializer),
+            Self::Complete(t) => t.serialize(serializer),
+        }
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ResultOrInputRequired<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let value = Value::deserialize(deserializer)?;
+        if value.get("resultType").and_then(Value::as_str)
+            == Some(ResultType::InputRequired.as_str())
+        {
+            InputRequiredResult::deserialize(value)
+                .map(Self::InputRequired)
+                .map_err(D::Error::custom)
+        } else {
+            T::deserialize(value)
+                .map(Self::Complete)
+                .map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<T> From<InputRequiredResult> for ResultOrInputRequired<T> {
+    fn from(value: InputRequiredResult) -> Self {
+        Self::InputRequired(value)
+    }
+}

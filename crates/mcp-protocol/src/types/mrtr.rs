@@ -1,0 +1,104 @@
+//! Multi-round-trip requests: a server answers a request with an
+//! [`InputRequiredResult`] asking the client for more input (sampling,
+//! roots, elicitation); the client retries the request with the answers in
+//! `inputResponses` and the echoed `requestState`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::macros::has_field;
+use super::{
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, ListRootsRequest,
+    ListRootsResult, RequestMetaObject, ResultMetaObject, ResultType,
+};
+
+tagged_union! {
+    /// A server-initiated request the client must fulfil (chosen by `method`).
+    pub enum InputRequest by "method" {
+        /// `sampling/createMessage`
+        CreateMessage(CreateMessageRequest) = "sampling/createMessage",
+        /// `roots/list`
+        ListRoots(ListRootsRequest) = "roots/list",
+        /// `elicitation/create`
+        Elicit(ElicitRequest) = "elicitation/create",
+    }
+}
+
+/// Server-initiated requests the client must fulfil, keyed by
+/// server-assigned identifiers.
+pub type InputRequests = BTreeMap<String, InputRequest>;
+
+union_enum! {
+    /// The client's result for one input request. The variant is chosen by
+    /// shape: `action` means elicitation, `roots` means roots, otherwise sampling.
+    pub enum InputResponse {
+        /// Result of `sampling/createMessage`.
+        CreateMessage(CreateMessageResult),
+        /// Result of `roots/list`.
+        ListRoots(ListRootsResult),
+        /// Result of `elicitation/create`.
+        Elicit(ElicitResult),
+    }
+    select |v| {
+        if has_field(v, "action") {
+            Ok(Kind::Elicit)
+        } else if has_field(v, "roots") {
+            Ok(Kind::ListRoots)
+        } else if has_field(v, "model") || has_field(v, "role") {
+            Ok(Kind::CreateMessage)
+        } else {
+            Err("input response is none of CreateMessageResult, ListRootsResult, ElicitResult".to_owned())
+        }
+    }
+}
+
+/// The client's results for server-initiated requests, keyed like the
+/// matching [`InputRequests`].
+pub type InputResponses = BTreeMap<String, InputResponse>;
+
+/// Sent by the server when it needs more input before it can complete the
+/// request. At least one of `inputRequests` or `requestState` must be present.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequiredResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMetaObject>,
+    /// How to parse the result; `input_required` for this type.
+    pub result_type: ResultType,
+    /// Requests the client must fulfil before retrying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<InputRequests>,
+    /// Opaque state the client must echo back when retrying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+impl InputRequiredResult {
+    /// An input-required result with the given requests and state.
+    pub fn new(input_requests: Option<InputRequests>, request_state: Option<String>) -> Self {
+        Self {
+            meta: None,
+            result_type: ResultType::InputRequired,
+            input_requests,
+            request_state,
+        }
+    }
+}
+
+/// The params fields a client adds when retrying a request after an
+/// [`InputRequiredResult`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputResponseRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta")]
+    pub meta: RequestMetaObject,
+    /// Answers to the server's input requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The `requestState` from the server, echoed back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}

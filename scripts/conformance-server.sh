@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs the official conformance suite's server scenarios against `mcp serve everything --http`.
+# Usage: scripts/conformance-server.sh CONFORMANCE_BIN MCP_BIN [OUTDIR]
+# Fails unless every scored 2026-07-28 scenario and the listed pending scenarios pass
+# (and each of them ran at least one check).
+set -euo pipefail
+conf="$1"; mcp="$2"; out="${3:-$(mktemp -d)}"
+mkdir -p "$out"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$mcp" serve everything --http "127.0.0.1:$port" >"$out/server.log" 2>&1 &
+srv=$!
+trap 'kill $srv 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+url="http://127.0.0.1:$port/mcp"
+status=0
+
+echo "== conformance server --requirements 2026-07-28"
+"$conf" server --url "$url" --requirements 2026-07-28 -o "$out/scored" >"$out/scored.txt" 2>&1 || true
+sed -n '/=== SUMMARY ===/,$p' "$out/scored.txt"
+python3 - "$out/scored.txt" <<'PY' || status=1
+import re, sys
+text = open(sys.argv[1]).read()
+summary = text.split("=== SUMMARY ===")[-1]
+unscored = set()
+if "Not scored" in summary:
+    for line in summary.split("Not scored")[1].splitlines():
+        m = re.match(r"\s*[✓✗]\s+(\S+)", line)
+        if m:
+            unscored.add(m.group(1))
+scored = []
+for m in re.finditer(r"^([✓✗])\s+(\S+):\s+(\d+) passed,\s+(\d+) failed", summary, re.M):
+    mark, name, p, f = m.groups()
+    if name in unscored:
+        continue
+    scored.append((name, int(p), int(f)))
+bad = [s for s in scored if s[2] > 0 or s[1] == 0]
+print(f"scored scenarios: {len(scored)}, passing: {len(scored) - len(bad)}")
+for b in bad:
+    print("FAILED:", b)
+sys.exit(1 if bad or not scored else 0)
+PY
+
+for scenario in json-schema-2020-12 http-header-validation http-custom-header-server-validation; do
+  echo "== conformance server --scenario $scenario --spec-version 2026-07-28"
+  "$conf" server --url "$url" --scenario "$scenario" --spec-version 2026-07-28 -o "$out/$scenario" >"$out/$scenario.txt" 2>&1 || true
+  line=$(grep -E "^[✓✗] $scenario:|$scenario: [0-9]+ passed" "$out/$scenario.txt" | tail -1 || true)
+  echo "$line"
+  if ! echo "$line" | grep -qE ": [1-9][0-9]* passed, 0 failed"; then
+    echo "FAILED: $scenario"; tail -30 "$out/$scenario.txt"; status=1
+  fi
+done
+exit $status
