@@ -44,7 +44,11 @@ pub struct HttpConfig {
 
 impl Default for HttpConfig {
     fn default() -> Self {
-        let hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()];
+        let hosts = vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "[::1]".to_owned(),
+        ];
         Self {
             path: "/mcp".into(),
             max_body_bytes: 2 << 20,
@@ -70,7 +74,10 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
     let body = serde_json::to_vec(v).expect("JSON serializes");
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *r.status_mut() = status;
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     r
 }
 
@@ -82,7 +89,10 @@ fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
 fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
     let mut r = Response::new(McpBody::Stream(rx));
     let h = r.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     r
@@ -91,7 +101,10 @@ fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
 impl McpService {
     /// A service serving `server` with `config`.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        Self { server, config: Arc::new(config) }
+        Self {
+            server,
+            config: Arc::new(config),
+        }
     }
 
     /// Handles one HTTP request.
@@ -101,18 +114,27 @@ impl McpService {
             *r.status_mut() = StatusCode::NOT_FOUND;
             return r;
         }
-        if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
+        if let Err(e) = check_host_origin(
+            req.headers(),
+            &self.config.allowed_hosts,
+            &self.config.allowed_origins,
+        ) {
             return error_response(&e, None);
         }
         if req.method() != Method::POST {
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
         let limit = self.config.max_body_bytes;
         let too_large = ProtocolError::PayloadTooLarge { limit };
-        if let Some(len) = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok()) {
+        if let Some(len) = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        {
             if len > limit {
                 return error_response(&too_large, None);
             }
@@ -120,8 +142,18 @@ impl McpService {
         let (parts, body) = req.into_parts();
         let bytes = match Limited::new(body, limit).collect().await {
             Ok(c) => c.to_bytes(),
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return error_response(&too_large, None),
-            Err(_) => return error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None),
+            Err(e)
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some() =>
+            {
+                return error_response(&too_large, None)
+            }
+            Err(_) => {
+                return error_response(
+                    &ProtocolError::InvalidRequest("failed to read request body".into()),
+                    None,
+                )
+            }
         };
         let msg = match parse_incoming(&bytes, self.config.max_depth) {
             Ok(m) => m,
@@ -152,7 +184,11 @@ impl McpService {
     fn listen(&self, req: mcp_protocol::Request) -> Resp {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone() };
+        let env = RequestEnv {
+            principal: None,
+            sink: None,
+            cancel: cancel.clone(),
+        };
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -162,7 +198,8 @@ impl McpService {
         tokio::spawn(async move {
             let _guard = cancel.drop_guard();
             let mut stream = std::pin::pin!(stream);
-            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
+            let mut tick =
+                tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
             loop {
                 tokio::select! {
                     item = stream.next() => match item {
@@ -181,7 +218,11 @@ impl McpService {
         let id = req.id.clone();
         let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal: None, sink: Some(note_tx), cancel: cancel.clone() };
+        let env = RequestEnv {
+            principal: None,
+            sink: Some(note_tx),
+            cancel: cancel.clone(),
+        };
         let server = self.server.clone();
         let mut fut: Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>> =
             Box::pin(async move { server.handle(req, env).await });
@@ -244,7 +285,11 @@ fn final_message(id: &Value, r: Result<Value, ProtocolError>) -> Value {
 }
 
 /// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.
-pub async fn serve(server: Server, listener: TcpListener, config: HttpConfig) -> std::io::Result<()> {
+pub async fn serve(
+    server: Server,
+    listener: TcpListener,
+    config: HttpConfig,
+) -> std::io::Result<()> {
     let shutdown = server.shutdown_token();
     let limit = Arc::new(tokio::sync::Semaphore::new(config.max_connections));
     let svc = McpService::new(server, config);

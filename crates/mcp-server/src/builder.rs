@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::HandlerError;
 use crate::registry::*;
-use crate::server::{Server, ServerInner, ServerConfig};
+use crate::server::{Server, ServerConfig, ServerInner};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::header_params;
 use mcp_protocol::state::KeyRing;
@@ -26,7 +26,9 @@ pub struct ServerBuilder {
 pub(crate) fn to_object(def: &impl Serialize) -> Result<Map<String, Value>, BuildError> {
     match serde_json::to_value(def) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(BuildError::InvalidDefinition("definition must serialize to a JSON object".into())),
+        Ok(_) => Err(BuildError::InvalidDefinition(
+            "definition must serialize to a JSON object".into(),
+        )),
         Err(e) => Err(BuildError::InvalidDefinition(e.to_string())),
     }
 }
@@ -35,12 +37,18 @@ fn str_field(def: &Map<String, Value>, field: &str) -> Result<String, BuildError
     def.get(field)
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| BuildError::InvalidDefinition(format!("definition lacks string field {field:?}: {}", Value::Object(def.clone()))))
+        .ok_or_else(|| {
+            BuildError::InvalidDefinition(format!(
+                "definition lacks string field {field:?}: {}",
+                Value::Object(def.clone())
+            ))
+        })
 }
 
 /// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut v = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}));
+    let mut v = serde_json::to_value(schemars::schema_for!(T))
+        .unwrap_or_else(|_| json!({"type": "object"}));
     if let Some(o) = v.as_object_mut() {
         o.remove("title");
     }
@@ -116,7 +124,9 @@ impl ServerBuilder {
 
     /// Adds a capability entry of the server's own (e.g. `extensions`), merged into `capabilities`.
     pub fn capability(mut self, name: &str, value: Value) -> Self {
-        self.config.extra_capabilities.insert(name.to_owned(), value);
+        self.config
+            .extra_capabilities
+            .insert(name.to_owned(), value);
         self
     }
 
@@ -136,7 +146,9 @@ impl ServerBuilder {
                 let a: A = serde_json::from_value(Value::Object(args))
                     .map_err(|e| HandlerError::Tool(format!("Invalid arguments: {e}")))?;
                 let r = handler(ctx, a).await?;
-                serde_json::to_value(r).map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
+                serde_json::to_value(r).map_err(|e| {
+                    HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string()))
+                })
             })
         });
         match to_object(&def) {
@@ -168,7 +180,10 @@ impl ServerBuilder {
     fn push_tool(&mut self, def: Map<String, Value>, handler: ToolFn) {
         match build_tool(def, handler) {
             Ok(t) if self.catalog.tools.iter().any(|x| x.name == t.name) => {
-                self.errors.push(BuildError::Duplicate { kind: "tool", name: t.name })
+                self.errors.push(BuildError::Duplicate {
+                    kind: "tool",
+                    name: t.name,
+                })
             }
             Ok(t) => self.catalog.tools.push(t),
             Err(e) => self.errors.push(e),
@@ -189,9 +204,16 @@ impl ServerBuilder {
         });
         match to_object(&def).and_then(|d| Ok((str_field(&d, "uri")?, str_field(&d, "name")?, d))) {
             Ok((uri, _, _)) if self.catalog.resources.iter().any(|r| r.uri == uri) => {
-                self.errors.push(BuildError::Duplicate { kind: "resource", name: uri })
+                self.errors.push(BuildError::Duplicate {
+                    kind: "resource",
+                    name: uri,
+                })
             }
-            Ok((uri, _, d)) => self.catalog.resources.push(ResourceEntry { uri, def: Value::Object(d), handler: f }),
+            Ok((uri, _, d)) => self.catalog.resources.push(ResourceEntry {
+                uri,
+                def: Value::Object(d),
+                handler: f,
+            }),
             Err(e) => self.errors.push(e),
         }
         self
@@ -211,11 +233,16 @@ impl ServerBuilder {
         });
         let parsed = to_object(&def).and_then(|d| {
             str_field(&d, "name")?;
-            let t = UriTemplate::parse(&str_field(&d, "uriTemplate")?).map_err(|e| BuildError::InvalidTemplate(e.to_string()))?;
+            let t = UriTemplate::parse(&str_field(&d, "uriTemplate")?)
+                .map_err(|e| BuildError::InvalidTemplate(e.to_string()))?;
             Ok((t, d))
         });
         match parsed {
-            Ok((template, d)) => self.catalog.templates.push(TemplateEntry { template, def: Value::Object(d), handler: f }),
+            Ok((template, d)) => self.catalog.templates.push(TemplateEntry {
+                template,
+                def: Value::Object(d),
+                handler: f,
+            }),
             Err(e) => self.errors.push(e),
         }
         self
@@ -232,7 +259,10 @@ impl ServerBuilder {
         let parsed = to_object(&def).and_then(|d| Ok((str_field(&d, "name")?, d)));
         match parsed {
             Ok((name, _)) if self.catalog.prompts.iter().any(|p| p.name == name) => {
-                self.errors.push(BuildError::Duplicate { kind: "prompt", name })
+                self.errors.push(BuildError::Duplicate {
+                    kind: "prompt",
+                    name,
+                })
             }
             Ok((name, d)) => {
                 let required_args = d
@@ -241,11 +271,18 @@ impl ServerBuilder {
                     .map(|a| {
                         a.iter()
                             .filter(|x| x.get("required").and_then(Value::as_bool) == Some(true))
-                            .filter_map(|x| x.get("name").and_then(Value::as_str).map(str::to_owned))
+                            .filter_map(|x| {
+                                x.get("name").and_then(Value::as_str).map(str::to_owned)
+                            })
                             .collect()
                     })
                     .unwrap_or_default();
-                self.catalog.prompts.push(PromptEntry { name, def: Value::Object(d), required_args, handler: f })
+                self.catalog.prompts.push(PromptEntry {
+                    name,
+                    def: Value::Object(d),
+                    required_args,
+                    handler: f,
+                })
             }
             Err(e) => self.errors.push(e),
         }
@@ -273,12 +310,17 @@ impl ServerBuilder {
             return Err(e);
         }
         self.catalog.reindex();
-        Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)))
+        Ok(Server::from_inner(ServerInner::new(
+            self.config,
+            self.catalog,
+            self.completion,
+        )))
     }
 }
 
 fn ser<R: Serialize>(r: R) -> Result<Value, HandlerError> {
-    serde_json::to_value(r).map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
+    serde_json::to_value(r)
+        .map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
 }
 
 fn raw_tool_fn<F, Fut, R>(handler: F) -> ToolFn
@@ -295,17 +337,34 @@ where
 }
 
 /// Validates a tool definition and compiles its schemas.
-pub(crate) fn build_tool(def: Map<String, Value>, handler: ToolFn) -> Result<ToolEntry, BuildError> {
+pub(crate) fn build_tool(
+    def: Map<String, Value>,
+    handler: ToolFn,
+) -> Result<ToolEntry, BuildError> {
     let name = str_field(&def, "name")?;
     let input_schema = def
         .get("inputSchema")
-        .ok_or_else(|| BuildError::InvalidSchema { tool: name.clone(), reason: "missing inputSchema".into() })?;
+        .ok_or_else(|| BuildError::InvalidSchema {
+            tool: name.clone(),
+            reason: "missing inputSchema".into(),
+        })?;
     let input = compile_schema(&name, input_schema)?;
     let output = match def.get("outputSchema") {
         Some(s) => Some(compile_schema(&name, s)?),
         None => None,
     };
-    let hp = header_params(input_schema.as_object().expect("checked by compile_schema"))
-        .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
-    Ok(ToolEntry { name, def: Value::Object(def), input, output, header_params: hp.into(), handler })
+    let hp = header_params(input_schema.as_object().expect("checked by compile_schema")).map_err(
+        |reason| BuildError::InvalidHeaderAnnotation {
+            tool: name.clone(),
+            reason,
+        },
+    )?;
+    Ok(ToolEntry {
+        name,
+        def: Value::Object(def),
+        input,
+        output,
+        header_params: hp.into(),
+        handler,
+    })
 }

@@ -41,7 +41,10 @@ pub struct Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context").field("id", &self.inner.id).field("method", &self.inner.method).finish()
+        f.debug_struct("Context")
+            .field("id", &self.inner.id)
+            .field("method", &self.inner.method)
+            .finish()
     }
 }
 
@@ -103,7 +106,10 @@ impl Context {
 
     /// The input responses of an MRTR retry, if any.
     pub fn input_responses(&self) -> Option<&Map<String, Value>> {
-        self.inner.params.get("inputResponses").and_then(Value::as_object)
+        self.inner
+            .params
+            .get("inputResponses")
+            .and_then(Value::as_object)
     }
 
     /// Fails with `MissingRequiredClientCapability` (`-32021`) unless the client declared every
@@ -128,7 +134,10 @@ impl Context {
 
     /// Sends `notifications/progress` if the request carried a progress token.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.env.sink) else { return };
+        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.env.sink)
+        else {
+            return;
+        };
         let mut params = json!({ "progressToken": token, "progress": progress });
         if let Some(t) = total {
             params["total"] = json!(t);
@@ -143,8 +152,12 @@ impl Context {
     ///
     /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent.
     pub fn log(&self, level: &str, logger: Option<&str>, data: Value) {
-        let (Some(min), Some(sink)) = (self.inner.meta.log_level, &self.inner.env.sink) else { return };
-        let Some(rank) = log_level_rank(level) else { return };
+        let (Some(min), Some(sink)) = (self.inner.meta.log_level, &self.inner.env.sink) else {
+            return;
+        };
+        let Some(rank) = log_level_rank(level) else {
+            return;
+        };
         if rank < min {
             return;
         }

@@ -35,7 +35,7 @@ pub use context::{Context, NotificationSink, RequestEnv};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::HandlerError;
 pub use listen::SubscriptionFilter;
+pub use mcp_protocol;
 pub use mrtr::{declares, InputRequired, Inputs};
 pub use registry::{BoxFuture, BuildError, ToolEntry};
 pub use server::{ChangeEvent, Server};
-pub use mcp_protocol;

@@ -39,9 +39,13 @@ fn required_capability(method: &str, params: &Value) -> Value {
 /// Whether `capabilities` (a request's `clientCapabilities`) declares everything in `needed`
 /// (a `ClientCapabilities`-shaped object; nested objects are checked key by key).
 pub fn declares(capabilities: &Map<String, Value>, needed: &Value) -> bool {
-    let Some(needed) = needed.as_object() else { return true };
+    let Some(needed) = needed.as_object() else {
+        return true;
+    };
     needed.iter().all(|(cap, sub)| {
-        let Some(have) = capabilities.get(cap).filter(|v| !v.is_null()) else { return false };
+        let Some(have) = capabilities.get(cap).filter(|v| !v.is_null()) else {
+            return false;
+        };
         match (sub.as_object(), have.as_object()) {
             (Some(subs), Some(have)) => subs.keys().all(|k| {
                 // `elicitation: {}` means form mode only (backwards-compatible default).
@@ -63,15 +67,28 @@ pub struct Inputs<'a> {
 }
 
 impl<'a> Inputs<'a> {
-    pub(crate) fn new(responses: Option<&'a Map<String, Value>>, capabilities: &'a Map<String, Value>) -> Self {
-        Self { responses, capabilities, pending: Map::new(), state: Value::Null }
+    pub(crate) fn new(
+        responses: Option<&'a Map<String, Value>>,
+        capabilities: &'a Map<String, Value>,
+    ) -> Self {
+        Self {
+            responses,
+            capabilities,
+            pending: Map::new(),
+            state: Value::Null,
+        }
     }
 
     /// Asks for input with `method`/`params` under `key`; returns the answer if the retry has it.
     ///
     /// Fails with `MissingRequiredClientCapability` when the client did not declare the
     /// capability the request needs (the request is then never sent).
-    pub fn request(&mut self, key: &str, method: &str, params: Value) -> Result<Option<Value>, ProtocolError> {
+    pub fn request(
+        &mut self,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Option<Value>, ProtocolError> {
         if let Some(answer) = self.responses.and_then(|r| r.get(key)) {
             return Ok(Some(answer.clone()));
         }
@@ -79,7 +96,10 @@ impl<'a> Inputs<'a> {
         if !self.declares(&needed) {
             return Err(ProtocolError::MissingRequiredClientCapability { required: needed });
         }
-        self.pending.insert(key.to_owned(), json!({ "method": method, "params": params }));
+        self.pending.insert(
+            key.to_owned(),
+            json!({ "method": method, "params": params }),
+        );
         Ok(None)
     }
 
@@ -93,12 +113,27 @@ impl<'a> Inputs<'a> {
     }
 
     /// Form-mode elicitation: asks the user to fill `requested_schema`.
-    pub fn elicit(&mut self, key: &str, message: &str, requested_schema: Value) -> Result<Option<Value>, ProtocolError> {
-        self.request(key, "elicitation/create", json!({ "mode": "form", "message": message, "requestedSchema": requested_schema }))
+    pub fn elicit(
+        &mut self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Option<Value>, ProtocolError> {
+        self.request(
+            key,
+            "elicitation/create",
+            json!({ "mode": "form", "message": message, "requestedSchema": requested_schema }),
+        )
     }
 
     /// URL-mode elicitation: asks the user to visit `url`.
-    pub fn elicit_url(&mut self, key: &str, message: &str, url: &str, elicitation_id: &str) -> Result<Option<Value>, ProtocolError> {
+    pub fn elicit_url(
+        &mut self,
+        key: &str,
+        message: &str,
+        url: &str,
+        elicitation_id: &str,
+    ) -> Result<Option<Value>, ProtocolError> {
         self.request(
             key,
             "elicitation/create",
@@ -126,7 +161,10 @@ impl<'a> Inputs<'a> {
         if self.pending.is_empty() {
             Ok(())
         } else {
-            Err(InputRequired { requests: self.pending, state: self.state })
+            Err(InputRequired {
+                requests: self.pending,
+                state: self.state,
+            })
         }
     }
 }

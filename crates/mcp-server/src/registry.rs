@@ -14,17 +14,28 @@ use std::sync::Arc;
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Type-erased tool handler: arguments in, serialized `CallToolResult` out.
-pub type ToolFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub type ToolFn = Arc<
+    dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync,
+>;
 /// Type-erased resource handler: URI in, serialized `ReadResourceResult` out.
-pub type ResourceFn = Arc<dyn Fn(Context, String) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub type ResourceFn =
+    Arc<dyn Fn(Context, String) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased resource template handler: URI and matched variables in.
-pub type TemplateFn =
-    Arc<dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub type TemplateFn = Arc<
+    dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>>
+        + Send
+        + Sync,
+>;
 /// Type-erased prompt handler: string arguments in, serialized `GetPromptResult` out.
-pub type PromptFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub type PromptFn = Arc<
+    dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync,
+>;
 /// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
-pub type CompletionFn =
-    Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub type CompletionFn = Arc<
+    dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>>
+        + Send
+        + Sync,
+>;
 
 /// A compiled JSON Schema validator.
 pub(crate) type Validator = Arc<jsonschema::Validator>;
@@ -86,9 +97,24 @@ pub(crate) struct Catalog {
 
 impl Catalog {
     pub(crate) fn reindex(&mut self) {
-        self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
-        self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();
-        self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+        self.tool_index = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
+        self.resource_index = self
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.uri.clone(), i))
+            .collect();
+        self.prompt_index = self
+            .prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.clone(), i))
+            .collect();
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&ToolEntry> {
@@ -151,16 +177,27 @@ pub(crate) fn compile_schema(tool: &str, schema: &Value) -> Result<Validator, Bu
             "http://json-schema.org/draft-07/schema" => Draft::Draft7,
             "http://json-schema.org/draft-06/schema" => Draft::Draft6,
             "http://json-schema.org/draft-04/schema" => Draft::Draft4,
-            other => return Err(BuildError::UnsupportedDialect { tool: tool.to_owned(), dialect: other.to_owned() }),
+            other => {
+                return Err(BuildError::UnsupportedDialect {
+                    tool: tool.to_owned(),
+                    dialect: other.to_owned(),
+                })
+            }
         },
     };
     if !schema.is_object() {
-        return Err(BuildError::InvalidSchema { tool: tool.to_owned(), reason: "schema must be an object".into() });
+        return Err(BuildError::InvalidSchema {
+            tool: tool.to_owned(),
+            reason: "schema must be an object".into(),
+        });
     }
     jsonschema::options()
         .with_draft(draft)
         .should_validate_formats(true)
         .build(schema)
         .map(Arc::new)
-        .map_err(|e| BuildError::InvalidSchema { tool: tool.to_owned(), reason: e.to_string() })
+        .map_err(|e| BuildError::InvalidSchema {
+            tool: tool.to_owned(),
+            reason: e.to_string(),
+        })
 }

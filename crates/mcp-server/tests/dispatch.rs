@@ -1,0 +1,577 @@
+//! In-memory tests of request dispatch: no transport, no sockets.
+
+use futures::StreamExt;
+use mcp_protocol::meta::{
+    CLIENT_CAPABILITIES, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION, SERVER_INFO, SUBSCRIPTION_ID,
+};
+use mcp_protocol::state::KeyRing;
+use mcp_protocol::{ProtocolError, Request};
+use mcp_server::{BuildError, ChangeEvent, Context, HandlerError, RequestEnv, Server};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn meta(caps: Value) -> Value {
+    json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: caps })
+}
+
+fn req(id: i64, method: &str, mut params: Value, caps: Value) -> Request {
+    let m = params.get("_meta").cloned().unwrap_or(json!({}));
+    let mut full = meta(caps);
+    full.as_object_mut()
+        .unwrap()
+        .extend(m.as_object().unwrap().clone());
+    params["_meta"] = full;
+    Request {
+        id: json!(id),
+        method: method.into(),
+        params: params.as_object().unwrap().clone(),
+    }
+}
+
+fn text(t: &str) -> Value {
+    json!({ "content": [{ "type": "text", "text": t }] })
+}
+
+fn server() -> Server {
+    Server::builder("test", "1.2.3")
+        .page_size(2)
+        .tool_raw(
+            json!({"name": "ask", "description": "asks a name", "inputSchema": {"type": "object", "properties": {"greeting": {"type": "string"}}}}),
+            |ctx: Context, args: Map<String, Value>| async move {
+                let mut inputs = ctx.inputs();
+                let a = inputs.elicit("name", "Name?", json!({"type": "object", "properties": {"n": {"type": "string"}}}))?;
+                inputs.set_state(json!({"carried": args.get("greeting").cloned().unwrap_or(Value::Null)}));
+                inputs.finish()?;
+                let n = a.unwrap()["content"]["n"].as_str().unwrap_or("?").to_owned();
+                Ok::<_, HandlerError>(text(&format!("{} {n} ({})", ctx.state()["carried"].as_str().unwrap_or("-"), ctx.state())))
+            },
+        )
+        .tool_raw(
+            json!({"name": "typed_out", "description": "bad structured output",
+                   "inputSchema": {"type": "object", "properties": {"good": {"type": "boolean"}}},
+                   "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}),
+            |_ctx: Context, args: Map<String, Value>| async move {
+                let n = if args.get("good") == Some(&json!(true)) { json!(1) } else { json!("x") };
+                Ok::<_, HandlerError>(json!({"content": [], "structuredContent": {"n": n}}))
+            },
+        )
+        .tool_raw(
+            json!({"name": "noisy", "description": "logs and reports progress", "inputSchema": {"type": "object"}}),
+            |ctx: Context, _args| async move {
+                ctx.log("debug", None, json!("debug line"));
+                ctx.log("warning", Some("w"), json!("warning line"));
+                ctx.progress(1.0, None, None);
+                Ok::<_, HandlerError>(text("done"))
+            },
+        )
+        .tool_raw(json!({"name": "boom", "description": "panics", "inputSchema": {"type": "object"}}), |_ctx: Context, _args| async move {
+            if true {
+                panic!("kaboom");
+            }
+            Ok::<_, HandlerError>(text("unreachable"))
+        })
+        .tool_raw(json!({"name": "t4", "description": "d", "inputSchema": {"type": "object"}}), |_c: Context, _a| async move {
+            Ok::<_, HandlerError>(text("4"))
+        })
+        .tool_raw(json!({"name": "t5", "description": "d", "inputSchema": {"type": "object"}}), |_c: Context, _a| async move {
+            Ok::<_, HandlerError>(text("5"))
+        })
+        .completion(|_ctx: Context, _r, _a, _c| async move {
+            let values: Vec<String> = (0..150).map(|i| format!("v{i}")).collect();
+            Ok(json!({ "values": values, "hasMore": true }))
+        })
+        .build()
+        .unwrap()
+}
+
+async fn call(s: &Server, r: Request) -> Result<Value, ProtocolError> {
+    s.handle(r, RequestEnv::default()).await
+}
+
+#[tokio::test]
+async fn discover_and_result_envelope() {
+    let s = server();
+    let r = call(&s, req(1, "server/discover", json!({}), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["supportedVersions"], json!(["2026-07-28"]));
+    assert!(r["capabilities"]["tools"].is_object());
+    assert!(r["capabilities"]["completions"].is_object());
+    assert_eq!(
+        r["_meta"][SERVER_INFO],
+        json!({"name": "test", "version": "1.2.3"})
+    );
+    assert!(r["ttlMs"].as_u64().is_some());
+    assert_eq!(r["cacheScope"], "public");
+}
+
+#[tokio::test]
+async fn pagination_is_stable_and_cursors_are_checked() {
+    let s = server();
+    let mut names = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..10 {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let r = call(&s, req(1, "tools/list", params, json!({})))
+            .await
+            .unwrap();
+        names.extend(
+            r["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned()),
+        );
+        assert!(r["tools"].as_array().unwrap().len() <= 2);
+        cursor = r.get("nextCursor").cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(names, ["ask", "typed_out", "noisy", "boom", "t4", "t5"]);
+    let e = call(
+        &s,
+        req(1, "tools/list", json!({"cursor": "garbage"}), json!({})),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), -32602);
+}
+
+#[tokio::test]
+async fn mrtr_round_trip_binds_state() {
+    let s = server();
+    let caps = json!({"elicitation": {}});
+    let r1 = call(
+        &s,
+        req(
+            1,
+            "tools/call",
+            json!({"name": "ask", "arguments": {"greeting": "hi"}}),
+            caps.clone(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r1["resultType"], "input_required");
+    assert_eq!(r1["inputRequests"]["name"]["method"], "elicitation/create");
+    let state = r1["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"name": {"action": "accept", "content": {"n": "Ada"}}});
+    let retry = |args: Value, st: &str| json!({"name": "ask", "arguments": args, "inputResponses": answer, "requestState": st});
+    let r2 = call(
+        &s,
+        req(
+            2,
+            "tools/call",
+            retry(json!({"greeting": "hi"}), &state),
+            caps.clone(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r2["resultType"], "complete");
+    assert!(
+        r2["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("hi Ada"),
+        "{r2}"
+    );
+    // Same state, different arguments: refused.
+    let e = call(
+        &s,
+        req(
+            3,
+            "tools/call",
+            retry(json!({"greeting": "other"}), &state),
+            caps.clone(),
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), -32602);
+    // Same state, different principal: refused.
+    let env = RequestEnv {
+        principal: Some("mallory".into()),
+        ..RequestEnv::default()
+    };
+    let e = s
+        .handle(
+            req(
+                4,
+                "tools/call",
+                retry(json!({"greeting": "hi"}), &state),
+                caps.clone(),
+            ),
+            env,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), -32602);
+    // Tampered state: refused.
+    let e = call(
+        &s,
+        req(
+            5,
+            "tools/call",
+            retry(json!({"greeting": "hi"}), &format!("{state}x")),
+            caps.clone(),
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), -32602);
+    // Another server instance with another key: refused; with the same key ring: accepted.
+    let e = call(
+        &server(),
+        req(
+            6,
+            "tools/call",
+            retry(json!({"greeting": "hi"}), &state),
+            caps,
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), -32602);
+}
+
+#[tokio::test]
+async fn shared_key_ring_lets_any_instance_finish_and_expired_state_is_refused() {
+    let make = |ttl| {
+        Server::builder("t", "1")
+            .state_keys(KeyRing::from_secrets([7; 32], &[]))
+            .state_ttl_secs(ttl)
+            .tool_raw(
+                json!({"name": "r", "description": "roots", "inputSchema": {"type": "object"}}),
+                |ctx: Context, _a| async move {
+                    let mut i = ctx.inputs();
+                    let roots = i.roots("roots")?;
+                    i.finish()?;
+                    Ok::<_, HandlerError>(text(&roots.unwrap()["roots"].to_string()))
+                },
+            )
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (make(600), make(600));
+    let caps = json!({"roots": {}});
+    let r1 = call(&a, req(1, "tools/call", json!({"name": "r"}), caps.clone()))
+        .await
+        .unwrap();
+    let st = r1["requestState"].as_str().unwrap();
+    let retry = json!({"name": "r", "inputResponses": {"roots": {"roots": [{"uri": "file:///x"}]}}, "requestState": st});
+    let r2 = call(&b, req(2, "tools/call", retry.clone(), caps.clone()))
+        .await
+        .unwrap();
+    assert_eq!(r2["resultType"], "complete");
+    let expired = make(0);
+    let r1 = call(
+        &expired,
+        req(1, "tools/call", json!({"name": "r"}), caps.clone()),
+    )
+    .await
+    .unwrap();
+    let retry = json!({"name": "r", "inputResponses": {"roots": {"roots": []}}, "requestState": r1["requestState"]});
+    let e = call(&expired, req(2, "tools/call", retry, caps))
+        .await
+        .unwrap_err();
+    assert!(e.message().contains("expired"), "{e}");
+}
+
+#[tokio::test]
+async fn undeclared_capability_is_never_requested() {
+    let s = server();
+    let e = call(
+        &s,
+        req(
+            1,
+            "tools/call",
+            json!({"name": "ask"}),
+            json!({"sampling": {}}),
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), -32021);
+    assert_eq!(e.http_status(), 400);
+    assert_eq!(
+        e.data().unwrap()["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+}
+
+#[tokio::test]
+async fn arguments_and_structured_output_are_validated() {
+    let s = server();
+    let r = call(
+        &s,
+        req(
+            1,
+            "tools/call",
+            json!({"name": "ask", "arguments": {"greeting": 5}}),
+            json!({}),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r["isError"], true);
+    assert!(r["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Invalid arguments"));
+    let e = call(
+        &s,
+        req(
+            2,
+            "tools/call",
+            json!({"name": "typed_out", "arguments": {"good": false}}),
+            json!({}),
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), -32603);
+    let r = call(
+        &s,
+        req(
+            3,
+            "tools/call",
+            json!({"name": "typed_out", "arguments": {"good": true}}),
+            json!({}),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r["structuredContent"]["n"], 1);
+    let e = call(&s, req(4, "tools/call", json!({"name": "nope"}), json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), -32602);
+}
+
+#[tokio::test]
+async fn logging_needs_a_level_and_progress_needs_a_token() {
+    let s = server();
+    let run = |extra_meta: Value| {
+        let s = s.clone();
+        async move {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let env = RequestEnv {
+                sink: Some(tx),
+                ..RequestEnv::default()
+            };
+            s.handle(
+                req(
+                    1,
+                    "tools/call",
+                    json!({"name": "noisy", "_meta": extra_meta}),
+                    json!({}),
+                ),
+                env,
+            )
+            .await
+            .unwrap();
+            let mut out = Vec::new();
+            while let Ok(m) = rx.try_recv() {
+                out.push(m);
+            }
+            out
+        }
+    };
+    assert!(run(json!({})).await.is_empty());
+    let logs = run(json!({ LOG_LEVEL: "info" })).await;
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs[0]["params"]["level"], "warning");
+    let with_progress = run(json!({ PROGRESS_TOKEN: 9 })).await;
+    assert_eq!(with_progress.len(), 1);
+    assert_eq!(with_progress[0]["method"], "notifications/progress");
+    assert_eq!(with_progress[0]["params"]["progressToken"], 9);
+}
+
+#[tokio::test]
+async fn panics_become_internal_errors_and_the_server_keeps_serving() {
+    let s = server();
+    let e = call(&s, req(1, "tools/call", json!({"name": "boom"}), json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), -32603);
+    assert!(e.message().contains("kaboom"));
+    assert!(
+        call(&s, req(2, "tools/call", json!({"name": "t4"}), json!({})))
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn completion_values_are_capped_at_100() {
+    let s = server();
+    let p =
+        json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}});
+    let r = call(&s, req(1, "completion/complete", p, json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r["completion"]["values"].as_array().unwrap().len(), 100);
+}
+
+#[tokio::test]
+async fn methods_and_meta_are_checked() {
+    let s = server();
+    assert_eq!(
+        call(&s, req(1, "ping", json!({}), json!({})))
+            .await
+            .unwrap_err()
+            .code(),
+        -32601
+    );
+    assert_eq!(
+        call(&s, req(1, "initialize", json!({}), json!({})))
+            .await
+            .unwrap_err()
+            .code(),
+        -32601
+    );
+    let bare = Request {
+        id: json!(1),
+        method: "tools/list".into(),
+        params: Map::new(),
+    };
+    assert_eq!(call(&s, bare).await.unwrap_err().code(), -32602);
+    let mut old = req(1, "tools/list", json!({}), json!({}));
+    old.params["_meta"][PROTOCOL_VERSION] = json!("2025-06-18");
+    assert_eq!(call(&s, old).await.unwrap_err().code(), -32022);
+    let st = req(1, "tools/list", json!({"requestState": "x"}), json!({}));
+    assert_eq!(call(&s, st).await.unwrap_err().code(), -32602);
+}
+
+#[tokio::test]
+async fn listen_acknowledges_filters_and_closes_gracefully() {
+    let s = server();
+    let r = req(
+        77,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["a://b"]}}),
+        json!({}),
+    );
+    let mut stream = Box::pin(s.listen(r, RequestEnv::default()).unwrap());
+    let ack = stream.next().await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], 77);
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["a://b"]})
+    );
+    s.notify(ChangeEvent::PromptsListChanged); // not subscribed
+    s.notify_resource_updated("other://x"); // not subscribed
+    s.notify_resource_updated("a://b");
+    s.notify(ChangeEvent::ToolsListChanged);
+    let n1 = stream.next().await.unwrap();
+    assert_eq!(n1["method"], "notifications/resources/updated");
+    assert_eq!(n1["params"]["uri"], "a://b");
+    assert_eq!(n1["params"]["_meta"][SUBSCRIPTION_ID], 77);
+    let n2 = stream.next().await.unwrap();
+    assert_eq!(n2["method"], "notifications/tools/list_changed");
+    s.shutdown();
+    let last = stream.next().await.unwrap();
+    assert_eq!(last["id"], 77);
+    assert_eq!(last["result"]["resultType"], "complete");
+    assert_eq!(last["result"]["_meta"][SUBSCRIPTION_ID], 77);
+    assert!(stream.next().await.is_none());
+}
+
+#[tokio::test]
+async fn run_time_tool_changes_are_announced() {
+    let s = server();
+    let mut events = s.events();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    s.add_tool(
+        json!({"name": "late", "description": "added later", "inputSchema": {"type": "object"}}),
+        move |_ctx: Context, _a| {
+            c.fetch_add(1, Ordering::SeqCst);
+            async move { Ok::<_, HandlerError>(text("late")) }
+        },
+    )
+    .unwrap();
+    assert_eq!(events.recv().await.unwrap(), ChangeEvent::ToolsListChanged);
+    call(&s, req(1, "tools/call", json!({"name": "late"}), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(s.remove_tool("late"));
+    assert_eq!(events.recv().await.unwrap(), ChangeEvent::ToolsListChanged);
+    assert_eq!(
+        call(&s, req(2, "tools/call", json!({"name": "late"}), json!({})))
+            .await
+            .unwrap_err()
+            .code(),
+        -32602
+    );
+}
+
+#[test]
+fn invalid_definitions_are_refused_at_build() {
+    let noop = |_c: Context, _a: Map<String, Value>| async move {
+        Ok::<_, HandlerError>(json!({"content": []}))
+    };
+    let build = |def: Value| {
+        Server::builder("t", "1")
+            .tool_raw(def, noop)
+            .build()
+            .map(|_| ())
+            .unwrap_err()
+    };
+    assert!(matches!(
+        build(
+            json!({"name": "h", "inputSchema": {"type": "object", "properties": {"x": {"type": "number", "x-mcp-header": "X"}}}})
+        ),
+        BuildError::InvalidHeaderAnnotation { .. }
+    ));
+    assert!(matches!(
+        build(
+            json!({"name": "d", "inputSchema": {"$schema": "https://example.com/my-dialect", "type": "object"}})
+        ),
+        BuildError::UnsupportedDialect { .. }
+    ));
+    assert!(matches!(
+        build(json!({"name": "s", "inputSchema": {"type": 12}})),
+        BuildError::InvalidSchema { .. }
+    ));
+    assert!(matches!(
+        build(json!({"name": "m"})),
+        BuildError::InvalidSchema { .. }
+    ));
+    let dup = Server::builder("t", "1")
+        .tool_raw(
+            json!({"name": "a", "inputSchema": {"type": "object"}}),
+            noop,
+        )
+        .tool_raw(
+            json!({"name": "a", "inputSchema": {"type": "object"}}),
+            noop,
+        )
+        .build()
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(dup, BuildError::Duplicate { kind: "tool", .. }));
+    let bad_template = Server::builder("t", "1")
+        .resource_template(
+            json!({"name": "t", "uriTemplate": "x://{a"}),
+            |_c: Context, _u, _v| async move { Ok::<_, HandlerError>(json!({"contents": []})) },
+        )
+        .build()
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(bad_template, BuildError::InvalidTemplate(_)));
+    // Draft-07 is a supported dialect.
+    assert!(Server::builder("t", "1")
+        .tool_raw(json!({"name": "d7", "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}}), noop)
+        .build()
+        .is_ok());
+}
