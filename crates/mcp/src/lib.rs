@@ -24,23 +24,23 @@
 //! # }
 //! ```
 
+#[cfg(feature = "http")]
+pub use mcp_http as http;
 pub use mcp_protocol as protocol;
 pub use mcp_protocol::types;
 #[cfg(feature = "server")]
 pub use mcp_server as server;
 #[cfg(feature = "stdio")]
 pub use mcp_stdio as stdio;
-#[cfg(feature = "http")]
-pub use mcp_http as http;
 pub use schemars;
 pub use serde_json;
 
 /// The names most servers need.
 pub mod prelude {
     pub use mcp_protocol::types::{
-        CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent, Implementation, Prompt,
-        PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
-        TextContent, Tool, ToolAnnotations,
+        CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent,
+        Implementation, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
+        ResourceContents, ResourceTemplate, Role, TextContent, Tool, ToolAnnotations,
     };
     pub use mcp_protocol::ProtocolError;
     #[cfg(feature = "server")]
