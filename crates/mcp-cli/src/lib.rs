@@ -7,12 +7,26 @@ use std::net::SocketAddr;
 
 /// Serves `server` over Streamable HTTP on `addr` (path `/mcp`) until Ctrl-C, then shuts down
 /// gracefully (listen streams get their closing response).
-pub async fn serve_http(server: Server, addr: SocketAddr, extra_hosts: Vec<String>) -> std::io::Result<()> {
+pub async fn serve_http(
+    server: Server,
+    addr: SocketAddr,
+    extra_hosts: Vec<String>,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let mut config = mcp::http::HttpConfig::default();
-    config.allowed_hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
-    config.allowed_origins.extend(extra_hosts.iter().map(|h| format!("host:{}", h.to_ascii_lowercase())));
-    eprintln!("mcp: serving on http://{}{}", listener.local_addr()?, config.path);
+    config
+        .allowed_hosts
+        .extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
+    config.allowed_origins.extend(
+        extra_hosts
+            .iter()
+            .map(|h| format!("host:{}", h.to_ascii_lowercase())),
+    );
+    eprintln!(
+        "mcp: serving on http://{}{}",
+        listener.local_addr()?,
+        config.path
+    );
     let stopper = server.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {

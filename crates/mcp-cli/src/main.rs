@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 
 #[derive(Parser)]
-#[command(name = "mcp", version, about = "Model Context Protocol (2026-07-28) command-line tool")]
+#[command(
+    name = "mcp",
+    version,
+    about = "Model Context Protocol (2026-07-28) command-line tool"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -33,17 +37,30 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .init();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     let result = rt.block_on(async move {
         match cli.command {
-            Command::Serve { name: _, http, stdio, allow_hosts } => {
+            Command::Serve {
+                name: _,
+                http,
+                stdio,
+                allow_hosts,
+            } => {
                 let server = mcp_cli::everything::server();
                 match (http, stdio) {
                     (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts).await,
                     (None, true) => mcp::stdio::serve_stdio(server).await,
-                    (None, false) => Err(std::io::Error::other("choose a transport: --http ADDR or --stdio")),
+                    (None, false) => Err(std::io::Error::other(
+                        "choose a transport: --http ADDR or --stdio",
+                    )),
                 }
             }
         }

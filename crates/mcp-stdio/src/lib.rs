@@ -35,13 +35,24 @@ pub struct StdioConfig {
 
 impl Default for StdioConfig {
     fn default() -> Self {
-        Self { max_line_bytes: 4 << 20, max_depth: DEFAULT_MAX_DEPTH, max_in_flight: 1024, shutdown_grace: Duration::from_secs(5) }
+        Self {
+            max_line_bytes: 4 << 20,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_in_flight: 1024,
+            shutdown_grace: Duration::from_secs(5),
+        }
     }
 }
 
 /// Serves `server` on the process's stdin/stdout until stdin closes.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
-    serve(server, tokio::io::stdin(), tokio::io::stdout(), StdioConfig::default()).await
+    serve(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        StdioConfig::default(),
+    )
+    .await
 }
 
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
@@ -51,7 +62,12 @@ fn id_key(id: &Value) -> String {
 }
 
 /// Serves `server` over any byte streams (used by tests and by [`serve_stdio`]).
-pub async fn serve<R, W>(server: Server, input: R, output: W, config: StdioConfig) -> std::io::Result<()>
+pub async fn serve<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    config: StdioConfig,
+) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -68,7 +84,10 @@ where
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
             LineRead::Eof => break,
             LineRead::TooLong => {
-                let e = ProtocolError::InvalidRequest(format!("line exceeds {} bytes", config.max_line_bytes));
+                let e = ProtocolError::InvalidRequest(format!(
+                    "line exceeds {} bytes",
+                    config.max_line_bytes
+                ));
                 let _ = out_tx.send(e.to_response(None));
                 continue;
             }
@@ -95,8 +114,15 @@ where
                 let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                 let cancel = CancellationToken::new();
                 let key = id_key(&req.id);
-                in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let env = RequestEnv { principal: None, sink: Some(out_tx.clone()), cancel: cancel.clone() };
+                in_flight
+                    .lock()
+                    .expect("lock")
+                    .insert(key.clone(), cancel.clone());
+                let env = RequestEnv {
+                    principal: None,
+                    sink: Some(out_tx.clone()),
+                    cancel: cancel.clone(),
+                };
                 let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
                 tasks.spawn(async move {
                     serve_one(&server, req, env, &out).await;
@@ -110,14 +136,22 @@ where
     // End of input: close listen streams gracefully, give in-flight requests a grace period.
     server.shutdown();
     let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
+    if tokio::time::timeout(config.shutdown_grace, drain)
+        .await
+        .is_err()
+    {
         tasks.abort_all();
     }
     drop(out_tx);
     writer.await.map_err(std::io::Error::other)?
 }
 
-async fn serve_one(server: &Server, req: mcp_protocol::Request, env: RequestEnv, out: &mpsc::UnboundedSender<Value>) {
+async fn serve_one(
+    server: &Server,
+    req: mcp_protocol::Request,
+    env: RequestEnv,
+    out: &mpsc::UnboundedSender<Value>,
+) {
     let id = req.id.clone();
     let cancel = env.cancel.clone();
     if req.method == "subscriptions/listen" {
@@ -151,7 +185,10 @@ async fn serve_one(server: &Server, req: mcp_protocol::Request, env: RequestEnv,
     let _ = out.send(msg);
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Value>) -> std::io::Result<()> {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    output: W,
+    mut rx: mpsc::UnboundedReceiver<Value>,
+) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, output);
     let mut buf = Vec::with_capacity(4096);
     while let Some(msg) = rx.recv().await {
@@ -178,7 +215,11 @@ enum LineRead {
 }
 
 /// Reads one `\n`-terminated line into `buf`, never holding more than `max` bytes.
-async fn read_line_bounded<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>, max: usize) -> std::io::Result<LineRead> {
+async fn read_line_bounded<R: AsyncRead + Unpin>(
+    r: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
     let mut too_long = false;
     loop {
         let chunk = r.fill_buf().await?;
@@ -205,7 +246,11 @@ async fn read_line_bounded<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut
         }
         r.consume(take);
         if done {
-            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
         }
     }
 }

@@ -35,7 +35,6 @@ struct CountArgs {
     delay_ms: Option<u64>,
 }
 
-
 /// Adds the demo tools to `b`.
 pub fn register(b: ServerBuilder) -> ServerBuilder {
     b.tool(

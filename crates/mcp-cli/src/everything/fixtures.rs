@@ -34,14 +34,20 @@ pub(crate) fn accepted_field(answer: &Value, field: &str) -> Result<Option<Strin
         .get("action")
         .and_then(Value::as_str)
         .filter(|a| matches!(*a, "accept" | "decline" | "cancel"))
-        .ok_or_else(|| HandlerError::Protocol(ProtocolError::invalid_params("invalid inputResponses: expected an ElicitResult")))?;
+        .ok_or_else(|| {
+            HandlerError::Protocol(ProtocolError::invalid_params(
+                "invalid inputResponses: expected an ElicitResult",
+            ))
+        })?;
     if action != "accept" {
         return Ok(None);
     }
     match answer.pointer(&format!("/content/{field}")) {
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Ok(Some(other.to_string())),
-        None => Err(HandlerError::Protocol(ProtocolError::invalid_params(format!("invalid inputResponses: missing content.{field}")))),
+        None => Err(HandlerError::Protocol(ProtocolError::invalid_params(
+            format!("invalid inputResponses: missing content.{field}"),
+        ))),
     }
 }
 
@@ -59,7 +65,12 @@ fn sampling(question: &str, max_tokens: u32) -> Value {
 
 /// Adds the content, diagnostic and MRTR fixture tools.
 pub fn register(b: ServerBuilder) -> ServerBuilder {
-    let b = fixed(b, "test_simple_text", "Returns a simple text response.", text("This is a simple text response for testing."));
+    let b = fixed(
+        b,
+        "test_simple_text",
+        "Returns a simple text response.",
+        text("This is a simple text response for testing."),
+    );
     let b = fixed(
         b,
         "test_image_content",
@@ -88,16 +99,30 @@ pub fn register(b: ServerBuilder) -> ServerBuilder {
             {"type": "resource", "resource": {"uri": "test://mixed-content-resource", "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}
         ]}),
     );
-    let b = b.tool_raw(no_args("test_tool_with_progress", "Reports progress 0, 50, 100 before answering."), |ctx: Context, _args| async move {
-        for p in [0.0, 50.0, 100.0] {
-            ctx.progress(p, Some(100.0), None);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Ok::<_, HandlerError>(text("Progress complete"))
-    });
-    let b = b.tool_raw(no_args("test_error_handling", "Always fails with a tool execution error."), |_ctx: Context, _args| async move {
-        Err::<Value, _>(HandlerError::tool("This tool intentionally returns an error for testing"))
-    });
+    let b = b.tool_raw(
+        no_args(
+            "test_tool_with_progress",
+            "Reports progress 0, 50, 100 before answering.",
+        ),
+        |ctx: Context, _args| async move {
+            for p in [0.0, 50.0, 100.0] {
+                ctx.progress(p, Some(100.0), None);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok::<_, HandlerError>(text("Progress complete"))
+        },
+    );
+    let b = b.tool_raw(
+        no_args(
+            "test_error_handling",
+            "Always fails with a tool execution error.",
+        ),
+        |_ctx: Context, _args| async move {
+            Err::<Value, _>(HandlerError::tool(
+                "This tool intentionally returns an error for testing",
+            ))
+        },
+    );
     let b = b.tool_raw(
         json!({"name": "json_schema_2020_12_tool",
                "description": "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
@@ -111,12 +136,21 @@ pub fn register(b: ServerBuilder) -> ServerBuilder {
                    "additionalProperties": false}}),
         |_ctx: Context, args| async move { Ok::<_, HandlerError>(text(format!("JSON Schema 2020-12 tool called with: {}", Value::Object(args)))) },
     );
-    let b = b.tool_raw(no_args("test_missing_capability", "Needs the client's sampling capability."), |ctx: Context, _args| async move {
-        ctx.require_capability(json!({"sampling": {}}))?;
-        Ok::<_, HandlerError>(text("Success"))
-    });
     let b = b.tool_raw(
-        no_args("test_streaming_elicitation", "Asks for confirmation through an input_required result."),
+        no_args(
+            "test_missing_capability",
+            "Needs the client's sampling capability.",
+        ),
+        |ctx: Context, _args| async move {
+            ctx.require_capability(json!({"sampling": {}}))?;
+            Ok::<_, HandlerError>(text("Success"))
+        },
+    );
+    let b = b.tool_raw(
+        no_args(
+            "test_streaming_elicitation",
+            "Asks for confirmation through an input_required result.",
+        ),
         |ctx: Context, _args| async move {
             let mut inputs = ctx.inputs();
             let answer = inputs.elicit("confirm", "Please confirm", confirm_schema())?;
@@ -125,19 +159,35 @@ pub fn register(b: ServerBuilder) -> ServerBuilder {
             Ok::<_, HandlerError>(text("Streaming complete"))
         },
     );
-    let b = b.tool_raw(no_args("test_logging_tool", "Logs at info level when the request asks for logs."), |ctx: Context, _args| async move {
-        ctx.log("info", Some("conformance"), json!("test_logging_tool evaluated"));
-        Ok::<_, HandlerError>(text("Logging evaluated"))
-    });
     let b = b.tool_raw(
-        no_args("test_trigger_tool_change", "Announces tools/list_changed to listeners (the list stays the same)."),
+        no_args(
+            "test_logging_tool",
+            "Logs at info level when the request asks for logs.",
+        ),
+        |ctx: Context, _args| async move {
+            ctx.log(
+                "info",
+                Some("conformance"),
+                json!("test_logging_tool evaluated"),
+            );
+            Ok::<_, HandlerError>(text("Logging evaluated"))
+        },
+    );
+    let b = b.tool_raw(
+        no_args(
+            "test_trigger_tool_change",
+            "Announces tools/list_changed to listeners (the list stays the same).",
+        ),
         |ctx: Context, _args| async move {
             ctx.server().notify(ChangeEvent::ToolsListChanged);
             Ok::<_, HandlerError>(text("Mutation triggered"))
         },
     );
     let b = b.tool_raw(
-        no_args("test_trigger_prompt_change", "Announces prompts/list_changed to listeners (the list stays the same)."),
+        no_args(
+            "test_trigger_prompt_change",
+            "Announces prompts/list_changed to listeners (the list stays the same).",
+        ),
         |ctx: Context, _args| async move {
             ctx.server().notify(ChangeEvent::PromptsListChanged);
             Ok::<_, HandlerError>(text("Mutation triggered"))

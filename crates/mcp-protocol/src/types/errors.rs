@@ -1,5 +1,6 @@
 //! JSON-RPC error objects and the MCP-specific error responses.
 
+use crate::error::code;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -21,21 +22,21 @@ pub struct Error {
 
 impl Error {
     /// Invalid JSON was received.
-    pub const PARSE_ERROR: i64 = -32700;
+    pub const PARSE_ERROR: i64 = code::PARSE_ERROR;
     /// The JSON is not a valid request object.
-    pub const INVALID_REQUEST: i64 = -32600;
+    pub const INVALID_REQUEST: i64 = code::INVALID_REQUEST;
     /// The method does not exist or is not available.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const METHOD_NOT_FOUND: i64 = code::METHOD_NOT_FOUND;
     /// Invalid method parameters.
-    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INVALID_PARAMS: i64 = code::INVALID_PARAMS;
     /// Internal error of the receiver.
-    pub const INTERNAL_ERROR: i64 = -32603;
+    pub const INTERNAL_ERROR: i64 = code::INTERNAL_ERROR;
     /// HTTP headers do not match the request body.
-    pub const HEADER_MISMATCH: i64 = -32020;
+    pub const HEADER_MISMATCH: i64 = code::HEADER_MISMATCH;
     /// The request needs a client capability that was not declared.
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = code::MISSING_REQUIRED_CLIENT_CAPABILITY;
     /// The requested protocol version is not supported.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = code::UNSUPPORTED_PROTOCOL_VERSION;
 
     /// An error with a code and message and no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
