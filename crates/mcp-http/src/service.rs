@@ -40,6 +40,8 @@ pub struct HttpConfig {
     pub keep_alive: Duration,
     /// Most concurrent connections (default 4096); more wait in the accept queue.
     pub max_connections: usize,
+    /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
+    pub header_read_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -57,6 +59,7 @@ impl Default for HttpConfig {
             allowed_hosts: hosts,
             keep_alive: Duration::from_secs(15),
             max_connections: 4096,
+            header_read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -308,12 +311,15 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let svc = svc.clone();
         let shutdown = shutdown.clone();
+        let header_timeout = svc.config.header_read_timeout;
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let svc = svc.clone();
                 async move { Ok::<_, Infallible>(svc.call(req).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
                 .keep_alive(true)
                 .pipeline_flush(true)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service);

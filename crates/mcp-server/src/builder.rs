@@ -116,6 +116,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Longest a request handler may run before it is cancelled with `-32603` (default 5 minutes;
+    /// `subscriptions/listen` streams are not limited).
+    pub fn request_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
     /// Whether to put `serverInfo` in every result's `_meta` (default true).
     pub fn server_info_in_results(mut self, on: bool) -> Self {
         self.config.server_info_in_results = on;
@@ -159,6 +166,35 @@ impl ServerBuilder {
             Err(e) => self.errors.push(e),
         }
         self
+    }
+
+    /// Registers a tool with typed arguments and typed structured output: `outputSchema` is
+    /// derived from `O`, and the handler's value becomes `structuredContent` (plus its JSON text
+    /// as a text block, for clients that do not read structured content).
+    pub fn tool_with_output<A, O, F, Fut>(self, def: impl Serialize, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+    {
+        let mut def = match to_object(&def) {
+            Ok(d) => d,
+            Err(e) => {
+                let mut this = self;
+                this.errors.push(e);
+                return this;
+            }
+        };
+        def.entry("outputSchema").or_insert_with(schema_of::<O>);
+        let handler = Arc::new(handler);
+        self.tool(Value::Object(def), move |ctx: Context, a: A| {
+            let handler = handler.clone();
+            async move {
+                let out = ser(handler(ctx, a).await?)?;
+                Ok(json!({ "content": [{ "type": "text", "text": out.to_string() }], "structuredContent": out }))
+            }
+        })
     }
 
     /// Registers a tool whose handler takes the raw `arguments` object (dynamic registration).

@@ -40,6 +40,7 @@ pub(crate) struct ServerConfig {
     pub(crate) keys: KeyRing,
     pub(crate) state_ttl_secs: u64,
     pub(crate) server_info_in_results: bool,
+    pub(crate) request_timeout: std::time::Duration,
     pub(crate) extra_capabilities: Map<String, Value>,
 }
 
@@ -56,6 +57,7 @@ impl ServerConfig {
             keys: KeyRing::random(),
             state_ttl_secs: 600,
             server_info_in_results: true,
+            request_timeout: std::time::Duration::from_secs(300),
             extra_capabilities: Map::new(),
         }
     }
@@ -255,7 +257,14 @@ impl Server {
     pub async fn handle(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
         use futures::FutureExt;
         let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env)).catch_unwind();
-        match fut.await {
+        let limit = self.inner.config.request_timeout;
+        let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
+            return Err(ProtocolError::Internal(format!(
+                "request timed out after {} ms",
+                limit.as_millis()
+            )));
+        };
+        match outcome {
             Ok(r) => r.map(|v| self.finish_result(v)),
             Err(panic) => {
                 let msg = panic

@@ -42,12 +42,11 @@ pub fn register(b: ServerBuilder) -> ServerBuilder {
                "annotations": {"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}}),
         |_ctx: Context, a: EchoArgs| async move { Ok(text(a.text)) },
     )
-    .tool(
-        json!({"name": "add", "description": "Adds two integers; the sum is also returned as structured content.",
-               "outputSchema": mcp::server::schema_of::<Sum>()}),
+    .tool_with_output(
+        json!({"name": "add", "description": "Adds two integers; the sum is returned as structured content."}),
         |_ctx: Context, a: AddArgs| async move {
             let sum = a.a.checked_add(a.b).ok_or_else(|| HandlerError::tool("integer overflow"))?;
-            Ok(json!({ "content": [{"type": "text", "text": sum.to_string()}], "structuredContent": Sum { sum } }))
+            Ok(Sum { sum })
         },
     )
     .tool(
