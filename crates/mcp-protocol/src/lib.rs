@@ -8,6 +8,7 @@ pub mod error;
 pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
+pub mod sse;
 pub mod state;
 pub mod strict;
 pub mod types;

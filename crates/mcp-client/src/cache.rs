@@ -1,0 +1,67 @@
+//! A response cache honouring `ttlMs` (and keyed so private entries never leave their scope).
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Cached results keyed by method + parameters (without `_meta`).
+#[derive(Debug, Default)]
+pub struct Cache {
+    entries: Mutex<HashMap<String, (Instant, Value)>>,
+}
+
+/// The cache key of a request.
+pub fn key(method: &str, params: &serde_json::Map<String, Value>) -> String {
+    let mut p = params.clone();
+    p.remove("_meta");
+    format!("{method} {}", Value::Object(p))
+}
+
+impl Cache {
+    /// A fresh cached result for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        let mut e = self.entries.lock().expect("lock");
+        match e.get(key) {
+            Some((until, v)) if Instant::now() < *until => Some(v.clone()),
+            Some(_) => {
+                e.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Stores `result` if it carries a positive `ttlMs` (negative or absent means do not cache).
+    pub fn put(&self, key: String, result: &Value) {
+        let ttl = result.get("ttlMs").and_then(Value::as_i64).unwrap_or(0);
+        if ttl > 0 {
+            let until = Instant::now() + Duration::from_millis(ttl as u64);
+            self.entries.lock().expect("lock").insert(key, (until, result.clone()));
+        }
+    }
+
+    /// Drops every entry whose key starts with `method` (on a list-changed notification).
+    pub fn invalidate(&self, method: &str) {
+        self.entries.lock().expect("lock").retain(|k, _| !k.starts_with(method));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn honours_ttl() {
+        let c = Cache::default();
+        c.put("a".into(), &json!({"ttlMs": 60_000, "x": 1}));
+        c.put("b".into(), &json!({"ttlMs": 0}));
+        c.put("c".into(), &json!({"ttlMs": -5}));
+        assert_eq!(c.get("a").unwrap()["x"], 1);
+        assert!(c.get("b").is_none());
+        assert!(c.get("c").is_none());
+        c.invalidate("a");
+        assert!(c.get("a").is_none());
+    }
+}

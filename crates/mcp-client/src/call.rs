@@ -1,0 +1,140 @@
+//! One logical call: rounds of request/response with MRTR input gathering, progress, timeouts.
+
+use crate::client::{check_result_type, CallOptions, Client, ServerEra};
+use crate::error::{ClientError, TransportError};
+use crate::transport::OutgoingRequest;
+use mcp_protocol::headers as h;
+use mcp_protocol::meta::PROGRESS_TOKEN;
+use serde_json::{json, Map, Value};
+use tokio::time::Instant;
+
+impl Client {
+    /// Sends `method` with `params` and returns the final result, answering `input_required`
+    /// rounds with the registered handlers (modern) or server-to-client requests (legacy).
+    pub async fn request(&self, method: &str, params: Map<String, Value>, opts: &CallOptions) -> Result<Value, ClientError> {
+        let mut params = params;
+        let max_rounds = self.inner.config.max_rounds;
+        for _round in 0..max_rounds {
+            let result = self.round(method, params.clone(), opts).await?;
+            if check_result_type(&result)? != "input_required" {
+                return Ok(result);
+            }
+            let requests = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+            let mut responses = Map::new();
+            for (key, req) in &requests {
+                let m = req.get("method").and_then(Value::as_str).unwrap_or_default();
+                let p = req.get("params").cloned().unwrap_or(json!({}));
+                responses.insert(key.clone(), self.inner.config.handlers.answer(m, p).await?);
+            }
+            params.remove("inputResponses");
+            params.remove("requestState");
+            if !responses.is_empty() {
+                params.insert("inputResponses".into(), Value::Object(responses));
+            }
+            // Echo requestState exactly as received; never invent one.
+            if let Some(state) = result.get("requestState") {
+                params.insert("requestState".into(), state.clone());
+            }
+        }
+        Err(ClientError::TooManyRounds(max_rounds))
+    }
+
+    /// One request/response round. Returns the `result` object.
+    async fn round(&self, method: &str, params: Map<String, Value>, opts: &CallOptions) -> Result<Value, ClientError> {
+        let id = self.next_id();
+        let progress = opts.on_progress.as_ref().map(|_| id);
+        let (params, headers) = match self.era() {
+            Some(ServerEra::Legacy { version, .. }) => {
+                let mut params = params;
+                if let Some(p) = progress {
+                    let meta = params.entry("_meta").or_insert_with(|| json!({}));
+                    meta[PROGRESS_TOKEN] = json!(p);
+                }
+                let mut headers = Vec::new();
+                if version.as_str() >= "2025-06-18" {
+                    headers.push((h::PROTOCOL_VERSION.to_owned(), version));
+                }
+                (Value::Object(params), headers)
+            }
+            _ => {
+                let version = self.protocol_version();
+                let p = self.modern_params(&version, params, progress, opts.log_level.as_deref());
+                let headers = self.modern_headers(&version, method, &p);
+                (p, headers)
+            }
+        };
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let response = self.exchange(msg, headers, opts).await?;
+        if let Some(err) = response.get("error") {
+            return Err(ClientError::from_error_object(err));
+        }
+        response.get("result").cloned().ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))
+    }
+
+    /// Sends one request and drives its exchange to the response.
+    pub(crate) async fn exchange(&self, msg: Value, headers: Vec<(String, String)>, opts: &CallOptions) -> Result<Value, ClientError> {
+        let id = msg["id"].clone();
+        let idle = opts.timeout.unwrap_or(self.inner.config.timeout);
+        let hard_deadline = Instant::now() + self.inner.config.max_timeout.max(idle);
+        let mut ex = match self.inner.transport.request(OutgoingRequest { message: msg, headers }).await {
+            Ok(ex) => ex,
+            Err(TransportError::Http { status: s @ (401 | 403), www_authenticate, .. }) => {
+                return Err(ClientError::AuthRequired { status: s, www_authenticate })
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut deadline = Instant::now() + idle;
+        loop {
+            let next = tokio::time::timeout_at(deadline.min(hard_deadline), ex.next()).await;
+            let m = match next {
+                Err(_) => return Err(ClientError::Timeout(idle)), // dropping `ex` cancels
+                Ok(None) => return Err(TransportError::Closed("the server closed the stream before responding".into()).into()),
+                Ok(Some(m)) => m?,
+            };
+            match (m.get("method").and_then(Value::as_str), m.get("id")) {
+                (Some(method), Some(req_id)) => {
+                    // A server-to-client request (legacy sessions only).
+                    let reply = self.answer_server_request(req_id, method, m.get("params").cloned()).await;
+                    self.inner.transport.send(reply, self.legacy_headers()).await?;
+                }
+                (Some("notifications/progress"), None) => {
+                    if let Some(cb) = &opts.on_progress {
+                        cb(&m["params"]);
+                    }
+                    deadline = Instant::now() + idle;
+                }
+                (Some("notifications/message"), None) => {
+                    if let Some(cb) = &opts.on_log {
+                        cb(&m["params"]);
+                    }
+                }
+                (Some(_), None) => {}
+                (None, Some(rid)) if *rid == id => {
+                    ex.complete();
+                    return Ok(m);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Answers a legacy server-to-client request with the registered handlers.
+    pub(crate) async fn answer_server_request(&self, id: &Value, method: &str, params: Option<Value>) -> Value {
+        match self.inner.config.handlers.answer(method, params.unwrap_or(json!({}))).await {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(ClientError::Unsupported(what)) => {
+                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": format!("client does not support {what}") } })
+            }
+            Err(e) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": e.to_string() } }),
+        }
+    }
+
+    pub(crate) fn legacy_headers(&self) -> Vec<(String, String)> {
+        match self.era() {
+            Some(ServerEra::Legacy { version, .. }) if version.as_str() >= "2025-06-18" => {
+                vec![(h::PROTOCOL_VERSION.to_owned(), version)]
+            }
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! The client core: era detection, version negotiation, request metadata, MRTR rounds.
+
+use crate::cache::Cache;
+use crate::error::{ClientError, TransportError};
+use crate::handlers::{boxed, Handlers};
+use crate::transport::{OutgoingRequest, Transport, TransportKind};
+use mcp_protocol::headers::{self as h, encode_value, HeaderParam};
+use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
+use mcp_protocol::version;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the client learned when it connected.
+#[derive(Debug, Clone)]
+pub enum ServerEra {
+    /// A modern (stateless) server.
+    Modern {
+        /// The protocol version in use.
+        version: String,
+        /// The `server/discover` result.
+        discover: Value,
+    },
+    /// A legacy (initialize-based) server.
+    Legacy {
+        /// The negotiated protocol version.
+        version: String,
+        /// The `initialize` result.
+        initialize: Value,
+    },
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Called with each `notifications/progress` params object; setting it sends a progress token.
+    pub on_progress: Option<Arc<dyn Fn(&Value) + Send + Sync>>,
+    /// Called with each `notifications/message` params object.
+    pub on_log: Option<Arc<dyn Fn(&Value) + Send + Sync>>,
+    /// Minimum log level to ask for (`io.modelcontextprotocol/logLevel`).
+    pub log_level: Option<String>,
+    /// Overrides the client's request timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions").field("log_level", &self.log_level).field("timeout", &self.timeout).finish()
+    }
+}
+
+/// Configures and connects a [`Client`].
+pub struct ClientBuilder {
+    pub(crate) info: Value,
+    pub(crate) handlers: Handlers,
+    pub(crate) timeout: Duration,
+    pub(crate) max_timeout: Duration,
+    pub(crate) probe_timeout: Duration,
+    pub(crate) max_rounds: usize,
+    pub(crate) legacy_version: String,
+    pub(crate) allow_legacy: bool,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder").field("info", &self.info).field("handlers", &self.handlers).finish()
+    }
+}
+
+impl ClientBuilder {
+    /// A client named `name` at `version` (sent as `clientInfo`).
+    pub fn new(name: &str, version: &str) -> Self {
+        Self {
+            info: json!({ "name": name, "version": version }),
+            handlers: Handlers::default(),
+            timeout: Duration::from_secs(60),
+            max_timeout: Duration::from_secs(600),
+            probe_timeout: Duration::from_secs(10),
+            max_rounds: 8,
+            legacy_version: version::LEGACY[0].to_owned(),
+            allow_legacy: true,
+        }
+    }
+
+    /// Handles form (and, with `url`, URL-mode) elicitation. The handler gets the request
+    /// `params` and returns an `ElicitResult`; defaults from `requestedSchema` are filled in and
+    /// accepted content is validated against it before it is sent.
+    pub fn on_elicitation<F, Fut>(mut self, form: bool, url: bool, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
+    {
+        self.handlers.elicitation = Some(boxed(f));
+        self.handlers.elicitation_form = form;
+        self.handlers.elicitation_url = url;
+        self
+    }
+
+    /// Handles sampling (`CreateMessageRequestParams` in, `CreateMessageResult` out); `tools`
+    /// declares support for tool use in sampling.
+    pub fn on_sampling<F, Fut>(mut self, tools: bool, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
+    {
+        self.handlers.sampling = Some(boxed(f));
+        self.handlers.sampling_tools = tools;
+        self
+    }
+
+    /// Answers `roots/list` with a fixed list of roots (`[{uri, name?}]`).
+    pub fn roots(mut self, roots: Vec<Value>) -> Self {
+        let roots = Arc::new(roots);
+        self.handlers.roots = Some(boxed(move |_| {
+            let roots = roots.clone();
+            async move { Ok(json!({ "roots": *roots })) }
+        }));
+        self
+    }
+
+    /// Time a request may wait for its next message (progress resets it; default 60 s).
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+
+    /// Upper bound on a request's total time, whatever progress arrives (default 10 min).
+    pub fn max_timeout(mut self, t: Duration) -> Self {
+        self.max_timeout = t;
+        self
+    }
+
+    /// How long the stdio era probe waits before assuming a legacy server (default 10 s).
+    pub fn probe_timeout(mut self, t: Duration) -> Self {
+        self.probe_timeout = t;
+        self
+    }
+
+    /// Most MRTR rounds per call (default 8).
+    pub fn max_rounds(mut self, n: usize) -> Self {
+        self.max_rounds = n.max(1);
+        self
+    }
+
+    /// Whether to fall back to legacy (initialize-based) servers (default true).
+    pub fn allow_legacy(mut self, on: bool) -> Self {
+        self.allow_legacy = on;
+        self
+    }
+
+    /// Connects over `transport`: detects the server's era and negotiates a version.
+    pub async fn connect(self, transport: impl Transport) -> Result<Client, ClientError> {
+        Client::connect(self, Arc::new(transport)).await
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) config: ClientBuilder,
+    pub(crate) era: Mutex<Option<ServerEra>>,
+    pub(crate) next_id: AtomicI64,
+    pub(crate) tool_headers: Mutex<HashMap<String, Arc<[HeaderParam]>>>,
+    pub(crate) cache: Cache,
+}
+
+/// An MCP client connected to one server. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("era", &self.era()).finish()
+    }
+}
+
+/// Whether an error response identifies a modern server (so no legacy fallback).
+fn is_modern_error(err: &Value) -> bool {
+    let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
+    use mcp_protocol::error::code::*;
+    match code {
+        UNSUPPORTED_PROTOCOL_VERSION => err.pointer("/data/supported").is_some_and(Value::is_array),
+        HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY => true,
+        _ => false,
+    }
+}
+
+enum Probe {
+    Modern(ServerEra),
+    Retry(String),
+    Legacy(String),
+}
+
+impl Client {
+    async fn connect(config: ClientBuilder, transport: Arc<dyn Transport>) -> Result<Self, ClientError> {
+        let client = Client {
+            inner: Arc::new(Inner {
+                transport,
+                config,
+                era: Mutex::new(None),
+                next_id: AtomicI64::new(1),
+                tool_headers: Mutex::new(HashMap::new()),
+                cache: Cache::default(),
+            }),
+        };
+        let mut version = version::LATEST.to_owned();
+        for _ in 0..3 {
+            match client.probe(&version).await? {
+                Probe::Modern(era) => {
+                    *client.inner.era.lock().expect("lock") = Some(era);
+                    return Ok(client);
+                }
+                Probe::Retry(v) => version = v,
+                Probe::Legacy(why) => {
+                    if !client.inner.config.allow_legacy {
+                        return Err(ClientError::InvalidResponse(format!("server is not a modern MCP server ({why})")));
+                    }
+                    tracing::info!(reason = %why, "falling back to the legacy initialize handshake");
+                    client.initialize().await?;
+                    return Ok(client);
+                }
+            }
+        }
+        Err(ClientError::InvalidResponse("version negotiation did not converge".into()))
+    }
+
+    /// `server/discover` with `version`; classifies the server.
+    async fn probe(&self, version: &str) -> Result<Probe, ClientError> {
+        let id = self.next_id();
+        let params = self.modern_params(version, Map::new(), None, None);
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params });
+        let headers = self.modern_headers(version, "server/discover", &msg["params"]);
+        let timeout = if self.inner.transport.kind() == TransportKind::Stdio { self.inner.config.probe_timeout } else { self.inner.config.timeout };
+        let response = match tokio::time::timeout(timeout, self.exchange_once(msg, headers)).await {
+            Err(_) => return Ok(Probe::Legacy("no answer to server/discover".into())),
+            Ok(Err(ClientError::Transport(TransportError::Http { status, body, www_authenticate }))) => {
+                if status == 401 || status == 403 {
+                    return Err(ClientError::AuthRequired { status, www_authenticate });
+                }
+                if (400..500).contains(&status) {
+                    return Ok(Probe::Legacy(format!("HTTP {status}: {body}")));
+                }
+                return Err(TransportError::Http { status, body, www_authenticate }.into());
+            }
+            Ok(r) => r?,
+        };
+        if let Some(err) = response.get("error") {
+            if !is_modern_error(err) {
+                return Ok(Probe::Legacy(format!("server/discover failed: {err}")));
+            }
+            if let Some(supported) = err.pointer("/data/supported").and_then(Value::as_array) {
+                let theirs: Vec<String> = supported.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+                if let Some(v) = version::MODERN.iter().find(|v| theirs.iter().any(|t| t == *v)) {
+                    if *v != version {
+                        return Ok(Probe::Retry((*v).to_owned()));
+                    }
+                }
+                if theirs.iter().any(|t| version::LEGACY.contains(&t.as_str())) {
+                    return Ok(Probe::Legacy(format!("server supports only {theirs:?}")));
+                }
+                return Err(ClientError::NoCommonVersion { server: theirs });
+            }
+            return Err(ClientError::from_error_object(err));
+        }
+        let result = response.get("result").cloned().ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))?;
+        check_result_type(&result)?;
+        Ok(Probe::Modern(ServerEra::Modern { version: version.to_owned(), discover: result }))
+    }
+
+    /// The era and negotiated version.
+    pub fn era(&self) -> Option<ServerEra> {
+        self.inner.era.lock().expect("lock").clone()
+    }
+
+    /// Whether the server is modern (stateless).
+    pub fn is_modern(&self) -> bool {
+        matches!(self.era(), Some(ServerEra::Modern { .. }))
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> String {
+        match self.era() {
+            Some(ServerEra::Modern { version, .. } | ServerEra::Legacy { version, .. }) => version,
+            None => version::LATEST.to_owned(),
+        }
+    }
+
+    /// The server's capabilities (from `server/discover` or `initialize`).
+    pub fn server_capabilities(&self) -> Value {
+        match self.era() {
+            Some(ServerEra::Modern { discover, .. }) => discover.get("capabilities").cloned().unwrap_or_default(),
+            Some(ServerEra::Legacy { initialize, .. }) => initialize.get("capabilities").cloned().unwrap_or_default(),
+            None => Value::Null,
+        }
+    }
+
+    pub(crate) fn next_id(&self) -> i64 {
+        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Request `params` with the per-request `_meta` fields of a modern request.
+    pub(crate) fn modern_params(&self, version: &str, mut params: Map<String, Value>, progress: Option<i64>, log_level: Option<&str>) -> Value {
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        meta.insert(PROTOCOL_VERSION.into(), json!(version));
+        meta.insert(CLIENT_CAPABILITIES.into(), self.inner.config.handlers.capabilities());
+        meta.insert(CLIENT_INFO.into(), self.inner.config.info.clone());
+        if let Some(p) = progress {
+            meta.insert(PROGRESS_TOKEN.into(), json!(p));
+        }
+        if let Some(l) = log_level {
+            meta.insert(LOG_LEVEL.into(), json!(l));
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        Value::Object(params)
+    }
+
+    /// The Streamable HTTP headers of a modern request.
+    pub(crate) fn modern_headers(&self, version: &str, method: &str, params: &Value) -> Vec<(String, String)> {
+        let mut out = vec![(h::PROTOCOL_VERSION.to_owned(), version.to_owned()), (h::METHOD.to_owned(), method.to_owned())];
+        let name = match method {
+            "tools/call" | "prompts/get" => params.get("name"),
+            "resources/read" => params.get("uri"),
+            _ => None,
+        };
+        if let Some(n) = name.and_then(Value::as_str) {
+            out.push((h::NAME.to_owned(), encode_value(n)));
+        }
+        if method == "tools/call" {
+            let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
+            let known = self.inner.tool_headers.lock().expect("lock").get(tool).cloned();
+            if let (Some(hp), Some(args)) = (known, params.get("arguments").and_then(Value::as_object)) {
+                for p in hp.iter() {
+                    if let Some(v) = h::header_value_for(args, &p.path) {
+                        let s = match &v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        out.push((format!("mcp-param-{}", p.header), encode_value(&s)));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Sends one message and waits for its response, ignoring notifications.
+    async fn exchange_once(&self, msg: Value, headers: Vec<(String, String)>) -> Result<Value, ClientError> {
+        let id = msg["id"].clone();
+        let mut ex = self.inner.transport.request(OutgoingRequest { message: msg, headers }).await?;
+        while let Some(m) = ex.next().await {
+            let m = m?;
+            if m.get("id") == Some(&id) && (m.get("result").is_some() || m.get("error").is_some()) {
+                ex.complete();
+                return Ok(m);
+            }
+        }
+        Err(TransportError::Closed("no response".into()).into())
+    }
+
+    /// Closes the connection (stdio: terminates the server's process tree).
+    pub async fn close(&self) {
+        self.inner.transport.close().await;
+    }
+}
+
+/// Checks `resultType`: absent means complete; unknown values are invalid.
+pub(crate) fn check_result_type(result: &Value) -> Result<&str, ClientError> {
+    match result.get("resultType") {
+        None => Ok("complete"),
+        Some(Value::String(s)) if s == "complete" || s == "input_required" => Ok(s.as_str()),
+        Some(other) => Err(ClientError::InvalidResponse(format!("unknown resultType {other}"))),
+    }
+}

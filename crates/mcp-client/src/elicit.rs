@@ -1,0 +1,57 @@
+//! Form elicitation on the client: defaults from `requestedSchema` and validation of answers.
+
+use crate::error::ClientError;
+use serde_json::{Map, Value};
+
+/// Completes an accepted form answer: fills missing fields with the schema's `default`s and
+/// validates the content against `requestedSchema`. Declines and cancels pass through.
+pub fn finish_form(params: &Value, mut result: Value) -> Result<Value, ClientError> {
+    if result.get("action").and_then(Value::as_str) != Some("accept") {
+        return Ok(result);
+    }
+    let schema = params.get("requestedSchema").cloned().unwrap_or(Value::Object(Map::new()));
+    let content = result
+        .as_object_mut()
+        .ok_or_else(|| ClientError::Handler("elicitation result must be an object".into()))?
+        .entry("content")
+        .or_insert_with(|| Value::Object(Map::new()));
+    apply_defaults(&schema, content);
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|e| ClientError::InvalidResponse(format!("requestedSchema is not a valid schema: {e}")))?;
+    let errors: Vec<String> = validator.iter_errors(content).map(|e| e.to_string()).collect();
+    if !errors.is_empty() {
+        return Err(ClientError::Handler(format!("elicitation answer does not match the requested schema: {}", errors.join("; "))));
+    }
+    Ok(result)
+}
+
+/// Fills every property missing from `content` that has a `default` in `schema`.
+pub fn apply_defaults(schema: &Value, content: &mut Value) {
+    let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), content.as_object_mut()) else {
+        return;
+    };
+    for (name, prop) in props {
+        if let Some(d) = prop.get("default") {
+            obj.entry(name.clone()).or_insert_with(|| d.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fills_defaults_and_validates() {
+        let params = json!({"requestedSchema": {"type": "object", "properties": {
+            "name": {"type": "string", "default": "Ann"}, "age": {"type": "integer", "default": 3},
+            "ok": {"type": "boolean"}}, "required": ["name"]}});
+        let r = finish_form(&params, json!({"action": "accept", "content": {"ok": true}})).unwrap();
+        assert_eq!(r["content"], json!({"name": "Ann", "age": 3, "ok": true}));
+        let r = finish_form(&params, json!({"action": "accept", "content": {"age": "x"}}));
+        assert!(r.is_err());
+        let r = finish_form(&params, json!({"action": "decline"})).unwrap();
+        assert_eq!(r, json!({"action": "decline"}));
+    }
+}

@@ -1,0 +1,118 @@
+//! Client errors.
+
+use serde_json::Value;
+
+/// Everything that can go wrong for a client call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The transport failed: connection refused, process exited, stream broke...
+    #[error("transport error: {0}")]
+    Transport(#[from] TransportError),
+    /// The server answered with a JSON-RPC error.
+    #[error("server error {code}: {message}")]
+    Server {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Message.
+        message: String,
+        /// Optional `error.data`.
+        data: Option<Value>,
+    },
+    /// The resource does not exist (`-32602` with a URI, or legacy `-32002`).
+    #[error("resource not found: {0}")]
+    ResourceNotFound(String),
+    /// No protocol version is supported by both sides.
+    #[error("no mutually supported protocol version (server supports {server:?})")]
+    NoCommonVersion {
+        /// Versions the server advertised.
+        server: Vec<String>,
+    },
+    /// The server's answer is not valid for the protocol (bad `resultType`, malformed result...).
+    #[error("invalid response from server: {0}")]
+    InvalidResponse(String),
+    /// The server asked for input the client has no handler for.
+    #[error("server asked for {0}, which this client does not support")]
+    Unsupported(String),
+    /// An input handler (elicitation, sampling, roots) failed or the user refused.
+    #[error("{0}")]
+    Handler(String),
+    /// The MRTR exchange needed more rounds than allowed.
+    #[error("server still needs input after {0} rounds")]
+    TooManyRounds(usize),
+    /// The request timed out (and was cancelled).
+    #[error("request timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// A tool definition is invalid for this transport (e.g. bad `x-mcp-header`).
+    #[error("invalid tool {tool:?}: {reason}")]
+    InvalidTool {
+        /// Tool name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server needs authorization.
+    #[error("authorization required (HTTP {status}){}", www_authenticate.as_deref().map(|w| format!(": {w}")).unwrap_or_default())]
+    AuthRequired {
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` challenge.
+        www_authenticate: Option<String>,
+    },
+}
+
+impl ClientError {
+    /// Builds the error for a JSON-RPC `error` object.
+    pub fn from_error_object(e: &Value) -> Self {
+        let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
+        let message = e.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
+        let data = e.get("data").cloned();
+        if code == mcp_protocol::error::code::LEGACY_RESOURCE_NOT_FOUND
+            || (code == mcp_protocol::error::code::INVALID_PARAMS && data.as_ref().and_then(|d| d.get("uri")).is_some())
+        {
+            let uri = data.as_ref().and_then(|d| d.get("uri")).and_then(Value::as_str).unwrap_or(&message).to_owned();
+            return Self::ResourceNotFound(uri);
+        }
+        Self::Server { code, message, data }
+    }
+
+    /// The JSON-RPC code if this is a server error.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            Self::Server { code, .. } => Some(*code),
+            Self::ResourceNotFound(_) => Some(mcp_protocol::error::code::INVALID_PARAMS),
+            _ => None,
+        }
+    }
+}
+
+/// A transport-level failure.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// Could not reach the server (connection refused, DNS, spawn failure).
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// The connection or process went away before the response.
+    #[error("connection closed: {0}")]
+    Closed(String),
+    /// An HTTP status without a JSON-RPC body.
+    #[error("HTTP {status}: {body}")]
+    Http {
+        /// Status code.
+        status: u16,
+        /// Body (truncated) for diagnostics.
+        body: String,
+        /// `WWW-Authenticate`, if any.
+        www_authenticate: Option<String>,
+    },
+    /// The server sent something that is not valid JSON-RPC.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// The operation timed out.
+    #[error("timed out")]
+    Timeout,
+    /// Any other I/O error.
+    #[error("I/O error: {0}")]
+    Io(String),
+}

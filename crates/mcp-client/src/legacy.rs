@@ -1,0 +1,72 @@
+//! Legacy (initialize-based) servers: the handshake and server-initiated messages.
+
+use crate::client::{Client, ServerEra};
+use crate::error::ClientError;
+use mcp_protocol::version;
+use serde_json::{json, Map, Value};
+
+impl Client {
+    /// Runs the `initialize` handshake (HTTP: falls further back to HTTP+SSE when the
+    /// Streamable HTTP endpoint refuses it).
+    pub(crate) async fn initialize(&self) -> Result<(), ClientError> {
+        let result = match self.try_initialize().await {
+            Ok(r) => r,
+            Err(ClientError::Transport(crate::error::TransportError::Http { status: 400 | 404 | 405, .. })) => {
+                self.inner.transport.fallback_to_sse().await?;
+                self.try_initialize().await?
+            }
+            Err(e) => return Err(e),
+        };
+        let negotiated = result.get("protocolVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
+        if !version::LEGACY.contains(&negotiated.as_str()) {
+            return Err(ClientError::NoCommonVersion { server: vec![negotiated] });
+        }
+        *self.inner.era.lock().expect("lock") = Some(ServerEra::Legacy { version: negotiated, initialize: result });
+        self.inner.transport.begin_legacy_session().await?;
+        self.inner
+            .transport
+            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }), self.legacy_headers())
+            .await?;
+        self.spawn_unsolicited_handler();
+        Ok(())
+    }
+
+    async fn try_initialize(&self) -> Result<Value, ClientError> {
+        let id = self.next_id();
+        let mut caps = self.inner.config.handlers.capabilities();
+        // Legacy revisions spell an elicitation capability without modes as `{}`.
+        if let Some(e) = caps.get_mut("elicitation").and_then(Value::as_object_mut) {
+            if e.len() == 1 && e.contains_key("form") {
+                *e = Map::new();
+            }
+        }
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": self.inner.config.legacy_version,
+            "capabilities": caps,
+            "clientInfo": self.inner.config.info,
+        }});
+        let response = self.exchange(msg, Vec::new(), &Default::default()).await?;
+        if let Some(err) = response.get("error") {
+            return Err(ClientError::from_error_object(err));
+        }
+        response.get("result").cloned().ok_or_else(|| ClientError::InvalidResponse("initialize: no result".into()))
+    }
+
+    /// Answers server requests that arrive outside any exchange (stdio, HTTP GET stream).
+    fn spawn_unsolicited_handler(&self) {
+        let Some(mut rx) = self.inner.transport.take_unsolicited() else { return };
+        let weak = std::sync::Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            while let Some(m) = rx.recv().await {
+                let Some(inner) = weak.upgrade() else { return };
+                let client = Client { inner };
+                if let (Some(method), Some(id)) = (m.get("method").and_then(Value::as_str), m.get("id")) {
+                    let reply = client.answer_server_request(id, method, m.get("params").cloned()).await;
+                    if let Err(e) = client.inner.transport.send(reply, client.legacy_headers()).await {
+                        tracing::warn!(error = %e, "could not answer a server request");
+                    }
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,28 @@
+//! Client for the Model Context Protocol: talks to modern (2026-07-28, stateless) servers and
+//! to legacy (initialize-based) ones, over stdio or HTTP.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcp_client::ClientError> {
+//! use mcp_client::{ClientBuilder, CallOptions, transport::stdio::StdioTransport};
+//! let transport = StdioTransport::spawn(mcp_client::transport::stdio::StdioCommand::new("mcp").args(["serve", "everything", "--stdio"]))?;
+//! let client = ClientBuilder::new("my-app", "1.0.0").connect(transport).await?;
+//! let tools = client.list_tools().await?;
+//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"}), &CallOptions::default()).await?;
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod cache;
+mod call;
+mod client;
+pub mod elicit;
+mod error;
+mod handlers;
+mod legacy;
+mod listen;
+pub mod transport;
+
+pub use client::{CallOptions, Client, ClientBuilder, ServerEra};
+pub use error::{ClientError, TransportError};
+pub use handlers::{Handlers, InputHandler};
+pub use listen::{ListenEvent, Subscription};

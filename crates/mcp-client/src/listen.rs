@@ -1,0 +1,127 @@
+//! `subscriptions/listen` on the client: a stream of change notifications.
+
+use crate::client::{Client, ServerEra};
+use crate::error::{ClientError, TransportError};
+use crate::transport::{Exchange, OutgoingRequest};
+use mcp_protocol::meta::SUBSCRIPTION_ID;
+use serde_json::{json, Map, Value};
+
+/// What a subscription yields.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ListenEvent {
+    /// A change notification (`notifications/...` message, with its params).
+    Notification {
+        /// The notification method, e.g. `notifications/tools/list_changed`.
+        method: String,
+        /// Its params.
+        params: Value,
+    },
+    /// The stream dropped unexpectedly and was re-opened.
+    Reconnected,
+}
+
+/// An open `subscriptions/listen` stream. Dropping it cancels the subscription.
+pub struct Subscription {
+    client: Client,
+    filter: Value,
+    exchange: Option<Exchange>,
+    id: Value,
+    /// The filter the server agreed to honour.
+    pub acknowledged: Value,
+    reconnects: usize,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription").field("id", &self.id).field("acknowledged", &self.acknowledged).finish()
+    }
+}
+
+impl Client {
+    /// Opens a subscription with `filter` (e.g. `{"toolsListChanged": true}`); waits for the
+    /// acknowledgement. Modern servers only.
+    pub async fn listen(&self, filter: Value) -> Result<Subscription, ClientError> {
+        if !matches!(self.era(), Some(ServerEra::Modern { .. })) {
+            return Err(ClientError::Unsupported("subscriptions/listen on a legacy server".into()));
+        }
+        let mut sub = Subscription { client: self.clone(), filter, exchange: None, id: Value::Null, acknowledged: Value::Null, reconnects: 0 };
+        sub.open().await?;
+        Ok(sub)
+    }
+}
+
+impl Subscription {
+    async fn open(&mut self) -> Result<(), ClientError> {
+        let c = &self.client;
+        let id = c.next_id();
+        let version = c.protocol_version();
+        let mut params = Map::new();
+        params.insert("notifications".into(), self.filter.clone());
+        let params = c.modern_params(&version, params, None, None);
+        let headers = c.modern_headers(&version, "subscriptions/listen", &params);
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params });
+        let mut ex = c.inner.transport.request(OutgoingRequest { message: msg, headers }).await?;
+        let first = tokio::time::timeout(c.inner.config.timeout, ex.next())
+            .await
+            .map_err(|_| ClientError::Timeout(c.inner.config.timeout))?
+            .ok_or_else(|| ClientError::Transport(TransportError::Closed("listen stream closed before acknowledgement".into())))??;
+        if let Some(err) = first.get("error") {
+            return Err(ClientError::from_error_object(err));
+        }
+        if first.get("method").and_then(Value::as_str) != Some("notifications/subscriptions/acknowledged") {
+            return Err(ClientError::InvalidResponse(format!("expected an acknowledgement first, got {first}")));
+        }
+        self.acknowledged = first["params"].get("notifications").cloned().unwrap_or(json!({}));
+        if let Some(missing) = self.filter.as_object().and_then(|f| f.keys().find(|k| self.acknowledged.get(*k).is_none())) {
+            tracing::warn!(filter = %missing, "server did not acknowledge part of the subscription filter");
+        }
+        self.id = json!(id);
+        self.exchange = Some(ex);
+        Ok(())
+    }
+
+    /// The next event; `None` after the server closed the subscription gracefully.
+    pub async fn next(&mut self) -> Option<Result<ListenEvent, ClientError>> {
+        loop {
+            let ex = self.exchange.as_mut()?;
+            match ex.next().await {
+                Some(Ok(m)) => {
+                    if m.get("id") == Some(&self.id) && (m.get("result").is_some() || m.get("error").is_some()) {
+                        // Graceful closure: the server answered the listen request.
+                        if let Some(mut ex) = self.exchange.take() {
+                            ex.complete();
+                        }
+                        return None;
+                    }
+                    let Some(method) = m.get("method").and_then(Value::as_str) else { continue };
+                    let tagged = m.pointer(&format!("/params/_meta/{}", SUBSCRIPTION_ID.replace('/', "~1")));
+                    if tagged.is_some_and(|t| *t != self.id) {
+                        continue;
+                    }
+                    match method {
+                        "notifications/tools/list_changed" => self.client.invalidate_cache("tools/list"),
+                        "notifications/prompts/list_changed" => self.client.invalidate_cache("prompts/list"),
+                        "notifications/resources/list_changed" => self.client.invalidate_cache("resources/list"),
+                        "notifications/resources/updated" => self.client.invalidate_cache("resources/read"),
+                        _ => {}
+                    }
+                    return Some(Ok(ListenEvent::Notification { method: method.to_owned(), params: m["params"].clone() }));
+                }
+                Some(Err(_)) | None => {
+                    // Unexpected drop: reconnect (bounded), since no closing response came.
+                    self.exchange = None;
+                    if self.reconnects >= 5 {
+                        return Some(Err(ClientError::Transport(TransportError::Closed("listen stream dropped repeatedly".into()))));
+                    }
+                    self.reconnects += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(200 * self.reconnects as u64)).await;
+                    return Some(match self.open().await {
+                        Ok(()) => Ok(ListenEvent::Reconnected),
+                        Err(e) => Err(e),
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! stdio client transport: spawns the server, speaks newline-delimited JSON on its
+//! stdin/stdout, keeps its stderr apart, and terminates its whole process tree on close/drop.
+
+use super::{Exchange, OutgoingRequest, Transport, TransportKind};
+use crate::error::TransportError;
+use futures::future::BoxFuture;
+use mcp_protocol::meta::SUBSCRIPTION_ID;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// How to start a stdio server.
+#[derive(Debug, Clone)]
+pub struct StdioCommand {
+    program: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: Option<PathBuf>,
+    max_line_bytes: usize,
+}
+
+impl StdioCommand {
+    /// Runs `program` (looked up on `PATH`).
+    pub fn new(program: impl Into<String>) -> Self {
+        Self { program: program.into(), args: Vec::new(), env: Vec::new(), cwd: None, max_line_bytes: 16 << 20 }
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the server.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Sets the server's working directory.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Longest accepted line from the server (default 16 MiB).
+    pub fn max_line_bytes(mut self, n: usize) -> Self {
+        self.max_line_bytes = n;
+        self
+    }
+}
+
+type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
+
+struct Shared {
+    pending: Mutex<HashMap<String, Route>>,
+    closed: Mutex<Option<String>>,
+    stderr_tail: Mutex<VecDeque<String>>,
+}
+
+impl Shared {
+    fn fail_all(&self, why: String) {
+        *self.closed.lock().expect("lock") = Some(why.clone());
+        for (_, tx) in self.pending.lock().expect("lock").drain() {
+            let _ = tx.send(Err(TransportError::Closed(why.clone())));
+        }
+    }
+
+    fn closed_reason(&self) -> Option<String> {
+        self.closed.lock().expect("lock").clone()
+    }
+}
+
+/// A running stdio server.
+pub struct StdioTransport {
+    shared: Arc<Shared>,
+    writer: mpsc::UnboundedSender<Vec<u8>>,
+    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
+    child: Mutex<Option<Child>>,
+    pgid: Option<i32>,
+}
+
+impl std::fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioTransport").field("pgid", &self.pgid).finish()
+    }
+}
+
+fn key(v: &Value) -> String {
+    v.to_string()
+}
+
+impl StdioTransport {
+    /// Spawns the server in its own process group.
+    pub fn spawn(cmd: StdioCommand) -> Result<Self, TransportError> {
+        let mut c = Command::new(&cmd.program);
+        c.args(&cmd.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+        for (k, v) in &cmd.env {
+            c.env(k, v);
+        }
+        if let Some(d) = &cmd.cwd {
+            c.current_dir(d);
+        }
+        let mut child = c.spawn().map_err(|e| TransportError::Connect(format!("cannot start {:?}: {e}", cmd.program)))?;
+        let pgid = child.id().map(|p| p as i32);
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let shared = Arc::new(Shared { pending: Mutex::default(), closed: Mutex::default(), stderr_tail: Mutex::default() });
+        let (writer, mut write_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
+
+        tokio::spawn(async move {
+            // An empty buffer is the close marker (real lines always end with '\n').
+            let mut w = tokio::io::BufWriter::new(stdin);
+            'outer: while let Some(line) = write_rx.recv().await {
+                if line.is_empty() || w.write_all(&line).await.is_err() {
+                    break;
+                }
+                while let Ok(more) = write_rx.try_recv() {
+                    if more.is_empty() {
+                        break 'outer;
+                    }
+                    if w.write_all(&more).await.is_err() {
+                        return;
+                    }
+                }
+                if w.flush().await.is_err() {
+                    return;
+                }
+            }
+            let _ = w.flush().await;
+            // Dropping the writer closes the server's stdin: its signal to exit.
+        });
+
+        let tail = shared.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(target: "mcp_client::server_stderr", "{line}");
+                let mut t = tail.stderr_tail.lock().expect("lock");
+                if t.len() == 20 {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+
+        let reader_shared = shared.clone();
+        let max = cmd.max_line_bytes;
+        tokio::spawn(async move {
+            let mut r = BufReader::with_capacity(64 * 1024, stdout);
+            let mut buf = Vec::with_capacity(4096);
+            let why = loop {
+                buf.clear();
+                match (&mut r).take(max as u64 + 1).read_until(b'\n', &mut buf).await {
+                    Ok(0) => break "the server closed its output (exited?)".to_owned(),
+                    Ok(_) if buf.len() > max => break format!("the server sent a line longer than {max} bytes"),
+                    Ok(_) => {}
+                    Err(e) => break format!("reading from the server failed: {e}"),
+                }
+                let line = buf.trim_ascii();
+                if line.is_empty() {
+                    continue;
+                }
+                match serde_json::from_slice::<Value>(line) {
+                    Ok(msg) => route(&reader_shared, &unsolicited_tx, msg),
+                    Err(e) => tracing::warn!(error = %e, "ignoring a non-JSON line from the server"),
+                }
+            };
+            let tail: Vec<String> = reader_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
+            let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
+            reader_shared.fail_all(why);
+        });
+
+        Ok(Self { shared, writer, unsolicited: Mutex::new(Some(unsolicited_rx)), child: Mutex::new(Some(child)), pgid })
+    }
+
+    fn write(&self, msg: &Value) -> Result<(), TransportError> {
+        if let Some(why) = self.shared.closed_reason() {
+            return Err(TransportError::Closed(why));
+        }
+        let mut line = serde_json::to_vec(msg).map_err(|e| TransportError::Malformed(e.to_string()))?;
+        line.push(b'\n');
+        self.writer.send(line).map_err(|_| TransportError::Closed("the server's input is closed".into()))
+    }
+
+    fn signal_group(&self, sig: Signal) {
+        if let Some(pg) = self.pgid {
+            let _ = killpg(Pid::from_raw(pg), sig);
+        }
+    }
+}
+
+/// Delivers one message from the server to whoever waits for it.
+fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value) {
+    let is_response = msg.get("id").is_some() && (msg.get("result").is_some() || msg.get("error").is_some());
+    let target = if is_response {
+        msg.get("id").map(key)
+    } else if msg.get("id").is_none() {
+        // Progress and subscription notifications name their request.
+        let params = msg.get("params");
+        params
+            .and_then(|p| p.get("progressToken"))
+            .or_else(|| params.and_then(|p| p.get("_meta")).and_then(|m| m.get(SUBSCRIPTION_ID)))
+            .map(key)
+    } else {
+        None
+    };
+    let mut pending = shared.pending.lock().expect("lock");
+    if let Some(k) = target {
+        let delivered = if is_response { pending.remove(&k) } else { pending.get(&k).cloned() };
+        if let Some(tx) = delivered {
+            let _ = tx.send(Ok(msg));
+            return;
+        }
+    }
+    drop(pending);
+    let _ = unsolicited.send(msg);
+}
+
+impl Transport for StdioTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Stdio
+    }
+
+    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+        Box::pin(async move {
+            let id = req.message.get("id").cloned().ok_or_else(|| TransportError::Malformed("request without id".into()))?;
+            let (tx, rx) = mpsc::unbounded_channel();
+            self.shared.pending.lock().expect("lock").insert(key(&id), tx);
+            if let Err(e) = self.write(&req.message) {
+                self.shared.pending.lock().expect("lock").remove(&key(&id));
+                return Err(e);
+            }
+            let shared = self.shared.clone();
+            let writer = self.writer.clone();
+            let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+                shared.pending.lock().expect("lock").remove(&key(&id));
+                let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+                if let Ok(mut line) = serde_json::to_vec(&note) {
+                    line.push(b'\n');
+                    let _ = writer.send(line);
+                }
+            });
+            Ok(Exchange { messages: rx, on_cancel: Some(on_cancel) })
+        })
+    }
+
+    fn send(&self, message: Value, _headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move { self.write(&message) })
+    }
+
+    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>> {
+        self.unsolicited.lock().expect("lock").take()
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let child = self.child.lock().expect("lock").take();
+            let Some(mut child) = child else { return };
+            // 1. Close stdin, 2. wait, 3. SIGTERM the group, 4. SIGKILL the group.
+            self.shared.fail_all("the client closed the connection".into());
+            let _ = self.writer.send(Vec::new());
+            if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+                self.signal_group(Signal::SIGTERM);
+                if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+                    self.signal_group(Signal::SIGKILL);
+                    let _ = child.wait().await;
+                }
+            }
+            // Whatever the server left behind in its group goes too.
+            self.signal_group(Signal::SIGKILL);
+        })
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        if self.child.lock().map(|c| c.is_some()).unwrap_or(false) {
+            self.signal_group(Signal::SIGKILL);
+        }
+    }
+}
