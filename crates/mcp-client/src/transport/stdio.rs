@@ -14,8 +14,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use tokio::process::Command;
+use tokio::sync::{mpsc, watch};
 
 /// How to start a stdio server.
 #[derive(Debug, Clone)]
@@ -88,7 +88,7 @@ pub struct StdioTransport {
     shared: Arc<Shared>,
     writer: mpsc::UnboundedSender<Vec<u8>>,
     unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
-    child: Mutex<Option<Child>>,
+    exited: watch::Receiver<bool>,
     pgid: Option<i32>,
 }
 
@@ -185,7 +185,31 @@ impl StdioTransport {
             reader_shared.fail_all(why);
         });
 
-        Ok(Self { shared, writer, unsolicited: Mutex::new(Some(unsolicited_rx)), child: Mutex::new(Some(child)), pgid })
+        // Watch the process itself: a grandchild holding the stdout pipe open must not hide
+        // the server's death from pending calls.
+        let (exit_tx, exited) = watch::channel(false);
+        let exit_shared = shared.clone();
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            // Let the reader drain what the server wrote before it exited.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let why = match status {
+                Ok(s) => format!("the server process exited ({s})"),
+                Err(e) => format!("lost track of the server process: {e}"),
+            };
+            let tail: Vec<String> = exit_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
+            let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
+            if exit_shared.closed_reason().is_none() {
+                exit_shared.fail_all(why);
+            }
+            let _ = exit_tx.send(true);
+        });
+        Ok(Self { shared, writer, unsolicited: Mutex::new(Some(unsolicited_rx)), exited, pgid })
+    }
+
+    /// The server's process id (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.pgid.map(|p| p as u32)
     }
 
     fn write(&self, msg: &Value) -> Result<(), TransportError> {
@@ -269,16 +293,25 @@ impl Transport for StdioTransport {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let child = self.child.lock().expect("lock").take();
-            let Some(mut child) = child else { return };
+            if *self.exited.borrow() {
+                self.signal_group(Signal::SIGKILL);
+                return;
+            }
+            if self.shared.closed_reason().is_none() {
+                self.shared.fail_all("the client closed the connection".into());
+            }
             // 1. Close stdin, 2. wait, 3. SIGTERM the group, 4. SIGKILL the group.
-            self.shared.fail_all("the client closed the connection".into());
             let _ = self.writer.send(Vec::new());
-            if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+            let mut exited = self.exited.clone();
+            let wait = |d| {
+                let mut e = exited.clone();
+                async move { tokio::time::timeout(d, e.wait_for(|x| *x)).await.is_ok() }
+            };
+            if !wait(Duration::from_secs(2)).await {
                 self.signal_group(Signal::SIGTERM);
-                if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+                if !wait(Duration::from_secs(2)).await {
                     self.signal_group(Signal::SIGKILL);
-                    let _ = child.wait().await;
+                    let _ = tokio::time::timeout(Duration::from_secs(2), exited.wait_for(|x| *x)).await;
                 }
             }
             // Whatever the server left behind in its group goes too.
@@ -289,8 +322,7 @@ impl Transport for StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        if self.child.lock().map(|c| c.is_some()).unwrap_or(false) {
-            self.signal_group(Signal::SIGKILL);
-        }
+        // Never leave the server's process tree behind.
+        self.signal_group(Signal::SIGKILL);
     }
 }

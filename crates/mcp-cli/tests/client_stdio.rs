@@ -1,0 +1,197 @@
+//! The client library against real stdio servers: our `everything` server (modern) and a
+//! legacy (initialize-based) server written here in Python.
+
+use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ListenEvent, ServerEra};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+async fn everything(builder: ClientBuilder) -> Client {
+    let t = StdioTransport::spawn(StdioCommand::new(env!("CARGO_BIN_EXE_mcp")).args(["serve", "everything", "--stdio"])).unwrap();
+    tokio::time::timeout(T, builder.connect(t)).await.unwrap().unwrap()
+}
+
+fn builder() -> ClientBuilder {
+    ClientBuilder::new("test-client", "0.0.1")
+        .on_elicitation(true, false, |params: Value| async move {
+            // Fill every requested field by its type, like a cooperative user.
+            let mut content = serde_json::Map::new();
+            if let Some(props) = params.pointer("/requestedSchema/properties").and_then(Value::as_object) {
+                for (name, schema) in props {
+                    let v = match schema["type"].as_str() {
+                        Some("boolean") => json!(true),
+                        Some("integer" | "number") => json!(7),
+                        _ if name == "name" => json!("Ada"),
+                        _ => json!("blue"),
+                    };
+                    content.insert(name.clone(), v);
+                }
+            }
+            Ok(json!({"action": "accept", "content": content}))
+        })
+        .on_sampling(false, |_p| async move {
+            Ok(json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "test", "stopReason": "endTurn"}))
+        })
+        .roots(vec![json!({"uri": "file:///tmp/project", "name": "project"})])
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn modern_server_over_stdio() {
+    let c = everything(builder()).await;
+    assert!(matches!(c.era(), Some(ServerEra::Modern { ref version, .. }) if version == "2026-07-28"));
+    let tools = c.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "echo"));
+    let r = c.call_tool("echo", json!({"text": "hi"}), &CallOptions::default()).await.unwrap();
+    assert_eq!(text(&r), "hi");
+    // MRTR: elicitation answered by the handler, then the tool completes.
+    let r = c.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap();
+    assert_eq!(text(&r), "Hello, Ada!");
+    // Three inputs at once, with state carried.
+    let r = c.call_tool("test_input_required_result_multiple_inputs", json!({}), &CallOptions::default()).await.unwrap();
+    assert!(text(&r).contains("Ada"), "{r}");
+    // Two rounds.
+    let r = c.call_tool("test_input_required_result_multi_round", json!({}), &CallOptions::default()).await;
+    assert!(r.is_ok(), "{r:?}");
+    // Resources, templates, prompts, completion; -32602 resource not found.
+    let read = c.read_resource("test://template/42/data").await.unwrap();
+    assert!(read["contents"][0]["text"].as_str().unwrap().contains("42"));
+    assert!(matches!(c.read_resource("test://nope").await, Err(ClientError::ResourceNotFound(u)) if u == "test://nope"));
+    let p = c.get_prompt("test_prompt_with_arguments", json!({"arg1": "a", "arg2": "b"}).as_object().unwrap().clone()).await.unwrap();
+    assert!(p["messages"][0]["content"]["text"].as_str().unwrap().contains("arg1='a'"));
+    let comp = c.complete(json!({"type": "ref/prompt", "name": "test_prompt_with_arguments"}), "arg1", "pa", None).await.unwrap();
+    assert_eq!(comp["completion"]["values"], json!(["paris", "park", "party"]));
+    c.close().await;
+}
+
+#[tokio::test]
+async fn progress_and_logs_reach_callbacks() {
+    let c = everything(builder()).await;
+    let progress = Arc::new(AtomicUsize::new(0));
+    let p2 = progress.clone();
+    let logs = Arc::new(AtomicUsize::new(0));
+    let l2 = logs.clone();
+    let opts = CallOptions {
+        on_progress: Some(Arc::new(move |_p: &Value| {
+            p2.fetch_add(1, Ordering::SeqCst);
+        })),
+        on_log: Some(Arc::new(move |_l: &Value| {
+            l2.fetch_add(1, Ordering::SeqCst);
+        })),
+        log_level: Some("info".into()),
+        timeout: None,
+    };
+    let r = c.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5}), &opts).await.unwrap();
+    assert_eq!(text(&r), "counted to 3");
+    assert_eq!(progress.load(Ordering::SeqCst), 3);
+    c.close().await;
+}
+
+#[tokio::test]
+async fn undeclared_capabilities_give_a_clear_error() {
+    let c = everything(ClientBuilder::new("bare", "1")).await;
+    let e = c.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap_err();
+    assert_eq!(e.code(), Some(-32021), "{e}");
+    c.close().await;
+}
+
+#[tokio::test]
+async fn listen_gets_tagged_notifications_and_invalidates_cache() {
+    let c = everything(builder()).await;
+    let mut sub = c.listen(json!({"toolsListChanged": true})).await.unwrap();
+    assert_eq!(sub.acknowledged, json!({"toolsListChanged": true}));
+    let before = c.list_tools().await.unwrap().len();
+    c.call_tool("toggle_extra_tool", json!({}), &CallOptions::default()).await.unwrap();
+    let ev = tokio::time::timeout(T, sub.next()).await.unwrap().unwrap().unwrap();
+    assert!(matches!(ev, ListenEvent::Notification { ref method, .. } if method == "notifications/tools/list_changed"));
+    // The cached list was invalidated by the notification: the new tool is visible at once.
+    assert_eq!(c.list_tools().await.unwrap().len(), before + 1);
+    c.close().await;
+}
+
+#[tokio::test]
+async fn timeout_cancels_the_request_and_the_server_keeps_serving() {
+    let c = everything(builder().timeout(Duration::from_millis(300))).await;
+    let e = c.call_tool("count_with_progress", json!({"steps": 20, "delay_ms": 1000}), &CallOptions::default()).await.unwrap_err();
+    assert!(matches!(e, ClientError::Timeout(_)), "{e}");
+    let r = c.call_tool("echo", json!({"text": "still here"}), &CallOptions::default()).await.unwrap();
+    assert_eq!(text(&r), "still here");
+    c.close().await;
+}
+
+/// A legacy (2025-06-18) stdio server: initialize handshake, then tools that make real
+/// server-to-client requests.
+const LEGACY_SERVER: &str = r#"
+import json, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+initialized = False
+pending = {}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "server/discover":
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "Method not found"}})
+    elif m.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": "2025-06-18",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy-py", "version": "1"}}})
+    elif m.get("method") == "notifications/initialized":
+        initialized = True
+    elif m.get("method") == "tools/list":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}})
+    elif m.get("method") == "tools/call" and initialized:
+        pending["srv-1"] = m["id"]
+        send({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create",
+              "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}})
+    elif m.get("method") == "resources/read":
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32002, "message": "Resource not found", "data": {"uri": m["params"]["uri"]}}})
+    elif "result" in m and m.get("id") in pending:
+        orig = pending.pop(m["id"])
+        send({"jsonrpc": "2.0", "id": orig, "result": {"content": [{"type": "text", "text": "hello " + m["result"]["content"]["name"]}]}})
+"#;
+
+#[tokio::test]
+async fn legacy_server_over_stdio() {
+    let t = StdioTransport::spawn(StdioCommand::new("python3").args(["-u", "-c", LEGACY_SERVER])).unwrap();
+    let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
+    assert!(matches!(c.era(), Some(ServerEra::Legacy { ref version, .. }) if version == "2025-06-18"), "{:?}", c.era());
+    let tools = c.list_tools().await.unwrap();
+    assert_eq!(tools[0]["name"], "ask");
+    // The same elicitation handler answers a real server-to-client request.
+    let r = tokio::time::timeout(T, c.call_tool("ask", json!({}), &CallOptions::default())).await.unwrap().unwrap();
+    assert_eq!(text(&r), "hello Ada");
+    // A missing resultType means complete; -32002 is resource-not-found.
+    assert!(matches!(c.read_resource("file:///x").await, Err(ClientError::ResourceNotFound(_))));
+    c.close().await;
+}
+
+#[tokio::test]
+async fn killed_server_fails_pending_calls_promptly_and_leaves_no_process() {
+    // The server runs in its own process group; a grandchild shares it.
+    let script = "sleep 313 & exec \"$0\" serve everything --stdio";
+    let t = StdioTransport::spawn(StdioCommand::new("sh").args(["-c", script, env!("CARGO_BIN_EXE_mcp")])).unwrap();
+    let pid = t.pid().unwrap();
+    let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
+    let pending = {
+        let c = c.clone();
+        tokio::spawn(async move { c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000}), &CallOptions::default()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Kill the server process (not the group): pending calls must fail with a clear error.
+    let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+    let r = tokio::time::timeout(Duration::from_secs(5), pending).await.expect("pending call must fail promptly").unwrap();
+    let e = r.unwrap_err();
+    assert!(matches!(e, ClientError::Transport(_)), "{e}");
+    c.close().await;
+    // The grandchild `sleep 300` was in the server's process group: gone after close.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let left = std::process::Command::new("pgrep").args(["-f", "^sleep 313$"]).output().unwrap();
+    assert!(left.stdout.is_empty(), "processes left behind: {}", String::from_utf8_lossy(&left.stdout));
+}
