@@ -1,17 +1,68 @@
 //! `mcp`: the Model Context Protocol command-line tool.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use mcp_cli::client::{Action, CompleteRef, Options, TargetArgs};
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const TARGET_HELP: &str =
+    "TARGET is an http(s):// URL given first, or a stdio server command given last after `--`:\n  \
+    mcp tools list http://127.0.0.1:3000/mcp\n  \
+    mcp tools call echo '{\"text\":\"hi\"}' -- mcp serve everything --stdio";
 
 #[derive(Parser)]
 #[command(
     name = "mcp",
     version,
-    about = "Model Context Protocol (2026-07-28) command-line tool"
+    about = "Model Context Protocol (2026-07-28) command-line tool",
+    after_help = TARGET_HELP
 )]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Options of every client command.
+#[derive(Args)]
+struct Global {
+    /// Machine output: exactly one JSON document on stdout (the raw result).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Seconds a request may wait for the server's next message (default 60).
+    #[arg(long, global = true, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Extra HTTP header, 'Name: value' (repeatable; HTTP targets only).
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Declare the roots capability and answer roots/list with this root (repeatable).
+    #[arg(long = "root", global = true, value_name = "URI")]
+    roots: Vec<String>,
+    /// Refuse elicitation and sampling (their capabilities are not declared).
+    #[arg(long, global = true)]
+    no_input: bool,
+    /// Ask elicitation/sampling questions even when stdin is not a terminal (answers are read line by line).
+    #[arg(long, global = true, conflicts_with = "no_input")]
+    interactive: bool,
+    /// Ask the server for log messages at this level (shown on stderr).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    log_level: Option<String>,
+}
+
+/// Where the server is: a URL (first positional) or a stdio command (after `--`).
+#[derive(Args)]
+struct Target {
+    /// Environment variable for a stdio server (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// Working directory of a stdio server.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// The stdio server command and its arguments.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -31,38 +82,259 @@ enum Command {
         #[arg(long = "allow-host")]
         allow_hosts: Vec<String>,
     },
+    /// Show a server's era and protocol version, identity, capabilities and instructions.
+    #[command(override_usage = "mcp discover [OPTIONS] URL\n       mcp discover [OPTIONS] -- COMMAND...")]
+    Discover {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// List or call tools.
+    #[command(subcommand)]
+    Tools(ToolsCmd),
+    /// List, or read, resources and resource templates.
+    #[command(subcommand)]
+    Resources(ResourcesCmd),
+    /// List or get prompts.
+    #[command(subcommand)]
+    Prompts(PromptsCmd),
+    /// Ask for completions of a prompt or resource template argument.
+    #[command(
+        override_usage = "mcp complete [OPTIONS] URL (--prompt NAME | --resource URI) --arg NAME [--value PREFIX]\n       \
+        mcp complete [OPTIONS] (--prompt NAME | --resource URI) --arg NAME [--value PREFIX] -- COMMAND..."
+    )]
+    Complete {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        /// Complete an argument of this prompt.
+        #[arg(long, value_name = "NAME", required_unless_present = "resource", conflicts_with = "resource")]
+        prompt: Option<String>,
+        /// Complete a variable of this resource template.
+        #[arg(long, value_name = "URI")]
+        resource: Option<String>,
+        /// The argument to complete.
+        #[arg(long = "arg", value_name = "NAME")]
+        argument: String,
+        /// What was typed so far.
+        #[arg(long, value_name = "PREFIX", default_value = "")]
+        value: String,
+        /// Values of other arguments already chosen (repeatable).
+        #[arg(long = "context", value_name = "K=V")]
+        context: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Print change notifications until Ctrl-C or until the server ends the subscription
+    /// (all list changes when no filter is given).
+    #[command(override_usage = "mcp listen [OPTIONS] URL\n       mcp listen [OPTIONS] -- COMMAND...")]
+    Listen {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        /// Tool list changes.
+        #[arg(long)]
+        tools: bool,
+        /// Prompt list changes.
+        #[arg(long)]
+        prompts: bool,
+        /// Resource list changes.
+        #[arg(long)]
+        resources: bool,
+        /// Updates of this resource (repeatable).
+        #[arg(long = "resource", value_name = "URI")]
+        resource: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+#[derive(Subcommand)]
+enum ToolsCmd {
+    /// List the server's tools.
+    #[command(override_usage = "mcp tools list [OPTIONS] URL\n       mcp tools list [OPTIONS] -- COMMAND...")]
+    List {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Call a tool; arguments from a JSON object and/or --arg pairs.
+    #[command(override_usage = "mcp tools call [OPTIONS] URL NAME [ARGS_JSON]\n       \
+        mcp tools call [OPTIONS] NAME [ARGS_JSON] -- COMMAND...")]
+    Call {
+        /// [URL] NAME [ARGS_JSON]
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        /// Argument `key=value`; the value is JSON if it parses (and the tool's schema allows), else a string (repeatable).
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+        /// Directory for images and audio the tool returns (default: current directory).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+#[derive(Subcommand)]
+enum ResourcesCmd {
+    /// List the server's resources.
+    #[command(override_usage = "mcp resources list [OPTIONS] URL\n       mcp resources list [OPTIONS] -- COMMAND...")]
+    List {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// List the server's resource templates.
+    #[command(
+        override_usage = "mcp resources templates [OPTIONS] URL\n       mcp resources templates [OPTIONS] -- COMMAND..."
+    )]
+    Templates {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Read a resource: text is printed, binary content saved to a file.
+    #[command(
+        override_usage = "mcp resources read [OPTIONS] URL URI\n       mcp resources read [OPTIONS] URI -- COMMAND..."
+    )]
+    Read {
+        /// [URL] URI
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        /// Directory for binary content (default: current directory).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+#[derive(Subcommand)]
+enum PromptsCmd {
+    /// List the server's prompts (`*` marks required arguments).
+    #[command(override_usage = "mcp prompts list [OPTIONS] URL\n       mcp prompts list [OPTIONS] -- COMMAND...")]
+    List {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Get a prompt's messages.
+    #[command(
+        override_usage = "mcp prompts get [OPTIONS] URL NAME\n       mcp prompts get [OPTIONS] NAME -- COMMAND..."
+    )]
+    Get {
+        /// [URL] NAME
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        /// Argument `key=value` (repeatable).
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+        /// Directory for images and audio in the messages (default: current directory).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+fn target(pos: Vec<String>, t: Target) -> TargetArgs {
+    TargetArgs { positionals: pos, command: t.command, env: t.env, cwd: t.cwd }
+}
+
+/// The target and action of a client command.
+fn client_command(c: Command) -> (TargetArgs, Action) {
+    match c {
+        Command::Discover { pos, target: t } => (target(pos, t), Action::Discover),
+        Command::Tools(ToolsCmd::List { pos, target: t }) => (target(pos, t), Action::ToolsList),
+        Command::Tools(ToolsCmd::Call { pos, args, out, target: t }) => {
+            (target(pos, t), Action::ToolsCall { args, out })
+        }
+        Command::Resources(ResourcesCmd::List { pos, target: t }) => (target(pos, t), Action::ResourcesList),
+        Command::Resources(ResourcesCmd::Templates { pos, target: t }) => (target(pos, t), Action::ResourcesTemplates),
+        Command::Resources(ResourcesCmd::Read { pos, out, target: t }) => {
+            (target(pos, t), Action::ResourcesRead { out })
+        }
+        Command::Prompts(PromptsCmd::List { pos, target: t }) => (target(pos, t), Action::PromptsList),
+        Command::Prompts(PromptsCmd::Get { pos, args, out, target: t }) => {
+            (target(pos, t), Action::PromptsGet { args, out })
+        }
+        Command::Complete { pos, prompt, resource, argument, value, context, target: t } => {
+            let reference = match (prompt, resource) {
+                (Some(p), _) => CompleteRef::Prompt(p),
+                (None, Some(r)) => CompleteRef::Resource(r),
+                (None, None) => unreachable!("clap requires --prompt or --resource"),
+            };
+            (target(pos, t), Action::Complete { reference, argument, value, context })
+        }
+        Command::Listen { pos, tools, prompts, resources, resource, target: t } => {
+            (target(pos, t), Action::Listen { tools, prompts, resources, resource })
+        }
+        Command::Serve { .. } => unreachable!("`serve` is not a client command"),
+    }
+}
+
+fn options(g: Global) -> Result<Options, String> {
+    let timeout = match g.timeout {
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => return Err(format!("--timeout must be a positive number of seconds, got {s}")),
+        None => None,
+    };
+    Ok(Options {
+        json: g.json,
+        timeout,
+        headers: g.headers,
+        roots: g.roots,
+        no_input: g.no_input,
+        interactive: g.interactive,
+        log_level: g.log_level,
+    })
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
         .init();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let result = rt.block_on(async move {
-        match cli.command {
-            Command::Serve {
-                name: _,
-                http,
-                stdio,
-                allow_hosts,
-            } => {
-                let server = mcp_cli::everything::server();
-                match (http, stdio) {
-                    (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts).await,
-                    (None, true) => mcp::stdio::serve_stdio(server).await,
-                    (None, false) => Err(std::io::Error::other(
-                        "choose a transport: --http ADDR or --stdio",
-                    )),
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    match cli.command {
+        Command::Serve { name: _, http, stdio, allow_hosts } => serve(&rt, http, stdio, allow_hosts),
+        command => {
+            let (target, action) = client_command(command);
+            let json = cli.global.json;
+            let code = match options(cli.global) {
+                Ok(opts) => rt.block_on(mcp_cli::client::run(opts, target, action)),
+                Err(e) => {
+                    eprintln!("mcp: {e}");
+                    if json {
+                        println!("{}", serde_json::json!({ "error": { "message": e } }));
+                    }
+                    std::process::ExitCode::from(2)
                 }
-            }
+            };
+            // A prompt may still be blocked reading stdin (after Ctrl-C): don't wait for it.
+            rt.shutdown_timeout(Duration::from_millis(100));
+            code
+        }
+    }
+}
+
+fn serve(
+    rt: &tokio::runtime::Runtime,
+    http: Option<SocketAddr>,
+    stdio: bool,
+    allow_hosts: Vec<String>,
+) -> std::process::ExitCode {
+    let result = rt.block_on(async move {
+        let server = mcp_cli::everything::server();
+        match (http, stdio) {
+            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts).await,
+            (None, true) => mcp::stdio::serve_stdio(server).await,
+            (None, false) => Err(std::io::Error::other("choose a transport: --http ADDR or --stdio")),
         }
     });
     match result {

@@ -11,7 +11,9 @@ use std::time::Duration;
 const T: Duration = Duration::from_secs(20);
 
 async fn everything(builder: ClientBuilder) -> Client {
-    let t = StdioTransport::spawn(StdioCommand::new(env!("CARGO_BIN_EXE_mcp")).args(["serve", "everything", "--stdio"])).unwrap();
+    let t =
+        StdioTransport::spawn(StdioCommand::new(env!("CARGO_BIN_EXE_mcp")).args(["serve", "everything", "--stdio"]))
+            .unwrap();
     tokio::time::timeout(T, builder.connect(t)).await.unwrap().unwrap()
 }
 
@@ -55,7 +57,8 @@ async fn modern_server_over_stdio() {
     let r = c.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap();
     assert_eq!(text(&r), "Hello, Ada!");
     // Three inputs at once, with state carried.
-    let r = c.call_tool("test_input_required_result_multiple_inputs", json!({}), &CallOptions::default()).await.unwrap();
+    let r =
+        c.call_tool("test_input_required_result_multiple_inputs", json!({}), &CallOptions::default()).await.unwrap();
     assert!(text(&r).contains("Ada"), "{r}");
     // Two rounds.
     let r = c.call_tool("test_input_required_result_multi_round", json!({}), &CallOptions::default()).await;
@@ -63,10 +66,18 @@ async fn modern_server_over_stdio() {
     // Resources, templates, prompts, completion; -32602 resource not found.
     let read = c.read_resource("test://template/42/data").await.unwrap();
     assert!(read["contents"][0]["text"].as_str().unwrap().contains("42"));
-    assert!(matches!(c.read_resource("test://nope").await, Err(ClientError::ResourceNotFound(u)) if u == "test://nope"));
-    let p = c.get_prompt("test_prompt_with_arguments", json!({"arg1": "a", "arg2": "b"}).as_object().unwrap().clone()).await.unwrap();
+    assert!(
+        matches!(c.read_resource("test://nope").await, Err(ClientError::ResourceNotFound(u)) if u == "test://nope")
+    );
+    let p = c
+        .get_prompt("test_prompt_with_arguments", json!({"arg1": "a", "arg2": "b"}).as_object().unwrap().clone())
+        .await
+        .unwrap();
     assert!(p["messages"][0]["content"]["text"].as_str().unwrap().contains("arg1='a'"));
-    let comp = c.complete(json!({"type": "ref/prompt", "name": "test_prompt_with_arguments"}), "arg1", "pa", None).await.unwrap();
+    let comp = c
+        .complete(json!({"type": "ref/prompt", "name": "test_prompt_with_arguments"}), "arg1", "pa", None)
+        .await
+        .unwrap();
     assert_eq!(comp["completion"]["values"], json!(["paris", "park", "party"]));
     c.close().await;
 }
@@ -119,7 +130,10 @@ async fn listen_gets_tagged_notifications_and_invalidates_cache() {
 #[tokio::test]
 async fn timeout_cancels_the_request_and_the_server_keeps_serving() {
     let c = everything(builder().timeout(Duration::from_millis(300))).await;
-    let e = c.call_tool("count_with_progress", json!({"steps": 20, "delay_ms": 1000}), &CallOptions::default()).await.unwrap_err();
+    let e = c
+        .call_tool("count_with_progress", json!({"steps": 20, "delay_ms": 1000}), &CallOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(e, ClientError::Timeout(_)), "{e}");
     let r = c.call_tool("echo", json!({"text": "still here"}), &CallOptions::default()).await.unwrap();
     assert_eq!(text(&r), "still here");
@@ -180,13 +194,16 @@ async fn killed_server_fails_pending_calls_promptly_and_leaves_no_process() {
     let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
     let pending = {
         let c = c.clone();
-        tokio::spawn(async move { c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000}), &CallOptions::default()).await })
+        tokio::spawn(async move {
+            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000}), &CallOptions::default()).await
+        })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Kill the server process (not the group): pending calls must fail with a clear error.
     let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
     assert!(status.success());
-    let r = tokio::time::timeout(Duration::from_secs(5), pending).await.expect("pending call must fail promptly").unwrap();
+    let r =
+        tokio::time::timeout(Duration::from_secs(5), pending).await.expect("pending call must fail promptly").unwrap();
     let e = r.unwrap_err();
     assert!(matches!(e, ClientError::Transport(_)), "{e}");
     c.close().await;

@@ -90,7 +90,10 @@ impl Client {
             if !known {
                 self.list_tools().await?;
                 if !self.inner.tool_headers.lock().expect("lock").contains_key(name) {
-                    return Err(ClientError::InvalidTool { tool: name.to_owned(), reason: "not offered by the server (or has invalid x-mcp-header annotations)".into() });
+                    return Err(ClientError::InvalidTool {
+                        tool: name.to_owned(),
+                        reason: "not offered by the server (or has invalid x-mcp-header annotations)".into(),
+                    });
                 }
             }
         }
@@ -127,7 +130,13 @@ impl Client {
 
     /// `completion/complete`: `reference` is `{type: "ref/prompt", name}` or
     /// `{type: "ref/resource", uri}`.
-    pub async fn complete(&self, reference: Value, argument: &str, value: &str, context: Option<Value>) -> Result<Value, ClientError> {
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+        context: Option<Value>,
+    ) -> Result<Value, ClientError> {
         let mut p = obj(json!({ "ref": reference, "argument": { "name": argument, "value": value } }));
         if let Some(c) = context {
             p.insert("context".into(), c);

@@ -11,7 +11,12 @@ use tokio::time::Instant;
 impl Client {
     /// Sends `method` with `params` and returns the final result, answering `input_required`
     /// rounds with the registered handlers (modern) or server-to-client requests (legacy).
-    pub async fn request(&self, method: &str, params: Map<String, Value>, opts: &CallOptions) -> Result<Value, ClientError> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &CallOptions,
+    ) -> Result<Value, ClientError> {
         let mut params = params;
         let max_rounds = self.inner.config.max_rounds;
         for _round in 0..max_rounds {
@@ -68,27 +73,39 @@ impl Client {
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
         }
-        response.get("result").cloned().ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))
+        response
+            .get("result")
+            .cloned()
+            .ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))
     }
 
     /// Sends one request and drives its exchange to the response.
-    pub(crate) async fn exchange(&self, msg: Value, headers: Vec<(String, String)>, opts: &CallOptions) -> Result<Value, ClientError> {
+    pub(crate) async fn exchange(
+        &self,
+        msg: Value,
+        headers: Vec<(String, String)>,
+        opts: &CallOptions,
+    ) -> Result<Value, ClientError> {
         let id = msg["id"].clone();
         let idle = opts.timeout.unwrap_or(self.inner.config.timeout);
         let hard_deadline = Instant::now() + self.inner.config.max_timeout.max(idle);
-        let mut ex = match self.inner.transport.request(OutgoingRequest { message: msg, headers }).await {
-            Ok(ex) => ex,
-            Err(TransportError::Http { status: s @ (401 | 403), www_authenticate, .. }) => {
+        let sent = tokio::time::timeout(idle, self.inner.transport.request(OutgoingRequest { message: msg, headers }));
+        let mut ex = match sent.await {
+            Err(_) => return Err(ClientError::Timeout(idle)),
+            Ok(Ok(ex)) => ex,
+            Ok(Err(TransportError::Http { status: s @ (401 | 403), www_authenticate, .. })) => {
                 return Err(ClientError::AuthRequired { status: s, www_authenticate })
             }
-            Err(e) => return Err(e.into()),
+            Ok(Err(e)) => return Err(e.into()),
         };
         let mut deadline = Instant::now() + idle;
         loop {
             let next = tokio::time::timeout_at(deadline.min(hard_deadline), ex.next()).await;
             let m = match next {
                 Err(_) => return Err(ClientError::Timeout(idle)), // dropping `ex` cancels
-                Ok(None) => return Err(TransportError::Closed("the server closed the stream before responding".into()).into()),
+                Ok(None) => {
+                    return Err(TransportError::Closed("the server closed the stream before responding".into()).into())
+                }
                 Ok(Some(m)) => m?,
             };
             match (m.get("method").and_then(Value::as_str), m.get("id")) {

@@ -33,13 +33,16 @@ pub enum ServerEra {
     },
 }
 
+/// A callback receiving a notification's `params`.
+pub type NotificationCallback = Arc<dyn Fn(&Value) + Send + Sync>;
+
 /// Per-call options.
 #[derive(Clone, Default)]
 pub struct CallOptions {
     /// Called with each `notifications/progress` params object; setting it sends a progress token.
-    pub on_progress: Option<Arc<dyn Fn(&Value) + Send + Sync>>,
+    pub on_progress: Option<NotificationCallback>,
     /// Called with each `notifications/message` params object.
-    pub on_log: Option<Arc<dyn Fn(&Value) + Send + Sync>>,
+    pub on_log: Option<NotificationCallback>,
     /// Minimum log level to ask for (`io.modelcontextprotocol/logLevel`).
     pub log_level: Option<String>,
     /// Overrides the client's request timeout.
@@ -62,6 +65,7 @@ pub struct ClientBuilder {
     pub(crate) max_rounds: usize,
     pub(crate) legacy_version: String,
     pub(crate) allow_legacy: bool,
+    pub(crate) force_legacy: bool,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -82,6 +86,7 @@ impl ClientBuilder {
             max_rounds: 8,
             legacy_version: version::LEGACY[0].to_owned(),
             allow_legacy: true,
+            force_legacy: false,
         }
     }
 
@@ -142,6 +147,14 @@ impl ClientBuilder {
     /// Most MRTR rounds per call (default 8).
     pub fn max_rounds(mut self, n: usize) -> Self {
         self.max_rounds = n.max(1);
+        self
+    }
+
+    /// Skips the era probe and opens a legacy session with `initialize` at `version` (for
+    /// servers known to be legacy, where even a probe would be unwelcome).
+    pub fn force_legacy(mut self, version: &str) -> Self {
+        self.legacy_version = version.to_owned();
+        self.force_legacy = true;
         self
     }
 
@@ -207,6 +220,10 @@ impl Client {
                 cache: Cache::default(),
             }),
         };
+        if client.inner.config.force_legacy {
+            client.initialize().await?;
+            return Ok(client);
+        }
         let mut version = version::LATEST.to_owned();
         for _ in 0..3 {
             match client.probe(&version).await? {
@@ -234,7 +251,11 @@ impl Client {
         let params = self.modern_params(version, Map::new(), None, None);
         let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params });
         let headers = self.modern_headers(version, "server/discover", &msg["params"]);
-        let timeout = if self.inner.transport.kind() == TransportKind::Stdio { self.inner.config.probe_timeout } else { self.inner.config.timeout };
+        let timeout = if self.inner.transport.kind() == TransportKind::Stdio {
+            self.inner.config.probe_timeout
+        } else {
+            self.inner.config.timeout
+        };
         let response = match tokio::time::timeout(timeout, self.exchange_once(msg, headers)).await {
             Err(_) => return Ok(Probe::Legacy("no answer to server/discover".into())),
             Ok(Err(ClientError::Transport(TransportError::Http { status, body, www_authenticate }))) => {
@@ -254,10 +275,10 @@ impl Client {
             }
             if let Some(supported) = err.pointer("/data/supported").and_then(Value::as_array) {
                 let theirs: Vec<String> = supported.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+                // Retry with the best common modern version (even the one just sent: a server
+                // may refuse a first attempt and name it as supported; the caller bounds retries).
                 if let Some(v) = version::MODERN.iter().find(|v| theirs.iter().any(|t| t == *v)) {
-                    if *v != version {
-                        return Ok(Probe::Retry((*v).to_owned()));
-                    }
+                    return Ok(Probe::Retry((*v).to_owned()));
                 }
                 if theirs.iter().any(|t| version::LEGACY.contains(&t.as_str())) {
                     return Ok(Probe::Legacy(format!("server supports only {theirs:?}")));
@@ -266,7 +287,17 @@ impl Client {
             }
             return Err(ClientError::from_error_object(err));
         }
-        let result = response.get("result").cloned().ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))?;
+        let result = response
+            .get("result")
+            .cloned()
+            .ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))?;
+        // A legacy server may answer unknown methods with an empty result: only a real
+        // DiscoverResult (supportedVersions + capabilities) identifies a modern server.
+        if !result.get("supportedVersions").is_some_and(Value::is_array)
+            || !result.get("capabilities").is_some_and(Value::is_object)
+        {
+            return Ok(Probe::Legacy(format!("server/discover answered without a DiscoverResult: {result}")));
+        }
         check_result_type(&result)?;
         Ok(Probe::Modern(ServerEra::Modern { version: version.to_owned(), discover: result }))
     }
@@ -303,7 +334,13 @@ impl Client {
     }
 
     /// Request `params` with the per-request `_meta` fields of a modern request.
-    pub(crate) fn modern_params(&self, version: &str, mut params: Map<String, Value>, progress: Option<i64>, log_level: Option<&str>) -> Value {
+    pub(crate) fn modern_params(
+        &self,
+        version: &str,
+        mut params: Map<String, Value>,
+        progress: Option<i64>,
+        log_level: Option<&str>,
+    ) -> Value {
         let mut meta = match params.remove("_meta") {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
@@ -323,7 +360,8 @@ impl Client {
 
     /// The Streamable HTTP headers of a modern request.
     pub(crate) fn modern_headers(&self, version: &str, method: &str, params: &Value) -> Vec<(String, String)> {
-        let mut out = vec![(h::PROTOCOL_VERSION.to_owned(), version.to_owned()), (h::METHOD.to_owned(), method.to_owned())];
+        let mut out =
+            vec![(h::PROTOCOL_VERSION.to_owned(), version.to_owned()), (h::METHOD.to_owned(), method.to_owned())];
         let name = match method {
             "tools/call" | "prompts/get" => params.get("name"),
             "resources/read" => params.get("uri"),

@@ -20,14 +20,18 @@ pub fn finish_form(params: &Value, mut result: Value) -> Result<Value, ClientErr
         .map_err(|e| ClientError::InvalidResponse(format!("requestedSchema is not a valid schema: {e}")))?;
     let errors: Vec<String> = validator.iter_errors(content).map(|e| e.to_string()).collect();
     if !errors.is_empty() {
-        return Err(ClientError::Handler(format!("elicitation answer does not match the requested schema: {}", errors.join("; "))));
+        return Err(ClientError::Handler(format!(
+            "elicitation answer does not match the requested schema: {}",
+            errors.join("; ")
+        )));
     }
     Ok(result)
 }
 
 /// Fills every property missing from `content` that has a `default` in `schema`.
 pub fn apply_defaults(schema: &Value, content: &mut Value) {
-    let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), content.as_object_mut()) else {
+    let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), content.as_object_mut())
+    else {
         return;
     };
     for (name, prop) in props {

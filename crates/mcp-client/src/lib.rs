@@ -22,7 +22,7 @@ mod legacy;
 mod listen;
 pub mod transport;
 
-pub use client::{CallOptions, Client, ClientBuilder, ServerEra};
+pub use client::{CallOptions, Client, ClientBuilder, NotificationCallback, ServerEra};
 pub use error::{ClientError, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};

@@ -45,7 +45,14 @@ impl Client {
         if !matches!(self.era(), Some(ServerEra::Modern { .. })) {
             return Err(ClientError::Unsupported("subscriptions/listen on a legacy server".into()));
         }
-        let mut sub = Subscription { client: self.clone(), filter, exchange: None, id: Value::Null, acknowledged: Value::Null, reconnects: 0 };
+        let mut sub = Subscription {
+            client: self.clone(),
+            filter,
+            exchange: None,
+            id: Value::Null,
+            acknowledged: Value::Null,
+            reconnects: 0,
+        };
         sub.open().await?;
         Ok(sub)
     }
@@ -61,11 +68,18 @@ impl Subscription {
         let params = c.modern_params(&version, params, None, None);
         let headers = c.modern_headers(&version, "subscriptions/listen", &params);
         let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params });
-        let mut ex = c.inner.transport.request(OutgoingRequest { message: msg, headers }).await?;
+        let mut ex = tokio::time::timeout(
+            c.inner.config.timeout,
+            c.inner.transport.request(OutgoingRequest { message: msg, headers }),
+        )
+        .await
+        .map_err(|_| ClientError::Timeout(c.inner.config.timeout))??;
         let first = tokio::time::timeout(c.inner.config.timeout, ex.next())
             .await
             .map_err(|_| ClientError::Timeout(c.inner.config.timeout))?
-            .ok_or_else(|| ClientError::Transport(TransportError::Closed("listen stream closed before acknowledgement".into())))??;
+            .ok_or_else(|| {
+                ClientError::Transport(TransportError::Closed("listen stream closed before acknowledgement".into()))
+            })??;
         if let Some(err) = first.get("error") {
             return Err(ClientError::from_error_object(err));
         }
@@ -73,7 +87,9 @@ impl Subscription {
             return Err(ClientError::InvalidResponse(format!("expected an acknowledgement first, got {first}")));
         }
         self.acknowledged = first["params"].get("notifications").cloned().unwrap_or(json!({}));
-        if let Some(missing) = self.filter.as_object().and_then(|f| f.keys().find(|k| self.acknowledged.get(*k).is_none())) {
+        if let Some(missing) =
+            self.filter.as_object().and_then(|f| f.keys().find(|k| self.acknowledged.get(*k).is_none()))
+        {
             tracing::warn!(filter = %missing, "server did not acknowledge part of the subscription filter");
         }
         self.id = json!(id);
@@ -106,13 +122,18 @@ impl Subscription {
                         "notifications/resources/updated" => self.client.invalidate_cache("resources/read"),
                         _ => {}
                     }
-                    return Some(Ok(ListenEvent::Notification { method: method.to_owned(), params: m["params"].clone() }));
+                    return Some(Ok(ListenEvent::Notification {
+                        method: method.to_owned(),
+                        params: m["params"].clone(),
+                    }));
                 }
                 Some(Err(_)) | None => {
                     // Unexpected drop: reconnect (bounded), since no closing response came.
                     self.exchange = None;
                     if self.reconnects >= 5 {
-                        return Some(Err(ClientError::Transport(TransportError::Closed("listen stream dropped repeatedly".into()))));
+                        return Some(Err(ClientError::Transport(TransportError::Closed(
+                            "listen stream dropped repeatedly".into(),
+                        ))));
                     }
                     self.reconnects += 1;
                     tokio::time::sleep(std::time::Duration::from_millis(200 * self.reconnects as u64)).await;

@@ -26,10 +26,7 @@ impl Body for McpBody {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
             McpBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             McpBody::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),

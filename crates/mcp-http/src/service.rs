@@ -46,11 +46,7 @@ pub struct HttpConfig {
 
 impl Default for HttpConfig {
     fn default() -> Self {
-        let hosts = vec![
-            "localhost".to_owned(),
-            "127.0.0.1".to_owned(),
-            "[::1]".to_owned(),
-        ];
+        let hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()];
         Self {
             path: "/mcp".into(),
             max_body_bytes: 2 << 20,
@@ -77,10 +73,7 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
     let body = serde_json::to_vec(v).expect("JSON serializes");
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
 }
 
@@ -90,12 +83,13 @@ fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
 }
 
 fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
-    let mut r = Response::new(McpBody::Stream(rx));
+    sse_response_headers(McpBody::Stream(rx))
+}
+
+fn sse_response_headers(body: McpBody) -> Resp {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     r
@@ -104,10 +98,7 @@ fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
 impl McpService {
     /// A service serving `server` with `config`.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        Self {
-            server,
-            config: Arc::new(config),
-        }
+        Self { server, config: Arc::new(config) }
     }
 
     /// Handles one HTTP request.
@@ -117,26 +108,19 @@ impl McpService {
             *r.status_mut() = StatusCode::NOT_FOUND;
             return r;
         }
-        if let Err(e) = check_host_origin(
-            req.headers(),
-            &self.config.allowed_hosts,
-            &self.config.allowed_origins,
-        ) {
+        if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
             return error_response(&e, None);
         }
         if req.method() != Method::POST {
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-            r.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
         let limit = self.config.max_body_bytes;
         let too_large = ProtocolError::PayloadTooLarge { limit };
-        if let Some(len) = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        if let Some(len) =
+            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
         {
             if len > limit {
                 return error_response(&too_large, None);
@@ -145,17 +129,11 @@ impl McpService {
         let (parts, body) = req.into_parts();
         let bytes = match Limited::new(body, limit).collect().await {
             Ok(c) => c.to_bytes(),
-            Err(e)
-                if e.downcast_ref::<http_body_util::LengthLimitError>()
-                    .is_some() =>
-            {
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
                 return error_response(&too_large, None)
             }
             Err(_) => {
-                return error_response(
-                    &ProtocolError::InvalidRequest("failed to read request body".into()),
-                    None,
-                )
+                return error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None)
             }
         };
         let msg = match parse_incoming(&bytes, self.config.max_depth) {
@@ -187,11 +165,7 @@ impl McpService {
     fn listen(&self, req: mcp_protocol::Request) -> Resp {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
-        let env = RequestEnv {
-            principal: None,
-            sink: None,
-            cancel: cancel.clone(),
-        };
+        let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone() };
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -201,8 +175,7 @@ impl McpService {
         tokio::spawn(async move {
             let _guard = cancel.drop_guard();
             let mut stream = std::pin::pin!(stream);
-            let mut tick =
-                tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
             loop {
                 tokio::select! {
                     item = stream.next() => match item {
@@ -221,50 +194,46 @@ impl McpService {
         let id = req.id.clone();
         let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
         let cancel = CancellationToken::new();
-        let env = RequestEnv {
-            principal: None,
-            sink: Some(note_tx),
-            cancel: cancel.clone(),
-        };
+        let env = RequestEnv { principal: None, sink: Some(note_tx), cancel: cancel.clone() };
         let server = self.server.clone();
         let mut fut: Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>> =
             Box::pin(async move { server.handle(req, env).await });
+        // Fires the cancellation token if this future (or the SSE task) is dropped before the
+        // response is out: the client went away.
+        let guard = cancel.drop_guard();
         // Fast path: the handler finishes without notifying -> one JSON response.
         let first = tokio::select! {
             biased;
             r = &mut fut => {
-                match note_rx.try_recv() {
-                    Err(_) => return match r {
+                guard.disarm();
+                let Ok(n) = note_rx.try_recv() else {
+                    return match r {
                         Ok(v) => json_response(StatusCode::OK, &result_response(&id, v)),
                         Err(e) => error_response(&e, Some(&id)),
-                    },
-                    Ok(n) => {
-                        // Notifications were emitted: stream them, then the response.
-                        let (tx, rx) = mpsc::channel::<Bytes>(64);
-                        let mut pending = vec![sse_event(&n)];
-                        while let Ok(n) = note_rx.try_recv() { pending.push(sse_event(&n)); }
-                        pending.push(sse_event(&final_message(&id, r)));
-                        tokio::spawn(async move {
-                            for b in pending { if tx.send(b).await.is_err() { return; } }
-                        });
-                        return sse_response(rx);
-                    }
+                    };
+                };
+                // Notifications were emitted: one SSE body with them, then the response.
+                let mut body = sse_event(&n).to_vec();
+                while let Ok(n) = note_rx.try_recv() {
+                    body.extend_from_slice(&sse_event(&n));
                 }
+                body.extend_from_slice(&sse_event(&final_message(&id, r)));
+                return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
             }
             Some(n) = note_rx.recv() => n,
         };
         // A notification arrived while the handler still runs: switch to SSE.
         let (tx, rx) = mpsc::channel::<Bytes>(64);
         tokio::spawn(async move {
-            let _guard = cancel.drop_guard();
             if tx.send(sse_event(&first)).await.is_err() {
-                return;
+                return; // dropping `guard` cancels
             }
             loop {
                 tokio::select! {
                     biased;
                     Some(n) = note_rx.recv() => if tx.send(sse_event(&n)).await.is_err() { return },
                     r = &mut fut => {
+                        guard.disarm();
                         while let Ok(n) = note_rx.try_recv() {
                             if tx.send(sse_event(&n)).await.is_err() { return; }
                         }
@@ -288,11 +257,7 @@ fn final_message(id: &Value, r: Result<Value, ProtocolError>) -> Value {
 }
 
 /// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.
-pub async fn serve(
-    server: Server,
-    listener: TcpListener,
-    config: HttpConfig,
-) -> std::io::Result<()> {
+pub async fn serve(server: Server, listener: TcpListener, config: HttpConfig) -> std::io::Result<()> {
     let shutdown = server.shutdown_token();
     let limit = Arc::new(tokio::sync::Semaphore::new(config.max_connections));
     let svc = McpService::new(server, config);

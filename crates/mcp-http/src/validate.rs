@@ -22,17 +22,10 @@ pub fn check_host_origin(
     allowed_origins: &[String],
 ) -> Result<(), ProtocolError> {
     if !allowed_hosts.is_empty() {
-        let host = h
-            .get(http::header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .map(host_of);
+        let host = h.get(http::header::HOST).and_then(|v| v.to_str().ok()).map(host_of);
         match host {
             Some(host) if allowed_hosts.contains(&host) => {}
-            Some(host) => {
-                return Err(ProtocolError::Forbidden(format!(
-                    "Host {host:?} is not allowed"
-                )))
-            }
+            Some(host) => return Err(ProtocolError::Forbidden(format!("Host {host:?} is not allowed"))),
             None => return Err(ProtocolError::Forbidden("missing Host header".into())),
         }
     }
@@ -41,16 +34,13 @@ pub fn check_host_origin(
         let ok = allowed_origins.iter().any(|a| {
             if let Some(host) = a.strip_prefix("host:") {
                 // `host:NAME` allows any scheme/port on that host.
-                o.split_once("://")
-                    .is_some_and(|(_, auth)| host_of(auth) == host)
+                o.split_once("://").is_some_and(|(_, auth)| host_of(auth) == host)
             } else {
                 *a == o
             }
         });
         if !ok {
-            return Err(ProtocolError::Forbidden(format!(
-                "Origin {o:?} is not allowed"
-            )));
+            return Err(ProtocolError::Forbidden(format!("Origin {o:?} is not allowed")));
         }
     }
     Ok(())
@@ -60,9 +50,7 @@ fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a [u8]>, Prot
     let mut all = h.get_all(name).iter();
     let first = all.next();
     if all.next().is_some() {
-        return Err(ProtocolError::HeaderMismatch(format!(
-            "{name} header appears more than once"
-        )));
+        return Err(ProtocolError::HeaderMismatch(format!("{name} header appears more than once")));
     }
     Ok(first.map(|v| trim_ows(v.as_bytes())))
 }
@@ -79,22 +67,11 @@ fn trim_ows(mut b: &[u8]) -> &[u8] {
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.
-pub fn check_request_headers(
-    h: &HeaderMap,
-    req: &Request,
-    server: &Server,
-) -> Result<(), ProtocolError> {
-    let body_version = req
-        .params
-        .get("_meta")
-        .and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION))
-        .and_then(Value::as_str);
+pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<(), ProtocolError> {
+    let body_version =
+        req.params.get("_meta").and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION)).and_then(Value::as_str);
     match header_str(h, headers::PROTOCOL_VERSION)? {
-        None => {
-            return Err(ProtocolError::HeaderMismatch(
-                "missing required MCP-Protocol-Version header".into(),
-            ))
-        }
+        None => return Err(ProtocolError::HeaderMismatch("missing required MCP-Protocol-Version header".into())),
         Some(v) => {
             let v = std::str::from_utf8(v).unwrap_or("");
             if let Some(b) = body_version {
@@ -107,11 +84,7 @@ pub fn check_request_headers(
         }
     }
     match header_str(h, headers::METHOD)? {
-        None => {
-            return Err(ProtocolError::HeaderMismatch(
-                "missing required Mcp-Method header".into(),
-            ))
-        }
+        None => return Err(ProtocolError::HeaderMismatch("missing required Mcp-Method header".into())),
         Some(m) if m != req.method.as_bytes() => {
             return Err(ProtocolError::HeaderMismatch(format!(
                 "Mcp-Method header {:?} does not match body method {:?}",
@@ -128,13 +101,9 @@ pub fn check_request_headers(
     };
     if let Some(field) = name_field {
         let raw = header_str(h, headers::NAME)?.ok_or_else(|| {
-            ProtocolError::HeaderMismatch(format!(
-                "missing required Mcp-Name header for {}",
-                req.method
-            ))
+            ProtocolError::HeaderMismatch(format!("missing required Mcp-Name header for {}", req.method))
         })?;
-        let decoded = decode_value(raw)
-            .map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
+        let decoded = decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
         let body = req.params.get(field).and_then(Value::as_str);
         if body != Some(decoded.as_str()) {
             return Err(ProtocolError::HeaderMismatch(format!(
@@ -156,11 +125,7 @@ fn check_param_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<
         return Ok(());
     };
     let empty = serde_json::Map::new();
-    let args = req
-        .params
-        .get("arguments")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let args = req.params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
     for p in tool.header_params() {
         let raw = header_str(h, &p.header_lower)?;
         let body = header_value_for(args, &p.path);
@@ -173,9 +138,8 @@ fn check_param_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<
                 )))
             }
             (Some(raw), body) => {
-                let decoded = decode_value(raw).map_err(|e| {
-                    ProtocolError::HeaderMismatch(format!("Mcp-Param-{}: {e}", p.header))
-                })?;
+                let decoded = decode_value(raw)
+                    .map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Param-{}: {e}", p.header)))?;
                 match body {
                     Some(b) if header_matches(&decoded, &b) => {}
                     Some(b) => {
@@ -218,19 +182,9 @@ mod tests {
         h.insert("origin", "http://localhost:5173".parse().unwrap());
         assert!(check_host_origin(&h, &hosts, &origins).is_ok());
         h.insert("origin", "https://evil.example".parse().unwrap());
-        assert_eq!(
-            check_host_origin(&h, &hosts, &origins)
-                .unwrap_err()
-                .http_status(),
-            403
-        );
+        assert_eq!(check_host_origin(&h, &hosts, &origins).unwrap_err().http_status(), 403);
         h.remove("origin");
         h.insert("host", "evil.example".parse().unwrap());
-        assert_eq!(
-            check_host_origin(&h, &hosts, &origins)
-                .unwrap_err()
-                .http_status(),
-            403
-        );
+        assert_eq!(check_host_origin(&h, &hosts, &origins).unwrap_err().http_status(), 403);
     }
 }

@@ -92,18 +92,12 @@ pub enum ProtocolError {
 impl ProtocolError {
     /// Shorthand for [`ProtocolError::InvalidParams`] without data.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::InvalidParams {
-            message: message.into(),
-            data: None,
-        }
+        Self::InvalidParams { message: message.into(), data: None }
     }
 
     /// The resource-not-found error of 2026-07-28 (`-32602` with the URI in `data`).
     pub fn resource_not_found(uri: &str) -> Self {
-        Self::InvalidParams {
-            message: format!("Resource not found: {uri}"),
-            data: Some(json!({ "uri": uri })),
-        }
+        Self::InvalidParams { message: format!("Resource not found: {uri}"), data: Some(json!({ "uri": uri })) }
     }
 
     /// The JSON-RPC error code.
@@ -115,9 +109,7 @@ impl ProtocolError {
             Self::InvalidParams { .. } => code::INVALID_PARAMS,
             Self::Internal(_) => code::INTERNAL_ERROR,
             Self::HeaderMismatch(_) => code::HEADER_MISMATCH,
-            Self::MissingRequiredClientCapability { .. } => {
-                code::MISSING_REQUIRED_CLIENT_CAPABILITY
-            }
+            Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
             Self::PayloadTooLarge { .. } | Self::Forbidden(_) => code::INVALID_REQUEST,
             Self::Custom { code, .. } => *code,
@@ -140,13 +132,8 @@ impl ProtocolError {
     pub fn data(&self) -> Option<Value> {
         match self {
             Self::InvalidParams { data, .. } | Self::Custom { data, .. } => data.clone(),
-            Self::MissingRequiredClientCapability { required } => {
-                Some(json!({ "requiredCapabilities": required }))
-            }
-            Self::UnsupportedProtocolVersion {
-                requested,
-                supported,
-            } => {
+            Self::MissingRequiredClientCapability { required } => Some(json!({ "requiredCapabilities": required })),
+            Self::UnsupportedProtocolVersion { requested, supported } => {
                 let mut d = json!({ "supported": supported });
                 if let Some(r) = requested {
                     d["requested"] = Value::String(r.clone());
@@ -198,21 +185,8 @@ mod tests {
             (ProtocolError::invalid_params("x"), -32602, 400),
             (ProtocolError::Internal("x".into()), -32603, 500),
             (ProtocolError::HeaderMismatch("x".into()), -32020, 400),
-            (
-                ProtocolError::MissingRequiredClientCapability {
-                    required: json!({}),
-                },
-                -32021,
-                400,
-            ),
-            (
-                ProtocolError::UnsupportedProtocolVersion {
-                    requested: None,
-                    supported: vec![],
-                },
-                -32022,
-                400,
-            ),
+            (ProtocolError::MissingRequiredClientCapability { required: json!({}) }, -32021, 400),
+            (ProtocolError::UnsupportedProtocolVersion { requested: None, supported: vec![] }, -32022, 400),
             (ProtocolError::PayloadTooLarge { limit: 1 }, -32600, 413),
             (ProtocolError::Forbidden("x".into()), -32600, 403),
         ];

@@ -19,19 +19,14 @@ const SENTINEL_END: &str = "?=";
 /// Encodes a value for a header, using the Base64 sentinel form when it is not plain safe ASCII.
 pub fn encode_value(value: &str) -> String {
     let looks_encoded = value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END);
-    let plain = value
-        .bytes()
-        .all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
+    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
         && !looks_encoded;
     if plain {
         value.to_owned()
     } else {
-        format!(
-            "{SENTINEL_START}{}{SENTINEL_END}",
-            base64::engine::general_purpose::STANDARD.encode(value)
-        )
+        format!("{SENTINEL_START}{}{SENTINEL_END}", base64::engine::general_purpose::STANDARD.encode(value))
     }
 }
 
@@ -45,10 +40,7 @@ pub fn decode_value(raw: &[u8]) -> Result<String, String> {
     let s = std::str::from_utf8(raw).map_err(|_| "header value is not UTF-8".to_owned())?;
     // Optional whitespace around a field value is not part of it (RFC 9110 §5.5).
     let s = s.trim_matches([' ', '\t']);
-    match s
-        .strip_prefix(SENTINEL_START)
-        .and_then(|r| r.strip_suffix(SENTINEL_END))
-    {
+    match s.strip_prefix(SENTINEL_START).and_then(|r| r.strip_suffix(SENTINEL_END)) {
         Some(b64) if s.len() >= SENTINEL_START.len() + SENTINEL_END.len() => {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(b64)
@@ -101,20 +93,16 @@ fn walk_properties(
         let Value::Object(sub) = sub else { continue };
         path.push(key.clone());
         if let Some(h) = sub.get("x-mcp-header") {
-            let name = h
-                .as_str()
-                .ok_or_else(|| format!("x-mcp-header on {key:?} must be a string"))?;
+            let name = h.as_str().ok_or_else(|| format!("x-mcp-header on {key:?} must be a string"))?;
             if name.is_empty() || !name.bytes().all(is_tchar) {
-                return Err(format!(
-                    "x-mcp-header {name:?} on {key:?} is not a valid header token"
-                ));
+                return Err(format!("x-mcp-header {name:?} on {key:?} is not a valid header token"));
             }
             let kind = match sub.get("type") {
                 Some(Value::String(t)) if matches!(t.as_str(), "string" | "integer" | "boolean") => t.clone(),
                 other => {
                     return Err(format!(
-                        "x-mcp-header {name:?} must annotate a string, integer or boolean property (found type {other:?})"
-                    ))
+                    "x-mcp-header {name:?} must annotate a string, integer or boolean property (found type {other:?})"
+                ))
                 }
             };
             out.push(HeaderParam {
@@ -135,10 +123,7 @@ fn check_unreachable(v: &Value, reachable: bool) -> Result<(), String> {
     match v {
         Value::Object(o) => {
             if !reachable && o.contains_key("x-mcp-header") {
-                return Err(
-                    "x-mcp-header must only annotate properties reachable through `properties`"
-                        .into(),
-                );
+                return Err("x-mcp-header must only annotate properties reachable through `properties`".into());
             }
             for (k, sub) in o {
                 if k == "properties" {
@@ -196,16 +181,10 @@ mod tests {
     #[test]
     fn sentinel_round_trip_matches_spec_table() {
         assert_eq!(encode_value("us-west1"), "us-west1");
-        assert_eq!(
-            encode_value("Hello, 世界"),
-            "=?base64?SGVsbG8sIOS4lueVjA==?="
-        );
+        assert_eq!(encode_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
         assert_eq!(encode_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(encode_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(
-            encode_value("=?base64?literal?="),
-            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
-        );
+        assert_eq!(encode_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
         for v in ["Hello, 世界", " padded ", "=?base64?literal?=", "plain"] {
             assert_eq!(decode_value(encode_value(v).as_bytes()).unwrap(), v);
         }
@@ -214,10 +193,7 @@ mod tests {
         assert_eq!(decode_value(b"  name\t ").unwrap(), "name");
         // Strict Base64: padding is required.
         assert!(decode_value(b"=?base64?SGVsbG8?=").is_err());
-        assert_eq!(
-            decode_value(b"=?base64?SGVsbG8=").unwrap(),
-            "=?base64?SGVsbG8="
-        );
+        assert_eq!(decode_value(b"=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=");
     }
 
     #[test]
@@ -227,9 +203,7 @@ mod tests {
             "nested":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}}});
         let ps = header_params(s.as_object().unwrap()).unwrap();
         assert_eq!(ps.len(), 2);
-        assert!(ps
-            .iter()
-            .any(|p| p.path == ["nested", "n"] && p.header_lower == "mcp-param-n"));
+        assert!(ps.iter().any(|p| p.path == ["nested", "n"] && p.header_lower == "mcp-param-n"));
         let bad = [
             json!({"properties":{"a":{"type":"number","x-mcp-header":"A"}}}),
             json!({"properties":{"a":{"type":"string","x-mcp-header":""}}}),

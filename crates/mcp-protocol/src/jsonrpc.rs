@@ -56,10 +56,7 @@ pub fn parse_incoming(bytes: &[u8], max_depth: usize) -> Result<Incoming, Reject
 
 /// Classifies an already-parsed JSON value as a request or notification.
 pub fn classify(value: Value) -> Result<Incoming, Rejected> {
-    let reject = |id: Option<Value>, m: &str| Rejected {
-        id,
-        error: ProtocolError::InvalidRequest(m.to_owned()),
-    };
+    let reject = |id: Option<Value>, m: &str| Rejected { id, error: ProtocolError::InvalidRequest(m.to_owned()) };
     let mut obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => return Err(reject(None, "batch requests are not supported")),
@@ -122,48 +119,25 @@ mod tests {
     #[test]
     fn classifies_request_and_notification() {
         let r = parse_incoming(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#, 64).unwrap();
-        assert!(
-            matches!(r, Incoming::Request(Request { ref method, .. }) if method == "tools/list")
-        );
-        let n = parse_incoming(
-            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
-            64,
-        )
-        .unwrap();
+        assert!(matches!(r, Incoming::Request(Request { ref method, .. }) if method == "tools/list"));
+        let n = parse_incoming(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#, 64)
+            .unwrap();
         assert!(matches!(n, Incoming::Notification(_)));
     }
 
     #[test]
     fn rejects_bad_envelopes_with_right_codes() {
         assert_eq!(code_of("{"), (None, code::PARSE_ERROR));
-        assert_eq!(
-            code_of(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#),
-            (None, code::PARSE_ERROR)
-        );
-        assert_eq!(
-            code_of(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#),
-            (None, code::INVALID_REQUEST)
-        );
-        assert_eq!(
-            code_of(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#),
-            (None, code::INVALID_REQUEST)
-        );
-        assert_eq!(
-            code_of(r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#),
-            (Some(Value::from(3)), code::INVALID_REQUEST)
-        );
-        assert_eq!(
-            code_of(r#"{"id":3,"method":"x"}"#),
-            (Some(Value::from(3)), code::INVALID_REQUEST)
-        );
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#), (None, code::PARSE_ERROR));
+        assert_eq!(code_of(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#), (None, code::INVALID_REQUEST));
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), (None, code::INVALID_REQUEST));
+        assert_eq!(code_of(r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#), (Some(Value::from(3)), code::INVALID_REQUEST));
+        assert_eq!(code_of(r#"{"id":3,"method":"x"}"#), (Some(Value::from(3)), code::INVALID_REQUEST));
         assert_eq!(
             code_of(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
             (Some(Value::from("a")), code::INVALID_REQUEST)
         );
-        assert_eq!(
-            code_of(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#),
-            (None, code::INVALID_REQUEST)
-        );
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#), (None, code::INVALID_REQUEST));
         assert_eq!(
             code_of(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#),
             (Some(Value::from(1)), code::INVALID_REQUEST)

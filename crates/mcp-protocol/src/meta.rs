@@ -20,16 +20,7 @@ pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const PROGRESS_TOKEN: &str = "progressToken";
 
 /// Log levels in increasing severity (RFC 5424 names).
-pub const LOG_LEVELS: &[&str] = &[
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+pub const LOG_LEVELS: &[&str] = &["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /// Severity rank of a log level name (0 = debug), or `None` if unknown.
 pub fn log_level_rank(level: &str) -> Option<u8> {
@@ -68,15 +59,9 @@ impl RequestMeta {
         };
         let protocol_version = match meta.get(PROTOCOL_VERSION) {
             Some(Value::String(v)) => v.clone(),
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(format!(
-                    "{PROTOCOL_VERSION} must be a string"
-                )))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params(format!("{PROTOCOL_VERSION} must be a string"))),
             None => {
-                return Err(ProtocolError::invalid_params(format!(
-                    "missing required _meta field {PROTOCOL_VERSION}"
-                )))
+                return Err(ProtocolError::invalid_params(format!("missing required _meta field {PROTOCOL_VERSION}")))
             }
         };
         if !version::is_supported_modern(&protocol_version) {
@@ -87,11 +72,7 @@ impl RequestMeta {
         }
         let client_capabilities = match meta.get(CLIENT_CAPABILITIES) {
             Some(Value::Object(c)) => c.clone(),
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(format!(
-                    "{CLIENT_CAPABILITIES} must be an object"
-                )))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params(format!("{CLIENT_CAPABILITIES} must be an object"))),
             None => {
                 return Err(ProtocolError::invalid_params(format!(
                     "missing required _meta field {CLIENT_CAPABILITIES}"
@@ -100,50 +81,30 @@ impl RequestMeta {
         };
         let client_info = match meta.get(CLIENT_INFO) {
             None => None,
-            Some(v @ Value::Object(o)) if o.get("name").is_some_and(Value::is_string) => {
-                Some(v.clone())
-            }
+            Some(v @ Value::Object(o)) if o.get("name").is_some_and(Value::is_string) => Some(v.clone()),
             Some(_) => {
-                return Err(ProtocolError::invalid_params(format!(
-                    "{CLIENT_INFO} must be an Implementation object"
-                )))
+                return Err(ProtocolError::invalid_params(format!("{CLIENT_INFO} must be an Implementation object")))
             }
         };
         let log_level = match meta.get(LOG_LEVEL) {
             None => None,
-            Some(Value::String(l)) => Some(log_level_rank(l).ok_or_else(|| {
-                ProtocolError::invalid_params(format!("invalid log level {l:?}"))
-            })?),
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(format!(
-                    "{LOG_LEVEL} must be a string"
-                )))
-            }
+            Some(Value::String(l)) => Some(
+                log_level_rank(l).ok_or_else(|| ProtocolError::invalid_params(format!("invalid log level {l:?}")))?,
+            ),
+            Some(_) => return Err(ProtocolError::invalid_params(format!("{LOG_LEVEL} must be a string"))),
         };
         let progress_token = match meta.get(PROGRESS_TOKEN) {
             None => None,
             Some(v @ Value::String(_)) => Some(v.clone()),
             Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n.clone())),
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "progressToken must be a string or integer",
-                ))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params("progressToken must be a string or integer")),
         };
-        Ok(Self {
-            protocol_version,
-            client_capabilities,
-            client_info,
-            log_level,
-            progress_token,
-        })
+        Ok(Self { protocol_version, client_capabilities, client_info, log_level, progress_token })
     }
 
     /// Whether the client declared capability `name` (a top-level key such as `elicitation`).
     pub fn has_capability(&self, name: &str) -> bool {
-        self.client_capabilities
-            .get(name)
-            .is_some_and(|v| !v.is_null())
+        self.client_capabilities.get(name).is_some_and(|v| !v.is_null())
     }
 
     /// Whether the client declared a nested capability, e.g. `("elicitation", "url")`.
@@ -193,8 +154,7 @@ fn valid_name(n: &str) -> bool {
     }
     b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 #[cfg(test)]
@@ -224,13 +184,10 @@ mod tests {
     fn missing_or_bad_fields() {
         let e = RequestMeta::from_params(&Map::new()).unwrap_err();
         assert_eq!(e.code(), -32602);
-        let e = RequestMeta::from_params(&params(json!({ PROTOCOL_VERSION: "2026-07-28" })))
-            .unwrap_err();
+        let e = RequestMeta::from_params(&params(json!({ PROTOCOL_VERSION: "2026-07-28" }))).unwrap_err();
         assert_eq!(e.code(), -32602);
-        let e = RequestMeta::from_params(&params(
-            json!({ PROTOCOL_VERSION: "1900-01-01", CLIENT_CAPABILITIES: {} }),
-        ))
-        .unwrap_err();
+        let e = RequestMeta::from_params(&params(json!({ PROTOCOL_VERSION: "1900-01-01", CLIENT_CAPABILITIES: {} })))
+            .unwrap_err();
         assert_eq!(e.code(), -32022);
         let e = RequestMeta::from_params(&params(
             json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}, LOG_LEVEL: "loud" }),
@@ -241,24 +198,11 @@ mod tests {
 
     #[test]
     fn key_rules() {
-        for ok in [
-            "progressToken",
-            "io.modelcontextprotocol/protocolVersion",
-            "com.example/a-b_c.d",
-            "x/",
-            "a1.b-2/z",
-        ] {
+        for ok in ["progressToken", "io.modelcontextprotocol/protocolVersion", "com.example/a-b_c.d", "x/", "a1.b-2/z"]
+        {
             assert!(is_valid_meta_key(ok), "{ok}");
         }
-        for bad in [
-            "/x",
-            "1a/x",
-            "a./x",
-            "a-/x",
-            "com.example/-x",
-            "com.example/x-",
-            "a b",
-        ] {
+        for bad in ["/x", "1a/x", "a./x", "a-/x", "com.example/-x", "com.example/x-", "a b"] {
             assert!(!is_valid_meta_key(bad), "{bad}");
         }
         assert!(is_reserved_meta_key("dev.mcp/x"));

@@ -56,9 +56,7 @@ pub struct KeyRing {
 
 impl std::fmt::Debug for KeyRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyRing")
-            .field("keys", &self.keys.len())
-            .finish()
+        f.debug_struct("KeyRing").field("keys", &self.keys.len()).finish()
     }
 }
 
@@ -68,9 +66,7 @@ impl KeyRing {
     pub fn random() -> Self {
         let mut k = [0u8; 32];
         rand::thread_rng().fill_bytes(&mut k);
-        Self {
-            keys: vec![RingKey::new(&k)],
-        }
+        Self { keys: vec![RingKey::new(&k)] }
     }
 
     /// A ring from secrets: `current` seals; `current` and `previous` open.
@@ -86,10 +82,7 @@ impl KeyRing {
         let mut nonce = [0u8; 12];
         rand::thread_rng().fill_bytes(&mut nonce);
         let plain = serde_json::to_vec(claims).expect("claims serialize");
-        let ct = key
-            .cipher
-            .encrypt(Nonce::from_slice(&nonce), plain.as_ref())
-            .expect("encrypt");
+        let ct = key.cipher.encrypt(Nonce::from_slice(&nonce), plain.as_ref()).expect("encrypt");
         let mut out = Vec::with_capacity(16 + ct.len());
         out.extend_from_slice(&key.id);
         out.extend_from_slice(&nonce);
@@ -98,31 +91,16 @@ impl KeyRing {
     }
 
     /// Opens sealed state and checks it against the current request.
-    pub fn open(
-        &self,
-        sealed: &str,
-        expect: &Expectation<'_>,
-        now: u64,
-    ) -> Result<StateClaims, StateError> {
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(sealed)
-            .map_err(|_| StateError::Tampered)?;
+    pub fn open(&self, sealed: &str, expect: &Expectation<'_>, now: u64) -> Result<StateClaims, StateError> {
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed).map_err(|_| StateError::Tampered)?;
         if raw.len() < 16 + 16 {
             return Err(StateError::Tampered);
         }
         let (id, rest) = raw.split_at(4);
         let (nonce, ct) = rest.split_at(12);
-        let key = self
-            .keys
-            .iter()
-            .find(|k| k.id == id)
-            .ok_or(StateError::Tampered)?;
-        let plain = key
-            .cipher
-            .decrypt(Nonce::from_slice(nonce), ct)
-            .map_err(|_| StateError::Tampered)?;
-        let claims: StateClaims =
-            serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
+        let key = self.keys.iter().find(|k| k.id == id).ok_or(StateError::Tampered)?;
+        let plain = key.cipher.decrypt(Nonce::from_slice(nonce), ct).map_err(|_| StateError::Tampered)?;
+        let claims: StateClaims = serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
         if claims.exp <= now {
             return Err(StateError::Expired);
         }
@@ -170,10 +148,8 @@ pub fn request_digest(method: &str, params: &Map<String, Value>) -> String {
     let mut h = Sha256::new();
     h.update(method.as_bytes());
     h.update([0]);
-    let mut keys: Vec<&String> = params
-        .keys()
-        .filter(|k| !matches!(k.as_str(), "_meta" | "inputResponses" | "requestState"))
-        .collect();
+    let mut keys: Vec<&String> =
+        params.keys().filter(|k| !matches!(k.as_str(), "_meta" | "inputResponses" | "requestState")).collect();
     keys.sort();
     for k in keys {
         h.update(k.as_bytes());
@@ -227,70 +203,28 @@ mod tests {
     #[test]
     fn seal_open_and_every_rejection() {
         let ring = KeyRing::random();
-        let params = json!({"name":"t","arguments":{"b":1,"a":2}})
-            .as_object()
-            .unwrap()
-            .clone();
+        let params = json!({"name":"t","arguments":{"b":1,"a":2}}).as_object().unwrap().clone();
         let d = request_digest("tools/call", &params);
         let sealed = ring.seal(&claims(&d));
-        let ok = Expectation {
-            principal: Some("alice"),
-            method: "tools/call",
-            digest: &d,
-        };
+        let ok = Expectation { principal: Some("alice"), method: "tools/call", digest: &d };
         assert_eq!(ring.open(&sealed, &ok, 50).unwrap().app, json!({"step": 1}));
         assert_eq!(ring.open(&sealed, &ok, 100), Err(StateError::Expired));
         assert_eq!(
-            ring.open(
-                &sealed,
-                &Expectation {
-                    principal: Some("bob"),
-                    ..ok
-                },
-                50
-            ),
+            ring.open(&sealed, &Expectation { principal: Some("bob"), ..ok }, 50),
             Err(StateError::WrongPrincipal)
         );
-        assert_eq!(
-            ring.open(
-                &sealed,
-                &Expectation {
-                    principal: None,
-                    ..ok
-                },
-                50
-            ),
-            Err(StateError::WrongPrincipal)
-        );
-        assert_eq!(
-            ring.open(
-                &sealed,
-                &Expectation {
-                    method: "prompts/get",
-                    ..ok
-                },
-                50
-            ),
-            Err(StateError::WrongRequest)
-        );
-        assert_eq!(
-            ring.open(&sealed, &Expectation { digest: "x", ..ok }, 50),
-            Err(StateError::WrongRequest)
-        );
+        assert_eq!(ring.open(&sealed, &Expectation { principal: None, ..ok }, 50), Err(StateError::WrongPrincipal));
+        assert_eq!(ring.open(&sealed, &Expectation { method: "prompts/get", ..ok }, 50), Err(StateError::WrongRequest));
+        assert_eq!(ring.open(&sealed, &Expectation { digest: "x", ..ok }, 50), Err(StateError::WrongRequest));
         // Flip one byte anywhere: refused.
-        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(&sealed)
-            .unwrap();
+        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&sealed).unwrap();
         let last = raw.len() - 1;
         raw[last] ^= 1;
         let bad = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
         assert_eq!(ring.open(&bad, &ok, 50), Err(StateError::Tampered));
         assert_eq!(ring.open("not state", &ok, 50), Err(StateError::Tampered));
         // Another ring's state: refused.
-        assert_eq!(
-            KeyRing::random().open(&sealed, &ok, 50),
-            Err(StateError::Tampered)
-        );
+        assert_eq!(KeyRing::random().open(&sealed, &ok, 50), Err(StateError::Tampered));
     }
 
     #[test]
@@ -298,11 +232,7 @@ mod tests {
         let old = KeyRing::from_secrets([1; 32], &[]);
         let new = KeyRing::from_secrets([2; 32], &[[1; 32]]);
         let d = "d";
-        let ok = Expectation {
-            principal: Some("alice"),
-            method: "tools/call",
-            digest: d,
-        };
+        let ok = Expectation { principal: Some("alice"), method: "tools/call", digest: d };
         let by_old = old.seal(&claims(d));
         assert!(new.open(&by_old, &ok, 1).is_ok());
         let by_new = new.seal(&claims(d));
@@ -311,25 +241,14 @@ mod tests {
 
     #[test]
     fn digest_ignores_meta_and_key_order() {
-        let a = json!({"name":"t","arguments":{"x":1,"y":[1,{"p":2,"q":3}]},"_meta":{"k":1}})
-            .as_object()
-            .unwrap()
-            .clone();
+        let a =
+            json!({"name":"t","arguments":{"x":1,"y":[1,{"p":2,"q":3}]},"_meta":{"k":1}}).as_object().unwrap().clone();
         let b = json!({"arguments":{"y":[1,{"q":3,"p":2}],"x":1},"name":"t","requestState":"s"})
             .as_object()
             .unwrap()
             .clone();
-        assert_eq!(
-            request_digest("tools/call", &a),
-            request_digest("tools/call", &b)
-        );
-        let c = json!({"name":"t","arguments":{"x":2}})
-            .as_object()
-            .unwrap()
-            .clone();
-        assert_ne!(
-            request_digest("tools/call", &a),
-            request_digest("tools/call", &c)
-        );
+        assert_eq!(request_digest("tools/call", &a), request_digest("tools/call", &b));
+        let c = json!({"name":"t","arguments":{"x":2}}).as_object().unwrap().clone();
+        assert_ne!(request_digest("tools/call", &a), request_digest("tools/call", &c));
     }
 }

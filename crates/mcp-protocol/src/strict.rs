@@ -29,14 +29,8 @@ pub enum StrictJsonError {
 /// Parses `bytes` into a [`Value`], rejecting duplicate keys and nesting deeper than `max_depth`.
 pub fn parse_strict(bytes: &[u8], max_depth: usize) -> Result<Value, StrictJsonError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = Seed {
-        depth: 0,
-        max: max_depth,
-    }
-    .deserialize(&mut de)
-    .map_err(classify)?;
-    de.end()
-        .map_err(|e| StrictJsonError::Syntax(e.to_string()))?;
+    let value = Seed { depth: 0, max: max_depth }.deserialize(&mut de).map_err(classify)?;
+    de.end().map_err(|e| StrictJsonError::Syntax(e.to_string()))?;
     Ok(value)
 }
 
@@ -50,11 +44,7 @@ fn classify(e: serde_json::Error) -> StrictJsonError {
         return StrictJsonError::DuplicateKey(key.to_owned());
     }
     if let Some(rest) = text.strip_prefix(DEEP) {
-        let n = rest
-            .split(' ')
-            .next()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
+        let n = rest.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
         return StrictJsonError::TooDeep(n);
     }
     if text.starts_with("recursion limit exceeded") {
@@ -74,10 +64,7 @@ impl Seed {
         if self.depth >= self.max {
             return Err(E::custom(format_args!("{DEEP}{} levels", self.max)));
         }
-        Ok(Seed {
-            depth: self.depth + 1,
-            max: self.max,
-        })
+        Ok(Seed { depth: self.depth + 1, max: self.max })
     }
 }
 
@@ -152,10 +139,7 @@ mod tests {
 
     #[test]
     fn rejects_duplicate_keys_at_any_depth() {
-        assert_eq!(
-            parse_strict(br#"{"a":1,"a":2}"#, 8),
-            Err(StrictJsonError::DuplicateKey("a".into()))
-        );
+        assert_eq!(parse_strict(br#"{"a":1,"a":2}"#, 8), Err(StrictJsonError::DuplicateKey("a".into())));
         assert!(matches!(
             parse_strict(br#"{"x":{"b":1,"b":1}}"#, 8),
             Err(StrictJsonError::DuplicateKey(k)) if k == "b"
@@ -166,26 +150,14 @@ mod tests {
     fn bounds_depth() {
         let deep = format!("{}{}", "[".repeat(10), "]".repeat(10));
         assert!(parse_strict(deep.as_bytes(), 10).is_ok());
-        assert_eq!(
-            parse_strict(deep.as_bytes(), 9),
-            Err(StrictJsonError::TooDeep(9))
-        );
+        assert_eq!(parse_strict(deep.as_bytes(), 9), Err(StrictJsonError::TooDeep(9)));
         let very = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
-        assert!(matches!(
-            parse_strict(very.as_bytes(), 10_000),
-            Err(StrictJsonError::TooDeep(_))
-        ));
+        assert!(matches!(parse_strict(very.as_bytes(), 10_000), Err(StrictJsonError::TooDeep(_))));
     }
 
     #[test]
     fn rejects_trailing_garbage_and_non_json() {
-        assert!(matches!(
-            parse_strict(b"{} x", 8),
-            Err(StrictJsonError::Syntax(_))
-        ));
-        assert!(matches!(
-            parse_strict(b"{", 8),
-            Err(StrictJsonError::Syntax(_))
-        ));
+        assert!(matches!(parse_strict(b"{} x", 8), Err(StrictJsonError::Syntax(_))));
+        assert!(matches!(parse_strict(b"{", 8), Err(StrictJsonError::Syntax(_))));
     }
 }

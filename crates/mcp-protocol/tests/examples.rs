@@ -251,24 +251,14 @@ fn every_example_round_trips_through_its_type() {
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
-    assert!(
-        !dirs.is_empty(),
-        "no example directories under {}",
-        root.display()
-    );
+    assert!(!dirs.is_empty(), "no example directories under {}", root.display());
 
     let mut failures = String::new();
     let mut passed = 0usize;
     for dir in &dirs {
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("utf-8 directory name");
+        let name = dir.file_name().and_then(|n| n.to_str()).expect("utf-8 directory name");
         let Some(round_trip) = round_trip_for(name) else {
-            let _ = writeln!(
-                failures,
-                "{name}/: no Rust type mapped to this example directory"
-            );
+            let _ = writeln!(failures, "{name}/: no Rust type mapped to this example directory");
             continue;
         };
         let files = example_files(dir);
@@ -298,10 +288,7 @@ fn every_example_round_trips_through_its_type() {
         }
     }
     println!("{passed} example files round-tripped");
-    assert!(
-        failures.is_empty(),
-        "example round-trip failures:\n{failures}"
-    );
+    assert!(failures.is_empty(), "example round-trip failures:\n{failures}");
 }
 
 /// Every example that is a whole JSON-RPC message also round-trips through
@@ -335,34 +322,19 @@ fn jsonrpc_examples_round_trip_as_messages() {
         }
     }
     assert!(seen > 0, "no JSON-RPC examples found");
-    assert!(
-        failures.is_empty(),
-        "JsonRpcMessage round-trip failures:\n{failures}"
-    );
+    assert!(failures.is_empty(), "JsonRpcMessage round-trip failures:\n{failures}");
 }
 
 #[test]
 fn every_schema_definition_has_a_type() {
     let text = fs::read_to_string(schema_dir().join("schema.json")).expect("schema.json");
     let schema: Value = serde_json::from_str(&text).expect("schema.json is JSON");
-    let defs = schema
-        .get("$defs")
-        .or_else(|| schema.get("definitions"))
-        .and_then(Value::as_object)
-        .expect("schema has $defs");
+    let defs =
+        schema.get("$defs").or_else(|| schema.get("definitions")).and_then(Value::as_object).expect("schema has $defs");
     let mapped: BTreeSet<&str> = DEFINITIONS.iter().copied().collect();
-    let missing: Vec<&String> = defs
-        .keys()
-        .filter(|k| !mapped.contains(k.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "schema definitions without a Rust type: {missing:?}"
-    );
-    let extra: Vec<&&str> = DEFINITIONS
-        .iter()
-        .filter(|d| !defs.contains_key(**d))
-        .collect();
+    let missing: Vec<&String> = defs.keys().filter(|k| !mapped.contains(k.as_str())).collect();
+    assert!(missing.is_empty(), "schema definitions without a Rust type: {missing:?}");
+    let extra: Vec<&&str> = DEFINITIONS.iter().filter(|d| !defs.contains_key(**d)).collect();
     assert!(extra.is_empty(), "table names not in the schema: {extra:?}");
 }
 
@@ -387,12 +359,10 @@ fn call_tool_request() -> Value {
 
 #[test]
 fn call_tool_request_baseline_parses() {
-    let req: t::CallToolRequest =
-        serde_json::from_value(call_tool_request()).expect("valid request");
+    let req: t::CallToolRequest = serde_json::from_value(call_tool_request()).expect("valid request");
     assert_eq!(req.id, t::RequestId::Integer(7));
     assert_eq!(req.params.name, "echo");
-    let any: t::ClientRequest =
-        serde_json::from_value(call_tool_request()).expect("client request");
+    let any: t::ClientRequest = serde_json::from_value(call_tool_request()).expect("client request");
     assert!(matches!(any, t::ClientRequest::CallTool(_)));
     assert_eq!(any.method(), "tools/call");
 }
@@ -402,18 +372,9 @@ fn wrong_jsonrpc_version_is_rejected() {
     for version in [json!("1.0"), json!("2"), json!(2.0), Value::Null] {
         let mut msg = call_tool_request();
         msg["jsonrpc"] = version.clone();
-        assert!(
-            serde_json::from_value::<t::CallToolRequest>(msg.clone()).is_err(),
-            "jsonrpc {version}"
-        );
-        assert!(
-            serde_json::from_value::<t::JsonRpcRequest>(msg.clone()).is_err(),
-            "jsonrpc {version}"
-        );
-        assert!(
-            serde_json::from_value::<t::JsonRpcMessage>(msg).is_err(),
-            "jsonrpc {version}"
-        );
+        assert!(serde_json::from_value::<t::CallToolRequest>(msg.clone()).is_err(), "jsonrpc {version}");
+        assert!(serde_json::from_value::<t::JsonRpcRequest>(msg.clone()).is_err(), "jsonrpc {version}");
+        assert!(serde_json::from_value::<t::JsonRpcMessage>(msg).is_err(), "jsonrpc {version}");
     }
     let mut missing = call_tool_request();
     missing.as_object_mut().unwrap().remove("jsonrpc");
@@ -445,18 +406,10 @@ fn unknown_result_type_is_rejected() {
 
 #[test]
 fn other_constants_are_checked() {
-    assert!(
-        serde_json::from_value::<t::ContentBlock>(json!({"type": "video", "data": ""})).is_err()
-    );
-    assert!(
-        serde_json::from_value::<t::TextContent>(json!({"type": "image", "text": "x"})).is_err()
-    );
-    assert!(
-        serde_json::from_value::<t::ParseError>(json!({"code": -32600, "message": "x"})).is_err()
-    );
-    assert!(
-        serde_json::from_value::<t::ParseError>(json!({"code": -32700, "message": "x"})).is_ok()
-    );
+    assert!(serde_json::from_value::<t::ContentBlock>(json!({"type": "video", "data": ""})).is_err());
+    assert!(serde_json::from_value::<t::TextContent>(json!({"type": "image", "text": "x"})).is_err());
+    assert!(serde_json::from_value::<t::ParseError>(json!({"code": -32600, "message": "x"})).is_err());
+    assert!(serde_json::from_value::<t::ParseError>(json!({"code": -32700, "message": "x"})).is_ok());
     let bad_header = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32021, "message": "x"}});
     assert!(serde_json::from_value::<t::HeaderMismatchError>(bad_header).is_err());
     let bad_mode = json!({"mode": "telepathy", "message": "x"});
@@ -468,13 +421,9 @@ fn other_constants_are_checked() {
 
 #[test]
 fn result_type_defaults_to_complete_when_absent() {
-    let result: t::CallToolResult =
-        serde_json::from_value(json!({"content": []})).expect("old-style result");
+    let result: t::CallToolResult = serde_json::from_value(json!({"content": []})).expect("old-style result");
     assert_eq!(result.result_type, t::ResultType::Complete);
-    assert_eq!(
-        serde_json::to_value(&result).unwrap(),
-        json!({"resultType": "complete", "content": []})
-    );
+    assert_eq!(serde_json::to_value(&result).unwrap(), json!({"resultType": "complete", "content": []}));
 }
 
 #[test]
@@ -485,25 +434,16 @@ fn input_required_results_are_told_apart() {
         "result": {"resultType": "input_required", "requestState": "abc"}
     });
     let parsed: t::CallToolResultResponse = serde_json::from_value(response).unwrap();
-    assert!(matches!(
-        parsed.result,
-        t::ResultOrInputRequired::InputRequired(_)
-    ));
+    assert!(matches!(parsed.result, t::ResultOrInputRequired::InputRequired(_)));
 
     let server: t::ServerResult =
-        serde_json::from_value(json!({"resultType": "input_required", "requestState": "abc"}))
-            .unwrap();
+        serde_json::from_value(json!({"resultType": "input_required", "requestState": "abc"})).unwrap();
     assert!(matches!(server, t::ServerResult::InputRequired(_)));
-    let server: t::ServerResult =
-        serde_json::from_value(json!({"resultType": "complete", "content": []})).unwrap();
+    let server: t::ServerResult = serde_json::from_value(json!({"resultType": "complete", "content": []})).unwrap();
     assert!(matches!(server, t::ServerResult::CallTool(_)));
-    let server: t::ServerResult =
-        serde_json::from_value(json!({"resultType": "complete", "x": 1})).unwrap();
+    let server: t::ServerResult = serde_json::from_value(json!({"resultType": "complete", "x": 1})).unwrap();
     assert!(matches!(server, t::ServerResult::Empty(_)));
-    assert_eq!(
-        serde_json::to_value(&server).unwrap(),
-        json!({"resultType": "complete", "x": 1})
-    );
+    assert_eq!(serde_json::to_value(&server).unwrap(), json!({"resultType": "complete", "x": 1}));
 }
 
 #[test]
@@ -511,14 +451,8 @@ fn jsonrpc_message_dispatch() {
     let cases = [
         (json!({"jsonrpc": "2.0", "id": 1, "method": "x"}), "Request"),
         (json!({"jsonrpc": "2.0", "method": "x"}), "Notification"),
-        (
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}),
-            "ResultResponse",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "nope"}}),
-            "ErrorResponse",
-        ),
+        (json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}), "ResultResponse"),
+        (json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "nope"}}), "ErrorResponse"),
     ];
     for (value, expected) in cases {
         let msg: t::JsonRpcMessage = serde_json::from_value(value.clone()).unwrap();
@@ -531,9 +465,7 @@ fn jsonrpc_message_dispatch() {
         assert_eq!(kind, expected, "{value}");
         assert_eq!(serde_json::to_value(&msg).unwrap(), value);
     }
-    assert!(
-        serde_json::from_value::<t::JsonRpcMessage>(json!({"jsonrpc": "2.0", "id": 1})).is_err()
-    );
+    assert!(serde_json::from_value::<t::JsonRpcMessage>(json!({"jsonrpc": "2.0", "id": 1})).is_err());
 }
 
 #[test]
@@ -551,10 +483,7 @@ fn helpers_build_the_expected_json() {
         json!({"name": "srv", "version": "1.0"})
     );
     let tool = t::Tool::new("noop", t::Tool::empty_input_schema());
-    assert_eq!(
-        serde_json::to_value(&tool).unwrap(),
-        json!({"name": "noop", "inputSchema": {"type": "object"}})
-    );
+    assert_eq!(serde_json::to_value(&tool).unwrap(), json!({"name": "noop", "inputSchema": {"type": "object"}}));
     let response = t::CallToolResultResponse::new(3, t::CallToolResult::text("ok"));
     assert_eq!(
         serde_json::to_value(&response).unwrap(),
@@ -568,21 +497,14 @@ fn helpers_build_the_expected_json() {
     )
     .into();
     assert_eq!(err.error.code, t::Error::UNSUPPORTED_PROTOCOL_VERSION);
-    assert_eq!(
-        err.error.data,
-        Some(json!({"requested": "1900-01-01", "supported": ["2026-07-28"]}))
-    );
+    assert_eq!(err.error.data, Some(json!({"requested": "1900-01-01", "supported": ["2026-07-28"]})));
 }
 
 #[test]
 fn numbers_keep_their_json_form() {
     let params: t::ProgressNotificationParams =
-        serde_json::from_value(json!({"progressToken": 1, "progress": 50, "total": 100.5}))
-            .unwrap();
-    assert_eq!(
-        serde_json::to_value(&params).unwrap(),
-        json!({"progressToken": 1, "progress": 50, "total": 100.5})
-    );
+        serde_json::from_value(json!({"progressToken": 1, "progress": 50, "total": 100.5})).unwrap();
+    assert_eq!(serde_json::to_value(&params).unwrap(), json!({"progressToken": 1, "progress": 50, "total": 100.5}));
 }
 
 #[test]

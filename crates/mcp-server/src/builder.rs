@@ -21,34 +21,29 @@ pub struct ServerBuilder {
     catalog: Catalog,
     completion: Option<CompletionFn>,
     errors: Vec<BuildError>,
+    eager_schemas: bool,
 }
 
 pub(crate) fn to_object(def: &impl Serialize) -> Result<Map<String, Value>, BuildError> {
     match serde_json::to_value(def) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(BuildError::InvalidDefinition(
-            "definition must serialize to a JSON object".into(),
-        )),
+        Ok(_) => Err(BuildError::InvalidDefinition("definition must serialize to a JSON object".into())),
         Err(e) => Err(BuildError::InvalidDefinition(e.to_string())),
     }
 }
 
 fn str_field(def: &Map<String, Value>, field: &str) -> Result<String, BuildError> {
-    def.get(field)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            BuildError::InvalidDefinition(format!(
-                "definition lacks string field {field:?}: {}",
-                Value::Object(def.clone())
-            ))
-        })
+    def.get(field).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
+        BuildError::InvalidDefinition(format!(
+            "definition lacks string field {field:?}: {}",
+            Value::Object(def.clone())
+        ))
+    })
 }
 
 /// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut v = serde_json::to_value(schemars::schema_for!(T))
-        .unwrap_or_else(|_| json!({"type": "object"}));
+    let mut v = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}));
     if let Some(o) = v.as_object_mut() {
         o.remove("title");
     }
@@ -62,6 +57,7 @@ impl ServerBuilder {
             catalog: Catalog::default(),
             completion: None,
             errors: Vec::new(),
+            eager_schemas: false,
         }
     }
 
@@ -131,9 +127,7 @@ impl ServerBuilder {
 
     /// Adds a capability entry of the server's own (e.g. `extensions`), merged into `capabilities`.
     pub fn capability(mut self, name: &str, value: Value) -> Self {
-        self.config
-            .extra_capabilities
-            .insert(name.to_owned(), value);
+        self.config.extra_capabilities.insert(name.to_owned(), value);
         self
     }
 
@@ -144,7 +138,7 @@ impl ServerBuilder {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(Context, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize,
+        R: Serialize + 'static,
     {
         let handler = Arc::new(handler);
         let f: ToolFn = Arc::new(move |ctx, args| {
@@ -152,10 +146,7 @@ impl ServerBuilder {
             Box::pin(async move {
                 let a: A = serde_json::from_value(Value::Object(args))
                     .map_err(|e| HandlerError::Tool(format!("Invalid arguments: {e}")))?;
-                let r = handler(ctx, a).await?;
-                serde_json::to_value(r).map_err(|e| {
-                    HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string()))
-                })
+                ser(handler(ctx, a).await?)
             })
         });
         match to_object(&def) {
@@ -203,7 +194,7 @@ impl ServerBuilder {
     where
         F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize,
+        R: Serialize + 'static,
     {
         let f = raw_tool_fn(handler);
         match to_object(&def) {
@@ -216,12 +207,9 @@ impl ServerBuilder {
     fn push_tool(&mut self, def: Map<String, Value>, handler: ToolFn) {
         match build_tool(def, handler) {
             Ok(t) if self.catalog.tools.iter().any(|x| x.name == t.name) => {
-                self.errors.push(BuildError::Duplicate {
-                    kind: "tool",
-                    name: t.name,
-                })
+                self.errors.push(BuildError::Duplicate { kind: "tool", name: t.name })
             }
-            Ok(t) => self.catalog.tools.push(t),
+            Ok(t) => self.catalog.tools.push(Arc::new(t)),
             Err(e) => self.errors.push(e),
         }
     }
@@ -231,7 +219,7 @@ impl ServerBuilder {
     where
         F: Fn(Context, String) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize,
+        R: Serialize + 'static,
     {
         let handler = Arc::new(handler);
         let f: ResourceFn = Arc::new(move |ctx, uri| {
@@ -240,16 +228,9 @@ impl ServerBuilder {
         });
         match to_object(&def).and_then(|d| Ok((str_field(&d, "uri")?, str_field(&d, "name")?, d))) {
             Ok((uri, _, _)) if self.catalog.resources.iter().any(|r| r.uri == uri) => {
-                self.errors.push(BuildError::Duplicate {
-                    kind: "resource",
-                    name: uri,
-                })
+                self.errors.push(BuildError::Duplicate { kind: "resource", name: uri })
             }
-            Ok((uri, _, d)) => self.catalog.resources.push(ResourceEntry {
-                uri,
-                def: Value::Object(d),
-                handler: f,
-            }),
+            Ok((uri, _, d)) => self.catalog.resources.push(ResourceEntry { uri, def: Value::Object(d), handler: f }),
             Err(e) => self.errors.push(e),
         }
         self
@@ -260,7 +241,7 @@ impl ServerBuilder {
     where
         F: Fn(Context, String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize,
+        R: Serialize + 'static,
     {
         let handler = Arc::new(handler);
         let f: TemplateFn = Arc::new(move |ctx, uri, vars| {
@@ -274,11 +255,9 @@ impl ServerBuilder {
             Ok((t, d))
         });
         match parsed {
-            Ok((template, d)) => self.catalog.templates.push(TemplateEntry {
-                template,
-                def: Value::Object(d),
-                handler: f,
-            }),
+            Ok((template, d)) => {
+                self.catalog.templates.push(TemplateEntry { template, def: Value::Object(d), handler: f })
+            }
             Err(e) => self.errors.push(e),
         }
         self
@@ -289,16 +268,13 @@ impl ServerBuilder {
     where
         F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize,
+        R: Serialize + 'static,
     {
         let f: PromptFn = raw_tool_fn(handler);
         let parsed = to_object(&def).and_then(|d| Ok((str_field(&d, "name")?, d)));
         match parsed {
             Ok((name, _)) if self.catalog.prompts.iter().any(|p| p.name == name) => {
-                self.errors.push(BuildError::Duplicate {
-                    kind: "prompt",
-                    name,
-                })
+                self.errors.push(BuildError::Duplicate { kind: "prompt", name })
             }
             Ok((name, d)) => {
                 let required_args = d
@@ -307,18 +283,11 @@ impl ServerBuilder {
                     .map(|a| {
                         a.iter()
                             .filter(|x| x.get("required").and_then(Value::as_bool) == Some(true))
-                            .filter_map(|x| {
-                                x.get("name").and_then(Value::as_str).map(str::to_owned)
-                            })
+                            .filter_map(|x| x.get("name").and_then(Value::as_str).map(str::to_owned))
                             .collect()
                     })
                     .unwrap_or_default();
-                self.catalog.prompts.push(PromptEntry {
-                    name,
-                    def: Value::Object(d),
-                    required_args,
-                    handler: f,
-                })
+                self.catalog.prompts.push(PromptEntry { name, def: Value::Object(d), required_args, handler: f })
             }
             Err(e) => self.errors.push(e),
         }
@@ -340,30 +309,51 @@ impl ServerBuilder {
         self
     }
 
+    /// Compiles every tool's `inputSchema`/`outputSchema` when the server is built, so an
+    /// invalid schema is a [`BuildError`] instead of an error on the tool's first call.
+    /// Off by default: validators are compiled on first use, which keeps start-up fast and idle
+    /// memory small. (Dialects and `x-mcp-header` annotations are always checked at build.)
+    pub fn compile_schemas_at_build(mut self, on: bool) -> Self {
+        self.eager_schemas = on;
+        self
+    }
+
     /// Checks every registration and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }
+        if self.eager_schemas {
+            for t in &self.catalog.tools {
+                t.input.compile_now()?;
+                if let Some(o) = &t.output {
+                    o.compile_now()?;
+                }
+            }
+        }
         self.catalog.reindex();
-        Ok(Server::from_inner(ServerInner::new(
-            self.config,
-            self.catalog,
-            self.completion,
-        )))
+        Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)))
     }
 }
 
-fn ser<R: Serialize>(r: R) -> Result<Value, HandlerError> {
-    serde_json::to_value(r)
-        .map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
+/// Turns a handler's result into JSON; a result that already is a `Value` is moved, not copied.
+pub(crate) fn ser<R: Serialize + 'static>(r: R) -> Result<Value, HandlerError> {
+    let any: Box<dyn std::any::Any> = Box::new(r);
+    match any.downcast::<Value>() {
+        Ok(v) => Ok(*v),
+        Err(other) => {
+            let r = other.downcast::<R>().expect("the same type");
+            serde_json::to_value(*r)
+                .map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
+        }
+    }
 }
 
 fn raw_tool_fn<F, Fut, R>(handler: F) -> ToolFn
 where
     F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-    R: Serialize,
+    R: Serialize + 'static,
 {
     let handler = Arc::new(handler);
     Arc::new(move |ctx, args| {
@@ -373,34 +363,17 @@ where
 }
 
 /// Validates a tool definition and compiles its schemas.
-pub(crate) fn build_tool(
-    def: Map<String, Value>,
-    handler: ToolFn,
-) -> Result<ToolEntry, BuildError> {
+pub(crate) fn build_tool(def: Map<String, Value>, handler: ToolFn) -> Result<ToolEntry, BuildError> {
     let name = str_field(&def, "name")?;
     let input_schema = def
         .get("inputSchema")
-        .ok_or_else(|| BuildError::InvalidSchema {
-            tool: name.clone(),
-            reason: "missing inputSchema".into(),
-        })?;
-    let input = compile_schema(&name, input_schema)?;
+        .ok_or_else(|| BuildError::InvalidSchema { tool: name.clone(), reason: "missing inputSchema".into() })?;
+    let input = SchemaValidator::new(&name, input_schema)?;
     let output = match def.get("outputSchema") {
-        Some(s) => Some(compile_schema(&name, s)?),
+        Some(s) => Some(SchemaValidator::new(&name, s)?),
         None => None,
     };
-    let hp = header_params(input_schema.as_object().expect("checked by compile_schema")).map_err(
-        |reason| BuildError::InvalidHeaderAnnotation {
-            tool: name.clone(),
-            reason,
-        },
-    )?;
-    Ok(ToolEntry {
-        name,
-        def: Value::Object(def),
-        input,
-        output,
-        header_params: hp.into(),
-        handler,
-    })
+    let hp = header_params(input_schema.as_object().expect("checked by SchemaValidator::new"))
+        .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
+    Ok(ToolEntry { name, def: Value::Object(def), input, output, header_params: hp.into(), handler })
 }

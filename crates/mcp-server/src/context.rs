@@ -41,10 +41,7 @@ pub struct Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context")
-            .field("id", &self.inner.id)
-            .field("method", &self.inner.method)
-            .finish()
+        f.debug_struct("Context").field("id", &self.inner.id).field("method", &self.inner.method).finish()
     }
 }
 
@@ -106,10 +103,7 @@ impl Context {
 
     /// The input responses of an MRTR retry, if any.
     pub fn input_responses(&self) -> Option<&Map<String, Value>> {
-        self.inner
-            .params
-            .get("inputResponses")
-            .and_then(Value::as_object)
+        self.inner.params.get("inputResponses").and_then(Value::as_object)
     }
 
     /// Fails with `MissingRequiredClientCapability` (`-32021`) unless the client declared every
@@ -134,8 +128,7 @@ impl Context {
 
     /// Sends `notifications/progress` if the request carried a progress token.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.env.sink)
-        else {
+        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.env.sink) else {
             return;
         };
         let mut params = json!({ "progressToken": token, "progress": progress });

@@ -35,15 +35,9 @@ fn tool_error(message: String) -> Value {
 }
 
 impl Server {
-    pub(crate) async fn dispatch(
-        &self,
-        req: Request,
-        env: RequestEnv,
-    ) -> Result<Value, ProtocolError> {
+    pub(crate) async fn dispatch(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
         if req.method == "subscriptions/listen" {
-            return Err(ProtocolError::InvalidRequest(
-                "subscriptions/listen must be served as a stream".into(),
-            ));
+            return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
         let ctx = self.prepare(req, env)?;
         let method = ctx.method().to_owned();
@@ -56,19 +50,11 @@ impl Server {
             }
             "resources/list" => {
                 let c = self.catalog();
-                self.list_page(
-                    c.resources.iter().map(|r| r.def.clone()),
-                    "resources",
-                    params,
-                )
+                self.list_page(c.resources.iter().map(|r| r.def.clone()), "resources", params)
             }
             "resources/templates/list" => {
                 let c = self.catalog();
-                self.list_page(
-                    c.templates.iter().map(|r| r.def.clone()),
-                    "resourceTemplates",
-                    params,
-                )
+                self.list_page(c.templates.iter().map(|r| r.def.clone()), "resourceTemplates", params)
             }
             "prompts/list" => {
                 let c = self.catalog();
@@ -82,17 +68,10 @@ impl Server {
         }
     }
 
-    fn outcome(
-        &self,
-        ctx: &Context,
-        r: Result<Value, HandlerError>,
-        tool: bool,
-    ) -> Result<Value, ProtocolError> {
+    fn outcome(&self, ctx: &Context, r: Result<Value, HandlerError>, tool: bool) -> Result<Value, ProtocolError> {
         match r {
             Ok(v) if v.is_object() => Ok(v),
-            Ok(_) => Err(ProtocolError::Internal(
-                "handler result is not a JSON object".into(),
-            )),
+            Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
             Err(HandlerError::InputRequired(ir)) => Ok(self.input_required(ctx, ir)),
             Err(HandlerError::Tool(m)) if tool => Ok(tool_error(m)),
             Err(HandlerError::Tool(m)) => Err(ProtocolError::Internal(m)),
@@ -109,11 +88,7 @@ impl Server {
         let args = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) => a.clone(),
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "`arguments` must be an object",
-                ))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params("`arguments` must be an object")),
         };
         let tool = self
             .catalog()
@@ -121,41 +96,36 @@ impl Server {
             .cloned()
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
         let args_value = Value::Object(args);
-        {
-            let errors: Vec<String> = tool
-                .input
-                .iter_errors(&args_value)
-                .map(|e| format!("{} at '{}'", e, e.instance_path))
-                .collect();
-            if !errors.is_empty() {
-                return Ok(tool_error(format!(
-                    "Invalid arguments for tool {name}: {}",
-                    errors.join("; ")
-                )));
-            }
+        let input = tool
+            .input
+            .get()
+            .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid inputSchema: {e}")))?;
+        if !input.is_valid(&args_value) {
+            let errors: Vec<String> =
+                input.iter_errors(&args_value).map(|e| format!("{} at '{}'", e, e.instance_path())).collect();
+            return Ok(tool_error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))));
         }
-        let Value::Object(args) = args_value else {
-            unreachable!()
-        };
+        let Value::Object(args) = args_value else { unreachable!() };
         let r = (tool.handler)(ctx.clone(), args).await;
         let result = self.outcome(&ctx, r, true)?;
         if let Some(out) = &tool.output {
+            let out = out
+                .get()
+                .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid outputSchema: {e}")))?;
             let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-            let complete = result
-                .get("resultType")
-                .and_then(Value::as_str)
-                .unwrap_or("complete")
-                == "complete";
+            let complete = result.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete";
             if complete && !is_error {
                 match result.get("structuredContent") {
                     None => {
                         return Err(ProtocolError::Internal(format!(
-                        "tool {name} declares an outputSchema but returned no structuredContent"
-                    )))
+                            "tool {name} declares an outputSchema but returned no structuredContent"
+                        )))
                     }
                     Some(sc) => {
                         if let Some(e) = out.iter_errors(sc).next() {
-                            return Err(ProtocolError::Internal(format!("tool {name} returned structuredContent that violates its outputSchema: {e}")));
+                            return Err(ProtocolError::Internal(format!(
+                                "tool {name} returned structuredContent that violates its outputSchema: {e}"
+                            )));
                         }
                     }
                 }
@@ -174,10 +144,7 @@ impl Server {
         let catalog = self.catalog();
         let r = if let Some(i) = catalog.resource_index.get(&uri) {
             (catalog.resources[*i].handler)(ctx.clone(), uri.clone()).await
-        } else if let Some((t, vars)) = catalog
-            .templates
-            .iter()
-            .find_map(|t| t.template.matches(&uri).map(|v| (t, v)))
+        } else if let Some((t, vars)) = catalog.templates.iter().find_map(|t| t.template.matches(&uri).map(|v| (t, v)))
         {
             (t.handler)(ctx.clone(), uri.clone(), vars).await
         } else {
@@ -203,11 +170,7 @@ impl Server {
         let args = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) if a.values().all(Value::is_string) => a.clone(),
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "prompt `arguments` must be an object of strings",
-                ))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params("prompt `arguments` must be an object of strings")),
         };
         if let Some(missing) = prompt.required_args.iter().find(|a| !args.contains_key(*a)) {
             return Err(ProtocolError::invalid_params(format!(
@@ -220,9 +183,7 @@ impl Server {
 
     async fn complete(&self, ctx: Context) -> Result<Value, ProtocolError> {
         let Some(handler) = self.inner.completion.clone() else {
-            return Err(ProtocolError::MethodNotFound(
-                "completion/complete (no completions capability)".into(),
-            ));
+            return Err(ProtocolError::MethodNotFound("completion/complete (no completions capability)".into()));
         };
         let params = ctx.params();
         let reference = params
@@ -232,23 +193,14 @@ impl Server {
             .ok_or_else(|| ProtocolError::invalid_params("`ref` is required"))?;
         let argument = params
             .get("argument")
-            .filter(|a| {
-                a.get("name").is_some_and(Value::is_string)
-                    && a.get("value").is_some_and(Value::is_string)
-            })
+            .filter(|a| a.get("name").is_some_and(Value::is_string) && a.get("value").is_some_and(Value::is_string))
             .cloned()
-            .ok_or_else(|| {
-                ProtocolError::invalid_params(
-                    "`argument` with string `name` and `value` is required",
-                )
-            })?;
+            .ok_or_else(|| ProtocolError::invalid_params("`argument` with string `name` and `value` is required"))?;
         let context = params.get("context").cloned();
-        let mut completion = handler(ctx.clone(), reference, argument, context)
-            .await
-            .map_err(|e| match e {
-                HandlerError::Protocol(p) => p,
-                other => ProtocolError::Internal(other.to_string()),
-            })?;
+        let mut completion = handler(ctx.clone(), reference, argument, context).await.map_err(|e| match e {
+            HandlerError::Protocol(p) => p,
+            other => ProtocolError::Internal(other.to_string()),
+        })?;
         if let Some(values) = completion.get_mut("values").and_then(Value::as_array_mut) {
             values.truncate(100);
         }

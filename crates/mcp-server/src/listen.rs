@@ -26,24 +26,14 @@ impl SubscriptionFilter {
     fn parse(params: &Map<String, Value>) -> Result<Self, ProtocolError> {
         let n = match params.get("notifications") {
             Some(Value::Object(n)) => n,
-            None => {
-                return Err(ProtocolError::invalid_params(
-                    "subscriptions/listen requires `notifications`",
-                ))
-            }
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "`notifications` must be an object",
-                ))
-            }
+            None => return Err(ProtocolError::invalid_params("subscriptions/listen requires `notifications`")),
+            Some(_) => return Err(ProtocolError::invalid_params("`notifications` must be an object")),
         };
         let flag = |k: &str| -> Result<bool, ProtocolError> {
             match n.get(k) {
                 None => Ok(false),
                 Some(Value::Bool(b)) => Ok(*b),
-                Some(_) => Err(ProtocolError::invalid_params(format!(
-                    "`{k}` must be a boolean"
-                ))),
+                Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be a boolean"))),
             }
         };
         let resource_uris = match n.get("resourceSubscriptions") {
@@ -52,14 +42,8 @@ impl SubscriptionFilter {
                 .iter()
                 .map(|u| u.as_str().map(str::to_owned))
                 .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| {
-                    ProtocolError::invalid_params("`resourceSubscriptions` must be strings")
-                })?,
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "`resourceSubscriptions` must be an array",
-                ))
-            }
+                .ok_or_else(|| ProtocolError::invalid_params("`resourceSubscriptions` must be strings"))?,
+            Some(_) => return Err(ProtocolError::invalid_params("`resourceSubscriptions` must be an array")),
         };
         Ok(Self {
             tools: flag("toolsListChanged")?,
@@ -88,12 +72,8 @@ impl SubscriptionFilter {
 
     fn wants(&self, e: &ChangeEvent) -> Option<(&'static str, Value)> {
         match e {
-            ChangeEvent::ToolsListChanged if self.tools => {
-                Some(("notifications/tools/list_changed", json!({})))
-            }
-            ChangeEvent::PromptsListChanged if self.prompts => {
-                Some(("notifications/prompts/list_changed", json!({})))
-            }
+            ChangeEvent::ToolsListChanged if self.tools => Some(("notifications/tools/list_changed", json!({}))),
+            ChangeEvent::PromptsListChanged if self.prompts => Some(("notifications/prompts/list_changed", json!({}))),
             ChangeEvent::ResourcesListChanged if self.resources => {
                 Some(("notifications/resources/list_changed", json!({})))
             }
@@ -131,13 +111,7 @@ impl Server {
         Ok(async_stream(move |tx| async move {
             let mut ack = json!({ "notifications": filter.to_json() });
             ack["_meta"] = json!({ SUBSCRIPTION_ID: id });
-            if tx
-                .send(notification(
-                    "notifications/subscriptions/acknowledged",
-                    ack,
-                ))
-                .is_err()
-            {
+            if tx.send(notification("notifications/subscriptions/acknowledged", ack)).is_err() {
                 return;
             }
             loop {
@@ -176,9 +150,7 @@ where
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let task = tokio::spawn(producer(tx));
     let guard = AbortOnDrop(task);
-    futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        rx.recv().await.map(|v| (v, (rx, guard)))
-    })
+    futures::stream::unfold((rx, guard), |(mut rx, guard)| async move { rx.recv().await.map(|v| (v, (rx, guard))) })
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

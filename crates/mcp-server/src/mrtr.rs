@@ -67,28 +67,15 @@ pub struct Inputs<'a> {
 }
 
 impl<'a> Inputs<'a> {
-    pub(crate) fn new(
-        responses: Option<&'a Map<String, Value>>,
-        capabilities: &'a Map<String, Value>,
-    ) -> Self {
-        Self {
-            responses,
-            capabilities,
-            pending: Map::new(),
-            state: Value::Null,
-        }
+    pub(crate) fn new(responses: Option<&'a Map<String, Value>>, capabilities: &'a Map<String, Value>) -> Self {
+        Self { responses, capabilities, pending: Map::new(), state: Value::Null }
     }
 
     /// Asks for input with `method`/`params` under `key`; returns the answer if the retry has it.
     ///
     /// Fails with `MissingRequiredClientCapability` when the client did not declare the
     /// capability the request needs (the request is then never sent).
-    pub fn request(
-        &mut self,
-        key: &str,
-        method: &str,
-        params: Value,
-    ) -> Result<Option<Value>, ProtocolError> {
+    pub fn request(&mut self, key: &str, method: &str, params: Value) -> Result<Option<Value>, ProtocolError> {
         if let Some(answer) = self.responses.and_then(|r| r.get(key)) {
             return Ok(Some(answer.clone()));
         }
@@ -96,10 +83,7 @@ impl<'a> Inputs<'a> {
         if !self.declares(&needed) {
             return Err(ProtocolError::MissingRequiredClientCapability { required: needed });
         }
-        self.pending.insert(
-            key.to_owned(),
-            json!({ "method": method, "params": params }),
-        );
+        self.pending.insert(key.to_owned(), json!({ "method": method, "params": params }));
         Ok(None)
     }
 
@@ -161,10 +145,7 @@ impl<'a> Inputs<'a> {
         if self.pending.is_empty() {
             Ok(())
         } else {
-            Err(InputRequired {
-                requests: self.pending,
-                state: self.state,
-            })
+            Err(InputRequired { requests: self.pending, state: self.state })
         }
     }
 }

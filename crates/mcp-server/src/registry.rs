@@ -14,39 +14,24 @@ use std::sync::Arc;
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Type-erased tool handler: arguments in, serialized `CallToolResult` out.
-pub type ToolFn = Arc<
-    dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync,
->;
+pub type ToolFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased resource handler: URI in, serialized `ReadResourceResult` out.
-pub type ResourceFn =
-    Arc<dyn Fn(Context, String) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub type ResourceFn = Arc<dyn Fn(Context, String) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased resource template handler: URI and matched variables in.
-pub type TemplateFn = Arc<
-    dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>>
-        + Send
-        + Sync,
->;
+pub type TemplateFn =
+    Arc<dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased prompt handler: string arguments in, serialized `GetPromptResult` out.
-pub type PromptFn = Arc<
-    dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync,
->;
+pub type PromptFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
-pub type CompletionFn = Arc<
-    dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>>
-        + Send
-        + Sync,
->;
-
-/// A compiled JSON Schema validator.
-pub(crate) type Validator = Arc<jsonschema::Validator>;
+pub type CompletionFn =
+    Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 
 /// A registered tool.
-#[derive(Clone)]
 pub struct ToolEntry {
     pub(crate) name: String,
     pub(crate) def: Value,
-    pub(crate) input: Validator,
-    pub(crate) output: Option<Validator>,
+    pub(crate) input: SchemaValidator,
+    pub(crate) output: Option<SchemaValidator>,
     pub(crate) header_params: Arc<[HeaderParam]>,
     pub(crate) handler: ToolFn,
 }
@@ -86,7 +71,7 @@ pub(crate) struct PromptEntry {
 /// An immutable snapshot of everything the server offers; replaced whole on change.
 #[derive(Clone, Default)]
 pub(crate) struct Catalog {
-    pub(crate) tools: Vec<ToolEntry>,
+    pub(crate) tools: Vec<Arc<ToolEntry>>,
     pub(crate) tool_index: HashMap<String, usize>,
     pub(crate) resources: Vec<ResourceEntry>,
     pub(crate) resource_index: HashMap<String, usize>,
@@ -97,27 +82,12 @@ pub(crate) struct Catalog {
 
 impl Catalog {
     pub(crate) fn reindex(&mut self) {
-        self.tool_index = self
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.clone(), i))
-            .collect();
-        self.resource_index = self
-            .resources
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.uri.clone(), i))
-            .collect();
-        self.prompt_index = self
-            .prompts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.name.clone(), i))
-            .collect();
+        self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();
+        self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
     }
 
-    pub(crate) fn tool(&self, name: &str) -> Option<&ToolEntry> {
+    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
         self.tool_index.get(name).map(|i| &self.tools[*i])
     }
 }
@@ -166,38 +136,56 @@ pub enum BuildError {
     InvalidTemplate(String),
 }
 
-/// Compiles a schema with its declared dialect (default 2020-12); refuses unknown dialects.
-pub(crate) fn compile_schema(tool: &str, schema: &Value) -> Result<Validator, BuildError> {
-    use jsonschema::Draft;
-    let draft = match schema.get("$schema").and_then(Value::as_str) {
-        None => Draft::Draft202012,
-        Some(s) => match s.trim_end_matches('#') {
-            "https://json-schema.org/draft/2020-12/schema" => Draft::Draft202012,
-            "https://json-schema.org/draft/2019-09/schema" => Draft::Draft201909,
-            "http://json-schema.org/draft-07/schema" => Draft::Draft7,
-            "http://json-schema.org/draft-06/schema" => Draft::Draft6,
-            "http://json-schema.org/draft-04/schema" => Draft::Draft4,
-            other => {
-                return Err(BuildError::UnsupportedDialect {
-                    tool: tool.to_owned(),
-                    dialect: other.to_owned(),
-                })
-            }
-        },
-    };
-    if !schema.is_object() {
-        return Err(BuildError::InvalidSchema {
-            tool: tool.to_owned(),
-            reason: "schema must be an object".into(),
-        });
+/// A tool schema, checked for its dialect at build time and compiled into a validator on first
+/// use (or at build time with `ServerBuilder::compile_schemas_at_build`). Lazy compilation keeps
+/// start-up fast and idle memory small: most servers never see most of their tools called.
+pub(crate) struct SchemaValidator {
+    tool: String,
+    schema: Value,
+    draft: jsonschema::Draft,
+    compiled: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl SchemaValidator {
+    /// Checks the dialect (default 2020-12; unknown dialects are refused) and the shape.
+    pub(crate) fn new(tool: &str, schema: &Value) -> Result<Self, BuildError> {
+        use jsonschema::Draft;
+        let draft = match schema.get("$schema").and_then(Value::as_str) {
+            None => Draft::Draft202012,
+            Some(s) => match s.trim_end_matches('#') {
+                "https://json-schema.org/draft/2020-12/schema" => Draft::Draft202012,
+                "https://json-schema.org/draft/2019-09/schema" => Draft::Draft201909,
+                "http://json-schema.org/draft-07/schema" => Draft::Draft7,
+                "http://json-schema.org/draft-06/schema" => Draft::Draft6,
+                "http://json-schema.org/draft-04/schema" => Draft::Draft4,
+                other => {
+                    return Err(BuildError::UnsupportedDialect { tool: tool.to_owned(), dialect: other.to_owned() })
+                }
+            },
+        };
+        if !schema.is_object() {
+            return Err(BuildError::InvalidSchema { tool: tool.to_owned(), reason: "schema must be an object".into() });
+        }
+        Ok(Self { tool: tool.to_owned(), schema: schema.clone(), draft, compiled: std::sync::OnceLock::new() })
     }
-    jsonschema::options()
-        .with_draft(draft)
-        .should_validate_formats(true)
-        .build(schema)
-        .map(Arc::new)
-        .map_err(|e| BuildError::InvalidSchema {
-            tool: tool.to_owned(),
-            reason: e.to_string(),
-        })
+
+    /// The compiled validator (compiling it on first use), or why the schema is invalid.
+    pub(crate) fn get(&self) -> Result<&jsonschema::Validator, String> {
+        self.compiled
+            .get_or_init(|| {
+                // Remote `$ref`s are never fetched: the crate is built without resolvers.
+                jsonschema::options()
+                    .with_draft(self.draft)
+                    .should_validate_formats(true)
+                    .build(&self.schema)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Compiles now; the build-time check.
+    pub(crate) fn compile_now(&self) -> Result<(), BuildError> {
+        self.get().map(|_| ()).map_err(|reason| BuildError::InvalidSchema { tool: self.tool.clone(), reason })
+    }
 }

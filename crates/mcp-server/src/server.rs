@@ -72,19 +72,9 @@ pub(crate) struct ServerInner {
 }
 
 impl ServerInner {
-    pub(crate) fn new(
-        config: ServerConfig,
-        catalog: Catalog,
-        completion: Option<CompletionFn>,
-    ) -> Self {
+    pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
         let (events, _) = broadcast::channel(1024);
-        Self {
-            config,
-            catalog: RwLock::new(Arc::new(catalog)),
-            completion,
-            events,
-            shutdown: CancellationToken::new(),
-        }
+        Self { config, catalog: RwLock::new(Arc::new(catalog)), completion, events, shutdown: CancellationToken::new() }
     }
 }
 
@@ -96,16 +86,12 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field("info", &self.inner.config.server_info)
-            .finish()
+        f.debug_struct("Server").field("info", &self.inner.config.server_info).finish()
     }
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 impl Server {
@@ -115,9 +101,7 @@ impl Server {
     }
 
     pub(crate) fn from_inner(inner: ServerInner) -> Self {
-        Self {
-            inner: Arc::new(inner),
-        }
+        Self { inner: Arc::new(inner) }
     }
 
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
@@ -130,7 +114,7 @@ impl Server {
     }
 
     /// The registered tool `name`, if any (the HTTP transport reads its header parameters).
-    pub fn tool(&self, name: &str) -> Option<ToolEntry> {
+    pub fn tool(&self, name: &str) -> Option<Arc<ToolEntry>> {
         self.catalog().tool(name).cloned()
     }
 
@@ -138,10 +122,7 @@ impl Server {
     pub fn capabilities(&self) -> Value {
         let mut caps = Map::new();
         caps.insert("tools".into(), json!({ "listChanged": true }));
-        caps.insert(
-            "resources".into(),
-            json!({ "listChanged": true, "subscribe": true }),
-        );
+        caps.insert("resources".into(), json!({ "listChanged": true, "subscribe": true }));
         caps.insert("prompts".into(), json!({ "listChanged": true }));
         caps.insert("logging".into(), json!({}));
         if self.inner.completion.is_some() {
@@ -181,21 +162,17 @@ impl Server {
     where
         F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize,
+        R: Serialize + 'static,
     {
         let handler = Arc::new(handler);
         let f: ToolFn = Arc::new(move |ctx, args| {
             let handler = handler.clone();
-            Box::pin(async move {
-                let r = handler(ctx, args).await?;
-                serde_json::to_value(r)
-                    .map_err(|e| HandlerError::Protocol(ProtocolError::Internal(e.to_string())))
-            })
+            Box::pin(async move { crate::builder::ser(handler(ctx, args).await?) })
         });
         let entry = build_tool(to_object(&def)?, f)?;
         self.update_catalog(|c| {
             c.tools.retain(|t| t.name != entry.name);
-            c.tools.push(entry);
+            c.tools.push(Arc::new(entry));
         });
         self.notify(ChangeEvent::ToolsListChanged);
         Ok(())
@@ -228,15 +205,11 @@ impl Server {
     /// Completes a result: `resultType` defaults to `complete`; `serverInfo` goes into `_meta`.
     pub(crate) fn finish_result(&self, mut result: Value) -> Value {
         if let Value::Object(o) = &mut result {
-            o.entry("resultType")
-                .or_insert_with(|| Value::String("complete".into()));
+            o.entry("resultType").or_insert_with(|| Value::String("complete".into()));
             if self.inner.config.server_info_in_results {
-                let meta = o
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(Map::new()));
+                let meta = o.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(m) = meta {
-                    m.entry(SERVER_INFO)
-                        .or_insert_with(|| self.inner.config.server_info.clone());
+                    m.entry(SERVER_INFO).or_insert_with(|| self.inner.config.server_info.clone());
                 }
             }
         }
@@ -245,10 +218,7 @@ impl Server {
 
     fn cache_hints(&self, result: &mut Map<String, Value>, ttl: u64, public: bool) {
         result.insert("ttlMs".into(), json!(ttl));
-        result.insert(
-            "cacheScope".into(),
-            json!(if public { "public" } else { "private" }),
-        );
+        result.insert("cacheScope".into(), json!(if public { "public" } else { "private" }));
     }
 
     /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`]).
@@ -259,10 +229,7 @@ impl Server {
         let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env)).catch_unwind();
         let limit = self.inner.config.request_timeout;
         let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
-            return Err(ProtocolError::Internal(format!(
-                "request timed out after {} ms",
-                limit.as_millis()
-            )));
+            return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));
         };
         match outcome {
             Ok(r) => r.map(|v| self.finish_result(v)),
@@ -301,33 +268,18 @@ impl Server {
     fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<Value, ProtocolError> {
         match req.params.get("inputResponses") {
             None | Some(Value::Object(_)) => {}
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "inputResponses must be an object",
-                ))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
         }
         let sealed = match req.params.get("requestState") {
             None => return Ok(Value::Null),
             Some(Value::String(s)) => s,
-            Some(_) => {
-                return Err(ProtocolError::invalid_params(
-                    "requestState must be a string",
-                ))
-            }
+            Some(_) => return Err(ProtocolError::invalid_params("requestState must be a string")),
         };
         if !crate::dispatch::supports_mrtr(&req.method) {
-            return Err(ProtocolError::invalid_params(format!(
-                "{} does not accept requestState",
-                req.method
-            )));
+            return Err(ProtocolError::invalid_params(format!("{} does not accept requestState", req.method)));
         }
         let digest = request_digest(&req.method, &req.params);
-        let expect = Expectation {
-            principal: env.principal.as_deref(),
-            method: &req.method,
-            digest: &digest,
-        };
+        let expect = Expectation { principal: env.principal.as_deref(), method: &req.method, digest: &digest };
         self.inner
             .config
             .keys
@@ -373,27 +325,18 @@ impl Server {
         if start + size < total {
             out.insert("nextCursor".into(), json!(encode_cursor(start + size)));
         }
-        self.cache_hints(
-            &mut out,
-            self.inner.config.list_ttl_ms,
-            self.inner.config.list_public,
-        );
+        self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
         Ok(Value::Object(out))
     }
 
     pub(crate) fn read_hints(&self, result: &mut Value) {
         if let Value::Object(o) = result {
-            if o.get("resultType")
-                .and_then(Value::as_str)
-                .unwrap_or("complete")
-                == "complete"
-            {
+            if o.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete" {
                 let (ttl, public) = (self.inner.config.read_ttl_ms, self.inner.config.read_public);
                 if !o.contains_key("ttlMs") {
                     o.insert("ttlMs".into(), json!(ttl));
                 }
-                o.entry("cacheScope")
-                    .or_insert_with(|| json!(if public { "public" } else { "private" }));
+                o.entry("cacheScope").or_insert_with(|| json!(if public { "public" } else { "private" }));
             }
         }
     }
@@ -405,11 +348,7 @@ impl Server {
         if let Some(i) = &self.inner.config.instructions {
             out.insert("instructions".into(), json!(i));
         }
-        self.cache_hints(
-            &mut out,
-            self.inner.config.list_ttl_ms,
-            self.inner.config.list_public,
-        );
+        self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
         Value::Object(out)
     }
 }
@@ -431,12 +370,6 @@ fn encode_cursor(offset: usize) -> String {
 
 fn decode_cursor(c: &str) -> Option<usize> {
     use base64::Engine as _;
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()?;
-    std::str::from_utf8(&raw)
-        .ok()?
-        .strip_prefix("o:")?
-        .parse()
-        .ok()
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(c).ok()?;
+    std::str::from_utf8(&raw).ok()?.strip_prefix("o:")?.parse().ok()
 }

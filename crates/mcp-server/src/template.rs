@@ -33,31 +33,18 @@ impl UriTemplate {
         while !rest.is_empty() {
             match rest.find('{') {
                 Some(0) => {
-                    let end = rest
-                        .find('}')
-                        .ok_or_else(|| TemplateError(format!("unclosed '{{' in {s:?}")))?;
+                    let end = rest.find('}').ok_or_else(|| TemplateError(format!("unclosed '{{' in {s:?}")))?;
                     let body = &rest[1..end];
                     let (op, names) = match body.chars().next() {
-                        Some(c @ ('+' | '#' | '/' | '.' | ';' | '?' | '&')) => {
-                            (Some(c), &body[1..])
-                        }
+                        Some(c @ ('+' | '#' | '/' | '.' | ';' | '?' | '&')) => (Some(c), &body[1..]),
                         _ => (None, body),
                     };
                     let vars: Vec<String> = names
                         .split(',')
-                        .map(|v| {
-                            v.trim_end_matches('*')
-                                .split(':')
-                                .next()
-                                .unwrap_or("")
-                                .to_owned()
-                        })
+                        .map(|v| v.trim_end_matches('*').split(':').next().unwrap_or("").to_owned())
                         .collect();
                     if vars.iter().any(|v| {
-                        v.is_empty()
-                            || !v
-                                .bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+                        v.is_empty() || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
                     }) {
                         return Err(TemplateError(format!("bad variable list {body:?}")));
                     }
@@ -77,10 +64,7 @@ impl UriTemplate {
                 }
             }
         }
-        Ok(Self {
-            source: s.to_owned(),
-            parts,
-        })
+        Ok(Self { source: s.to_owned(), parts })
     }
 
     /// The template text.
@@ -124,10 +108,8 @@ impl UriTemplate {
                         Some('/') => b"?#&",
                         _ => b"/?#&",
                     };
-                    let end = b[pos..]
-                        .iter()
-                        .position(|c| Some(*c) == stop || ends.contains(c))
-                        .map_or(b.len(), |i| pos + i);
+                    let end =
+                        b[pos..].iter().position(|c| Some(*c) == stop || ends.contains(c)).map_or(b.len(), |i| pos + i);
                     let segment = &uri[pos..end];
                     pos = end;
                     match op {
@@ -153,11 +135,7 @@ impl UriTemplate {
                                 _ => segment,
                             };
                             if vars.len() == 1 {
-                                let v = if *op == Some(';') {
-                                    seg.split_once('=').map_or("", |x| x.1)
-                                } else {
-                                    seg
-                                };
+                                let v = if *op == Some(';') { seg.split_once('=').map_or("", |x| x.1) } else { seg };
                                 if v.is_empty() && op.is_none() {
                                     return None;
                                 }
@@ -207,53 +185,26 @@ mod tests {
     use super::*;
 
     fn m(t: &str, u: &str) -> Option<Vec<(String, String)>> {
-        UriTemplate::parse(t)
-            .unwrap()
-            .matches(u)
-            .map(|m| m.into_iter().collect())
+        UriTemplate::parse(t).unwrap().matches(u).map(|m| m.into_iter().collect())
     }
 
     #[test]
     fn simple_variables() {
-        assert_eq!(
-            m("test://template/{id}/data", "test://template/123/data"),
-            Some(vec![("id".into(), "123".into())])
-        );
-        assert_eq!(
-            m("test://template/{id}/data", "test://template/123/other"),
-            None
-        );
-        assert_eq!(
-            m("test://template/{id}/data", "test://template//data"),
-            None
-        );
-        assert_eq!(
-            m("users/{a}-{b}", "users/x-y"),
-            Some(vec![("a".into(), "x".into()), ("b".into(), "y".into())])
-        );
-        assert_eq!(
-            m("s://{name}", "s://a%20b"),
-            Some(vec![("name".into(), "a b".into())])
-        );
+        assert_eq!(m("test://template/{id}/data", "test://template/123/data"), Some(vec![("id".into(), "123".into())]));
+        assert_eq!(m("test://template/{id}/data", "test://template/123/other"), None);
+        assert_eq!(m("test://template/{id}/data", "test://template//data"), None);
+        assert_eq!(m("users/{a}-{b}", "users/x-y"), Some(vec![("a".into(), "x".into()), ("b".into(), "y".into())]));
+        assert_eq!(m("s://{name}", "s://a%20b"), Some(vec![("name".into(), "a b".into())]));
         assert_eq!(m("s://{name}", "s://a/b"), None);
     }
 
     #[test]
     fn operators() {
-        assert_eq!(
-            m("file:///{+path}", "file:///a/b/c.txt"),
-            Some(vec![("path".into(), "a/b/c.txt".into())])
-        );
-        assert_eq!(
-            m("s://x{/a,b}", "s://x/1/2"),
-            Some(vec![("a".into(), "1".into()), ("b".into(), "2".into())])
-        );
+        assert_eq!(m("file:///{+path}", "file:///a/b/c.txt"), Some(vec![("path".into(), "a/b/c.txt".into())]));
+        assert_eq!(m("s://x{/a,b}", "s://x/1/2"), Some(vec![("a".into(), "1".into()), ("b".into(), "2".into())]));
         assert_eq!(
             m("s://search{?q,lang}", "s://search?q=rust&lang=en"),
-            Some(vec![
-                ("lang".into(), "en".into()),
-                ("q".into(), "rust".into())
-            ])
+            Some(vec![("lang".into(), "en".into()), ("q".into(), "rust".into())])
         );
         assert_eq!(m("s://search{?q}", "s://search"), Some(vec![]));
     }

@@ -18,15 +18,9 @@ fn meta(caps: Value) -> Value {
 fn req(id: i64, method: &str, mut params: Value, caps: Value) -> Request {
     let m = params.get("_meta").cloned().unwrap_or(json!({}));
     let mut full = meta(caps);
-    full.as_object_mut()
-        .unwrap()
-        .extend(m.as_object().unwrap().clone());
+    full.as_object_mut().unwrap().extend(m.as_object().unwrap().clone());
     params["_meta"] = full;
-    Request {
-        id: json!(id),
-        method: method.into(),
-        params: params.as_object().unwrap().clone(),
-    }
+    Request { id: json!(id), method: method.into(), params: params.as_object().unwrap().clone() }
 }
 
 fn text(t: &str) -> Value {
@@ -92,17 +86,12 @@ async fn call(s: &Server, r: Request) -> Result<Value, ProtocolError> {
 #[tokio::test]
 async fn discover_and_result_envelope() {
     let s = server();
-    let r = call(&s, req(1, "server/discover", json!({}), json!({})))
-        .await
-        .unwrap();
+    let r = call(&s, req(1, "server/discover", json!({}), json!({}))).await.unwrap();
     assert_eq!(r["resultType"], "complete");
     assert_eq!(r["supportedVersions"], json!(["2026-07-28"]));
     assert!(r["capabilities"]["tools"].is_object());
     assert!(r["capabilities"]["completions"].is_object());
-    assert_eq!(
-        r["_meta"][SERVER_INFO],
-        json!({"name": "test", "version": "1.2.3"})
-    );
+    assert_eq!(r["_meta"][SERVER_INFO], json!({"name": "test", "version": "1.2.3"}));
     assert!(r["ttlMs"].as_u64().is_some());
     assert_eq!(r["cacheScope"], "public");
 }
@@ -117,16 +106,8 @@ async fn pagination_is_stable_and_cursors_are_checked() {
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let r = call(&s, req(1, "tools/list", params, json!({})))
-            .await
-            .unwrap();
-        names.extend(
-            r["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned()),
-        );
+        let r = call(&s, req(1, "tools/list", params, json!({}))).await.unwrap();
+        names.extend(r["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
         assert!(r["tools"].as_array().unwrap().len() <= 2);
         cursor = r.get("nextCursor").cloned();
         if cursor.is_none() {
@@ -134,12 +115,7 @@ async fn pagination_is_stable_and_cursors_are_checked() {
         }
     }
     assert_eq!(names, ["ask", "typed_out", "noisy", "boom", "t4", "t5"]);
-    let e = call(
-        &s,
-        req(1, "tools/list", json!({"cursor": "garbage"}), json!({})),
-    )
-    .await
-    .unwrap_err();
+    let e = call(&s, req(1, "tools/list", json!({"cursor": "garbage"}), json!({}))).await.unwrap_err();
     assert_eq!(e.code(), -32602);
 }
 
@@ -147,97 +123,34 @@ async fn pagination_is_stable_and_cursors_are_checked() {
 async fn mrtr_round_trip_binds_state() {
     let s = server();
     let caps = json!({"elicitation": {}});
-    let r1 = call(
-        &s,
-        req(
-            1,
-            "tools/call",
-            json!({"name": "ask", "arguments": {"greeting": "hi"}}),
-            caps.clone(),
-        ),
-    )
-    .await
-    .unwrap();
+    let r1 = call(&s, req(1, "tools/call", json!({"name": "ask", "arguments": {"greeting": "hi"}}), caps.clone()))
+        .await
+        .unwrap();
     assert_eq!(r1["resultType"], "input_required");
     assert_eq!(r1["inputRequests"]["name"]["method"], "elicitation/create");
     let state = r1["requestState"].as_str().unwrap().to_owned();
     let answer = json!({"name": {"action": "accept", "content": {"n": "Ada"}}});
-    let retry = |args: Value, st: &str| json!({"name": "ask", "arguments": args, "inputResponses": answer, "requestState": st});
-    let r2 = call(
-        &s,
-        req(
-            2,
-            "tools/call",
-            retry(json!({"greeting": "hi"}), &state),
-            caps.clone(),
-        ),
-    )
-    .await
-    .unwrap();
+    let retry =
+        |args: Value, st: &str| json!({"name": "ask", "arguments": args, "inputResponses": answer, "requestState": st});
+    let r2 = call(&s, req(2, "tools/call", retry(json!({"greeting": "hi"}), &state), caps.clone())).await.unwrap();
     assert_eq!(r2["resultType"], "complete");
-    assert!(
-        r2["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("hi Ada"),
-        "{r2}"
-    );
+    assert!(r2["content"][0]["text"].as_str().unwrap().starts_with("hi Ada"), "{r2}");
     // Same state, different arguments: refused.
-    let e = call(
-        &s,
-        req(
-            3,
-            "tools/call",
-            retry(json!({"greeting": "other"}), &state),
-            caps.clone(),
-        ),
-    )
-    .await
-    .unwrap_err();
+    let e =
+        call(&s, req(3, "tools/call", retry(json!({"greeting": "other"}), &state), caps.clone())).await.unwrap_err();
     assert_eq!(e.code(), -32602);
     // Same state, different principal: refused.
-    let env = RequestEnv {
-        principal: Some("mallory".into()),
-        ..RequestEnv::default()
-    };
-    let e = s
-        .handle(
-            req(
-                4,
-                "tools/call",
-                retry(json!({"greeting": "hi"}), &state),
-                caps.clone(),
-            ),
-            env,
-        )
+    let env = RequestEnv { principal: Some("mallory".into()), ..RequestEnv::default() };
+    let e =
+        s.handle(req(4, "tools/call", retry(json!({"greeting": "hi"}), &state), caps.clone()), env).await.unwrap_err();
+    assert_eq!(e.code(), -32602);
+    // Tampered state: refused.
+    let e = call(&s, req(5, "tools/call", retry(json!({"greeting": "hi"}), &format!("{state}x")), caps.clone()))
         .await
         .unwrap_err();
     assert_eq!(e.code(), -32602);
-    // Tampered state: refused.
-    let e = call(
-        &s,
-        req(
-            5,
-            "tools/call",
-            retry(json!({"greeting": "hi"}), &format!("{state}x")),
-            caps.clone(),
-        ),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(e.code(), -32602);
     // Another server instance with another key: refused; with the same key ring: accepted.
-    let e = call(
-        &server(),
-        req(
-            6,
-            "tools/call",
-            retry(json!({"greeting": "hi"}), &state),
-            caps,
-        ),
-    )
-    .await
-    .unwrap_err();
+    let e = call(&server(), req(6, "tools/call", retry(json!({"greeting": "hi"}), &state), caps)).await.unwrap_err();
     assert_eq!(e.code(), -32602);
 }
 
@@ -261,97 +174,44 @@ async fn shared_key_ring_lets_any_instance_finish_and_expired_state_is_refused()
     };
     let (a, b) = (make(600), make(600));
     let caps = json!({"roots": {}});
-    let r1 = call(&a, req(1, "tools/call", json!({"name": "r"}), caps.clone()))
-        .await
-        .unwrap();
+    let r1 = call(&a, req(1, "tools/call", json!({"name": "r"}), caps.clone())).await.unwrap();
     let st = r1["requestState"].as_str().unwrap();
-    let retry = json!({"name": "r", "inputResponses": {"roots": {"roots": [{"uri": "file:///x"}]}}, "requestState": st});
-    let r2 = call(&b, req(2, "tools/call", retry.clone(), caps.clone()))
-        .await
-        .unwrap();
+    let retry =
+        json!({"name": "r", "inputResponses": {"roots": {"roots": [{"uri": "file:///x"}]}}, "requestState": st});
+    let r2 = call(&b, req(2, "tools/call", retry.clone(), caps.clone())).await.unwrap();
     assert_eq!(r2["resultType"], "complete");
     let expired = make(0);
-    let r1 = call(
-        &expired,
-        req(1, "tools/call", json!({"name": "r"}), caps.clone()),
-    )
-    .await
-    .unwrap();
+    let r1 = call(&expired, req(1, "tools/call", json!({"name": "r"}), caps.clone())).await.unwrap();
     let retry = json!({"name": "r", "inputResponses": {"roots": {"roots": []}}, "requestState": r1["requestState"]});
-    let e = call(&expired, req(2, "tools/call", retry, caps))
-        .await
-        .unwrap_err();
+    let e = call(&expired, req(2, "tools/call", retry, caps)).await.unwrap_err();
     assert!(e.message().contains("expired"), "{e}");
 }
 
 #[tokio::test]
 async fn undeclared_capability_is_never_requested() {
     let s = server();
-    let e = call(
-        &s,
-        req(
-            1,
-            "tools/call",
-            json!({"name": "ask"}),
-            json!({"sampling": {}}),
-        ),
-    )
-    .await
-    .unwrap_err();
+    let e = call(&s, req(1, "tools/call", json!({"name": "ask"}), json!({"sampling": {}}))).await.unwrap_err();
     assert_eq!(e.code(), -32021);
     assert_eq!(e.http_status(), 400);
-    assert_eq!(
-        e.data().unwrap()["requiredCapabilities"],
-        json!({"elicitation": {"form": {}}})
-    );
+    assert_eq!(e.data().unwrap()["requiredCapabilities"], json!({"elicitation": {"form": {}}}));
 }
 
 #[tokio::test]
 async fn arguments_and_structured_output_are_validated() {
     let s = server();
-    let r = call(
-        &s,
-        req(
-            1,
-            "tools/call",
-            json!({"name": "ask", "arguments": {"greeting": 5}}),
-            json!({}),
-        ),
-    )
-    .await
-    .unwrap();
+    let r =
+        call(&s, req(1, "tools/call", json!({"name": "ask", "arguments": {"greeting": 5}}), json!({}))).await.unwrap();
     assert_eq!(r["isError"], true);
-    assert!(r["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("Invalid arguments"));
-    let e = call(
-        &s,
-        req(
-            2,
-            "tools/call",
-            json!({"name": "typed_out", "arguments": {"good": false}}),
-            json!({}),
-        ),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(e.code(), -32603);
-    let r = call(
-        &s,
-        req(
-            3,
-            "tools/call",
-            json!({"name": "typed_out", "arguments": {"good": true}}),
-            json!({}),
-        ),
-    )
-    .await
-    .unwrap();
-    assert_eq!(r["structuredContent"]["n"], 1);
-    let e = call(&s, req(4, "tools/call", json!({"name": "nope"}), json!({})))
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("Invalid arguments"));
+    let e = call(&s, req(2, "tools/call", json!({"name": "typed_out", "arguments": {"good": false}}), json!({})))
         .await
         .unwrap_err();
+    assert_eq!(e.code(), -32603);
+    let r = call(&s, req(3, "tools/call", json!({"name": "typed_out", "arguments": {"good": true}}), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r["structuredContent"]["n"], 1);
+    let e = call(&s, req(4, "tools/call", json!({"name": "nope"}), json!({}))).await.unwrap_err();
     assert_eq!(e.code(), -32602);
 }
 
@@ -362,21 +222,10 @@ async fn logging_needs_a_level_and_progress_needs_a_token() {
         let s = s.clone();
         async move {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let env = RequestEnv {
-                sink: Some(tx),
-                ..RequestEnv::default()
-            };
-            s.handle(
-                req(
-                    1,
-                    "tools/call",
-                    json!({"name": "noisy", "_meta": extra_meta}),
-                    json!({}),
-                ),
-                env,
-            )
-            .await
-            .unwrap();
+            let env = RequestEnv { sink: Some(tx), ..RequestEnv::default() };
+            s.handle(req(1, "tools/call", json!({"name": "noisy", "_meta": extra_meta}), json!({})), env)
+                .await
+                .unwrap();
             let mut out = Vec::new();
             while let Ok(m) = rx.try_recv() {
                 out.push(m);
@@ -397,51 +246,26 @@ async fn logging_needs_a_level_and_progress_needs_a_token() {
 #[tokio::test]
 async fn panics_become_internal_errors_and_the_server_keeps_serving() {
     let s = server();
-    let e = call(&s, req(1, "tools/call", json!({"name": "boom"}), json!({})))
-        .await
-        .unwrap_err();
+    let e = call(&s, req(1, "tools/call", json!({"name": "boom"}), json!({}))).await.unwrap_err();
     assert_eq!(e.code(), -32603);
     assert!(e.message().contains("kaboom"));
-    assert!(
-        call(&s, req(2, "tools/call", json!({"name": "t4"}), json!({})))
-            .await
-            .is_ok()
-    );
+    assert!(call(&s, req(2, "tools/call", json!({"name": "t4"}), json!({}))).await.is_ok());
 }
 
 #[tokio::test]
 async fn completion_values_are_capped_at_100() {
     let s = server();
-    let p =
-        json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}});
-    let r = call(&s, req(1, "completion/complete", p, json!({})))
-        .await
-        .unwrap();
+    let p = json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}});
+    let r = call(&s, req(1, "completion/complete", p, json!({}))).await.unwrap();
     assert_eq!(r["completion"]["values"].as_array().unwrap().len(), 100);
 }
 
 #[tokio::test]
 async fn methods_and_meta_are_checked() {
     let s = server();
-    assert_eq!(
-        call(&s, req(1, "ping", json!({}), json!({})))
-            .await
-            .unwrap_err()
-            .code(),
-        -32601
-    );
-    assert_eq!(
-        call(&s, req(1, "initialize", json!({}), json!({})))
-            .await
-            .unwrap_err()
-            .code(),
-        -32601
-    );
-    let bare = Request {
-        id: json!(1),
-        method: "tools/list".into(),
-        params: Map::new(),
-    };
+    assert_eq!(call(&s, req(1, "ping", json!({}), json!({}))).await.unwrap_err().code(), -32601);
+    assert_eq!(call(&s, req(1, "initialize", json!({}), json!({}))).await.unwrap_err().code(), -32601);
+    let bare = Request { id: json!(1), method: "tools/list".into(), params: Map::new() };
     assert_eq!(call(&s, bare).await.unwrap_err().code(), -32602);
     let mut old = req(1, "tools/list", json!({}), json!({}));
     old.params["_meta"][PROTOCOL_VERSION] = json!("2025-06-18");
@@ -463,10 +287,7 @@ async fn listen_acknowledges_filters_and_closes_gracefully() {
     let ack = stream.next().await.unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], 77);
-    assert_eq!(
-        ack["params"]["notifications"],
-        json!({"toolsListChanged": true, "resourceSubscriptions": ["a://b"]})
-    );
+    assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true, "resourceSubscriptions": ["a://b"]}));
     s.notify(ChangeEvent::PromptsListChanged); // not subscribed
     s.notify_resource_updated("other://x"); // not subscribed
     s.notify_resource_updated("a://b");
@@ -500,32 +321,31 @@ async fn run_time_tool_changes_are_announced() {
     )
     .unwrap();
     assert_eq!(events.recv().await.unwrap(), ChangeEvent::ToolsListChanged);
-    call(&s, req(1, "tools/call", json!({"name": "late"}), json!({})))
-        .await
-        .unwrap();
+    call(&s, req(1, "tools/call", json!({"name": "late"}), json!({}))).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert!(s.remove_tool("late"));
     assert_eq!(events.recv().await.unwrap(), ChangeEvent::ToolsListChanged);
-    assert_eq!(
-        call(&s, req(2, "tools/call", json!({"name": "late"}), json!({})))
-            .await
-            .unwrap_err()
-            .code(),
-        -32602
-    );
+    assert_eq!(call(&s, req(2, "tools/call", json!({"name": "late"}), json!({}))).await.unwrap_err().code(), -32602);
+}
+
+#[tokio::test]
+async fn invalid_schemas_are_reported_on_first_use_when_compiled_lazily() {
+    let s = Server::builder("t", "1")
+        .tool_raw(json!({"name": "bad", "inputSchema": {"type": 12}}), |_c: Context, _a| async move {
+            Ok::<_, HandlerError>(json!({"content": []}))
+        })
+        .build()
+        .expect("lazy compilation defers the schema check");
+    let e = call(&s, req(1, "tools/call", json!({"name": "bad"}), json!({}))).await.unwrap_err();
+    assert_eq!(e.code(), -32603);
+    assert!(e.message().contains("invalid inputSchema"), "{e}");
 }
 
 #[test]
 fn invalid_definitions_are_refused_at_build() {
-    let noop = |_c: Context, _a: Map<String, Value>| async move {
-        Ok::<_, HandlerError>(json!({"content": []}))
-    };
+    let noop = |_c: Context, _a: Map<String, Value>| async move { Ok::<_, HandlerError>(json!({"content": []})) };
     let build = |def: Value| {
-        Server::builder("t", "1")
-            .tool_raw(def, noop)
-            .build()
-            .map(|_| ())
-            .unwrap_err()
+        Server::builder("t", "1").compile_schemas_at_build(true).tool_raw(def, noop).build().map(|_| ()).unwrap_err()
     };
     assert!(matches!(
         build(
@@ -534,37 +354,22 @@ fn invalid_definitions_are_refused_at_build() {
         BuildError::InvalidHeaderAnnotation { .. }
     ));
     assert!(matches!(
-        build(
-            json!({"name": "d", "inputSchema": {"$schema": "https://example.com/my-dialect", "type": "object"}})
-        ),
+        build(json!({"name": "d", "inputSchema": {"$schema": "https://example.com/my-dialect", "type": "object"}})),
         BuildError::UnsupportedDialect { .. }
     ));
-    assert!(matches!(
-        build(json!({"name": "s", "inputSchema": {"type": 12}})),
-        BuildError::InvalidSchema { .. }
-    ));
-    assert!(matches!(
-        build(json!({"name": "m"})),
-        BuildError::InvalidSchema { .. }
-    ));
+    assert!(matches!(build(json!({"name": "s", "inputSchema": {"type": 12}})), BuildError::InvalidSchema { .. }));
+    assert!(matches!(build(json!({"name": "m"})), BuildError::InvalidSchema { .. }));
     let dup = Server::builder("t", "1")
-        .tool_raw(
-            json!({"name": "a", "inputSchema": {"type": "object"}}),
-            noop,
-        )
-        .tool_raw(
-            json!({"name": "a", "inputSchema": {"type": "object"}}),
-            noop,
-        )
+        .tool_raw(json!({"name": "a", "inputSchema": {"type": "object"}}), noop)
+        .tool_raw(json!({"name": "a", "inputSchema": {"type": "object"}}), noop)
         .build()
         .map(|_| ())
         .unwrap_err();
     assert!(matches!(dup, BuildError::Duplicate { kind: "tool", .. }));
     let bad_template = Server::builder("t", "1")
-        .resource_template(
-            json!({"name": "t", "uriTemplate": "x://{a"}),
-            |_c: Context, _u, _v| async move { Ok::<_, HandlerError>(json!({"contents": []})) },
-        )
+        .resource_template(json!({"name": "t", "uriTemplate": "x://{a"}), |_c: Context, _u, _v| async move {
+            Ok::<_, HandlerError>(json!({"contents": []}))
+        })
         .build()
         .map(|_| ())
         .unwrap_err();

@@ -15,6 +15,7 @@ use mcp_server::{RequestEnv, Server};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
@@ -45,14 +46,13 @@ impl Default for StdioConfig {
 }
 
 /// Serves `server` on the process's stdin/stdout until stdin closes.
+///
+/// The read loop runs as a runtime task (not on the thread that called `block_on`), so on a
+/// multi-threaded runtime reading, handlers and writing share worker threads instead of
+/// bouncing between the caller's thread and the workers.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
-    serve(
-        server,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        StdioConfig::default(),
-    )
-    .await
+    let task = tokio::spawn(serve(server, tokio::io::stdin(), tokio::io::stdout(), StdioConfig::default()));
+    task.await.map_err(std::io::Error::other)?
 }
 
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
@@ -62,12 +62,7 @@ fn id_key(id: &Value) -> String {
 }
 
 /// Serves `server` over any byte streams (used by tests and by [`serve_stdio`]).
-pub async fn serve<R, W>(
-    server: Server,
-    input: R,
-    output: W,
-    config: StdioConfig,
-) -> std::io::Result<()>
+pub async fn serve<R, W>(server: Server, input: R, output: W, config: StdioConfig) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -84,10 +79,7 @@ where
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
             LineRead::Eof => break,
             LineRead::TooLong => {
-                let e = ProtocolError::InvalidRequest(format!(
-                    "line exceeds {} bytes",
-                    config.max_line_bytes
-                ));
+                let e = ProtocolError::InvalidRequest(format!("line exceeds {} bytes", config.max_line_bytes));
                 let _ = out_tx.send(e.to_response(None));
                 continue;
             }
@@ -110,22 +102,40 @@ where
                     }
                 }
             }
+            Ok(Incoming::Request(req)) if req.method != "subscriptions/listen" => {
+                // Poll the handler once right here: most requests complete without waiting,
+                // and then need no task, no registration and no wake-ups.
+                let cancel = CancellationToken::new();
+                let env = RequestEnv { principal: None, sink: Some(out_tx.clone()), cancel: cancel.clone() };
+                let id = req.id.clone();
+                let s = server.clone();
+                let mut fut = Box::pin(async move { s.handle(req, env).await });
+                if let Poll::Ready(result) = futures::poll!(fut.as_mut()) {
+                    let _ = out_tx.send(response_for(&id, result));
+                    continue;
+                }
+                let permit = limit.clone().acquire_owned().await.expect("semaphore open");
+                let key = id_key(&id);
+                in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
+                let (out, in_flight) = (out_tx.clone(), in_flight.clone());
+                tasks.spawn(async move {
+                    tokio::select! {
+                        r = fut => { let _ = out.send(response_for(&id, r)); }
+                        _ = cancel.cancelled() => {} // cancelled: no response
+                    }
+                    in_flight.lock().expect("lock").remove(&key);
+                    drop(permit);
+                });
+            }
             Ok(Incoming::Request(req)) => {
                 let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                 let cancel = CancellationToken::new();
                 let key = id_key(&req.id);
-                in_flight
-                    .lock()
-                    .expect("lock")
-                    .insert(key.clone(), cancel.clone());
-                let env = RequestEnv {
-                    principal: None,
-                    sink: Some(out_tx.clone()),
-                    cancel: cancel.clone(),
-                };
+                in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
+                let env = RequestEnv { principal: None, sink: Some(out_tx.clone()), cancel: cancel.clone() };
                 let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
                 tasks.spawn(async move {
-                    serve_one(&server, req, env, &out).await;
+                    listen_one(&server, req, env, &out).await;
                     in_flight.lock().expect("lock").remove(&key);
                     drop(permit);
                 });
@@ -136,59 +146,44 @@ where
     // End of input: close listen streams gracefully, give in-flight requests a grace period.
     server.shutdown();
     let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(config.shutdown_grace, drain)
-        .await
-        .is_err()
-    {
+    if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
         tasks.abort_all();
     }
     drop(out_tx);
     writer.await.map_err(std::io::Error::other)?
 }
 
-async fn serve_one(
-    server: &Server,
-    req: mcp_protocol::Request,
-    env: RequestEnv,
-    out: &mpsc::UnboundedSender<Value>,
-) {
+fn response_for(id: &Value, result: Result<Value, ProtocolError>) -> Value {
+    match result {
+        Ok(r) => result_response(id, r),
+        Err(e) => e.to_response(Some(id)),
+    }
+}
+
+/// Serves a `subscriptions/listen` request until it ends or is cancelled.
+async fn listen_one(server: &Server, req: mcp_protocol::Request, env: RequestEnv, out: &mpsc::UnboundedSender<Value>) {
     let id = req.id.clone();
     let cancel = env.cancel.clone();
-    if req.method == "subscriptions/listen" {
-        match server.listen(req, env) {
-            Ok(stream) => {
-                let mut stream = std::pin::pin!(stream);
-                loop {
-                    tokio::select! {
-                        _ = cancel.cancelled() => return,
-                        item = stream.next() => match item {
-                            Some(v) => { let _ = out.send(v); }
-                            None => return,
-                        }
+    match server.listen(req, env) {
+        Ok(stream) => {
+            let mut stream = std::pin::pin!(stream);
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    item = stream.next() => match item {
+                        Some(v) => { let _ = out.send(v); }
+                        None => return,
                     }
                 }
             }
-            Err(e) => {
-                let _ = out.send(e.to_response(Some(&id)));
-            }
         }
-        return;
+        Err(e) => {
+            let _ = out.send(e.to_response(Some(&id)));
+        }
     }
-    let result = tokio::select! {
-        r = server.handle(req, env) => r,
-        _ = cancel.cancelled() => return, // cancelled: no response
-    };
-    let msg = match result {
-        Ok(r) => result_response(&id, r),
-        Err(e) => e.to_response(Some(&id)),
-    };
-    let _ = out.send(msg);
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    output: W,
-    mut rx: mpsc::UnboundedReceiver<Value>,
-) -> std::io::Result<()> {
+async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Value>) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, output);
     let mut buf = Vec::with_capacity(4096);
     while let Some(msg) = rx.recv().await {
@@ -246,11 +241,7 @@ async fn read_line_bounded<R: AsyncRead + Unpin>(
         }
         r.consume(take);
         if done {
-            return Ok(if too_long {
-                LineRead::TooLong
-            } else {
-                LineRead::Line
-            });
+            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
         }
     }
 }

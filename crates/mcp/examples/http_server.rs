@@ -14,7 +14,9 @@ async fn main() -> std::io::Result<()> {
             },
         )
         .prompt(json!({"name": "summarize", "description": "Summarize the note"}), |_ctx: Context, _args| async move {
-            Ok::<_, HandlerError>(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Summarize: Buy milk"}}]}))
+            Ok::<_, HandlerError>(
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Summarize: Buy milk"}}]}),
+            )
         })
         .tool_raw(
             json!({"name": "confirm_delete", "description": "Deletes the note after asking the user",

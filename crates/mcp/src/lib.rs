@@ -38,9 +38,9 @@ pub use serde_json;
 /// The names most servers need.
 pub mod prelude {
     pub use mcp_protocol::types::{
-        CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent,
-        Implementation, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
-        ResourceContents, ResourceTemplate, Role, TextContent, Tool, ToolAnnotations,
+        CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent, Implementation, Prompt,
+        PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+        TextContent, Tool, ToolAnnotations,
     };
     pub use mcp_protocol::ProtocolError;
     #[cfg(feature = "server")]

@@ -51,22 +51,12 @@ pub fn register(b: ServerBuilder) -> ServerBuilder {
                 Ok::<_, HandlerError>(super::fixtures::text("resource updated"))
             },
         );
-    prompts(b).completion(
-        |_ctx: Context, _reference: Value, argument: Value, _context| async move {
-            let prefix = argument
-                .get("value")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let candidates = ["paris", "park", "party", "test", "testing", "testValue1"];
-            let values: Vec<&str> = candidates
-                .iter()
-                .copied()
-                .filter(|c| c.starts_with(&prefix))
-                .collect();
-            Ok(json!({ "values": values, "total": values.len(), "hasMore": false }))
-        },
-    )
+    prompts(b).completion(|_ctx: Context, _reference: Value, argument: Value, _context| async move {
+        let prefix = argument.get("value").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let candidates = ["paris", "park", "party", "test", "testing", "testValue1"];
+        let values: Vec<&str> = candidates.iter().copied().filter(|c| c.starts_with(&prefix)).collect();
+        Ok(json!({ "values": values, "total": values.len(), "hasMore": false }))
+    })
 }
 
 fn user_text(t: impl Into<String>) -> Value {

@@ -106,19 +106,26 @@ impl StdioTransport {
     /// Spawns the server in its own process group.
     pub fn spawn(cmd: StdioCommand) -> Result<Self, TransportError> {
         let mut c = Command::new(&cmd.program);
-        c.args(&cmd.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+        c.args(&cmd.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
         for (k, v) in &cmd.env {
             c.env(k, v);
         }
         if let Some(d) = &cmd.cwd {
             c.current_dir(d);
         }
-        let mut child = c.spawn().map_err(|e| TransportError::Connect(format!("cannot start {:?}: {e}", cmd.program)))?;
+        let mut child =
+            c.spawn().map_err(|e| TransportError::Connect(format!("cannot start {:?}: {e}", cmd.program)))?;
         let pgid = child.id().map(|p| p as i32);
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
-        let shared = Arc::new(Shared { pending: Mutex::default(), closed: Mutex::default(), stderr_tail: Mutex::default() });
+        let shared =
+            Arc::new(Shared { pending: Mutex::default(), closed: Mutex::default(), stderr_tail: Mutex::default() });
         let (writer, mut write_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
 
@@ -262,7 +269,8 @@ impl Transport for StdioTransport {
 
     fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
         Box::pin(async move {
-            let id = req.message.get("id").cloned().ok_or_else(|| TransportError::Malformed("request without id".into()))?;
+            let id =
+                req.message.get("id").cloned().ok_or_else(|| TransportError::Malformed("request without id".into()))?;
             let (tx, rx) = mpsc::unbounded_channel();
             self.shared.pending.lock().expect("lock").insert(key(&id), tx);
             if let Err(e) = self.write(&req.message) {

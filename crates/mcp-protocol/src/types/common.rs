@@ -203,10 +203,7 @@ pub struct Icon {
 impl Icon {
     /// An icon with only its source URI.
     pub fn new(src: impl Into<String>) -> Self {
-        Self {
-            src: src.into(),
-            ..Self::default()
-        }
+        Self { src: src.into(), ..Self::default() }
     }
 }
 
@@ -244,11 +241,7 @@ pub struct Implementation {
 impl Implementation {
     /// An implementation with only a name and a version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            version: version.into(),
-            ..Self::default()
-        }
+        Self { name: name.into(), version: version.into(), ..Self::default() }
     }
 }
 
@@ -263,10 +256,6 @@ pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
     /// Importance from 0 (least) to 1 (most important, effectively required).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub priority: Option<f64>,
 }

@@ -116,13 +116,7 @@ pub struct CompleteResult {
 impl CompleteResult {
     /// A result with the given values and no totals.
     pub fn new(values: Vec<String>) -> Self {
-        Self {
-            completion: Completion {
-                values,
-                ..Completion::default()
-            },
-            ..Self::default()
-        }
+        Self { completion: Completion { values, ..Completion::default() }, ..Self::default() }
     }
 }
 

@@ -45,10 +45,7 @@ pub struct TextContent {
 impl TextContent {
     /// Text content without annotations or metadata.
     pub fn new(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            ..Self::default()
-        }
+        Self { text: text.into(), ..Self::default() }
     }
 }
 
@@ -73,11 +70,7 @@ pub struct ImageContent {
 impl ImageContent {
     /// Image content from base64 data and a MIME type.
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self {
-            data: data.into(),
-            mime_type: mime_type.into(),
-            ..Self::default()
-        }
+        Self { data: data.into(), mime_type: mime_type.into(), ..Self::default() }
     }
 }
 
@@ -102,11 +95,7 @@ pub struct AudioContent {
 impl AudioContent {
     /// Audio content from base64 data and a MIME type.
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self {
-            data: data.into(),
-            mime_type: mime_type.into(),
-            ..Self::default()
-        }
+        Self { data: data.into(), mime_type: mime_type.into(), ..Self::default() }
     }
 }
 
@@ -147,11 +136,7 @@ pub struct ResourceLink {
 impl ResourceLink {
     /// A link with only a URI and a name.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            name: name.into(),
-            ..Self::default()
-        }
+        Self { uri: uri.into(), name: name.into(), ..Self::default() }
     }
 }
 
@@ -174,12 +159,7 @@ pub struct EmbeddedResource {
 impl EmbeddedResource {
     /// Embeds the given contents.
     pub fn new(resource: impl Into<ResourceContents>) -> Self {
-        Self {
-            r#type: EmbeddedResourceType,
-            resource: resource.into(),
-            annotations: None,
-            meta: None,
-        }
+        Self { r#type: EmbeddedResourceType, resource: resource.into(), annotations: None, meta: None }
     }
 }
 

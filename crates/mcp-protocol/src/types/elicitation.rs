@@ -41,10 +41,7 @@ impl ElicitRequest {
 
     /// Builds the request.
     pub fn new(params: impl Into<ElicitRequestParams>) -> Self {
-        Self {
-            method: ElicitMethod,
-            params: params.into(),
-        }
+        Self { method: ElicitMethod, params: params.into() }
     }
 }
 
@@ -82,11 +79,7 @@ pub struct ElicitRequestFormParams {
 impl ElicitRequestFormParams {
     /// Form parameters with an explicit `"mode": "form"`.
     pub fn new(message: impl Into<String>, requested_schema: ElicitRequestedSchema) -> Self {
-        Self {
-            mode: Some(ElicitFormMode),
-            message: message.into(),
-            requested_schema,
-        }
+        Self { mode: Some(ElicitFormMode), message: message.into(), requested_schema }
     }
 }
 
@@ -121,11 +114,7 @@ pub struct ElicitRequestUrlParams {
 impl ElicitRequestUrlParams {
     /// URL-mode parameters.
     pub fn new(message: impl Into<String>, url: impl Into<String>) -> Self {
-        Self {
-            mode: ElicitUrlMode,
-            message: message.into(),
-            url: url.into(),
-        }
+        Self { mode: ElicitUrlMode, message: message.into(), url: url.into() }
     }
 }
 
@@ -173,9 +162,6 @@ pub struct ElicitResult {
 impl ElicitResult {
     /// A result with the given action and no content.
     pub fn new(action: ElicitAction) -> Self {
-        Self {
-            action,
-            content: None,
-        }
+        Self { action, content: None }
     }
 }

@@ -86,25 +86,13 @@ pub struct NumberSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Minimum value.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub minimum: Option<f64>,
     /// Maximum value.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub maximum: Option<f64>,
     /// Default value.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub default: Option<f64>,
 }
 
@@ -287,15 +275,11 @@ fn schema_shape(v: &Value) -> Result<SchemaShape, String> {
         }),
         Some("number" | "integer") => Ok(SchemaShape::Number),
         Some("boolean") => Ok(SchemaShape::Boolean),
-        Some("array") => Ok(
-            if v.get("items")
-                .is_some_and(|items| has_field(items, "anyOf"))
-            {
-                SchemaShape::TitledMulti
-            } else {
-                SchemaShape::UntitledMulti
-            },
-        ),
+        Some("array") => Ok(if v.get("items").is_some_and(|items| has_field(items, "anyOf")) {
+            SchemaShape::TitledMulti
+        } else {
+            SchemaShape::UntitledMulti
+        }),
         Some(other) => Err(format!("unsupported primitive schema type {other:?}")),
         None => Err("primitive schema without a string `type`".to_owned()),
     }

@@ -40,11 +40,7 @@ impl Error {
 
     /// An error with a code and message and no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        Self { code, message: message.into(), data: None }
     }
 
     /// Returns the error with `data` attached.
@@ -174,11 +170,7 @@ impl HeaderMismatchError {
         Self {
             jsonrpc: JsonRpcVersion,
             id,
-            error: HeaderMismatchErrorObject {
-                code: HeaderMismatchErrorCode,
-                message: message.into(),
-                data: None,
-            },
+            error: HeaderMismatchErrorObject { code: HeaderMismatchErrorCode, message: message.into(), data: None },
         }
     }
 }
@@ -188,11 +180,7 @@ impl From<HeaderMismatchError> for JsonRpcErrorResponse {
         let e = value.error;
         JsonRpcErrorResponse::new(
             value.id,
-            Error {
-                code: HeaderMismatchErrorCode::VALUE,
-                message: e.message,
-                data: e.data,
-            },
+            Error { code: HeaderMismatchErrorCode::VALUE, message: e.message, data: e.data },
         )
     }
 }
@@ -231,20 +219,14 @@ pub struct MissingRequiredClientCapabilityData {
 
 impl MissingRequiredClientCapabilityError {
     /// Builds the error response.
-    pub fn new(
-        id: Option<RequestId>,
-        message: impl Into<String>,
-        required_capabilities: ClientCapabilities,
-    ) -> Self {
+    pub fn new(id: Option<RequestId>, message: impl Into<String>, required_capabilities: ClientCapabilities) -> Self {
         Self {
             jsonrpc: JsonRpcVersion,
             id,
             error: MissingRequiredClientCapabilityErrorObject {
                 code: MissingRequiredClientCapabilityErrorCode,
                 message: message.into(),
-                data: MissingRequiredClientCapabilityData {
-                    required_capabilities,
-                },
+                data: MissingRequiredClientCapabilityData { required_capabilities },
             },
         }
     }
@@ -311,10 +293,7 @@ impl UnsupportedProtocolVersionError {
             error: UnsupportedProtocolVersionErrorObject {
                 code: UnsupportedProtocolVersionErrorCode,
                 message: message.into(),
-                data: UnsupportedProtocolVersionData {
-                    requested: requested.into(),
-                    supported,
-                },
+                data: UnsupportedProtocolVersionData { requested: requested.into(), supported },
             },
         }
     }

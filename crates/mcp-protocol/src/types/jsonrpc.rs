@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::macros::has_field;
 use super::{
-    CacheScope, Cursor, Error, InputRequiredResult, JsonObject, NotificationMetaObject, RequestId,
-    RequestMetaObject, ResultMetaObject, ResultType,
+    CacheScope, Cursor, Error, InputRequiredResult, JsonObject, NotificationMetaObject, RequestId, RequestMetaObject,
+    ResultMetaObject, ResultType,
 };
 
 const_str! {
@@ -30,17 +30,8 @@ pub struct JsonRpcRequest {
 
 impl JsonRpcRequest {
     /// Builds a request.
-    pub fn new(
-        id: impl Into<RequestId>,
-        method: impl Into<String>,
-        params: Option<JsonObject>,
-    ) -> Self {
-        Self {
-            jsonrpc: JsonRpcVersion,
-            id: id.into(),
-            method: method.into(),
-            params,
-        }
+    pub fn new(id: impl Into<RequestId>, method: impl Into<String>, params: Option<JsonObject>) -> Self {
+        Self { jsonrpc: JsonRpcVersion, id: id.into(), method: method.into(), params }
     }
 }
 
@@ -59,11 +50,7 @@ pub struct JsonRpcNotification {
 impl JsonRpcNotification {
     /// Builds a notification.
     pub fn new(method: impl Into<String>, params: Option<JsonObject>) -> Self {
-        Self {
-            jsonrpc: JsonRpcVersion,
-            method: method.into(),
-            params,
-        }
+        Self { jsonrpc: JsonRpcVersion, method: method.into(), params }
     }
 }
 
@@ -81,11 +68,7 @@ pub struct JsonRpcResultResponse {
 impl JsonRpcResultResponse {
     /// Builds a result response.
     pub fn new(id: impl Into<RequestId>, result: Result) -> Self {
-        Self {
-            jsonrpc: JsonRpcVersion,
-            id: id.into(),
-            result,
-        }
+        Self { jsonrpc: JsonRpcVersion, id: id.into(), result }
     }
 }
 
@@ -104,11 +87,7 @@ pub struct JsonRpcErrorResponse {
 impl JsonRpcErrorResponse {
     /// Builds an error response.
     pub fn new(id: Option<RequestId>, error: Error) -> Self {
-        Self {
-            jsonrpc: JsonRpcVersion,
-            id,
-            error,
-        }
+        Self { jsonrpc: JsonRpcVersion, id, error }
     }
 }
 
@@ -314,16 +293,10 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ResultOrInputRequ
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
         let value = Value::deserialize(deserializer)?;
-        if value.get("resultType").and_then(Value::as_str)
-            == Some(ResultType::InputRequired.as_str())
-        {
-            InputRequiredResult::deserialize(value)
-                .map(Self::InputRequired)
-                .map_err(D::Error::custom)
+        if value.get("resultType").and_then(Value::as_str) == Some(ResultType::InputRequired.as_str()) {
+            InputRequiredResult::deserialize(value).map(Self::InputRequired).map_err(D::Error::custom)
         } else {
-            T::deserialize(value)
-                .map(Self::Complete)
-                .map_err(D::Error::custom)
+            T::deserialize(value).map(Self::Complete).map_err(D::Error::custom)
         }
     }
 }

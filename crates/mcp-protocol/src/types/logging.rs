@@ -48,12 +48,7 @@ pub struct LoggingMessageNotificationParams {
 impl LoggingMessageNotificationParams {
     /// Parameters with a level and data.
     pub fn new(level: LoggingLevel, data: Value) -> Self {
-        Self {
-            meta: None,
-            level,
-            logger: None,
-            data,
-        }
+        Self { meta: None, level, logger: None, data }
     }
 }
 

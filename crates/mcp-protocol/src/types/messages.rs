@@ -2,11 +2,10 @@
 
 use super::macros::{has_field, str_field};
 use super::{
-    CallToolRequest, CallToolResult, CompleteRequest, CompleteResult, DiscoverRequest,
-    DiscoverResult, EmptyResult, GetPromptRequest, GetPromptResult, InputRequiredResult,
-    ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
-    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListToolsRequest,
-    ListToolsResult, ReadResourceRequest, ReadResourceResult, Result, SubscriptionsListenRequest,
+    CallToolRequest, CallToolResult, CompleteRequest, CompleteResult, DiscoverRequest, DiscoverResult, EmptyResult,
+    GetPromptRequest, GetPromptResult, InputRequiredResult, ListPromptsRequest, ListPromptsResult,
+    ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult,
+    ListToolsRequest, ListToolsResult, ReadResourceRequest, ReadResourceResult, Result, SubscriptionsListenRequest,
     SubscriptionsListenResult,
 };
 

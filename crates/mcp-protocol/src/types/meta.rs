@@ -5,9 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    ClientCapabilities, Implementation, JsonObject, LoggingLevel, ProgressToken, RequestId,
-};
+use super::{ClientCapabilities, Implementation, JsonObject, LoggingLevel, ProgressToken, RequestId};
 
 /// Contents of a generic `_meta` field: free-form metadata keyed by
 /// (optionally prefixed) names. Prefixes whose second label is
@@ -22,28 +20,16 @@ pub struct RequestMetaObject {
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     pub client_capabilities: ClientCapabilities,
     /// The client software making the request (self-reported, informational).
-    #[serde(
-        rename = "io.modelcontextprotocol/clientInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<Implementation>,
     /// Desired log level for this request; without it the server sends no log messages.
-    #[serde(
-        rename = "io.modelcontextprotocol/logLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default, skip_serializing_if = "Option::is_none")]
     pub log_level: Option<LoggingLevel>,
     /// The MCP protocol version used for this request.
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     pub protocol_version: String,
     /// If set, the caller asks for progress notifications carrying this token.
-    #[serde(
-        rename = "progressToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "progressToken", default, skip_serializing_if = "Option::is_none")]
     pub progress_token: Option<ProgressToken>,
     /// Every other key, kept as is.
     #[serde(flatten)]
@@ -52,15 +38,8 @@ pub struct RequestMetaObject {
 
 impl RequestMetaObject {
     /// A request meta object with the two required keys.
-    pub fn new(
-        protocol_version: impl Into<String>,
-        client_capabilities: ClientCapabilities,
-    ) -> Self {
-        Self {
-            protocol_version: protocol_version.into(),
-            client_capabilities,
-            ..Self::default()
-        }
+    pub fn new(protocol_version: impl Into<String>, client_capabilities: ClientCapabilities) -> Self {
+        Self { protocol_version: protocol_version.into(), client_capabilities, ..Self::default() }
     }
 }
 
@@ -68,11 +47,7 @@ impl RequestMetaObject {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultMetaObject {
     /// The server software producing the response (self-reported, informational).
-    #[serde(
-        rename = "io.modelcontextprotocol/serverInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "io.modelcontextprotocol/serverInfo", default, skip_serializing_if = "Option::is_none")]
     pub server_info: Option<Implementation>,
     /// Every other key, kept as is.
     #[serde(flatten)]
@@ -85,11 +60,7 @@ pub struct ResultMetaObject {
 pub struct NotificationMetaObject {
     /// The subscription stream (the id of its `subscriptions/listen` request)
     /// this notification was delivered on; absent outside such streams.
-    #[serde(
-        rename = "io.modelcontextprotocol/subscriptionId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "io.modelcontextprotocol/subscriptionId", default, skip_serializing_if = "Option::is_none")]
     pub subscription_id: Option<RequestId>,
     /// Every other key, kept as is.
     #[serde(flatten)]
@@ -101,11 +72,7 @@ pub struct NotificationMetaObject {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionsListenResultMetaObject {
     /// The server software producing the response (self-reported, informational).
-    #[serde(
-        rename = "io.modelcontextprotocol/serverInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "io.modelcontextprotocol/serverInfo", default, skip_serializing_if = "Option::is_none")]
     pub server_info: Option<Implementation>,
     /// The subscription stream this response closes.
     #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
@@ -118,10 +85,6 @@ pub struct SubscriptionsListenResultMetaObject {
 impl SubscriptionsListenResultMetaObject {
     /// A meta object naming the closed subscription.
     pub fn new(subscription_id: impl Into<RequestId>) -> Self {
-        Self {
-            server_info: None,
-            subscription_id: subscription_id.into(),
-            extra: JsonObject::new(),
-        }
+        Self { server_info: None, subscription_id: subscription_id.into(), extra: JsonObject::new() }
     }
 }

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::macros::has_field;
 use super::{
-    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, ListRootsRequest,
-    ListRootsResult, RequestMetaObject, ResultMetaObject, ResultType,
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, ListRootsRequest, ListRootsResult,
+    RequestMetaObject, ResultMetaObject, ResultType,
 };
 
 tagged_union! {
@@ -78,12 +78,7 @@ pub struct InputRequiredResult {
 impl InputRequiredResult {
     /// An input-required result with the given requests and state.
     pub fn new(input_requests: Option<InputRequests>, request_state: Option<String>) -> Self {
-        Self {
-            meta: None,
-            result_type: ResultType::InputRequired,
-            input_requests,
-            request_state,
-        }
+        Self { meta: None, result_type: ResultType::InputRequired, input_requests, request_state }
     }
 }
 

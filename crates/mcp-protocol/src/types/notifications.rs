@@ -4,9 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    LoggingMessageNotification, NotificationMetaObject, ProgressToken,
-    PromptListChangedNotification, RequestId, ResourceListChangedNotification,
-    ResourceUpdatedNotification, SubscriptionsAcknowledgedNotification,
+    LoggingMessageNotification, NotificationMetaObject, ProgressToken, PromptListChangedNotification, RequestId,
+    ResourceListChangedNotification, ResourceUpdatedNotification, SubscriptionsAcknowledgedNotification,
     ToolListChangedNotification,
 };
 
@@ -37,11 +36,7 @@ notification_type! {
 impl CancelledNotification {
     /// A cancellation of `request_id` with an optional reason.
     pub fn cancel(request_id: impl Into<RequestId>, reason: Option<String>) -> Self {
-        Self::new(CancelledNotificationParams {
-            meta: None,
-            request_id: request_id.into(),
-            reason,
-        })
+        Self::new(CancelledNotificationParams { meta: None, request_id: request_id.into(), reason })
     }
 }
 
@@ -58,11 +53,7 @@ pub struct ProgressNotificationParams {
     #[serde(serialize_with = "crate::types::num::f64")]
     pub progress: f64,
     /// Total progress required, if known.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub total: Option<f64>,
     /// A message describing the current progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,13 +63,7 @@ pub struct ProgressNotificationParams {
 impl ProgressNotificationParams {
     /// Parameters with a token and progress value.
     pub fn new(progress_token: ProgressToken, progress: f64) -> Self {
-        Self {
-            meta: None,
-            progress_token,
-            progress,
-            total: None,
-            message: None,
-        }
+        Self { meta: None, progress_token, progress, total: None, message: None }
     }
 }
 

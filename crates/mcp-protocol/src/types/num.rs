@@ -22,10 +22,7 @@ pub(crate) fn f64<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S:
 }
 
 /// Serializes an `Option<f64>` with [`f64`]; pair with `skip_serializing_if`.
-pub(crate) fn opt_f64<S: Serializer>(
-    value: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
+pub(crate) fn opt_f64<S: Serializer>(value: &Option<f64>, serializer: S) -> Result<S::Ok, S::Error> {
     match value {
         Some(v) => f64(v, serializer),
         None => serializer.serialize_none(),

@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CacheScope, ContentBlock, Cursor, Icon, InputResponses, MetaObject, NotificationParams,
-    PaginatedRequestParams, RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType,
-    Role,
+    CacheScope, ContentBlock, Cursor, Icon, InputResponses, MetaObject, NotificationParams, PaginatedRequestParams,
+    RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType, Role,
 };
 
 /// A prompt or prompt template that the server offers.
@@ -36,10 +35,7 @@ pub struct Prompt {
 impl Prompt {
     /// A prompt with only a name.
     pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            ..Self::default()
-        }
+        Self { name: name.into(), ..Self::default() }
     }
 }
 
@@ -73,10 +69,7 @@ pub struct PromptMessage {
 impl PromptMessage {
     /// A message from `role` with the given content.
     pub fn new(role: Role, content: impl Into<ContentBlock>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-        }
+        Self { role, content: content.into() }
     }
 }
 

@@ -4,9 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::macros::has_field;
 use super::{
-    Annotations, CacheScope, Cursor, Icon, InputResponses, MetaObject, NotificationMetaObject,
-    NotificationParams, PaginatedRequestParams, RequestMetaObject, ResultMetaObject,
-    ResultOrInputRequired, ResultType,
+    Annotations, CacheScope, Cursor, Icon, InputResponses, MetaObject, NotificationMetaObject, NotificationParams,
+    PaginatedRequestParams, RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType,
 };
 
 /// A known resource that the server is capable of reading.
@@ -43,11 +42,7 @@ pub struct Resource {
 impl Resource {
     /// A resource with only a URI and a name.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            name: name.into(),
-            ..Self::default()
-        }
+        Self { uri: uri.into(), name: name.into(), ..Self::default() }
     }
 }
 
@@ -98,11 +93,7 @@ pub struct TextResourceContents {
 impl TextResourceContents {
     /// Text contents for `uri`.
     pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            text: text.into(),
-            ..Self::default()
-        }
+        Self { uri: uri.into(), text: text.into(), ..Self::default() }
     }
 }
 
@@ -125,11 +116,7 @@ pub struct BlobResourceContents {
 impl BlobResourceContents {
     /// Binary contents for `uri` from base64 data.
     pub fn new(uri: impl Into<String>, blob: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            blob: blob.into(),
-            ..Self::default()
-        }
+        Self { uri: uri.into(), blob: blob.into(), ..Self::default() }
     }
 }
 

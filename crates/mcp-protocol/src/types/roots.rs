@@ -64,9 +64,6 @@ pub struct Root {
 impl Root {
     /// A root with a URI and no name.
     pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            ..Self::default()
-        }
+        Self { uri: uri.into(), ..Self::default() }
     }
 }

@@ -4,9 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    AudioContent, ContentBlock, ImageContent, JsonObject, MetaObject, Role, TextContent, Tool,
-};
+use super::{AudioContent, ContentBlock, ImageContent, JsonObject, MetaObject, Role, TextContent, Tool};
 
 const_str! {
     /// Marker for the method name `sampling/createMessage`.
@@ -38,10 +36,7 @@ impl CreateMessageRequest {
 
     /// Builds the request.
     pub fn new(params: CreateMessageRequestParams) -> Self {
-        Self {
-            method: CreateMessageMethod,
-            params,
-        }
+        Self { method: CreateMessageMethod, params }
     }
 }
 
@@ -75,11 +70,7 @@ pub struct CreateMessageRequestParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_context: Option<IncludeContext>,
     /// Sampling temperature.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub temperature: Option<f64>,
     /// Sequences that stop sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,9 +122,7 @@ impl SamplingMessage {
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Self {
             role,
-            content: SamplingMessageContent::Single(SamplingMessageContentBlock::Text(
-                TextContent::new(text),
-            )),
+            content: SamplingMessageContent::Single(SamplingMessageContentBlock::Text(TextContent::new(text))),
             meta: None,
         }
     }
@@ -255,24 +244,12 @@ pub struct ModelPreferences {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints: Option<Vec<ModelHint>>,
     /// How much cost matters (0 to 1).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub cost_priority: Option<f64>,
     /// How much speed (latency) matters (0 to 1).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub speed_priority: Option<f64>,
     /// How much intelligence matters (0 to 1).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::types::num::opt_f64"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub intelligence_priority: Option<f64>,
 }

@@ -3,9 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    NotificationMetaObject, RequestMetaObject, ResultType, SubscriptionsListenResultMetaObject,
-};
+use super::{NotificationMetaObject, RequestMetaObject, ResultType, SubscriptionsListenResultMetaObject};
 
 /// The notification types a client opts in to on a `subscriptions/listen`
 /// request. Each type is opt-in; the server must not send any other.
@@ -61,10 +59,7 @@ pub struct SubscriptionsListenResult {
 impl SubscriptionsListenResult {
     /// The result closing the subscription `subscription_id`.
     pub fn new(subscription_id: impl Into<super::RequestId>) -> Self {
-        Self {
-            meta: SubscriptionsListenResultMetaObject::new(subscription_id),
-            result_type: ResultType::Complete,
-        }
+        Self { meta: SubscriptionsListenResultMetaObject::new(subscription_id), result_type: ResultType::Complete }
     }
 }
 

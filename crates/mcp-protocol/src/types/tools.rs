@@ -4,9 +4,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    CacheScope, ContentBlock, Cursor, Icon, InputResponses, JsonObject, MetaObject,
-    NotificationParams, PaginatedRequestParams, RequestMetaObject, ResultMetaObject,
-    ResultOrInputRequired, ResultType,
+    CacheScope, ContentBlock, Cursor, Icon, InputResponses, JsonObject, MetaObject, NotificationParams,
+    PaginatedRequestParams, RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType,
 };
 
 /// Definition of a tool the client can call.
@@ -42,11 +41,7 @@ pub struct Tool {
 impl Tool {
     /// A tool with a name and an input schema.
     pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
-        Self {
-            name: name.into(),
-            input_schema,
-            ..Self::default()
-        }
+        Self { name: name.into(), input_schema, ..Self::default() }
     }
 
     /// The input schema `{"type": "object"}` of a tool without parameters.
@@ -132,10 +127,7 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with the given content.
     pub fn new(content: Vec<ContentBlock>) -> Self {
-        Self {
-            content,
-            ..Self::default()
-        }
+        Self { content, ..Self::default() }
     }
 
     /// A successful result with one text block.
@@ -145,18 +137,12 @@ impl CallToolResult {
 
     /// A failed result (`isError: true`) with one text block describing the error.
     pub fn error(message: impl Into<String>) -> Self {
-        Self {
-            is_error: Some(true),
-            ..Self::text(message)
-        }
+        Self { is_error: Some(true), ..Self::text(message) }
     }
 
     /// A successful result with structured content and its JSON text as a text block.
     pub fn structured(value: Value) -> Self {
-        Self {
-            structured_content: Some(value.clone()),
-            ..Self::text(value.to_string())
-        }
+        Self { structured_content: Some(value.clone()), ..Self::text(value.to_string()) }
     }
 }
 

@@ -1,0 +1,971 @@
+//! The client commands of the `mcp` tool (`discover`, `tools`, `resources`, `prompts`,
+//! `complete`, `listen`): target parsing, connecting, running one command, and turning every
+//! failure into one clear line on stderr with a non-zero exit code.
+//!
+//! Exit codes: 0 success; 1 the operation failed (connection, server error, tool error);
+//! 2 bad command-line usage; 130 interrupted.
+
+mod args;
+mod interact;
+mod render;
+
+use interact::Ui;
+use mcp::protocol::version;
+use mcp_client::transport::http::HttpTransport;
+use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ListenEvent, ServerEra, TransportError};
+use render::Stream;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Options shared by every client command.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Machine output: one JSON document on stdout.
+    pub json: bool,
+    /// Per-request timeout (time to wait for the server's next message).
+    pub timeout: Option<Duration>,
+    /// `Name: value` headers (HTTP targets only).
+    pub headers: Vec<String>,
+    /// Roots to declare and answer `roots/list` with.
+    pub roots: Vec<String>,
+    /// Refuse elicitation and sampling (the capabilities are not declared).
+    pub no_input: bool,
+    /// Prompt even when stdin is not a terminal (answers read line by line).
+    pub interactive: bool,
+    /// Ask the server for log messages at this level.
+    pub log_level: Option<String>,
+}
+
+/// The server to talk to, as given on the command line: the command's positional words (an
+/// `http(s)://` URL first, for an HTTP server) and the stdio command after `--`.
+#[derive(Debug, Clone, Default)]
+pub struct TargetArgs {
+    /// Positional words; the first is the URL when no stdio command is given.
+    pub positionals: Vec<String>,
+    /// The stdio server command and its arguments (after `--`).
+    pub command: Vec<String>,
+    /// `K=V` environment variables for the stdio server.
+    pub env: Vec<String>,
+    /// Working directory of the stdio server.
+    pub cwd: Option<PathBuf>,
+}
+
+/// What `complete` completes.
+#[derive(Debug, Clone)]
+pub enum CompleteRef {
+    /// An argument of the prompt with this name.
+    Prompt(String),
+    /// A variable of the resource template with this URI (template).
+    Resource(String),
+}
+
+/// One client command. Positional operands (tool name, URI...) come from
+/// [`TargetArgs::positionals`], after the URL if any.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// `discover`.
+    Discover,
+    /// `tools list`.
+    ToolsList,
+    /// `tools call NAME [ARGS_JSON]`.
+    ToolsCall {
+        /// `--arg key=value` pairs.
+        args: Vec<String>,
+        /// Where images/audio are saved (default: the current directory).
+        out: Option<PathBuf>,
+    },
+    /// `resources list`.
+    ResourcesList,
+    /// `resources templates`.
+    ResourcesTemplates,
+    /// `resources read URI`.
+    ResourcesRead {
+        /// Where blobs are saved.
+        out: Option<PathBuf>,
+    },
+    /// `prompts list`.
+    PromptsList,
+    /// `prompts get NAME`.
+    PromptsGet {
+        /// `--arg key=value` pairs.
+        args: Vec<String>,
+        /// Where images/audio are saved.
+        out: Option<PathBuf>,
+    },
+    /// `complete`.
+    Complete {
+        /// The prompt or resource template.
+        reference: CompleteRef,
+        /// The argument being completed.
+        argument: String,
+        /// What was typed so far.
+        value: String,
+        /// `K=V` values of other arguments (`context.arguments`).
+        context: Vec<String>,
+    },
+    /// `listen`.
+    Listen {
+        /// `toolsListChanged`.
+        tools: bool,
+        /// `promptsListChanged`.
+        prompts: bool,
+        /// `resourcesListChanged`.
+        resources: bool,
+        /// `resourceSubscriptions`.
+        resource: Vec<String>,
+    },
+}
+
+impl Action {
+    /// Names of the required and optional positional operands.
+    fn operands(&self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            Action::ToolsCall { .. } => (&["NAME"], &["ARGS_JSON"]),
+            Action::ResourcesRead { .. } => (&["URI"], &[]),
+            Action::PromptsGet { .. } => (&["NAME"], &[]),
+            _ => (&[], &[]),
+        }
+    }
+}
+
+/// Runs one client command and returns the process exit code.
+pub async fn run(opts: Options, target: TargetArgs, action: Action) -> ExitCode {
+    let json = opts.json;
+    let outcome = if matches!(action, Action::Listen { .. }) {
+        run_inner(opts, target, action).await
+    } else {
+        tokio::select! {
+            r = run_inner(opts, target, action) => r,
+            _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted").exit(130)),
+        }
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            f.report(json);
+            ExitCode::from(f.exit)
+        }
+    }
+}
+
+/// A failure: one line for stderr, optional hint lines, and the exit code.
+#[derive(Debug)]
+struct Failure {
+    message: String,
+    hints: Vec<String>,
+    code: Option<i64>,
+    data: Option<Value>,
+    exit: u8,
+}
+
+impl Failure {
+    fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), hints: Vec::new(), code: None, data: None, exit: 1 }
+    }
+
+    fn usage(message: impl Into<String>) -> Self {
+        Self::new(message).exit(2)
+    }
+
+    fn exit(mut self, code: u8) -> Self {
+        self.exit = code;
+        self
+    }
+
+    fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hints.push(h.into());
+        self
+    }
+
+    fn report(&self, json: bool) {
+        let mut s = format!("mcp: {}\n", self.message);
+        for h in &self.hints {
+            s.push_str(&format!("  {h}\n"));
+        }
+        Stream::Err.write(&s);
+        if json {
+            let mut e = json!({ "message": self.message });
+            if let Some(c) = self.code {
+                e["code"] = json!(c);
+            }
+            if let Some(d) = &self.data {
+                e["data"] = d.clone();
+            }
+            render::print_json(&json!({ "error": e }));
+        }
+    }
+}
+
+/// A resolved target.
+#[derive(Debug, Clone)]
+enum Target {
+    Http { url: String, headers: Vec<(String, String)> },
+    Stdio { program: String, args: Vec<String>, env: Vec<(String, String)>, cwd: Option<PathBuf> },
+}
+
+impl Target {
+    fn describe(&self) -> String {
+        match self {
+            Target::Http { url, .. } => url.clone(),
+            Target::Stdio { program, .. } => format!("`{program}`"),
+        }
+    }
+}
+
+fn is_http_url(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l.starts_with("http://") || l.starts_with("https://")
+}
+
+fn resolve_target(opts: &Options, t: TargetArgs) -> Result<(Target, Vec<String>), Failure> {
+    let mut pos = t.positionals;
+    let headers =
+        opts.headers.iter().map(|h| args::parse_header(h)).collect::<Result<Vec<_>, _>>().map_err(Failure::usage)?;
+    if !t.command.is_empty() {
+        if !headers.is_empty() {
+            return Err(Failure::usage("--header applies to HTTP targets only"));
+        }
+        let mut env = Vec::new();
+        for e in &t.env {
+            let (k, v) = args::split_pair("--env", e).map_err(Failure::usage)?;
+            env.push((k.to_owned(), v.to_owned()));
+        }
+        let mut cmd = t.command;
+        let program = cmd.remove(0);
+        return Ok((Target::Stdio { program, args: cmd, env, cwd: t.cwd }, pos));
+    }
+    match pos.first() {
+        Some(u) if is_http_url(u) => {
+            let url = pos.remove(0);
+            match url::Url::parse(&url) {
+                Ok(p) if p.host_str().is_some_and(|h| !h.is_empty()) => {}
+                Ok(_) => return Err(Failure::usage(format!("{url} has no host"))),
+                Err(e) => return Err(Failure::usage(format!("{url} is not a valid URL: {e}"))),
+            }
+            if !t.env.is_empty() || t.cwd.is_some() {
+                return Err(Failure::usage("--env and --cwd apply to stdio targets (`-- COMMAND ...`) only"));
+            }
+            Ok((Target::Http { url, headers }, pos))
+        }
+        Some(u) if u.contains("://") => {
+            Err(Failure::usage(format!("{u} is not an http(s):// URL; for a stdio server pass `-- COMMAND [ARGS...]`")))
+        }
+        _ => Err(Failure::usage(
+            "no server given: pass an http(s):// URL, or `-- COMMAND [ARGS...]` to start a stdio server",
+        )),
+    }
+}
+
+fn bind_operands(action: &Action, pos: Vec<String>) -> Result<Vec<String>, Failure> {
+    let (req, opt) = action.operands();
+    if pos.len() < req.len() {
+        return Err(Failure::usage(format!("missing {}", req[pos.len()..].join(" "))));
+    }
+    if pos.len() > req.len() + opt.len() {
+        return Err(Failure::usage(format!("unexpected argument `{}`", pos[req.len() + opt.len()])));
+    }
+    Ok(pos)
+}
+
+/// Whether `program` can be started (looked up on `PATH` unless it names a path).
+fn program_exists(program: &str, env: &[(String, String)], cwd: Option<&Path>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let p = Path::new(program);
+        return match cwd {
+            Some(d) if p.is_relative() => runnable(&d.join(p)) || runnable(p),
+            _ => runnable(p),
+        };
+    }
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    std::env::split_paths(&path).any(|d| runnable(&d.join(program)))
+}
+
+fn http_transport(
+    url: &str,
+    headers: &[(String, String)],
+    timeout: Option<Duration>,
+) -> Result<HttpTransport, Failure> {
+    let mut b = HttpTransport::builder(url);
+    for (k, v) in headers {
+        b = b.header(k.clone(), v.clone());
+    }
+    if let Some(t) = timeout {
+        b = b.connect_timeout(t);
+    }
+    b.build().map_err(|e| match e {
+        TransportError::Connect(m) => Failure::usage(format!("{url}: {m}")),
+        other => Failure::usage(format!("{url}: {other}")),
+    })
+}
+
+/// The cause of a connection failure, without the URL the transport may have put first.
+fn connect_cause(m: &str) -> String {
+    let m = match m.split_once(": ") {
+        Some((head, rest)) if is_http_url(head) => rest,
+        _ => m,
+    };
+    let lower = m.to_ascii_lowercase();
+    if lower.contains("connection refused") {
+        "connection refused (is the server running?)".into()
+    } else if lower.contains("dns error")
+        || lower.contains("failed to lookup")
+        || lower.contains("name or service not known")
+    {
+        format!("the host name could not be resolved ({m})")
+    } else {
+        m.to_owned()
+    }
+}
+
+async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client, Failure> {
+    let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION"));
+    if let Some(t) = opts.timeout {
+        b = b.timeout(t).probe_timeout(t);
+    }
+    if !opts.roots.is_empty() {
+        let roots = opts.roots.iter().map(|r| args::root(r)).collect::<Result<Vec<_>, _>>().map_err(Failure::usage)?;
+        b = b.roots(roots);
+    }
+    if !opts.no_input {
+        let e = ui.clone();
+        b = b.on_elicitation(true, true, move |p| e.clone().elicit(p));
+        let s = ui.clone();
+        b = b.on_sampling(false, move |p| s.clone().sample(p));
+    }
+    let r = match target {
+        Target::Http { url, headers } => b.connect(http_transport(url, headers, opts.timeout)?).await,
+        Target::Stdio { program, args, env, cwd } => {
+            if !program_exists(program, env, cwd.as_deref()) {
+                return Err(Failure::new(format!("command not found: {program}")));
+            }
+            let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned());
+            for (k, v) in env {
+                cmd = cmd.env(k.clone(), v.clone());
+            }
+            if let Some(d) = cwd {
+                cmd = cmd.cwd(d.clone());
+            }
+            let t =
+                StdioTransport::spawn(cmd).map_err(|e| describe(e.into(), target, None, "server/discover", opts))?;
+            b.connect(t).await
+        }
+    };
+    r.map_err(|e| describe(e, target, None, "server/discover", opts))
+}
+
+/// Turns a client error into a one-line failure naming its cause.
+fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &str, opts: &Options) -> Failure {
+    let legacy = match era {
+        Some(ServerEra::Legacy { version, .. }) => Some(version.clone()),
+        _ => None,
+    };
+    let t = target.describe();
+    match e {
+        ClientError::Transport(te) => match te {
+            TransportError::Connect(m) => match target {
+                Target::Http { url, .. } => Failure::new(format!("cannot connect to {url}: {}", connect_cause(&m))),
+                Target::Stdio { program, .. } => Failure::new(format!("cannot start {program}: {m}")),
+            },
+            TransportError::Closed(m) => match target {
+                Target::Http { url, .. } => Failure::new(format!("{url} closed the connection: {m}")),
+                Target::Stdio { .. } => Failure::new(format!("the server process {t} stopped: {m}")),
+            },
+            TransportError::Http { status, body, .. } => {
+                let body: String = body.trim().chars().take(300).collect();
+                let mut f = Failure::new(format!(
+                    "{t} answered HTTP {status}{}",
+                    if body.is_empty() { String::new() } else { format!(": {body}") }
+                ));
+                if status == 404 {
+                    f = f.hint("is this the server's MCP endpoint (often /mcp)?");
+                }
+                f
+            }
+            TransportError::Timeout => timeout_failure(opts),
+            other => Failure::new(format!("{t}: {other}")),
+        },
+        ClientError::Timeout(d) => timeout_failure(opts).hint(format!("no message from the server for {d:?}")),
+        ClientError::AuthRequired { status, www_authenticate } => {
+            let mut f = Failure::new(format!(
+                "{t} requires authorization (HTTP {status}); `mcp auth login` is not available yet"
+            ));
+            let sent_auth =
+                opts.headers.iter().any(|h| h.trim_start().to_ascii_lowercase().starts_with("authorization:"));
+            f = f.hint(if sent_auth {
+                "the server did not accept the Authorization header given with --header"
+            } else {
+                "a token you already have can be sent with --header 'Authorization: Bearer TOKEN'"
+            });
+            if let Some(w) = www_authenticate {
+                f = f.hint(format!("server challenge: {w}"));
+            }
+            f
+        }
+        ClientError::Server { code, message, data } => {
+            let mut f = if code == mcp::protocol::error::code::METHOD_NOT_FOUND {
+                let mut f = Failure::new(format!("the server does not support {method} (JSON-RPC {code}: {message})"));
+                let caps = match era {
+                    Some(ServerEra::Modern { discover: r, .. } | ServerEra::Legacy { initialize: r, .. }) => {
+                        r.get("capabilities").cloned()
+                    }
+                    None => None,
+                };
+                let family = match method.split('/').next().unwrap_or("") {
+                    "completion" => "completions",
+                    f => f,
+                };
+                if let Some(c) = caps.filter(|c| c.is_object() && c.get(family).is_none()) {
+                    if matches!(family, "tools" | "resources" | "prompts" | "completions" | "logging") && c.is_object()
+                    {
+                        f = f.hint(format!("it does not declare the `{family}` capability"));
+                    }
+                }
+                if let Some(v) = &legacy {
+                    f = f.hint(format!("it is a legacy server (protocol {v}), which may predate this method"));
+                }
+                f
+            } else if code == mcp::protocol::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY {
+                missing_capability(&message, data.as_ref(), opts)
+            } else {
+                Failure::new(format!("server error {code}: {message}"))
+            };
+            let shown = code == mcp::protocol::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY;
+            if let Some(d) = data.as_ref().filter(|d| !d.is_null() && !shown) {
+                let s = d.to_string();
+                if s.len() <= 300 {
+                    f = f.hint(format!("data: {s}"));
+                }
+            }
+            f.code = Some(code);
+            f.data = data;
+            f
+        }
+        ClientError::ResourceNotFound(uri) => {
+            let mut f = Failure::new(format!("resource not found: {uri}"));
+            f.code = Some(mcp::protocol::error::code::INVALID_PARAMS);
+            f
+        }
+        ClientError::NoCommonVersion { server } => {
+            let mut ours: Vec<&str> = version::MODERN.to_vec();
+            ours.extend_from_slice(version::LEGACY);
+            Failure::new(format!(
+                "no protocol version in common: {t} supports {}; this client supports {}",
+                server.join(", "),
+                ours.join(", ")
+            ))
+        }
+        ClientError::Unsupported(what) => {
+            if what.contains("legacy server") {
+                Failure::new(format!(
+                    "{method} needs a modern ({}) server; {t} is a legacy server (protocol {})",
+                    version::LATEST,
+                    legacy.unwrap_or_else(|| "?".into())
+                ))
+            } else if opts.no_input {
+                Failure::new(format!("the server asked for {what}, which --no-input refuses"))
+            } else {
+                Failure::new(format!("the server asked for {what}, which this client does not support"))
+            }
+        }
+        other => Failure::new(other.to_string()),
+    }
+}
+
+/// `-32021`: names the capabilities and the flag that declares them.
+fn missing_capability(message: &str, data: Option<&Value>, opts: &Options) -> Failure {
+    let required = data.and_then(|d| d.get("requiredCapabilities")).and_then(Value::as_object);
+    let names: Vec<String> = required
+        .map(|r| {
+            r.iter()
+                .map(|(k, v)| match v.as_object().filter(|o| !o.is_empty()) {
+                    Some(o) => {
+                        format!("{k} ({})", o.keys().cloned().collect::<Vec<_>>().join(", "))
+                    }
+                    None => k.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let what = if names.is_empty() { message.to_owned() } else { names.join(", ") };
+    let mut f = Failure::new(format!("the server needs client capabilities this command did not declare: {what}"));
+    let needs = |k: &str| required.is_some_and(|r| r.contains_key(k));
+    if needs("roots") {
+        f = f.hint("declare roots with --root URI (repeatable)");
+    }
+    if (needs("elicitation") || needs("sampling")) && opts.no_input {
+        f = f.hint("--no-input turns elicitation and sampling off");
+    }
+    if needs("sampling") && required.and_then(|r| r.get("sampling")).and_then(|s| s.get("tools")).is_some() {
+        f = f.hint("sampling with tools is not supported by this client");
+    }
+    f
+}
+
+fn timeout_failure(opts: &Options) -> Failure {
+    let limit = opts.timeout.map(|d| format!("{}s", d.as_secs_f64())).unwrap_or_else(|| "60s".into());
+    Failure::new(format!("timed out waiting for the server (limit {limit}; change it with --timeout SECS)"))
+}
+
+/// The server's display name, from `server/discover` or `initialize`.
+fn server_name(client: &Client) -> Option<String> {
+    let info = match client.era()? {
+        ServerEra::Modern { discover, .. } => discover.pointer("/_meta/io.modelcontextprotocol~1serverInfo").cloned(),
+        ServerEra::Legacy { initialize, .. } => initialize.get("serverInfo").cloned(),
+    }?;
+    info.get("title").or_else(|| info.get("name")).and_then(Value::as_str).map(|s| format!("Server \"{s}\""))
+}
+
+struct Ctx<'a> {
+    client: &'a Client,
+    target: &'a Target,
+    opts: &'a Options,
+    ui: &'a Arc<Ui>,
+}
+
+impl Ctx<'_> {
+    fn fail(&self, e: ClientError, method: &str) -> Failure {
+        describe(e, self.target, self.client.era().as_ref(), method, self.opts)
+    }
+
+    fn call_options(&self) -> CallOptions {
+        let p = self.ui.clone();
+        let l = self.ui.clone();
+        CallOptions {
+            on_progress: Some(Arc::new(move |v: &Value| p.progress(v))),
+            on_log: Some(Arc::new(move |v: &Value| l.log(v))),
+            log_level: self.opts.log_level.clone(),
+            timeout: None,
+        }
+    }
+}
+
+async fn run_inner(opts: Options, target: TargetArgs, action: Action) -> Result<u8, Failure> {
+    let (target, pos) = resolve_target(&opts, target)?;
+    let pos = bind_operands(&action, pos)?;
+    if let Some(l) = &opts.log_level {
+        if !mcp::protocol::meta::LOG_LEVELS.contains(&l.as_str()) {
+            return Err(Failure::usage(format!(
+                "--log-level must be one of {}",
+                mcp::protocol::meta::LOG_LEVELS.join(", ")
+            )));
+        }
+    }
+    let ui = Arc::new(Ui::new(!opts.no_input, opts.interactive));
+    let client = connect(&opts, &target, ui.clone()).await?;
+    ui.set_server(server_name(&client).unwrap_or_else(|| format!("The server {}", target.describe())));
+    let ctx = Ctx { client: &client, target: &target, opts: &opts, ui: &ui };
+    let r = execute(&ctx, action, pos).await;
+    ui.finish_progress();
+    client.close().await;
+    r
+}
+
+async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, Failure> {
+    let json = ctx.opts.json;
+    let c = ctx.client;
+    match action {
+        Action::Discover => {
+            let (era, version, result) = match c.era() {
+                Some(ServerEra::Modern { version, discover }) => ("modern", version, discover),
+                Some(ServerEra::Legacy { version, initialize }) => ("legacy", version, initialize),
+                None => ("unknown", String::new(), c.discover().await.map_err(|e| ctx.fail(e, "server/discover"))?),
+            };
+            if json {
+                render::print_json(&result);
+            } else {
+                Stream::Out.write(&render::discover(era, &version, &result));
+            }
+            Ok(0)
+        }
+        Action::ToolsList => {
+            let tools = c.list_tools().await.map_err(|e| ctx.fail(e, "tools/list"))?;
+            if json {
+                render::print_json(&json!({ "tools": tools }));
+            } else {
+                Stream::Out.write(&render::tools_table(&tools));
+            }
+            Ok(0)
+        }
+        Action::ToolsCall { args, out } => tools_call(ctx, &pos[0], pos.get(1).map(String::as_str), &args, out).await,
+        Action::ResourcesList => {
+            let items = c.list_resources().await.map_err(|e| ctx.fail(e, "resources/list"))?;
+            if json {
+                render::print_json(&json!({ "resources": items }));
+            } else {
+                Stream::Out.write(&render::resources_table(&items));
+            }
+            Ok(0)
+        }
+        Action::ResourcesTemplates => {
+            let items = c.list_resource_templates().await.map_err(|e| ctx.fail(e, "resources/templates/list"))?;
+            if json {
+                render::print_json(&json!({ "resourceTemplates": items }));
+            } else {
+                Stream::Out.write(&render::templates_table(&items));
+            }
+            Ok(0)
+        }
+        Action::ResourcesRead { out } => {
+            let uri = &pos[0];
+            let result = c.read_resource(uri).await.map_err(|e| ctx.fail(e, "resources/read"))?;
+            if json {
+                render::print_json(&result);
+                return Ok(0);
+            }
+            let contents = result.get("contents").and_then(Value::as_array).cloned().unwrap_or_default();
+            let dir = out.unwrap_or_else(|| PathBuf::from("."));
+            let stem =
+                uri.trim_end_matches('/').rsplit(['/', ':']).next().filter(|s| !s.is_empty()).unwrap_or("resource");
+            let mut r = render::ContentRenderer { out_dir: &dir, stem, saved: 0 };
+            for item in &contents {
+                if contents.len() == 1 {
+                    if let Some(t) = item.get("text").and_then(Value::as_str) {
+                        Stream::Out.write(t);
+                        if !t.ends_with('\n') {
+                            Stream::Out.write("\n");
+                        }
+                        continue;
+                    }
+                    if let Some(b) = item.get("blob").and_then(Value::as_str) {
+                        let mime = item.get("mimeType").and_then(Value::as_str);
+                        let p = render::save_base64(&dir, stem, mime, b).map_err(Failure::new)?;
+                        Stream::Out.line(&format!("saved {} ({}) to {}", uri, mime.unwrap_or("binary"), p.display()));
+                        continue;
+                    }
+                }
+                Stream::Out.write(&r.embedded(item));
+            }
+            if contents.is_empty() {
+                Stream::Err.line("(the resource has no contents)");
+            }
+            Ok(0)
+        }
+        Action::PromptsList => {
+            let items = c.list_prompts().await.map_err(|e| ctx.fail(e, "prompts/list"))?;
+            if json {
+                render::print_json(&json!({ "prompts": items }));
+            } else {
+                Stream::Out.write(&render::prompts_table(&items));
+            }
+            Ok(0)
+        }
+        Action::PromptsGet { args, out } => {
+            let name = &pos[0];
+            let arguments = args::prompt_arguments(&args).map_err(Failure::usage)?;
+            let result = match c.get_prompt(name, arguments).await {
+                Ok(r) => r,
+                Err(e) => return Err(prompt_failure(ctx, e, name).await),
+            };
+            if json {
+                render::print_json(&result);
+            } else {
+                let dir = out.unwrap_or_else(|| PathBuf::from("."));
+                let mut r = render::ContentRenderer { out_dir: &dir, stem: name, saved: 0 };
+                Stream::Out.write(&render::prompt_result(&result, &mut r));
+            }
+            Ok(0)
+        }
+        Action::Complete { reference, argument, value, context } => {
+            let reference = match reference {
+                CompleteRef::Prompt(name) => json!({ "type": "ref/prompt", "name": name }),
+                CompleteRef::Resource(uri) => json!({ "type": "ref/resource", "uri": uri }),
+            };
+            let context = if context.is_empty() {
+                None
+            } else {
+                Some(json!({ "arguments": args::prompt_arguments(&context).map_err(Failure::usage)? }))
+            };
+            let result = c
+                .complete(reference, &argument, &value, context)
+                .await
+                .map_err(|e| ctx.fail(e, "completion/complete"))?;
+            if json {
+                render::print_json(&result);
+                return Ok(0);
+            }
+            let comp = result.get("completion").unwrap_or(&result);
+            let values: Vec<String> = comp
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|v| v.iter().map(|x| x.as_str().map(str::to_owned).unwrap_or_else(|| x.to_string())).collect())
+                .unwrap_or_default();
+            for v in &values {
+                Stream::Out.line(v);
+            }
+            if values.is_empty() {
+                Stream::Err.line("(no completions)");
+            }
+            let total = comp.get("total").and_then(Value::as_u64);
+            let more = comp.get("hasMore").and_then(Value::as_bool) == Some(true);
+            if more || total.is_some_and(|t| t as usize > values.len()) {
+                Stream::Err.line(&format!(
+                    "({} of {} shown)",
+                    values.len(),
+                    total.map(|t| t.to_string()).unwrap_or_else(|| "more".into())
+                ));
+            }
+            Ok(0)
+        }
+        Action::Listen { tools, prompts, resources, resource } => {
+            listen(ctx, tools, prompts, resources, resource).await
+        }
+    }
+}
+
+/// Fetches the tool list for hints; `None` if that fails too.
+async fn find_tool(c: &Client, name: &str) -> Option<Result<Value, Vec<String>>> {
+    let tools = c.list_tools().await.ok()?;
+    match tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) {
+        Some(t) => Some(Ok(t.clone())),
+        None => {
+            Some(Err(tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned)).collect()))
+        }
+    }
+}
+
+fn names_hint(what: &str, names: &[String]) -> String {
+    const MAX: usize = 25;
+    if names.is_empty() {
+        return format!("the server offers no {what}");
+    }
+    let mut s = names.iter().take(MAX).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > MAX {
+        s.push_str(&format!(", … ({} in all)", names.len()));
+    }
+    format!("available {what}: {s}")
+}
+
+async fn tools_call(
+    ctx: &Ctx<'_>,
+    name: &str,
+    args_json: Option<&str>,
+    pairs: &[String],
+    out: Option<PathBuf>,
+) -> Result<u8, Failure> {
+    let c = ctx.client;
+    // The schema types `--arg` values; fetched only when there are some.
+    let mut tool: Option<Result<Value, Vec<String>>> = None;
+    if !pairs.is_empty() {
+        tool = find_tool(c, name).await;
+    }
+    let schema = match &tool {
+        Some(Ok(t)) => t.get("inputSchema").cloned(),
+        _ => None,
+    };
+    let arguments = args::tool_arguments(args_json, pairs, schema.as_ref()).map_err(|m| {
+        let mut f = Failure::usage(m);
+        if let Some(s) = &schema {
+            f.hints.extend(args::schema_hint(name, s));
+        }
+        f
+    })?;
+    let result = c.call_tool(name, arguments, &ctx.call_options()).await;
+    ctx.ui.finish_progress();
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let not_offered = matches!(e, ClientError::InvalidTool { .. });
+            let invalid = not_offered
+                || matches!(e, ClientError::Server { code, .. } if code == mcp::protocol::error::code::INVALID_PARAMS);
+            let mut f = ctx.fail(e, "tools/call");
+            if invalid {
+                if tool.is_none() {
+                    tool = find_tool(c, name).await;
+                }
+                match tool {
+                    Some(Ok(t)) => {
+                        f.hints.extend(args::schema_hint(name, t.get("inputSchema").unwrap_or(&Value::Null)))
+                    }
+                    Some(Err(names)) => {
+                        f.message = if not_offered {
+                            format!("unknown tool `{name}`: the server does not offer it")
+                        } else {
+                            format!("unknown tool `{name}` ({})", f.message)
+                        };
+                        f = f.hint(names_hint("tools", &names));
+                    }
+                    None => {}
+                }
+            }
+            return Err(f);
+        }
+    };
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    if ctx.opts.json {
+        render::print_json(&result);
+        return Ok(u8::from(is_error));
+    }
+    let dir = out.unwrap_or_else(|| PathBuf::from("."));
+    let mut r = render::ContentRenderer { out_dir: &dir, stem: name, saved: 0 };
+    let text = render::tool_result(&result, &mut r);
+    if !is_error {
+        Stream::Out.write(&text);
+        return Ok(0);
+    }
+    let mut s = format!("mcp: tool `{name}` failed:\n{text}");
+    let about_args = text.to_ascii_lowercase().contains("argument");
+    if about_args {
+        if tool.is_none() {
+            tool = find_tool(c, name).await;
+        }
+        if let Some(Ok(t)) = &tool {
+            for h in args::schema_hint(name, t.get("inputSchema").unwrap_or(&Value::Null)) {
+                s.push_str(&format!("  {h}\n"));
+            }
+        }
+    }
+    Stream::Err.write(&s);
+    Ok(1)
+}
+
+async fn prompt_failure(ctx: &Ctx<'_>, e: ClientError, name: &str) -> Failure {
+    let invalid = matches!(e, ClientError::Server { code, .. } if code == mcp::protocol::error::code::INVALID_PARAMS);
+    let mut f = ctx.fail(e, "prompts/get");
+    if invalid {
+        if let Ok(prompts) = ctx.client.list_prompts().await {
+            match prompts.iter().find(|p| p.get("name").and_then(Value::as_str) == Some(name)) {
+                Some(p) => f.hints.extend(render::prompt_hint(p)),
+                None => {
+                    let names: Vec<String> = prompts
+                        .iter()
+                        .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
+                        .collect();
+                    f.message = format!("unknown prompt `{name}` ({})", f.message);
+                    f = f.hint(names_hint("prompts", &names));
+                }
+            }
+        }
+    }
+    f
+}
+
+async fn listen(ctx: &Ctx<'_>, tools: bool, prompts: bool, resources: bool, uris: Vec<String>) -> Result<u8, Failure> {
+    let all = !tools && !prompts && !resources && uris.is_empty();
+    let mut filter = Map::new();
+    if tools || all {
+        filter.insert("toolsListChanged".into(), json!(true));
+    }
+    if prompts || all {
+        filter.insert("promptsListChanged".into(), json!(true));
+    }
+    if resources || all {
+        filter.insert("resourcesListChanged".into(), json!(true));
+    }
+    if !uris.is_empty() {
+        filter.insert("resourceSubscriptions".into(), json!(uris));
+    }
+    let mut sub =
+        ctx.client.listen(Value::Object(filter.clone())).await.map_err(|e| ctx.fail(e, "subscriptions/listen"))?;
+    let ack = sub.acknowledged.clone();
+    if ctx.opts.json {
+        render::print_json_line(&json!({
+            "method": "notifications/subscriptions/acknowledged",
+            "params": { "notifications": ack },
+        }));
+    } else {
+        let honoured: Vec<String> = ack
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .filter(|(_, v)| !matches!(v, Value::Bool(false) | Value::Null))
+                    .map(|(k, v)| match v {
+                        Value::Array(a) => format!(
+                            "{k} ({})",
+                            a.iter().map(|x| x.as_str().unwrap_or("?")).collect::<Vec<_>>().join(", ")
+                        ),
+                        _ => k.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Stream::Err.line(&format!(
+            "listening to {} for: {} (Ctrl-C to stop)",
+            ctx.target.describe(),
+            if honoured.is_empty() { "nothing the server supports".to_owned() } else { honoured.join(", ") }
+        ));
+        for k in filter.keys().filter(|k| ack.get(*k).is_none()) {
+            Stream::Err.line(&format!("note: the server does not offer {k}"));
+        }
+    }
+    loop {
+        tokio::select! {
+            ev = sub.next() => match ev {
+                None => {
+                    if !ctx.opts.json {
+                        Stream::Err.line("the server closed the subscription");
+                    }
+                    return Ok(0);
+                }
+                Some(Ok(ListenEvent::Notification { method, params })) => {
+                    if ctx.opts.json {
+                        render::print_json_line(&json!({ "method": method, "params": params }));
+                    } else {
+                        Stream::Out.line(&render::notification_line(&method, &params));
+                    }
+                }
+                Some(Ok(ListenEvent::Reconnected)) => {
+                    if ctx.opts.json {
+                        render::print_json_line(&json!({ "event": "reconnected" }));
+                    } else {
+                        Stream::Err.line("(the stream dropped and was re-opened; notifications may have been missed)");
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(ctx.fail(e, "subscriptions/listen")),
+            },
+            _ = tokio::signal::ctrl_c() => return Ok(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targs(pos: &[&str], cmd: &[&str]) -> TargetArgs {
+        TargetArgs {
+            positionals: pos.iter().map(|s| s.to_string()).collect(),
+            command: cmd.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn targets() {
+        let o = Options::default();
+        let (t, rest) = resolve_target(&o, targs(&["http://127.0.0.1:1/mcp", "echo"], &[])).unwrap();
+        assert!(matches!(t, Target::Http { ref url, .. } if url == "http://127.0.0.1:1/mcp"));
+        assert_eq!(rest, vec!["echo"]);
+        // With a command, every positional is an operand (even one that looks like a URL).
+        let (t, rest) = resolve_target(&o, targs(&["https://x/res"], &["srv", "--stdio"])).unwrap();
+        assert!(matches!(t, Target::Stdio { ref program, ref args, .. } if program == "srv" && args == &["--stdio"]));
+        assert_eq!(rest, vec!["https://x/res"]);
+        assert_eq!(resolve_target(&o, targs(&["echo"], &[])).unwrap_err().exit, 2);
+        assert_eq!(resolve_target(&o, targs(&["ws://x"], &[])).unwrap_err().exit, 2);
+        let h = Options { headers: vec!["X-A: 1".into()], ..Default::default() };
+        assert!(resolve_target(&h, targs(&[], &["srv"])).is_err());
+        let call = Action::ToolsCall { args: vec![], out: None };
+        assert!(bind_operands(&call, vec![]).is_err());
+        assert!(bind_operands(&call, vec!["a".into(), "{}".into(), "x".into()]).is_err());
+        assert!(bind_operands(&call, vec!["a".into()]).is_ok());
+    }
+
+    #[test]
+    fn finds_programs() {
+        assert!(program_exists("sh", &[], None));
+        assert!(!program_exists("definitely-not-a-command-xyz", &[], None));
+        assert!(!program_exists("./nope/nope", &[], None));
+    }
+}

@@ -1,0 +1,146 @@
+//! Configuration of the HTTP transport.
+
+use super::{describe, HttpTransport, Inner};
+use crate::error::TransportError;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::Url;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Configures an [`HttpTransport`].
+pub struct HttpTransportBuilder {
+    url: String,
+    headers: Vec<(String, String)>,
+    connect_timeout: Duration,
+    request_timeout: Option<Duration>,
+    max_event_bytes: usize,
+}
+
+impl std::fmt::Debug for HttpTransportBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header names only: values may be credentials.
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("HttpTransportBuilder")
+            .field("headers", &names)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_event_bytes", &self.max_event_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpTransportBuilder {
+    pub(super) fn new(url: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            headers: Vec::new(),
+            connect_timeout: Duration::from_secs(30),
+            request_timeout: Some(Duration::from_secs(600)),
+            max_event_bytes: 16 << 20,
+        }
+    }
+
+    /// Adds a header sent with every HTTP request (e.g. `Authorization`). Its value is never
+    /// logged.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every HTTP request.
+    pub fn bearer_token(self, token: &str) -> Self {
+        self.header("authorization", format!("Bearer {token}"))
+    }
+
+    /// Longest time to establish a connection (default 30 s).
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+
+    /// Safety net: longest wait for a response's headers, and for a whole non-streamed body
+    /// (default 10 min). SSE streams are not capped: the client core times requests out.
+    pub fn request_timeout(mut self, t: Duration) -> Self {
+        self.request_timeout = Some(t);
+        self
+    }
+
+    /// Largest accepted SSE event or JSON response body (default 16 MiB).
+    pub fn max_event_bytes(mut self, n: usize) -> Self {
+        self.max_event_bytes = n.max(1);
+        self
+    }
+
+    /// Checks the URL and headers and builds the transport. No connection is made yet.
+    pub fn build(self) -> Result<HttpTransport, TransportError> {
+        let url = parse_url(&self.url)?;
+        let mut headers = HeaderMap::new();
+        for (k, v) in &self.headers {
+            let name = HeaderName::from_bytes(k.trim().as_bytes())
+                .map_err(|_| TransportError::Connect(format!("invalid header name {k:?}")))?;
+            let mut value = HeaderValue::from_str(v)
+                .map_err(|_| TransportError::Connect(format!("invalid value for header {name}")))?;
+            if is_sensitive(&name) {
+                value.set_sensitive(true);
+            }
+            headers.append(name, value);
+        }
+        // Only method-preserving redirects: a 301/302/303 would turn a POST into a bodiless GET.
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
+            if keeps_method && attempt.previous().len() < 5 {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        });
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .redirect(redirects)
+            .user_agent(concat!("mcp-client/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| TransportError::Connect(describe(&e)))?;
+        let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
+        let inner = Inner {
+            client,
+            display_url: display_url(&url),
+            url,
+            headers,
+            request_timeout: self.request_timeout,
+            max_event_bytes: self.max_event_bytes,
+            state: Mutex::default(),
+            unsolicited: unsolicited_tx,
+        };
+        Ok(HttpTransport { inner: Arc::new(inner), unsolicited: Mutex::new(Some(unsolicited_rx)) })
+    }
+}
+
+fn parse_url(raw: &str) -> Result<Url, TransportError> {
+    // The raw text is not echoed: it may carry credentials.
+    let mut url = Url::parse(raw.trim()).map_err(|e| TransportError::Connect(format!("invalid server URL: {e}")))?;
+    match url.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(TransportError::Connect(format!(
+                "unsupported URL scheme {other:?}: the HTTP transport needs an http:// or https:// URL"
+            )))
+        }
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(TransportError::Connect("the server URL has no host".into()));
+    }
+    url.set_fragment(None);
+    Ok(url)
+}
+
+pub(super) fn display_url(url: &Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
+}
+
+pub(super) fn is_sensitive(name: &HeaderName) -> bool {
+    matches!(name.as_str(), "authorization" | "proxy-authorization" | "cookie" | "x-api-key" | "api-key")
+}

@@ -1,0 +1,568 @@
+//! Streamable HTTP client transport.
+//!
+//! - Modern servers (2026-07-28): every request is its own POST, answered by one JSON object or
+//!   by an SSE stream scoped to that request; closing the stream cancels the request.
+//! - Legacy Streamable HTTP servers (2025-03-26 to 2025-11-25): the same, plus the
+//!   `Mcp-Session-Id` minted by `initialize`, the standalone GET stream, SSE resumption with
+//!   `Last-Event-ID` after the server's `retry:` delay, `notifications/cancelled` on cancellation
+//!   and a DELETE that ends the session on close.
+//! - Deprecated HTTP+SSE servers (2024-11-05), after [`Transport::fallback_to_sse`]: one GET
+//!   stream whose `endpoint` event names the POST URL; every answer arrives on that stream.
+//!
+//! Header values given to the builder (such as `Authorization`) are never logged or echoed.
+
+mod builder;
+mod fallback;
+mod stream;
+
+pub use builder::HttpTransportBuilder;
+use builder::{display_url, is_sensitive};
+
+use super::{Exchange, OutgoingRequest, Transport, TransportKind};
+use crate::error::TransportError;
+use futures::future::BoxFuture;
+use mcp_protocol::headers as h;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+/// The legacy session header.
+const SESSION_ID: &str = "mcp-session-id";
+/// How much of an error body is kept for diagnostics.
+const ERROR_BODY_BYTES: usize = 2048;
+/// How much of an error body is read to look for a JSON-RPC error.
+const ERROR_BODY_READ: usize = 64 * 1024;
+/// Time allowed for reading an error body.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time allowed for the DELETE that ends a session.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+
+type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
+
+/// A reqwest error with its causes, without the URL.
+fn describe(e: &reqwest::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = cur {
+        let text = err.to_string();
+        if !parts.last().is_some_and(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+fn map_reqwest(url: &str, e: reqwest::Error) -> TransportError {
+    let e = e.without_url();
+    let why = describe(&e);
+    if e.is_timeout() {
+        TransportError::Timeout
+    } else if e.is_connect() || e.is_builder() {
+        TransportError::Connect(if url.is_empty() { why } else { format!("{url}: {why}") })
+    } else if e.is_body() || e.is_decode() {
+        TransportError::Io(why)
+    } else {
+        TransportError::Closed(why)
+    }
+}
+
+/// The media type of a response, lower-cased, without parameters.
+fn mime(headers: &HeaderMap) -> String {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+fn key(v: &Value) -> String {
+    v.to_string()
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+fn is_error_response(m: &Value) -> bool {
+    m.is_object() && m.get("method").is_none() && m.get("error").is_some_and(Value::is_object)
+}
+
+/// Whether `m` is the response to request `id`.
+fn is_response_to(m: &Value, id: &Value) -> bool {
+    m.get("method").is_none() && m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
+}
+
+/// An error response that names no request (`id` absent or null) answers the HTTP request it
+/// came with: give it that request's id.
+fn adopt(mut m: Value, id: &Value) -> Value {
+    if is_error_response(&m) && m.get("id").is_none_or(Value::is_null) {
+        m["id"] = id.clone();
+    }
+    m
+}
+
+/// Splits a JSON body into messages (a JSON-RPC batch is an array).
+fn parse_messages(bytes: &[u8]) -> Result<Vec<Value>, TransportError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Array(items)) if items.iter().all(Value::is_object) => Ok(items),
+        Ok(v @ Value::Object(_)) => Ok(vec![v]),
+        Ok(_) => Err(TransportError::Malformed("the server sent JSON that is not a JSON-RPC message".into())),
+        Err(e) => Err(TransportError::Malformed(format!("the server sent invalid JSON: {e}"))),
+    }
+}
+
+/// Only the `MCP-Protocol-Version` header of a request (for GET and DELETE).
+fn protocol_of(headers: &[(String, String)]) -> Vec<(String, String)> {
+    headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(h::PROTOCOL_VERSION)).cloned().collect()
+}
+
+/// An exchange whose messages are all known already.
+fn ready_exchange(messages: Vec<Value>) -> Exchange {
+    let (tx, rx) = mpsc::unbounded_channel();
+    for m in messages {
+        let _ = tx.send(Ok(m));
+    }
+    Exchange { messages: rx, on_cancel: None }
+}
+
+#[derive(Default)]
+struct State {
+    /// The legacy session (from the `initialize` response).
+    session_id: Option<String>,
+    /// `begin_legacy_session` was called.
+    legacy: bool,
+    /// The standalone GET stream was started.
+    get_stream: bool,
+    /// The last `MCP-Protocol-Version` the core sent.
+    protocol: Option<String>,
+    /// HTTP+SSE fallback: where to POST.
+    endpoint: Option<Url>,
+    /// Requests waiting for messages from a shared GET stream (HTTP+SSE fallback).
+    pending: HashMap<String, Route>,
+    /// Background tasks to stop on close.
+    tasks: Vec<AbortHandle>,
+    /// Why the transport can no longer be used.
+    closed: Option<String>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    url: Url,
+    display_url: String,
+    headers: HeaderMap,
+    request_timeout: Option<Duration>,
+    max_event_bytes: usize,
+    state: Mutex<State>,
+    unsolicited: mpsc::UnboundedSender<Value>,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn check_open(&self) -> Result<(), TransportError> {
+        match &self.lock().closed {
+            Some(why) => Err(TransportError::Closed(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn has_session(&self) -> bool {
+        self.lock().session_id.is_some()
+    }
+
+    fn remember_protocol(&self, headers: &[(String, String)]) {
+        if let Some((_, v)) = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(h::PROTOCOL_VERSION)) {
+            self.lock().protocol = Some(v.clone());
+        }
+    }
+
+    fn track(&self, task: AbortHandle) {
+        let mut st = self.lock();
+        st.tasks.retain(|t| !t.is_finished());
+        st.tasks.push(task);
+    }
+
+    /// Ends every exchange waiting on a shared stream, and the transport with them.
+    fn fail_all(&self, why: &str) {
+        let pending: Vec<Route> = {
+            let mut st = self.lock();
+            st.closed.get_or_insert_with(|| why.to_owned());
+            st.pending.drain().map(|(_, tx)| tx).collect()
+        };
+        for tx in pending {
+            let _ = tx.send(Err(TransportError::Closed(why.to_owned())));
+        }
+    }
+
+    /// A request with the configured headers, `extra` (lower-case names; they replace configured
+    /// ones of the same name) and, if `with_session`, the legacy session id.
+    fn builder(
+        &self,
+        method: Method,
+        url: Url,
+        extra: &[(String, String)],
+        with_session: bool,
+    ) -> Result<RequestBuilder, TransportError> {
+        let mut headers = self.headers.clone();
+        for (k, v) in extra {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| TransportError::Malformed(format!("invalid header name {k:?}")))?;
+            let mut value = HeaderValue::from_str(v)
+                .map_err(|_| TransportError::Malformed(format!("invalid value for header {name}")))?;
+            if is_sensitive(&name) {
+                value.set_sensitive(true);
+            }
+            headers.insert(name, value);
+        }
+        if with_session {
+            if let Some(sid) = self.lock().session_id.clone() {
+                headers.insert(
+                    SESSION_ID,
+                    HeaderValue::from_str(&sid).map_err(|_| TransportError::Malformed("invalid session id".into()))?,
+                );
+            }
+        }
+        Ok(self.client.request(method, url).headers(headers))
+    }
+
+    /// A POST of one JSON-RPC message.
+    fn post(&self, url: Url, extra: &[(String, String)], message: &Value) -> Result<RequestBuilder, TransportError> {
+        let body = serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))?;
+        Ok(self
+            .builder(Method::POST, url, extra, true)?
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(body))
+    }
+
+    /// Sends and waits for the response head (bounded by the request timeout if `capped`).
+    async fn execute(&self, rb: RequestBuilder, capped: bool) -> Result<Response, TransportError> {
+        let fut = rb.send();
+        let res = match self.request_timeout.filter(|_| capped) {
+            Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| TransportError::Timeout)?,
+            None => fut.await,
+        };
+        res.map_err(|e| map_reqwest(&self.display_url, e))
+    }
+
+    /// Reads at most `limit` bytes of a body; `strict` makes a longer body an error.
+    async fn read_body(&self, mut resp: Response, limit: usize, strict: bool) -> Result<Vec<u8>, TransportError> {
+        let read = async {
+            let mut out = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(|e| map_reqwest(&self.display_url, e))? {
+                if out.len() + chunk.len() > limit {
+                    if strict {
+                        return Err(TransportError::Malformed(format!("response body exceeds {limit} bytes")));
+                    }
+                    out.extend_from_slice(&chunk[..limit - out.len()]);
+                    break;
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(out)
+        };
+        match self.request_timeout {
+            Some(t) => tokio::time::timeout(t, read).await.map_err(|_| TransportError::Timeout)?,
+            None => read.await,
+        }
+    }
+
+    /// A 4xx/5xx answer: the JSON-RPC error response it carries (with the id of `req_id`), or
+    /// the matching transport error: `Closed("session expired")` for a 404 in a session, `Http`
+    /// otherwise (always for 401 and for answers with a `WWW-Authenticate` challenge).
+    async fn failure(&self, resp: Response, req_id: Option<&Value>) -> Result<Value, TransportError> {
+        let status = resp.status();
+        let www_authenticate = resp.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let body = tokio::time::timeout(ERROR_BODY_TIMEOUT, self.read_body(resp, ERROR_BODY_READ, false)).await;
+        let body = body.ok().and_then(Result::ok).unwrap_or_default();
+        if status == StatusCode::NOT_FOUND && self.has_session() {
+            return Err(TransportError::Closed("session expired".into()));
+        }
+        // Authorization failures stay HTTP errors: the challenge matters more than the body.
+        let auth = status == StatusCode::UNAUTHORIZED || www_authenticate.is_some();
+        if let (Some(id), false, Ok(mut m)) = (req_id, auth, serde_json::from_slice::<Value>(&body)) {
+            if is_error_response(&m) {
+                // It answers this HTTP request, whatever id it names (servers use null or
+                // placeholders such as "server-error" when they could not read the request).
+                m["id"] = id.clone();
+                return Ok(m);
+            }
+        }
+        let body = truncate(String::from_utf8_lossy(&body).trim(), ERROR_BODY_BYTES);
+        Err(TransportError::Http { status: status.as_u16(), body, www_authenticate })
+    }
+
+    /// Remembers the session id of an `initialize` response.
+    fn capture_session(&self, headers: &HeaderMap) {
+        let Some(raw) = headers.get(SESSION_ID) else {
+            return;
+        };
+        match raw.to_str() {
+            Ok(sid) if !sid.is_empty() && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)) => {
+                self.lock().session_id = Some(sid.to_owned());
+            }
+            _ => tracing::warn!("ignoring an Mcp-Session-Id that is not visible ASCII"),
+        }
+    }
+
+    /// POSTs a notification or a response; expects 202 (or any 2xx).
+    async fn send_message(
+        self: &Arc<Self>,
+        message: &Value,
+        headers: &[(String, String)],
+    ) -> Result<(), TransportError> {
+        self.check_open()?;
+        self.remember_protocol(headers);
+        let url = self.lock().endpoint.clone().unwrap_or_else(|| self.url.clone());
+        let resp = self.execute(self.post(url, headers, message)?, true).await?;
+        let status = resp.status();
+        if !status.is_success() {
+            let www_authenticate =
+                resp.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            return Err(match self.failure(resp, Some(&Value::Null)).await {
+                Ok(m) => TransportError::Http {
+                    status: status.as_u16(),
+                    body: truncate(&m.to_string(), ERROR_BODY_BYTES),
+                    www_authenticate,
+                },
+                Err(e) => e,
+            });
+        }
+        drop(resp);
+        if let Some(ready) = self.maybe_start_get_stream(headers) {
+            // Servers route their requests to the standalone stream only once it is open: wait
+            // for its answer (bounded) before the session carries on.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), ready).await;
+        }
+        Ok(())
+    }
+
+    /// In a legacy Streamable HTTP session, opens the standalone GET stream once the first
+    /// message after `initialize` (the `initialized` notification) was accepted.
+    /// Returns a receiver that fires once the GET has been answered (or refused).
+    fn maybe_start_get_stream(
+        self: &Arc<Self>,
+        headers: &[(String, String)],
+    ) -> Option<tokio::sync::oneshot::Receiver<()>> {
+        {
+            let mut st = self.lock();
+            if !st.legacy || st.get_stream || st.endpoint.is_some() || st.closed.is_some() {
+                return None;
+            }
+            st.get_stream = true;
+        }
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(stream::standalone(self.clone(), protocol_of(headers), ready_tx));
+        self.track(task.abort_handle());
+        Some(ready_rx)
+    }
+
+    /// Legacy cancellation: `notifications/cancelled` for request `id`, sent in the background.
+    fn notify_cancelled(self: &Arc<Self>, id: Value, headers: Vec<(String, String)>) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let inner = self.clone();
+        rt.spawn(async move {
+            let note = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id, "reason": "cancelled by the client" } });
+            if let Err(e) = inner.send_message(&note, &headers).await {
+                tracing::debug!(error = %e, "could not send notifications/cancelled");
+            }
+        });
+    }
+
+    /// Delivers a message from a shared stream (standalone GET, HTTP+SSE): responses and
+    /// progress to their request, everything else to the unsolicited channel.
+    fn route(&self, m: Value) {
+        let is_response = m.get("method").is_none()
+            && m.get("id").is_some()
+            && (m.get("result").is_some() || m.get("error").is_some());
+        let mut st = self.lock();
+        if is_response {
+            match st.pending.remove(&key(&m["id"])) {
+                Some(tx) => {
+                    let _ = tx.send(Ok(m));
+                }
+                None => tracing::debug!(id = %m["id"], "dropping a response to no pending request"),
+            }
+            return;
+        }
+        if m.get("id").is_none() {
+            if let Some(tx) = m.pointer("/params/progressToken").and_then(|t| st.pending.get(&key(t))) {
+                let _ = tx.send(Ok(m));
+                return;
+            }
+        }
+        drop(st);
+        let _ = self.unsolicited.send(m);
+    }
+}
+
+/// Streamable HTTP transport (with the legacy HTTP+SSE fallback).
+pub struct HttpTransport {
+    inner: Arc<Inner>,
+    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.inner.lock();
+        f.debug_struct("HttpTransport")
+            .field("url", &self.inner.display_url)
+            .field("session", &st.session_id.is_some())
+            .field("legacy_sse", &st.endpoint.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpTransport {
+    /// A transport for the MCP endpoint at `url` (http or https), with default settings.
+    pub fn new(url: &str) -> Result<Self, TransportError> {
+        Self::builder(url).build()
+    }
+
+    /// Configures a transport for the MCP endpoint at `url`.
+    pub fn builder(url: &str) -> HttpTransportBuilder {
+        HttpTransportBuilder::new(url)
+    }
+
+    /// The legacy session id, if the server assigned one.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.lock().session_id.clone()
+    }
+}
+
+impl Transport for HttpTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Http
+    }
+
+    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+        Box::pin(async move {
+            let inner = &self.inner;
+            inner.check_open()?;
+            inner.remember_protocol(&req.headers);
+            let id = req
+                .message
+                .get("id")
+                .filter(|v| !v.is_null())
+                .cloned()
+                .ok_or_else(|| TransportError::Malformed("request without id".into()))?;
+            let method = req.message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let endpoint = inner.lock().endpoint.clone();
+            if let Some(endpoint) = endpoint {
+                return fallback::request(inner, endpoint, id, method, req).await;
+            }
+            let resp = inner.execute(inner.post(inner.url.clone(), &req.headers, &req.message)?, true).await?;
+            let status = resp.status();
+            if !status.is_success() {
+                let m = inner.failure(resp, Some(&id)).await?;
+                return Ok(ready_exchange(vec![m]));
+            }
+            if method == "initialize" {
+                inner.capture_session(resp.headers());
+            }
+            if status == StatusCode::ACCEPTED {
+                return Err(TransportError::Malformed("the server answered a request with 202 Accepted".into()));
+            }
+            let sse = match mime(resp.headers()).as_str() {
+                "application/json" => false,
+                "text/event-stream" => true,
+                other => {
+                    return Err(TransportError::Malformed(format!(
+                        "unexpected Content-Type {other:?} in the answer to a request"
+                    )))
+                }
+            };
+            let (tx, rx) = mpsc::unbounded_channel();
+            let mut get_headers = protocol_of(&req.headers);
+            if get_headers.is_empty() {
+                get_headers.extend(inner.lock().protocol.clone().map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
+            }
+            let task = tokio::spawn(stream::deliver(inner.clone(), resp, sse, id.clone(), get_headers, tx));
+            let abort = task.abort_handle();
+            let legacy = inner.lock().legacy && method != "initialize";
+            let note = legacy.then(|| (inner.clone(), id, req.headers));
+            let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+                // Aborting drops the response: the connection closes, which cancels on HTTP.
+                abort.abort();
+                // Legacy servers do not take a disconnect for cancellation: tell them.
+                if let Some((inner, id, headers)) = note {
+                    inner.notify_cancelled(id, headers);
+                }
+            });
+            Ok(Exchange { messages: rx, on_cancel: Some(on_cancel) })
+        })
+    }
+
+    fn send(&self, message: Value, headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move { self.inner.send_message(&message, &headers).await })
+    }
+
+    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>> {
+        self.unsolicited.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn begin_legacy_session(&self) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            self.inner.lock().legacy = true;
+            Ok(())
+        })
+    }
+
+    fn fallback_to_sse(&self) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(fallback::open(&self.inner))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let inner = &self.inner;
+            let (sid, tasks, protocol) = {
+                let mut st = inner.lock();
+                st.closed.get_or_insert_with(|| "the client closed the transport".into());
+                (st.session_id.take(), std::mem::take(&mut st.tasks), st.protocol.clone())
+            };
+            for t in tasks {
+                t.abort();
+            }
+            inner.fail_all("the client closed the transport");
+            let Some(sid) = sid else { return };
+            let mut extra = vec![(SESSION_ID.to_owned(), sid)];
+            extra.extend(protocol.map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
+            if let Ok(rb) = inner.builder(Method::DELETE, inner.url.clone(), &extra, false) {
+                match tokio::time::timeout(DELETE_TIMEOUT, rb.send()).await {
+                    Ok(Ok(resp)) => {
+                        tracing::debug!(status = resp.status().as_u16(), "ended the legacy session")
+                    }
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %describe(&e.without_url()), "could not end the legacy session")
+                    }
+                    Err(_) => tracing::debug!("ending the legacy session timed out"),
+                }
+            }
+        })
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        for t in self.inner.lock().tasks.drain(..) {
+            t.abort();
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Response bodies: JSON, SSE streams with `Last-Event-ID` resumption, and the standalone GET
+//! stream of legacy sessions.
+
+use super::{adopt, is_response_to, map_reqwest, mime, parse_messages, Inner, Route};
+use crate::error::TransportError;
+use futures::{Stream, StreamExt};
+use mcp_protocol::sse::{SseEvent, SseParser};
+use reqwest::header::HeaderMap;
+use reqwest::{Method, Response, StatusCode};
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Reconnection attempts in a row without receiving anything.
+pub(super) const MAX_RESUME_ATTEMPTS: u32 = 5;
+/// The wait before reconnecting when the server gave no `retry:`.
+const DEFAULT_RETRY_MS: u64 = 1000;
+/// Longest `retry:` honoured.
+const MAX_RETRY_MS: u64 = 3_600_000;
+
+/// What the consumer of a stream wants after a message.
+pub(super) enum Flow {
+    Continue,
+    Stop,
+}
+
+/// How a stream pump ended.
+pub(super) enum End {
+    /// The consumer stopped (response received, or nobody listens any more).
+    Stopped,
+    /// The server ended the body.
+    Ended,
+    /// The connection broke.
+    Broken(TransportError),
+    /// The stream is unusable (oversized event, invalid JSON).
+    Fatal(TransportError),
+}
+
+/// Feeds one SSE event's messages to `deliver`. Comments never reach here; events with empty
+/// data (priming events) and events of other types are skipped.
+pub(super) fn dispatch<F: FnMut(Value) -> Flow>(ev: &SseEvent, deliver: &mut F) -> Result<Flow, TransportError> {
+    if ev.data.trim().is_empty() {
+        return Ok(Flow::Continue);
+    }
+    if !(ev.event.is_empty() || ev.event == "message") {
+        tracing::debug!(event = %ev.event, "ignoring an SSE event of another type");
+        return Ok(Flow::Continue);
+    }
+    for m in parse_messages(ev.data.as_bytes())? {
+        if let Flow::Stop = deliver(m) {
+            return Ok(Flow::Stop);
+        }
+    }
+    Ok(Flow::Continue)
+}
+
+/// Reads an SSE body until it ends, breaks, `deliver` says stop, or `stop` resolves.
+pub(super) async fn pump<S, B, F>(
+    body: S,
+    parser: &mut SseParser,
+    mut deliver: F,
+    stop: impl Future<Output = ()>,
+) -> End
+where
+    S: Stream<Item = reqwest::Result<B>>,
+    B: AsRef<[u8]>,
+    F: FnMut(Value) -> Flow,
+{
+    let body = std::pin::pin!(body);
+    let mut body = body;
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            () = &mut stop => return End::Stopped,
+            c = body.next() => c,
+        };
+        let bytes = match chunk {
+            None => return End::Ended,
+            Some(Err(e)) => return End::Broken(map_reqwest("", e)),
+            Some(Ok(b)) => b,
+        };
+        let events = match parser.feed(bytes.as_ref()) {
+            Ok(evs) => evs,
+            Err(e) => return End::Fatal(TransportError::Malformed(e.to_string())),
+        };
+        for ev in &events {
+            match dispatch(ev, &mut deliver) {
+                Ok(Flow::Continue) => {}
+                Ok(Flow::Stop) => return End::Stopped,
+                Err(e) => return End::Fatal(e),
+            }
+        }
+    }
+}
+
+/// Tracks `id:` and `retry:` across the successive connections of one logical stream.
+#[derive(Default)]
+struct Resume {
+    last_id: Option<String>,
+    retry_ms: Option<u64>,
+}
+
+impl Resume {
+    fn update(&mut self, parser: &SseParser) {
+        if let Some(id) = parser.last_event_id() {
+            // An empty `id:` resets the last event id.
+            self.last_id = (!id.is_empty()).then(|| id.to_owned());
+        }
+        if let Some(ms) = parser.retry_ms() {
+            self.retry_ms = Some(ms);
+        }
+    }
+
+    fn wait(&self) -> Duration {
+        Duration::from_millis(self.retry_ms.unwrap_or(DEFAULT_RETRY_MS).min(MAX_RETRY_MS))
+    }
+}
+
+/// Delivers the body of a successful answer to a request into its exchange.
+pub(super) async fn deliver(
+    inner: Arc<Inner>,
+    resp: Response,
+    sse: bool,
+    id: Value,
+    get_headers: Vec<(String, String)>,
+    tx: Route,
+) {
+    if !sse {
+        let result = match inner.read_body(resp, inner.max_event_bytes, true).await {
+            Ok(body) => parse_messages(&body),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(messages) => {
+                for m in messages {
+                    let _ = tx.send(Ok(adopt(m, &id)));
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+            }
+        }
+        return;
+    }
+    let mut resume = Resume::default();
+    let mut attempts = 0;
+    let mut resp = resp;
+    loop {
+        let mut parser = SseParser::new(inner.max_event_bytes);
+        let mut progressed = false;
+        let end = pump(
+            resp.bytes_stream(),
+            &mut parser,
+            |m| {
+                let done = is_response_to(&m, &id);
+                if tx.send(Ok(m)).is_err() || done {
+                    return Flow::Stop;
+                }
+                progressed = true;
+                Flow::Continue
+            },
+            tx.closed(),
+        )
+        .await;
+        resume.update(&parser);
+        if progressed {
+            attempts = 0;
+        }
+        let broken = match end {
+            End::Stopped => return,
+            End::Fatal(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            End::Ended => None,
+            End::Broken(e) => Some(e),
+        };
+        let Some(last_id) = resume.last_id.clone() else {
+            // Not resumable: a break is an error; a clean end leaves the exchange empty-handed.
+            if let Some(e) = broken {
+                let _ = tx.send(Err(e));
+            }
+            return;
+        };
+        tracing::debug!(last_event_id = %last_id, "the response stream ended early; resuming it");
+        match reconnect(&inner, &resume, &last_id, &get_headers, &tx, &mut attempts).await {
+            Some(r) => resp = r,
+            None => return,
+        }
+    }
+}
+
+/// Waits the server's `retry:` delay and re-opens the stream with GET + `Last-Event-ID`, within
+/// [`MAX_RESUME_ATTEMPTS`]. `None` when the exchange is over (an error was delivered, or nobody
+/// listens any more).
+async fn reconnect(
+    inner: &Inner,
+    resume: &Resume,
+    last_id: &str,
+    headers: &[(String, String)],
+    tx: &Route,
+    attempts: &mut u32,
+) -> Option<Response> {
+    loop {
+        if *attempts >= MAX_RESUME_ATTEMPTS {
+            let why = format!("the response stream broke and {MAX_RESUME_ATTEMPTS} attempts to resume it failed");
+            let _ = tx.send(Err(TransportError::Closed(why)));
+            return None;
+        }
+        *attempts += 1;
+        let attempt = async {
+            tokio::time::sleep(resume.wait()).await;
+            inner.open_event_stream(Some(last_id), headers).await
+        };
+        let result = tokio::select! {
+            () = tx.closed() => return None,
+            r = attempt => r,
+        };
+        match result {
+            Ok(resp) => return Some(resp),
+            Err(GetError::Retry(e)) => {
+                tracing::debug!(error = %e, "resuming the response stream failed")
+            }
+            Err(GetError::Fatal(e)) => {
+                let _ = tx.send(Err(e));
+                return None;
+            }
+        }
+    }
+}
+
+/// Why a GET for an event stream failed.
+pub(super) enum GetError {
+    /// Worth trying again (connection trouble, 429, 5xx).
+    Retry(TransportError),
+    /// Not worth trying again.
+    Fatal(TransportError),
+}
+
+impl Inner {
+    /// GET on the MCP endpoint for an event stream (`Last-Event-ID` when resuming), with the
+    /// session id and `headers` (the protocol version).
+    pub(super) async fn open_event_stream(
+        &self,
+        last_id: Option<&str>,
+        headers: &[(String, String)],
+    ) -> Result<Response, GetError> {
+        let mut extra = headers.to_vec();
+        extra.push(("accept".into(), "text/event-stream".into()));
+        if let Some(id) = last_id {
+            extra.push(("last-event-id".into(), id.to_owned()));
+        }
+        let rb = self.builder(Method::GET, self.url.clone(), &extra, true).map_err(GetError::Fatal)?;
+        let resp = self.execute(rb, true).await.map_err(GetError::Retry)?;
+        let status = resp.status();
+        if status.is_success() {
+            return match mime(resp.headers()).as_str() {
+                "text/event-stream" => Ok(resp),
+                other => Err(GetError::Fatal(TransportError::Malformed(format!(
+                    "the server answered GET with Content-Type {other:?}"
+                )))),
+            };
+        }
+        let retry = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+        let e = self.failure(resp, None).await.err().unwrap_or(TransportError::Http {
+            status: status.as_u16(),
+            body: String::new(),
+            www_authenticate: None,
+        });
+        Err(if retry { GetError::Retry(e) } else { GetError::Fatal(e) })
+    }
+}
+
+/// The standalone GET stream of a legacy session: server requests and notifications go to the
+/// unsolicited channel. Re-opened (resuming if it had event ids) when the server ends it;
+/// abandoned on 405 (no such stream), any other refusal, or repeated empty connections.
+pub(super) async fn standalone(
+    inner: Arc<Inner>,
+    headers: Vec<(String, String)>,
+    ready: tokio::sync::oneshot::Sender<()>,
+) {
+    let mut ready = Some(ready);
+    let mut resume = Resume::default();
+    let mut failures = 0;
+    loop {
+        let opened = inner.open_event_stream(resume.last_id.as_deref(), &headers).await;
+        if let Some(r) = ready.take() {
+            let _ = r.send(());
+        }
+        let resp = match opened {
+            Ok(r) => Some(r),
+            Err(GetError::Fatal(TransportError::Http { status: 405, .. })) => {
+                tracing::debug!("the server offers no standalone event stream");
+                return;
+            }
+            Err(GetError::Fatal(e)) => {
+                tracing::debug!(error = %e, "could not open the standalone event stream");
+                return;
+            }
+            Err(GetError::Retry(e)) => {
+                tracing::debug!(error = %e, "opening the standalone event stream failed");
+                None
+            }
+        };
+        let mut progressed = false;
+        if let Some(resp) = resp {
+            let mut parser = SseParser::new(inner.max_event_bytes);
+            let end = pump(
+                resp.bytes_stream(),
+                &mut parser,
+                |m| {
+                    progressed = true;
+                    inner.route(m);
+                    Flow::Continue
+                },
+                std::future::pending(),
+            )
+            .await;
+            resume.update(&parser);
+            if let End::Fatal(e) = end {
+                tracing::warn!(error = %e, "abandoning the standalone event stream");
+                return;
+            }
+        }
+        failures = if progressed { 0 } else { failures + 1 };
+        if failures >= MAX_RESUME_ATTEMPTS || inner.check_open().is_err() {
+            return;
+        }
+        tokio::time::sleep(resume.wait()).await;
+    }
+}
+
+/// Whether a response's head says it is an event stream.
+pub(super) fn is_event_stream(headers: &HeaderMap) -> bool {
+    mime(headers) == "text/event-stream"
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of the MCP server against minimal "ceiling" servers on the same stack.
+#
+#   scripts/bench.sh                 # 10 s per run, 2 s warm-up
+#   BENCH_SECS=3 scripts/bench.sh    # shorter runs
+#
+# Builds release (`mcp-bench` and `mcp-cli` only), then on this 2-core machine pins every server
+# to core 0 and the load generator to core 1 (`taskset -c`), and runs:
+#   - HTTP: mcp-ceiling-http vs `mcp serve everything --http`, 16 and 64 keep-alive connections;
+#   - stdio: mcp-ceiling-stdio vs `mcp serve everything --stdio`, 64 requests in flight;
+#   - idle RSS of the mcp server (start it, wait 1 s, read VmRSS), HTTP and stdio.
+# Each run gets a fresh server (so peak RSS is per run). Prints a table with req/s, latencies,
+# the mcp/ceiling ratios and peak RSS, then the issue's targets with PASS/FAIL.
+# Servers listen on 127.0.0.1 on free ports (port 0, address read from their stderr); every
+# process started here is killed on exit. Raw JSON results: target/bench/results.jsonl.
+#
+# Env: BENCH_SECS (default 10), BENCH_WARMUP (default 2), BENCH_SERVER_CPU (default 0),
+#      BENCH_LOAD_CPU (default 1), BENCH_SKIP_BUILD=1 (use the binaries already built).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECS="${BENCH_SECS:-10}"
+WARMUP="${BENCH_WARMUP:-2}"
+SERVER_CPU="${BENCH_SERVER_CPU:-0}"
+LOAD_CPU="${BENCH_LOAD_CPU:-1}"
+BIN=target/release
+OUT=target/bench
+mkdir -p "$OUT"
+RESULTS="$OUT/results.jsonl"
+: >"$RESULTS"
+
+for tool in taskset jq; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
+done
+
+if [ "${BENCH_SKIP_BUILD:-0}" = "1" ]; then
+  echo "== build skipped (BENCH_SKIP_BUILD=1): using the binaries in $BIN"
+else
+  echo "== build (release: mcp-bench, mcp-cli)"
+  cargo build --release -p mcp-bench -p mcp-cli
+fi
+for b in mcp mcp-load mcp-ceiling-http mcp-ceiling-stdio; do
+  [ -x "$BIN/$b" ] || { echo "bench: $BIN/$b is missing" >&2; exit 1; }
+done
+
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do
+    [ -n "$p" ] && kill "$p" 2>/dev/null || true
+  done
+  for p in "${PIDS[@]:-}"; do
+    [ -n "$p" ] && wait "$p" 2>/dev/null || true
+  done
+  [ -n "${FIFO_FD_OPEN:-}" ] && exec 3>&- || true
+  rm -f "$OUT/stdio.fifo"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_http NAME CMD... : starts a server pinned to SERVER_CPU, sets SERVER_PID and SERVER_URL.
+start_http() {
+  local name=$1
+  shift
+  local log="$OUT/$name.stderr"
+  taskset -c "$SERVER_CPU" "$@" 2>"$log" &
+  SERVER_PID=$!
+  PIDS+=("$SERVER_PID")
+  SERVER_URL=""
+  local i
+  for i in $(seq 1 100); do
+    SERVER_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n1 || true)
+    [ -n "$SERVER_URL" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "bench: $name did not start; its stderr:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
+stop_server() {
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# load_http LABEL CONNECTIONS
+load_http() {
+  echo "-- $1: HTTP, $2 connections, ${SECS}s (+${WARMUP}s warm-up)" >&2
+  taskset -c "$LOAD_CPU" "$BIN/mcp-load" http --url "$SERVER_URL" --connections "$2" \
+    --duration "${SECS}s" --warmup "${WARMUP}s" --server-pid "$SERVER_PID" \
+    --label "$1" --json | tee -a "$RESULTS" >/dev/null
+}
+
+# load_stdio LABEL IN_FLIGHT SERVER-COMMAND
+load_stdio() {
+  echo "-- $1: stdio, $2 in flight, ${SECS}s (+${WARMUP}s warm-up)" >&2
+  taskset -c "$LOAD_CPU" "$BIN/mcp-load" stdio --command "taskset -c $SERVER_CPU $3" \
+    --in-flight "$2" --duration "${SECS}s" --warmup "${WARMUP}s" --settle 1s \
+    --label "$1" --json | tee -a "$RESULTS" >/dev/null
+}
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "== machine: $(nproc) CPUs; load average: $LOAD_START"
+echo "== servers on CPU $SERVER_CPU, load generator on CPU $LOAD_CPU"
+
+# Idle RSS of the mcp server: start, wait 1 s, read VmRSS.
+start_http mcp-idle "$BIN/mcp" serve everything --http 127.0.0.1:0
+sleep 1
+IDLE_HTTP_KIB=$(rss_kib "$SERVER_PID")
+stop_server
+mkfifo "$OUT/stdio.fifo"
+taskset -c "$SERVER_CPU" "$BIN/mcp" serve everything --stdio <"$OUT/stdio.fifo" >/dev/null &
+SERVER_PID=$!
+PIDS+=("$SERVER_PID")
+exec 3>"$OUT/stdio.fifo"
+FIFO_FD_OPEN=1
+sleep 1
+IDLE_STDIO_KIB=$(rss_kib "$SERVER_PID")
+exec 3>&-
+FIFO_FD_OPEN=
+wait "$SERVER_PID" 2>/dev/null || true
+rm -f "$OUT/stdio.fifo"
+
+for conns in 16 64; do
+  start_http ceiling-http "$BIN/mcp-ceiling-http" --addr 127.0.0.1:0
+  load_http "ceiling-http-c$conns" "$conns"
+  stop_server
+  start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
+  load_http "mcp-http-c$conns" "$conns"
+  stop_server
+done
+
+load_stdio "ceiling-stdio-f64" 64 "$BIN/mcp-ceiling-stdio"
+load_stdio "mcp-stdio-f64" 64 "$BIN/mcp serve everything --stdio"
+
+# ---- report ----------------------------------------------------------------------------------
+field() { jq -r --arg l "$1" "select(.label == \$l) | .$2 // \"\"" "$RESULTS"; }
+mib() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f MiB", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+echo
+echo "== results (${SECS}s measured after ${WARMUP}s warm-up; servers on CPU $SERVER_CPU, load on CPU $LOAD_CPU)"
+printf '%-14s %-8s %10s %9s %9s %9s %7s %9s %10s %10s %6s\n' \
+  scenario server req/s p50_ms p99_ms max_ms errors srv_cpu% cpu_us/req peak_rss ratio
+row() { # SCENARIO SERVER LABEL CEILING-LABEL
+  local l=$3 c=$4
+  printf '%-14s %-8s %10.0f %9.3f %9.3f %9.3f %7s %9.0f %10.1f %10s %6s\n' \
+    "$1" "$2" "$(field "$l" rps)" \
+    "$(awk -v v="$(field "$l" p50_us)" 'BEGIN{print v/1000}')" \
+    "$(awk -v v="$(field "$l" p99_us)" 'BEGIN{print v/1000}')" \
+    "$(awk -v v="$(field "$l" max_us)" 'BEGIN{print v/1000}')" \
+    "$(field "$l" errors)" "$(field "$l" server_cpu_pct)" "$(field "$l" server_cpu_us_per_req)" \
+    "$(mib "$(field "$l" peak_rss_kib)")" \
+    "$(if [ "$l" = "$c" ]; then echo -; else ratio "$(field "$l" rps)" "$(field "$c" rps)"; fi)"
+}
+row "http c=16" ceiling ceiling-http-c16 ceiling-http-c16
+row "http c=16" mcp mcp-http-c16 ceiling-http-c16
+row "http c=64" ceiling ceiling-http-c64 ceiling-http-c64
+row "http c=64" mcp mcp-http-c64 ceiling-http-c64
+row "stdio f=64" ceiling ceiling-stdio-f64 ceiling-stdio-f64
+row "stdio f=64" mcp mcp-stdio-f64 ceiling-stdio-f64
+echo "(ratio = mcp req/s / ceiling req/s; srv_cpu% = server CPU in % of one core)"
+echo "idle RSS of mcp (start, wait 1 s, VmRSS): http $(mib "$IDLE_HTTP_KIB"), stdio $(mib "$IDLE_STDIO_KIB")"
+echo "load average at start: $LOAD_START; at end: $LOAD_END (other work on this machine skews results)"
+echo "load generator CPU (% of core $LOAD_CPU): $(jq -r '"\(.label)=\(.load_cpu_pct // "n/a" | tostring | .[0:5])"' "$RESULTS" | tr '\n' ' ')"
+
+echo
+echo "== targets"
+check() { # NAME VALUE OP LIMIT
+  local ok
+  ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN { r = (op == ">=") ? (v >= l) : (v < l); print r ? "PASS" : "FAIL" }')
+  printf '%-4s %s: %s (target %s %s)\n' "$ok" "$1" "$2" "$3" "$4"
+}
+check "HTTP c=16 mcp/ceiling req/s" "$(ratio "$(field mcp-http-c16 rps)" "$(field ceiling-http-c16 rps)")" ">=" 0.75
+check "stdio f=64 mcp/ceiling req/s" "$(ratio "$(field mcp-stdio-f64 rps)" "$(field ceiling-stdio-f64 rps)")" ">=" 0.8
+check "idle RSS (http) MiB" "$(awk -v k="$IDLE_HTTP_KIB" 'BEGIN{printf "%.1f", k/1024}')" "<" 5
+check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3
+errors=$(jq -s 'map(.errors) | add' "$RESULTS")
+[ "$errors" = "0" ] || echo "WARN $errors request errors in total (see $RESULTS)"
