@@ -50,9 +50,33 @@ impl Default for StdioConfig {
 /// The read loop runs as a runtime task (not on the thread that called `block_on`), so on a
 /// multi-threaded runtime reading, handlers and writing share worker threads instead of
 /// bouncing between the caller's thread and the workers.
+///
+/// When stdin/stdout are pipes (the normal case: a client spawned us), they are driven by the
+/// runtime's reactor directly instead of through tokio's blocking-thread stdio, which would
+/// hand every read and write to another thread.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
-    let task = tokio::spawn(serve(server, tokio::io::stdin(), tokio::io::stdout(), StdioConfig::default()));
+    let config = StdioConfig::default();
+    let task = match (pipe_in(), pipe_out()) {
+        (Some(input), Some(output)) => tokio::spawn(serve(server, input, output, config)),
+        (Some(input), None) => tokio::spawn(serve(server, input, tokio::io::stdout(), config)),
+        (None, Some(output)) => tokio::spawn(serve(server, tokio::io::stdin(), output, config)),
+        (None, None) => tokio::spawn(serve(server, tokio::io::stdin(), tokio::io::stdout(), config)),
+    };
     task.await.map_err(std::io::Error::other)?
+}
+
+/// stdin as a non-blocking pipe reader, if it is a pipe.
+fn pipe_in() -> Option<tokio::net::unix::pipe::Receiver> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+/// stdout as a non-blocking pipe writer, if it is a pipe.
+fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
 }
 
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
