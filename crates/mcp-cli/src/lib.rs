@@ -5,13 +5,72 @@ pub mod client;
 pub mod everything;
 
 use mcp::server::Server;
+use mcp_auth::{AuthConfig, JwksOptions, JwtConfig, JwtValidator};
 use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// OAuth protection of `mcp serve --http`: JWT access tokens from one issuer.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeAuth {
+    /// Require OAuth bearer tokens (JWT) issued by this authorization server (its issuer URL).
+    #[arg(long, value_name = "URL", requires = "auth_audience", conflicts_with = "stdio")]
+    pub auth_issuer: Option<String>,
+    /// This server's canonical URI, the audience tokens must be issued for
+    /// (e.g. https://mcp.example.com/mcp); also the metadata's `resource`.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub auth_audience: Option<String>,
+    /// JWKS URL (default: the issuer metadata's jwks_uri, via RFC 8414 then OpenID discovery).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub auth_jwks: Option<String>,
+    /// Scopes every request needs, comma-separated (also advertised as scopes_supported).
+    #[arg(long, value_name = "S1,S2", value_delimiter = ',', requires = "auth_issuer")]
+    pub auth_scopes: Vec<String>,
+}
+
+/// The resource-server settings for `auth` (`None` when no issuer is given). Without
+/// `--auth-jwks` the issuer's metadata is fetched now.
+pub async fn auth_config(auth: &ServeAuth) -> std::io::Result<Option<AuthConfig>> {
+    let (Some(issuer), Some(audience)) = (&auth.auth_issuer, &auth.auth_audience) else {
+        return Ok(None);
+    };
+    let err = |e: mcp_auth::AuthError| std::io::Error::other(format!("auth: {e}"));
+    let jwt = JwtConfig::new(issuer, audience);
+    let opts = JwksOptions::default();
+    let validator = match &auth.auth_jwks {
+        Some(url) => JwtValidator::with_jwks_url(jwt, url, opts),
+        None => JwtValidator::discover(jwt, opts).await,
+    }
+    .map_err(err)?;
+    let config = AuthConfig::builder(audience.as_str(), Arc::new(validator))
+        .authorization_server(issuer.as_str())
+        .required_scopes(auth.auth_scopes.iter().map(|s| s.trim()))
+        .build()
+        .map_err(err)?;
+    Ok(Some(config))
+}
 
 /// Serves `server` over Streamable HTTP on `addr` (path `/mcp`) until Ctrl-C, then shuts down
-/// gracefully (listen streams get their closing response).
-pub async fn serve_http(server: Server, addr: SocketAddr, extra_hosts: Vec<String>) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+/// gracefully (listen streams get their closing response). With `auth.auth_issuer` every request
+/// needs a valid bearer token (see [`ServeAuth`]).
+pub async fn serve_http(
+    server: Server,
+    addr: SocketAddr,
+    extra_hosts: Vec<String>,
+    auth: ServeAuth,
+) -> std::io::Result<()> {
     let mut config = mcp::http::HttpConfig::default();
+    let mut extra_hosts = extra_hosts;
+    if let Some(auth) = auth_config(&auth).await? {
+        // The canonical URI's host is the name clients use for this server.
+        if let Some((_, authority, _)) = mcp_auth::metadata::split_uri(auth.resource()) {
+            let host =
+                authority.rsplit_once(':').filter(|(_, p)| p.parse::<u16>().is_ok()).map_or(authority, |(h, _)| h);
+            extra_hosts.push(host.to_owned());
+        }
+        eprintln!("mcp: bearer tokens required; metadata at {}", auth.metadata_url());
+        config.auth = Some(Arc::new(auth));
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     config.allowed_hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
     config.allowed_origins.extend(extra_hosts.iter().map(|h| format!("host:{}", h.to_ascii_lowercase())));
     eprintln!("mcp: serving on http://{}{}", listener.local_addr()?, config.path);

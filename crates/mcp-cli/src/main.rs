@@ -81,6 +81,9 @@ enum Command {
         /// Extra Host names to accept (DNS-rebinding protection allows loopback names only by default).
         #[arg(long = "allow-host")]
         allow_hosts: Vec<String>,
+        /// OAuth protection (HTTP only): --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
+        #[command(flatten)]
+        auth: mcp_cli::ServeAuth,
     },
     /// Show a server's era and protocol version, identity, capabilities and instructions.
     #[command(override_usage = "mcp discover [OPTIONS] URL\n       mcp discover [OPTIONS] -- COMMAND...")]
@@ -302,7 +305,7 @@ fn main() -> std::process::ExitCode {
         .init();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match cli.command {
-        Command::Serve { name: _, http, stdio, allow_hosts } => serve(&rt, http, stdio, allow_hosts),
+        Command::Serve { name: _, http, stdio, allow_hosts, auth } => serve(&rt, http, stdio, allow_hosts, auth),
         command => {
             let (target, action) = client_command(command);
             let json = cli.global.json;
@@ -328,11 +331,12 @@ fn serve(
     http: Option<SocketAddr>,
     stdio: bool,
     allow_hosts: Vec<String>,
+    auth: mcp_cli::ServeAuth,
 ) -> std::process::ExitCode {
     let result = rt.block_on(async move {
         let server = mcp_cli::everything::server();
         match (http, stdio) {
-            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts).await,
+            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth).await,
             (None, true) => mcp::stdio::serve_stdio(server).await,
             (None, false) => Err(std::io::Error::other("choose a transport: --http ADDR or --stdio")),
         }

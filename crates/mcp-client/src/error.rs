@@ -115,4 +115,8 @@ pub enum TransportError {
     /// Any other I/O error.
     #[error("I/O error: {0}")]
     Io(String),
+    /// The auth provider could not obtain credentials (discovery, registration or token
+    /// request failed, or the authorization server was refused).
+    #[error("authorization failed: {0}")]
+    Auth(String),
 }

@@ -12,6 +12,7 @@
 //! ```
 
 mod api;
+pub mod auth;
 mod cache;
 mod call;
 mod client;
@@ -22,6 +23,7 @@ mod legacy;
 mod listen;
 pub mod transport;
 
+pub use auth::{AuthChallenge, AuthProvider};
 pub use client::{CallOptions, Client, ClientBuilder, NotificationCallback, ServerEra};
 pub use error::{ClientError, TransportError};
 pub use handlers::{Handlers, InputHandler};

@@ -46,6 +46,15 @@ impl Body for McpBody {
     }
 }
 
+/// Frames an already serialized JSON message as an SSE `message` event.
+pub fn sse_event_bytes(json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
 /// Frames one JSON message as an SSE `message` event.
 pub fn sse_event(msg: &serde_json::Value) -> Bytes {
     let mut out = Vec::with_capacity(256);

@@ -1,9 +1,14 @@
 //! Streamable HTTP transport for MCP servers (revision 2026-07-28), on hyper.
 //!
 //! One POST endpoint (default `/mcp`). Checks run in this order, each answering before any
-//! handler runs: path (404), Host/Origin (403), HTTP method (405 for GET/DELETE/...), body size
-//! (413), JSON-RPC parse (400), request-metadata headers against the body (400, `-32020`),
-//! unknown method (404, `-32601`), `_meta` (400). Requests that need no notification get
+//! handler runs: path (404), Host/Origin (403), authorization when [`HttpConfig::auth`] is set
+//! (401/400 with `WWW-Authenticate: Bearer resource_metadata=...`, 403 `insufficient_scope`),
+//! HTTP method (405 for GET/DELETE/...), body size (413), JSON-RPC parse (400), request-metadata
+//! headers against the body (400, `-32020`), per-tool scopes of `tools/call` (403), unknown
+//! method (404, `-32601`), `_meta` (400). With auth on, the RFC 9728 protected-resource metadata
+//! is served (GET, no token) at `/.well-known/oauth-protected-resource` and its path-aware form
+//! (`/.well-known/oauth-protected-resource/mcp`), and handlers see the token subject as
+//! `ctx.principal()` (also bound into sealed MRTR state). Requests that need no notification get
 //! `application/json`; once a handler emits a notification the response becomes an SSE stream.
 //! `subscriptions/listen` is always an SSE stream with keep-alive comments. Closing a response
 //! stream cancels the request's handler.
@@ -13,5 +18,7 @@ mod service;
 mod validate;
 
 pub use body::McpBody;
+/// The resource-server building blocks ([`auth::AuthConfig`], validators, metadata).
+pub use mcp_auth as auth;
 pub use service::{serve, HttpConfig, McpService};
 pub use validate::{check_host_origin, check_request_headers};

@@ -1,13 +1,14 @@
 //! The hyper service for the MCP endpoint and the accept loop.
 
-use crate::body::{sse_event, McpBody};
+use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming as IncomingBody;
-use mcp_protocol::jsonrpc::{parse_incoming, result_response, Incoming};
+use mcp_auth::{AuthConfig, AuthError};
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
 use mcp_server::{is_known_method, RequestEnv, Server};
@@ -42,6 +43,11 @@ pub struct HttpConfig {
     pub max_connections: usize,
     /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
     pub header_read_timeout: Duration,
+    /// OAuth 2.1 resource-server protection (default `None`: open). When set, every request
+    /// needs a valid bearer token (checked right after Host/Origin, before the body is read),
+    /// the protected-resource metadata is served at `/.well-known/oauth-protected-resource` and
+    /// its path-aware form, and handlers see the token subject as `ctx.principal()`.
+    pub auth: Option<Arc<AuthConfig>>,
 }
 
 impl Default for HttpConfig {
@@ -56,6 +62,7 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             max_connections: 4096,
             header_read_timeout: Duration::from_secs(30),
+            auth: None,
         }
     }
 }
@@ -68,6 +75,13 @@ pub struct McpService {
 }
 
 type Resp = Response<McpBody>;
+
+fn bytes_response(status: StatusCode, body: Vec<u8>) -> Resp {
+    let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
 
 fn json_response(status: StatusCode, v: &Value) -> Resp {
     let body = serde_json::to_vec(v).expect("JSON serializes");
@@ -104,6 +118,11 @@ impl McpService {
     /// Handles one HTTP request.
     pub async fn call(&self, req: Request<IncomingBody>) -> Resp {
         if req.uri().path() != self.config.path {
+            if let Some(auth) = &self.config.auth {
+                if auth.is_metadata_path(req.uri().path(), &self.config.path) {
+                    return metadata_response(auth, req.method());
+                }
+            }
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::NOT_FOUND;
             return r;
@@ -111,6 +130,15 @@ impl McpService {
         if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
             return error_response(&e, None);
         }
+        // Authorization before anything else is read: an unauthenticated client cannot make the
+        // server buffer a body, and no handler runs for it.
+        let principal = match &self.config.auth {
+            None => None,
+            Some(auth) => match auth.authenticate(req.headers(), req.uri().query()).await {
+                Ok(p) => Some(p),
+                Err(e) => return auth_refusal(auth, &e),
+            },
+        };
         if req.method() != Method::POST {
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
@@ -152,20 +180,31 @@ impl McpService {
         if let Err(e) = check_request_headers(&parts.headers, &req, &self.server) {
             return error_response(&e, Some(&req.id));
         }
+        if let (Some(auth), Some(p)) = (&self.config.auth, &principal) {
+            // Per-tool scopes (the Mcp-Name header was just checked against this name).
+            if req.method == "tools/call" {
+                if let Some(name) = req.params.get("name").and_then(Value::as_str) {
+                    if let Err(e) = auth.check_tool(p, name) {
+                        return auth_refusal(auth, &e);
+                    }
+                }
+            }
+        }
         if !is_known_method(&req.method) {
             let e = ProtocolError::MethodNotFound(req.method.clone());
             return error_response(&e, Some(&req.id));
         }
+        let principal = principal.map(|p| p.subject);
         if req.method == "subscriptions/listen" {
-            return self.listen(req);
+            return self.listen(req, principal);
         }
-        self.request(req).await
+        self.request(req, principal).await
     }
 
-    fn listen(&self, req: mcp_protocol::Request) -> Resp {
+    fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone() };
+        let env = RequestEnv { principal, sink: None, cancel: cancel.clone() };
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -190,14 +229,14 @@ impl McpService {
         sse_response(rx)
     }
 
-    async fn request(&self, req: mcp_protocol::Request) -> Resp {
+    async fn request(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
         let id = req.id.clone();
         let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal: None, sink: Some(note_tx), cancel: cancel.clone() };
+        let env = RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone() };
         let server = self.server.clone();
         let mut fut: Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>> =
-            Box::pin(async move { server.handle(req, env).await });
+            Box::pin(async move { server.process(req, env).await });
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
         let guard = cancel.drop_guard();
@@ -208,7 +247,7 @@ impl McpService {
                 guard.disarm();
                 let Ok(n) = note_rx.try_recv() else {
                     return match r {
-                        Ok(v) => json_response(StatusCode::OK, &result_response(&id, v)),
+                        Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(&id, &r)),
                         Err(e) => error_response(&e, Some(&id)),
                     };
                 };
@@ -217,13 +256,14 @@ impl McpService {
                 while let Ok(n) = note_rx.try_recv() {
                     body.extend_from_slice(&sse_event(&n));
                 }
-                body.extend_from_slice(&sse_event(&final_message(&id, r)));
+                body.extend_from_slice(&sse_event_bytes(&self.server.encode_response(&id, &r)));
                 return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
             }
             Some(n) = note_rx.recv() => n,
         };
         // A notification arrived while the handler still runs: switch to SSE.
         let (tx, rx) = mpsc::channel::<Bytes>(64);
+        let server = self.server.clone();
         tokio::spawn(async move {
             if tx.send(sse_event(&first)).await.is_err() {
                 return; // dropping `guard` cancels
@@ -237,7 +277,7 @@ impl McpService {
                         while let Ok(n) = note_rx.try_recv() {
                             if tx.send(sse_event(&n)).await.is_err() { return; }
                         }
-                        let _ = tx.send(sse_event(&final_message(&id, r))).await;
+                        let _ = tx.send(sse_event_bytes(&server.encode_response(&id, &r))).await;
                         return;
                     }
                     // The client closed the stream: drop the handler (cancellation).
@@ -249,11 +289,39 @@ impl McpService {
     }
 }
 
-fn final_message(id: &Value, r: Result<Value, ProtocolError>) -> Value {
-    match r {
-        Ok(v) => result_response(id, v),
-        Err(e) => e.to_response(Some(id)),
+/// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from
+/// [`AuthConfig::refusal`].
+fn auth_refusal(auth: &AuthConfig, e: &AuthError) -> Resp {
+    let refusal = auth.refusal(e);
+    let mut r = Response::new(McpBody::Full(Some(Bytes::from(refusal.body))));
+    *r.status_mut() = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(v) = refusal.www_authenticate.and_then(|v| HeaderValue::try_from(v).ok()) {
+        h.insert(header::WWW_AUTHENTICATE, v);
     }
+    r
+}
+
+/// The protected-resource metadata document (GET/HEAD, no authentication, any origin).
+fn metadata_response(auth: &AuthConfig, method: &Method) -> Resp {
+    let (status, body) = match *method {
+        Method::GET | Method::HEAD => (StatusCode::OK, McpBody::Full(Some(auth.metadata_json().clone()))),
+        Method::OPTIONS => (StatusCode::NO_CONTENT, McpBody::empty()),
+        _ => (StatusCode::METHOD_NOT_ALLOWED, McpBody::empty()),
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    if status == StatusCode::OK {
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("max-age=300"));
+    } else {
+        h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
+    }
+    r
 }
 
 /// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.

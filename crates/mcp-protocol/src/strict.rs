@@ -117,11 +117,15 @@ impl<'de> Visitor<'de> for Seed {
         let child = self.child::<A::Error>()?;
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(A::Error::custom(format_args!("{DUP}{key}")));
+            // One lookup: the vacant entry both proves the key is new and receives the value.
+            match out.entry(key) {
+                serde_json::map::Entry::Occupied(o) => {
+                    return Err(A::Error::custom(format_args!("{DUP}{}", o.key())));
+                }
+                serde_json::map::Entry::Vacant(v) => {
+                    v.insert(map.next_value_seed(child)?);
+                }
             }
-            let v = map.next_value_seed(child)?;
-            out.insert(key, v);
         }
         Ok(Value::Object(out))
     }

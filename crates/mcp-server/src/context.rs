@@ -9,8 +9,35 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Where request-scoped notifications (progress, log messages) go: the transport decides how to
-/// deliver them (an SSE response stream on HTTP, stdout on stdio).
-pub type NotificationSink = mpsc::UnboundedSender<Value>;
+/// deliver them (an SSE response stream on HTTP, stdout on stdio). Cheap to clone.
+#[derive(Clone)]
+pub struct NotificationSink(Arc<dyn Fn(Value) + Send + Sync>);
+
+impl NotificationSink {
+    /// A sink calling `f` with each notification message.
+    pub fn new(f: impl Fn(Value) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Delivers one notification message.
+    pub fn send(&self, message: Value) {
+        (self.0)(message)
+    }
+}
+
+impl From<mpsc::UnboundedSender<Value>> for NotificationSink {
+    fn from(tx: mpsc::UnboundedSender<Value>) -> Self {
+        Self::new(move |v| {
+            let _ = tx.send(v);
+        })
+    }
+}
+
+impl std::fmt::Debug for NotificationSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NotificationSink")
+    }
+}
 
 /// What a transport knows about a request besides its JSON-RPC body.
 #[derive(Debug, Clone, Default)]
@@ -138,7 +165,7 @@ impl Context {
         if let Some(m) = message {
             params["message"] = json!(m);
         }
-        let _ = sink.send(notification("notifications/progress", params));
+        sink.send(notification("notifications/progress", params));
     }
 
     /// Sends `notifications/message` when the request set a log level at or below `level`.
@@ -158,6 +185,6 @@ impl Context {
         if let Some(l) = logger {
             params["logger"] = json!(l);
         }
-        let _ = sink.send(notification("notifications/message", params));
+        sink.send(notification("notifications/message", params));
     }
 }

@@ -65,6 +65,8 @@ impl ServerConfig {
 
 pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
+    /// `serverInfo`, serialized once.
+    pub(crate) server_info_json: Vec<u8>,
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) completion: Option<CompletionFn>,
     pub(crate) events: broadcast::Sender<ChangeEvent>,
@@ -74,7 +76,15 @@ pub(crate) struct ServerInner {
 impl ServerInner {
     pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
         let (events, _) = broadcast::channel(1024);
-        Self { config, catalog: RwLock::new(Arc::new(catalog)), completion, events, shutdown: CancellationToken::new() }
+        let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
+        Self {
+            config,
+            server_info_json,
+            catalog: RwLock::new(Arc::new(catalog)),
+            completion,
+            events,
+            shutdown: CancellationToken::new(),
+        }
     }
 }
 
@@ -225,6 +235,13 @@ impl Server {
     ///
     /// Returns the `result` object or the protocol error. Handler panics become `-32603`.
     pub async fn handle(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+        self.process(req, env).await.map(|v| self.finish_result(v))
+    }
+
+    /// Like [`Server::handle`], but leaves `resultType` and `serverInfo` out of the result:
+    /// transports pass the outcome to [`Server::encode_response`], which writes them while
+    /// serializing (no copy of `serverInfo` per request).
+    pub async fn process(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
         use futures::FutureExt;
         let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env)).catch_unwind();
         let limit = self.inner.config.request_timeout;
@@ -232,7 +249,7 @@ impl Server {
             return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));
         };
         match outcome {
-            Ok(r) => r.map(|v| self.finish_result(v)),
+            Ok(r) => r,
             Err(panic) => {
                 let msg = panic
                     .downcast_ref::<&str>()
@@ -243,6 +260,75 @@ impl Server {
                 Err(ProtocolError::Internal(format!("handler panicked: {msg}")))
             }
         }
+    }
+
+    /// Serializes the JSON-RPC response for an outcome of [`Server::process`] (or `handle`),
+    /// adding `resultType: "complete"` when absent and `serverInfo` to the result's `_meta`.
+    pub fn encode_response(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256);
+        match outcome {
+            Err(e) => serde_json::to_writer(&mut out, &e.to_response(Some(id))).expect("JSON serializes"),
+            Ok(v) => {
+                out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+                serde_json::to_writer(&mut out, id).expect("JSON serializes");
+                out.extend_from_slice(b",\"result\":");
+                self.write_result(&mut out, v);
+                out.push(b'}');
+            }
+        }
+        out
+    }
+
+    fn write_result(&self, out: &mut Vec<u8>, result: &Value) {
+        let Value::Object(map) = result else {
+            serde_json::to_writer(&mut *out, result).expect("JSON serializes");
+            return;
+        };
+        let info = self.inner.config.server_info_in_results.then_some(self.inner.server_info_json.as_slice());
+        let key = |out: &mut Vec<u8>, k: &str, first: &mut bool| {
+            if !std::mem::take(first) {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, k).expect("JSON serializes");
+            out.push(b':');
+        };
+        let mut first = true;
+        let mut meta_done = info.is_none();
+        out.push(b'{');
+        for (k, v) in map {
+            key(out, k, &mut first);
+            match (k.as_str(), v, info) {
+                ("_meta", Value::Object(m), Some(info)) if !m.contains_key(SERVER_INFO) => {
+                    let mut inner_first = true;
+                    out.push(b'{');
+                    for (mk, mv) in m {
+                        key(out, mk, &mut inner_first);
+                        serde_json::to_writer(&mut *out, mv).expect("JSON serializes");
+                    }
+                    key(out, SERVER_INFO, &mut inner_first);
+                    out.extend_from_slice(info);
+                    out.push(b'}');
+                    meta_done = true;
+                }
+                _ => {
+                    serde_json::to_writer(&mut *out, v).expect("JSON serializes");
+                    meta_done |= k == "_meta";
+                }
+            }
+        }
+        if !map.contains_key("resultType") {
+            key(out, "resultType", &mut first);
+            out.extend_from_slice(b"\"complete\"");
+        }
+        if let (false, Some(info)) = (meta_done, info) {
+            key(out, "_meta", &mut first);
+            out.extend_from_slice(b"{\"");
+            out.extend_from_slice(SERVER_INFO.as_bytes());
+            out.extend_from_slice(b"\":");
+            out.extend_from_slice(info);
+            out.push(b'}');
+        }
+        out.push(b'}');
     }
 
     /// Validates the method and `_meta` and builds the handler context.

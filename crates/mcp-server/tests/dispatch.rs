@@ -222,7 +222,7 @@ async fn logging_needs_a_level_and_progress_needs_a_token() {
         let s = s.clone();
         async move {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let env = RequestEnv { sink: Some(tx), ..RequestEnv::default() };
+            let env = RequestEnv { sink: Some(tx.into()), ..RequestEnv::default() };
             s.handle(req(1, "tools/call", json!({"name": "noisy", "_meta": extra_meta}), json!({})), env)
                 .await
                 .unwrap();
@@ -379,4 +379,36 @@ fn invalid_definitions_are_refused_at_build() {
         .tool_raw(json!({"name": "d7", "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}}), noop)
         .build()
         .is_ok());
+}
+
+#[tokio::test]
+async fn encode_response_matches_handle() {
+    let s = server();
+    for (i, (method, params)) in [
+        ("server/discover", json!({})),
+        ("tools/list", json!({})),
+        ("tools/call", json!({"name": "t4"})),
+        ("tools/call", json!({"name": "ask"})),
+        ("tools/call", json!({"name": "nope"})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let caps = json!({"elicitation": {}});
+        let id = json!(i);
+        let handled = match s.handle(req(i as i64, method, params.clone(), caps.clone()), RequestEnv::default()).await {
+            Ok(v) => mcp_protocol::jsonrpc::result_response(&id, v),
+            Err(e) => e.to_response(Some(&id)),
+        };
+        let processed = s.process(req(i as i64, method, params, caps), RequestEnv::default()).await;
+        let encoded: Value = serde_json::from_slice(&s.encode_response(&id, &processed)).unwrap();
+        // requestState differs between two calls (fresh nonce); compare everything else.
+        let strip = |mut v: Value| {
+            if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
+                r.remove("requestState");
+            }
+            v
+        };
+        assert_eq!(strip(encoded), strip(handled), "{method}");
+    }
 }

@@ -8,10 +8,10 @@
 //! requests (bounded by a grace period), flushes and returns.
 
 use futures::StreamExt;
-use mcp_protocol::jsonrpc::{parse_incoming, result_response, Incoming};
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::{RequestEnv, Server};
+use mcp_server::{NotificationSink, RequestEnv, Server};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -91,7 +91,13 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let sink = {
+        let tx = out_tx.clone();
+        NotificationSink::new(move |v: Value| {
+            let _ = tx.send(encode(&v));
+        })
+    };
     let writer = tokio::spawn(write_loop(output, out_rx));
     let in_flight: InFlight = Arc::default();
     let limit = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight));
@@ -104,7 +110,7 @@ where
             LineRead::Eof => break,
             LineRead::TooLong => {
                 let e = ProtocolError::InvalidRequest(format!("line exceeds {} bytes", config.max_line_bytes));
-                let _ = out_tx.send(e.to_response(None));
+                let _ = out_tx.send(encode(&e.to_response(None)));
                 continue;
             }
             LineRead::Line => {}
@@ -115,7 +121,7 @@ where
         }
         match parse_incoming(text, config.max_depth) {
             Err(rej) => {
-                let _ = out_tx.send(rej.error.to_response(rej.id.as_ref()));
+                let _ = out_tx.send(encode(&rej.error.to_response(rej.id.as_ref())));
             }
             Ok(Incoming::Notification(n)) => {
                 if n.method == "notifications/cancelled" {
@@ -130,21 +136,21 @@ where
                 // Poll the handler once right here: most requests complete without waiting,
                 // and then need no task, no registration and no wake-ups.
                 let cancel = CancellationToken::new();
-                let env = RequestEnv { principal: None, sink: Some(out_tx.clone()), cancel: cancel.clone() };
+                let env = RequestEnv { principal: None, sink: Some(sink.clone()), cancel: cancel.clone() };
                 let id = req.id.clone();
                 let s = server.clone();
-                let mut fut = Box::pin(async move { s.handle(req, env).await });
+                let mut fut = Box::pin(async move { s.process(req, env).await });
                 if let Poll::Ready(result) = futures::poll!(fut.as_mut()) {
-                    let _ = out_tx.send(response_for(&id, result));
+                    let _ = out_tx.send(server.encode_response(&id, &result));
                     continue;
                 }
                 let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                 let key = id_key(&id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let (out, in_flight) = (out_tx.clone(), in_flight.clone());
+                let (out, in_flight, server) = (out_tx.clone(), in_flight.clone(), server.clone());
                 tasks.spawn(async move {
                     tokio::select! {
-                        r = fut => { let _ = out.send(response_for(&id, r)); }
+                        r = fut => { let _ = out.send(server.encode_response(&id, &r)); }
                         _ = cancel.cancelled() => {} // cancelled: no response
                     }
                     in_flight.lock().expect("lock").remove(&key);
@@ -156,7 +162,7 @@ where
                 let cancel = CancellationToken::new();
                 let key = id_key(&req.id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let env = RequestEnv { principal: None, sink: Some(out_tx.clone()), cancel: cancel.clone() };
+                let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone() };
                 let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
                 tasks.spawn(async move {
                     listen_one(&server, req, env, &out).await;
@@ -173,19 +179,22 @@ where
     if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
         tasks.abort_all();
     }
+    drop(sink); // holds a sender too: the writer ends when every sender is gone
     drop(out_tx);
     writer.await.map_err(std::io::Error::other)?
 }
 
-fn response_for(id: &Value, result: Result<Value, ProtocolError>) -> Value {
-    match result {
-        Ok(r) => result_response(id, r),
-        Err(e) => e.to_response(Some(id)),
-    }
+fn encode(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).expect("JSON serializes")
 }
 
 /// Serves a `subscriptions/listen` request until it ends or is cancelled.
-async fn listen_one(server: &Server, req: mcp_protocol::Request, env: RequestEnv, out: &mpsc::UnboundedSender<Value>) {
+async fn listen_one(
+    server: &Server,
+    req: mcp_protocol::Request,
+    env: RequestEnv,
+    out: &mpsc::UnboundedSender<Vec<u8>>,
+) {
     let id = req.id.clone();
     let cancel = env.cancel.clone();
     match server.listen(req, env) {
@@ -195,32 +204,27 @@ async fn listen_one(server: &Server, req: mcp_protocol::Request, env: RequestEnv
                 tokio::select! {
                     _ = cancel.cancelled() => return,
                     item = stream.next() => match item {
-                        Some(v) => { let _ = out.send(v); }
+                        Some(v) => { let _ = out.send(encode(&v)); }
                         None => return,
                     }
                 }
             }
         }
         Err(e) => {
-            let _ = out.send(e.to_response(Some(&id)));
+            let _ = out.send(encode(&e.to_response(Some(&id))));
         }
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Value>) -> std::io::Result<()> {
+async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, output);
-    let mut buf = Vec::with_capacity(4096);
     while let Some(msg) = rx.recv().await {
-        buf.clear();
-        serde_json::to_writer(&mut buf, &msg).map_err(std::io::Error::other)?;
-        buf.push(b'\n');
-        w.write_all(&buf).await?;
+        w.write_all(&msg).await?;
+        w.write_all(b"\n").await?;
         // Batch whatever is already queued before flushing: one write syscall for many responses.
         while let Ok(more) = rx.try_recv() {
-            buf.clear();
-            serde_json::to_writer(&mut buf, &more).map_err(std::io::Error::other)?;
-            buf.push(b'\n');
-            w.write_all(&buf).await?;
+            w.write_all(&more).await?;
+            w.write_all(b"\n").await?;
         }
         w.flush().await?;
     }

@@ -1,6 +1,7 @@
 //! Configuration of the HTTP transport.
 
 use super::{describe, HttpTransport, Inner};
+use crate::auth::AuthProvider;
 use crate::error::TransportError;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
@@ -15,6 +16,7 @@ pub struct HttpTransportBuilder {
     connect_timeout: Duration,
     request_timeout: Option<Duration>,
     max_event_bytes: usize,
+    auth: Option<Arc<dyn AuthProvider>>,
 }
 
 impl std::fmt::Debug for HttpTransportBuilder {
@@ -26,6 +28,7 @@ impl std::fmt::Debug for HttpTransportBuilder {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("max_event_bytes", &self.max_event_bytes)
+            .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -38,7 +41,15 @@ impl HttpTransportBuilder {
             connect_timeout: Duration::from_secs(30),
             request_timeout: Some(Duration::from_secs(600)),
             max_event_bytes: 16 << 20,
+            auth: None,
         }
+    }
+
+    /// Authorizes every request with `provider`: its headers are added to each request, and a
+    /// POST answered 401/403 is sent again after the provider handled the challenge.
+    pub fn auth(mut self, provider: Arc<dyn AuthProvider>) -> Self {
+        self.auth = Some(provider);
+        self
     }
 
     /// Adds a header sent with every HTTP request (e.g. `Authorization`). Its value is never
@@ -111,6 +122,7 @@ impl HttpTransportBuilder {
             max_event_bytes: self.max_event_bytes,
             state: Mutex::default(),
             unsolicited: unsolicited_tx,
+            auth: self.auth,
         };
         Ok(HttpTransport { inner: Arc::new(inner), unsolicited: Mutex::new(Some(unsolicited_rx)) })
     }

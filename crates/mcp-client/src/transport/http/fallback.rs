@@ -27,6 +27,7 @@ pub(super) async fn open(inner: &Arc<Inner>) -> Result<(), TransportError> {
         return Ok(());
     }
     let extra = [("accept".to_owned(), "text/event-stream".to_owned())];
+    let extra = inner.with_auth(&Method::GET, &inner.url, &extra).await?;
     let resp = inner.execute(inner.builder(Method::GET, inner.url.clone(), &extra, false)?, true).await?;
     if !resp.status().is_success() {
         return Err(inner
@@ -133,7 +134,7 @@ pub(super) async fn request(
     let (tx, rx) = mpsc::unbounded_channel();
     inner.lock().pending.insert(k.clone(), tx);
     let mut guard = PendingGuard { inner, key: Some(k.clone()) };
-    let resp = inner.execute(inner.post(endpoint, &req.headers, &req.message)?, true).await?;
+    let resp = inner.post_authorized(endpoint, &req.headers, &req.message).await?;
     if !resp.status().is_success() {
         let m = inner.failure(resp, Some(&id)).await?;
         return Ok(ready_exchange(vec![m]));

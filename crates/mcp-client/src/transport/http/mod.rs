@@ -19,6 +19,7 @@ pub use builder::HttpTransportBuilder;
 use builder::{display_url, is_sensitive};
 
 use super::{Exchange, OutgoingRequest, Transport, TransportKind};
+use crate::auth::{AuthChallenge, AuthProvider};
 use crate::error::TransportError;
 use futures::future::BoxFuture;
 use mcp_protocol::headers as h;
@@ -41,6 +42,9 @@ const ERROR_BODY_READ: usize = 64 * 1024;
 const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time allowed for the DELETE that ends a session.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Challenges an auth provider may handle for one POST (a DPoP nonce after a fresh token
+/// needs two).
+const MAX_AUTH_ROUNDS: usize = 2;
 
 type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
 
@@ -167,6 +171,7 @@ struct Inner {
     max_event_bytes: usize,
     state: Mutex<State>,
     unsolicited: mpsc::UnboundedSender<Value>,
+    auth: Option<Arc<dyn AuthProvider>>,
 }
 
 impl Inner {
@@ -250,6 +255,56 @@ impl Inner {
             .body(body))
     }
 
+    /// `extra` plus the auth provider's headers for `method` on `url`.
+    async fn with_auth(
+        &self,
+        method: &Method,
+        url: &Url,
+        extra: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, TransportError> {
+        let mut headers = extra.to_vec();
+        if let Some(auth) = &self.auth {
+            headers.extend(auth.headers(method.as_str(), url.as_str()).await?);
+        }
+        Ok(headers)
+    }
+
+    /// POSTs `message` with the auth provider's headers; after a 401/403 the provider handled,
+    /// POSTs it again (at most [`MAX_AUTH_ROUNDS`] times). Returns the last response.
+    async fn post_authorized(
+        &self,
+        url: Url,
+        extra: &[(String, String)],
+        message: &Value,
+    ) -> Result<Response, TransportError> {
+        let mut rounds = 0;
+        loop {
+            let headers = self.with_auth(&Method::POST, &url, extra).await?;
+            let resp = self.execute(self.post(url.clone(), &headers, message)?, true).await?;
+            let status = resp.status().as_u16();
+            let Some(auth) = self.auth.as_ref().filter(|_| matches!(status, 401 | 403) && rounds < MAX_AUTH_ROUNDS)
+            else {
+                return Ok(resp);
+            };
+            rounds += 1;
+            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let challenge = AuthChallenge {
+                status,
+                www_authenticate: header(WWW_AUTHENTICATE.as_str()),
+                dpop_nonce: header("dpop-nonce"),
+                method: "POST".into(),
+                url: url.to_string(),
+                authorization: headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                    .map(|(_, v)| v.clone()),
+            };
+            if !auth.on_challenge(challenge).await? {
+                return Ok(resp);
+            }
+        }
+    }
+
     /// Sends and waits for the response head (bounded by the request timeout if `capped`).
     async fn execute(&self, rb: RequestBuilder, capped: bool) -> Result<Response, TransportError> {
         let fut = rb.send();
@@ -329,7 +384,7 @@ impl Inner {
         self.check_open()?;
         self.remember_protocol(headers);
         let url = self.lock().endpoint.clone().unwrap_or_else(|| self.url.clone());
-        let resp = self.execute(self.post(url, headers, message)?, true).await?;
+        let resp = self.post_authorized(url, headers, message).await?;
         let status = resp.status();
         if !status.is_success() {
             let www_authenticate =
@@ -468,7 +523,7 @@ impl Transport for HttpTransport {
             if let Some(endpoint) = endpoint {
                 return fallback::request(inner, endpoint, id, method, req).await;
             }
-            let resp = inner.execute(inner.post(inner.url.clone(), &req.headers, &req.message)?, true).await?;
+            let resp = inner.post_authorized(inner.url.clone(), &req.headers, &req.message).await?;
             let status = resp.status();
             if !status.is_success() {
                 let m = inner.failure(resp, Some(&id)).await?;
@@ -544,6 +599,7 @@ impl Transport for HttpTransport {
             let Some(sid) = sid else { return };
             let mut extra = vec![(SESSION_ID.to_owned(), sid)];
             extra.extend(protocol.map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
+            let extra = inner.with_auth(&Method::DELETE, &inner.url, &extra).await.unwrap_or(extra);
             if let Ok(rb) = inner.builder(Method::DELETE, inner.url.clone(), &extra, false) {
                 match tokio::time::timeout(DELETE_TIMEOUT, rb.send()).await {
                     Ok(Ok(resp)) => {

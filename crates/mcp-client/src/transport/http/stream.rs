@@ -252,6 +252,7 @@ impl Inner {
         if let Some(id) = last_id {
             extra.push(("last-event-id".into(), id.to_owned()));
         }
+        let extra = self.with_auth(&Method::GET, &self.url, &extra).await.map_err(GetError::Fatal)?;
         let rb = self.builder(Method::GET, self.url.clone(), &extra, true).map_err(GetError::Fatal)?;
         let resp = self.execute(rb, true).await.map_err(GetError::Retry)?;
         let status = resp.status();

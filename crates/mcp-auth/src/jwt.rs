@@ -1,0 +1,358 @@
+//! JWT access tokens (RFC 9068 profile) checked against a JWK set.
+//!
+//! [`verify_jwt`] is sans-IO (keys and clock are parameters); [`JwtValidator`] adds the key
+//! source: a fixed [`KeySet`], or (feature `fetch`) a remote JWKS cached with a TTL and refreshed
+//! when a token names an unknown `kid` (rate-limited).
+//!
+//! Refused outright: `alg: none`, any algorithm outside [`JwtConfig::algorithms`], HMAC
+//! algorithms unless a shared secret is configured (the secret is never taken from the JWKS, so
+//! a public key can never be used as an HMAC secret), keys whose type or curve does not fit the
+//! algorithm, and tokens with a `crit` header.
+
+use crate::principal::{check_claims, now_secs, BoxFuture, ClaimRules, Principal, TokenValidator};
+use crate::AuthError;
+use base64::Engine as _;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a JWT access token must satisfy.
+#[derive(Clone)]
+pub struct JwtConfig {
+    /// Expected `iss`, compared as a plain string.
+    pub issuer: String,
+    /// Accepted audiences: this server's canonical URI (scheme/host case and a lone trailing `/`
+    /// are ignored). At least one.
+    pub audiences: Vec<String>,
+    /// Accepted `alg` values (default RS256, ES256, EdDSA). HS* need [`JwtConfig::hmac_secret`].
+    pub algorithms: Vec<Algorithm>,
+    /// Clock-skew allowance for `exp` and `nbf` (default 60 s).
+    pub leeway: Duration,
+    /// Shared secret for HS256/384/512, only if those are listed in `algorithms`.
+    pub hmac_secret: Option<Vec<u8>>,
+    /// Required `typ` header (e.g. `at+jwt`; `application/` prefix and case ignored), if any.
+    pub required_typ: Option<String>,
+    /// Longest accepted token in bytes (default 16 KiB).
+    pub max_token_bytes: usize,
+}
+
+impl std::fmt::Debug for JwtConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtConfig")
+            .field("issuer", &self.issuer)
+            .field("audiences", &self.audiences)
+            .field("algorithms", &self.algorithms)
+            .field("leeway", &self.leeway)
+            .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
+            .field("required_typ", &self.required_typ)
+            .finish()
+    }
+}
+
+impl JwtConfig {
+    /// Tokens from `issuer` for `audience`, RS256/ES256/EdDSA, 60 s leeway.
+    pub fn new(issuer: &str, audience: &str) -> Self {
+        Self {
+            issuer: issuer.to_owned(),
+            audiences: vec![audience.to_owned()],
+            algorithms: vec![Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA],
+            leeway: Duration::from_secs(60),
+            hmac_secret: None,
+            required_typ: None,
+            max_token_bytes: 16 * 1024,
+        }
+    }
+
+    /// Refuses inconsistent settings (no audience or algorithm, HS* without a secret).
+    pub fn check(&self) -> Result<(), AuthError> {
+        if self.audiences.is_empty() {
+            return Err(AuthError::Config("a JWT validator needs at least one audience".into()));
+        }
+        if self.algorithms.is_empty() {
+            return Err(AuthError::Config("a JWT validator needs at least one algorithm".into()));
+        }
+        if self.algorithms.iter().any(|a| is_hmac(*a)) && self.hmac_secret.as_ref().is_none_or(Vec::is_empty) {
+            return Err(AuthError::Config("HS* algorithms need a configured shared secret".into()));
+        }
+        Ok(())
+    }
+
+    fn rules(&self) -> ClaimRules<'_> {
+        ClaimRules {
+            issuer: Some(&self.issuer),
+            require_issuer: true,
+            audiences: &self.audiences,
+            leeway: self.leeway,
+            require_exp: true,
+            subject_from_client_id: false,
+        }
+    }
+}
+
+fn is_hmac(a: Algorithm) -> bool {
+    matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    Rsa,
+    P256,
+    P384,
+    Ed25519,
+}
+
+fn kind_for(alg: Algorithm) -> Option<KeyKind> {
+    use Algorithm::*;
+    match alg {
+        RS256 | RS384 | RS512 | PS256 | PS384 | PS512 => Some(KeyKind::Rsa),
+        ES256 => Some(KeyKind::P256),
+        ES384 => Some(KeyKind::P384),
+        EdDSA => Some(KeyKind::Ed25519),
+        HS256 | HS384 | HS512 => None,
+    }
+}
+
+#[derive(Clone)]
+struct VerifyKey {
+    kid: Option<String>,
+    alg: Option<String>,
+    kind: KeyKind,
+    key: DecodingKey,
+}
+
+/// The public signing keys of a JWK set (RFC 7517). Symmetric (`oct`) keys, encryption keys and
+/// unsupported key types are skipped, never used.
+#[derive(Clone, Default)]
+pub struct KeySet {
+    keys: Vec<VerifyKey>,
+}
+
+impl std::fmt::Debug for KeySet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.keys.iter().map(|k| (&k.kid, k.kind))).finish()
+    }
+}
+
+impl KeySet {
+    /// Parses a JWKS document (`{"keys": [...]}`); keys that cannot be used are skipped.
+    pub fn from_jwks(doc: &Value) -> Result<Self, AuthError> {
+        let keys = doc
+            .get("keys")
+            .and_then(Value::as_array)
+            .ok_or_else(|| AuthError::Unavailable("JWKS document has no \"keys\" array".into()))?;
+        Ok(Self { keys: keys.iter().filter_map(parse_jwk).collect() })
+    }
+
+    /// Parses JWKS bytes (see [`KeySet::from_jwks`]).
+    pub fn from_jwks_bytes(bytes: &[u8]) -> Result<Self, AuthError> {
+        let doc: Value =
+            serde_json::from_slice(bytes).map_err(|e| AuthError::Unavailable(format!("JWKS is not JSON: {e}")))?;
+        Self::from_jwks(&doc)
+    }
+
+    /// How many usable keys the set has.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether the set has no usable key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The key ids in the set.
+    pub fn kids(&self) -> impl Iterator<Item = Option<&str>> {
+        self.keys.iter().map(|k| k.kid.as_deref())
+    }
+}
+
+fn parse_jwk(v: &Value) -> Option<VerifyKey> {
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    if s("use").is_some_and(|u| u != "sig") {
+        return None;
+    }
+    if let Some(ops) = v.get("key_ops").and_then(Value::as_array) {
+        if !ops.iter().any(|o| o == "verify") {
+            return None;
+        }
+    }
+    let (kind, key) = match (s("kty")?, s("crv")) {
+        ("RSA", _) => (KeyKind::Rsa, DecodingKey::from_rsa_components(s("n")?, s("e")?).ok()?),
+        ("EC", Some("P-256")) => (KeyKind::P256, DecodingKey::from_ec_components(s("x")?, s("y")?).ok()?),
+        ("EC", Some("P-384")) => (KeyKind::P384, DecodingKey::from_ec_components(s("x")?, s("y")?).ok()?),
+        ("OKP", Some("Ed25519")) => (KeyKind::Ed25519, DecodingKey::from_ed_components(s("x")?).ok()?),
+        _ => return None,
+    };
+    Some(VerifyKey { kid: s("kid").map(str::to_owned), alg: s("alg").map(str::to_owned), kind, key })
+}
+
+/// The `alg` and `kid` of a token's header, after the header checks.
+fn check_header(token: &str, config: &JwtConfig) -> Result<(Algorithm, Option<String>), AuthError> {
+    if token.len() > config.max_token_bytes {
+        return Err(AuthError::Malformed("token too large".into()));
+    }
+    let mut parts = token.split('.');
+    let (Some(h), Some(_), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err(AuthError::Malformed("not a compact JWS (three dot-separated parts)".into()));
+    };
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(h)
+        .map_err(|_| AuthError::Malformed("header is not base64url".into()))?;
+    let header: Map<String, Value> =
+        serde_json::from_slice(&raw).map_err(|_| AuthError::Malformed("header is not a JSON object".into()))?;
+    let alg_name = header.get("alg").and_then(Value::as_str).ok_or(AuthError::Malformed("header has no alg".into()))?;
+    let alg = Algorithm::from_str(alg_name).map_err(|_| AuthError::DisallowedAlgorithm(alg_name.to_owned()))?;
+    if !config.algorithms.contains(&alg) || (is_hmac(alg) && config.hmac_secret.is_none()) {
+        return Err(AuthError::DisallowedAlgorithm(alg_name.to_owned()));
+    }
+    if header.contains_key("crit") {
+        return Err(AuthError::Malformed("unsupported crit header".into()));
+    }
+    if let Some(want) = &config.required_typ {
+        let norm = |t: &str| {
+            let t = t.to_ascii_lowercase();
+            t.strip_prefix("application/").map(str::to_owned).unwrap_or(t)
+        };
+        let typ = header.get("typ").and_then(Value::as_str).map(norm);
+        if typ.as_deref() != Some(norm(want).as_str()) {
+            return Err(AuthError::Malformed(format!("typ must be {want}")));
+        }
+    }
+    let kid = match header.get("kid") {
+        None => None,
+        Some(Value::String(k)) => Some(k.clone()),
+        Some(_) => return Err(AuthError::Malformed("kid is not a string".into())),
+    };
+    Ok((alg, kid))
+}
+
+/// Verifies `token` with `keys` at time `now` (seconds since the epoch): header checks,
+/// signature, then claims (issuer, audience, `exp`/`nbf` with leeway, `sub`).
+///
+/// Fails with [`AuthError::UnknownKey`] when no key fits the token's `kid` (a caller with a
+/// remote key set may refresh it and retry).
+pub fn verify_jwt(token: &str, config: &JwtConfig, keys: &KeySet, now: u64) -> Result<Principal, AuthError> {
+    let (alg, kid) = check_header(token, config)?;
+    let mut validation = Validation::new(alg);
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    validation.validate_aud = false;
+    validation.required_spec_claims.clear();
+    let hmac;
+    let candidates: Vec<&DecodingKey> = match kind_for(alg) {
+        None => {
+            let secret =
+                config.hmac_secret.as_deref().ok_or_else(|| AuthError::DisallowedAlgorithm(format!("{alg:?}")))?;
+            hmac = DecodingKey::from_secret(secret);
+            vec![&hmac]
+        }
+        Some(kind) => {
+            let alg_name = format!("{alg:?}");
+            let fits = |k: &&VerifyKey| {
+                k.kind == kind
+                    && k.alg.as_deref().is_none_or(|a| a == alg_name)
+                    && (kid.is_none() || k.kid.as_deref() == kid.as_deref())
+            };
+            keys.keys.iter().filter(fits).map(|k| &k.key).collect()
+        }
+    };
+    if candidates.is_empty() {
+        return Err(AuthError::UnknownKey(kid));
+    }
+    let mut last = AuthError::BadSignature;
+    for key in candidates {
+        match jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation) {
+            Ok(data) => return check_claims(data.claims, &config.rules(), now),
+            Err(e) => {
+                last = match e.kind() {
+                    ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+                        AuthError::DisallowedAlgorithm(format!("{alg:?}"))
+                    }
+                    ErrorKind::InvalidToken | ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) => {
+                        return Err(AuthError::Malformed("undecodable token".into()))
+                    }
+                    _ => AuthError::BadSignature,
+                }
+            }
+        }
+    }
+    Err(last)
+}
+
+enum Source {
+    Static(Arc<KeySet>),
+    #[cfg(feature = "fetch")]
+    Remote(Box<crate::jwks::RemoteJwks>),
+}
+
+/// A [`TokenValidator`] for JWT access tokens.
+pub struct JwtValidator {
+    config: JwtConfig,
+    source: Source,
+}
+
+impl std::fmt::Debug for JwtValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtValidator").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl JwtValidator {
+    /// Validates with a fixed key set (no network).
+    pub fn new(config: JwtConfig, keys: KeySet) -> Result<Self, AuthError> {
+        config.check()?;
+        Ok(Self { config, source: Source::Static(Arc::new(keys)) })
+    }
+
+    /// Validates with the JWKS at `jwks_url`, fetched on first use, cached for `options.ttl`,
+    /// refreshed early (at most once per `options.unknown_kid_interval`) when a token names an
+    /// unknown `kid`. `http://` is accepted for loopback hosts only unless allowed in `options`.
+    #[cfg(feature = "fetch")]
+    pub fn with_jwks_url(config: JwtConfig, jwks_url: &str, options: crate::JwksOptions) -> Result<Self, AuthError> {
+        config.check()?;
+        let remote = crate::jwks::RemoteJwks::new(jwks_url, options)?;
+        Ok(Self { config, source: Source::Remote(Box::new(remote)) })
+    }
+
+    /// Like [`JwtValidator::with_jwks_url`], with the JWKS URL read from the issuer's metadata
+    /// (RFC 8414 `/.well-known/oauth-authorization-server`, then OpenID Connect discovery).
+    #[cfg(feature = "fetch")]
+    pub async fn discover(config: JwtConfig, options: crate::JwksOptions) -> Result<Self, AuthError> {
+        let url = crate::jwks::discover_jwks_uri(&config.issuer, &options).await?;
+        Self::with_jwks_url(config, &url, options)
+    }
+
+    /// The settings tokens are checked against.
+    pub fn config(&self) -> &JwtConfig {
+        &self.config
+    }
+
+    /// Validates `token` at time `now` (seconds since the epoch).
+    pub async fn validate_at(&self, token: &str, now: u64) -> Result<Principal, AuthError> {
+        match &self.source {
+            Source::Static(keys) => verify_jwt(token, &self.config, keys, now),
+            #[cfg(feature = "fetch")]
+            Source::Remote(remote) => {
+                // Header checks first: a token we would refuse anyway never causes a fetch.
+                check_header(token, &self.config)?;
+                let keys = remote.keys().await?;
+                match verify_jwt(token, &self.config, &keys, now) {
+                    Err(e) if e.is_unknown_key() => match remote.refresh_for_unknown_kid(&keys).await {
+                        Some(fresh) => verify_jwt(token, &self.config, &fresh, now),
+                        None => Err(e),
+                    },
+                    other => other,
+                }
+            }
+        }
+    }
+}
+
+impl TokenValidator for JwtValidator {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        Box::pin(self.validate_at(token, now_secs()))
+    }
+}
