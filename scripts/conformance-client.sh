@@ -12,16 +12,31 @@ pairs=(
   "2026-07-28 json-schema-ref-no-deref" "2026-07-28 json-schema-2020-12-preservation"
   "2025-11-25 initialize" "2025-11-25 tools_call" "2025-11-25 elicitation-sep1034-client-defaults" "2025-11-25 sse-retry"
 )
+# Authorization (docs/conformance-client.md Part 2): the scored auth scenarios of each revision,
+# then the extension scenarios, which need --force (otherwise the suite skips them).
+auth_both=(metadata-default metadata-var1 metadata-var2 metadata-var3 basic-cimd scope-from-www-authenticate
+  scope-from-scopes-supported scope-omitted-when-undefined scope-step-up scope-retry-limit
+  token-endpoint-auth-basic token-endpoint-auth-post token-endpoint-auth-none pre-registration)
+auth_2026=(resource-mismatch offline-access-scope offline-access-not-supported authorization-server-migration
+  iss-supported iss-not-advertised iss-supported-missing iss-wrong-issuer iss-unexpected iss-normalized
+  metadata-issuer-mismatch)
+auth_ext=(client-credentials-jwt client-credentials-basic enterprise-managed-authorization dpop dpop-nonce wif-jwt-bearer)
+for s in "${auth_both[@]}" "${auth_2026[@]}"; do pairs+=("2026-07-28 auth/$s"); done
+for s in "${auth_both[@]}"; do pairs+=("2025-11-25 auth/$s"); done
+for s in "${auth_ext[@]}"; do pairs+=("2026-07-28 auth/$s force" "2025-11-25 auth/$s force"); done
 isolate=()
 if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
   isolate=(unshare -n bash -c 'ip link set lo up && exec "$@"' isolate)
 fi
 passed=0; failed=0
 for pair in "${pairs[@]}"; do
-  read -r version scenario <<<"$pair"
-  log="$out/$version-$scenario.txt"
-  "${isolate[@]}" "$conf" client --command "$client" --scenario "$scenario" --spec-version "$version" \
-    -o "$out/$version-$scenario" >"$log" 2>&1
+  read -r version scenario force <<<"$pair"
+  name="$version-${scenario//\//_}"
+  log="$out/$name.txt"
+  extra=()
+  [ -n "${force:-}" ] && extra=(--force)
+  "${isolate[@]}" "$conf" client --command "$client" --scenario "$scenario" --spec-version "$version" "${extra[@]}" \
+    -o "$out/$name" >"$log" 2>&1
   rc=$?
   line=$(grep -E "^Passed: [0-9]+/[0-9]+" "$log" | tail -1)
   if [ $rc -eq 0 ] && echo "$line" | grep -qE "^Passed: ([1-9][0-9]*)/\1, 0 failed, 0 warnings"; then

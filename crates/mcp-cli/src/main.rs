@@ -85,6 +85,9 @@ enum Command {
         #[command(flatten)]
         auth: mcp_cli::ServeAuth,
     },
+    /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
+    #[command(subcommand)]
+    Auth(mcp_cli::client::auth::AuthCmd),
     /// Show a server's era and protocol version, identity, capabilities and instructions.
     #[command(override_usage = "mcp discover [OPTIONS] URL\n       mcp discover [OPTIONS] -- COMMAND...")]
     Discover {
@@ -277,6 +280,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
             (target(pos, t), Action::Listen { tools, prompts, resources, resource })
         }
         Command::Serve { .. } => unreachable!("`serve` is not a client command"),
+        Command::Auth(_) => unreachable!("`auth` is handled by main"),
     }
 }
 
@@ -306,6 +310,7 @@ fn main() -> std::process::ExitCode {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match cli.command {
         Command::Serve { name: _, http, stdio, allow_hosts, auth } => serve(&rt, http, stdio, allow_hosts, auth),
+        Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
         command => {
             let (target, action) = client_command(command);
             let json = cli.global.json;

@@ -6,23 +6,21 @@ use crate::server::Server;
 use mcp_protocol::{ProtocolError, Request};
 use serde_json::{json, Map, Value};
 
-/// Methods this server answers (besides `subscriptions/listen`, which streams).
-const METHODS: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "subscriptions/listen",
-];
-
 /// Whether `method` is a request method of revision 2026-07-28 that this server implements.
 pub fn is_known_method(method: &str) -> bool {
-    METHODS.contains(&method)
+    matches!(
+        method,
+        "server/discover"
+            | "tools/list"
+            | "tools/call"
+            | "resources/list"
+            | "resources/read"
+            | "resources/templates/list"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+            | "subscriptions/listen"
+    )
 }
 
 /// Whether `method` may answer with `input_required` (and so accept `requestState`).

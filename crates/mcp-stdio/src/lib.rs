@@ -255,7 +255,7 @@ async fn read_line_bounded<R: AsyncRead + Unpin>(
                 LineRead::Line
             });
         }
-        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };

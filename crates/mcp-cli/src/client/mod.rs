@@ -6,6 +6,7 @@
 //! 2 bad command-line usage; 130 interrupted.
 
 mod args;
+pub mod auth;
 mod interact;
 mod render;
 
@@ -301,6 +302,12 @@ fn http_transport(
     for (k, v) in headers {
         b = b.header(k.clone(), v.clone());
     }
+    // Stored OAuth tokens (`mcp auth login`), unless an Authorization header is given.
+    if !headers.iter().any(|(k, _)| k == "authorization") {
+        if let Some(p) = auth::provider_for(url) {
+            b = b.auth(p);
+        }
+    }
     if let Some(t) = timeout {
         b = b.connect_timeout(t);
     }
@@ -394,13 +401,14 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
                 f
             }
             TransportError::Timeout => timeout_failure(opts),
+            TransportError::Auth(m) => Failure::new(format!("{t}: authorization failed: {m}"))
+                .hint(format!("log in again with `mcp auth login {}`", target.describe())),
             other => Failure::new(format!("{t}: {other}")),
         },
         ClientError::Timeout(d) => timeout_failure(opts).hint(format!("no message from the server for {d:?}")),
         ClientError::AuthRequired { status, www_authenticate } => {
-            let mut f = Failure::new(format!(
-                "{t} requires authorization (HTTP {status}); `mcp auth login` is not available yet"
-            ));
+            let mut f =
+                Failure::new(format!("{t} requires authorization (HTTP {status}); log in with `mcp auth login {t}`"));
             let sent_auth =
                 opts.headers.iter().any(|h| h.trim_start().to_ascii_lowercase().starts_with("authorization:"));
             f = f.hint(if sent_auth {

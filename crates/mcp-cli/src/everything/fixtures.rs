@@ -58,6 +58,18 @@ fn confirm_schema() -> Value {
     json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
 }
 
+/// First round: asks for confirmation and seals `{"issued": true}` into `requestState`. On the
+/// retry the (framework-verified) state shows the question was asked, so nothing more is needed.
+fn ask_confirmation_once(ctx: &Context) -> Result<(), HandlerError> {
+    if ctx.state().get("issued").is_none() {
+        let mut inputs = ctx.inputs();
+        inputs.elicit("confirm", "Please confirm", confirm_schema())?;
+        inputs.set_state(json!({"issued": true}));
+        inputs.finish()?;
+    }
+    Ok(())
+}
+
 fn sampling(question: &str, max_tokens: u32) -> Value {
     json!({"messages": [{"role": "user", "content": {"type": "text", "text": question}}], "maxTokens": max_tokens})
 }
@@ -212,12 +224,7 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
     .tool_raw(
         no_args("test_input_required_result_request_state", "Carries sealed state across an MRTR round."),
         |ctx: Context, _args| async move {
-            if ctx.state().get("issued").is_none() {
-                let mut inputs = ctx.inputs();
-                inputs.elicit("confirm", "Please confirm", confirm_schema())?;
-                inputs.set_state(json!({"issued": true}));
-                inputs.finish()?;
-            }
+            ask_confirmation_once(&ctx)?;
             let answer = ctx.input_responses().and_then(|r| r.get("confirm")).cloned().unwrap_or_default();
             accepted_field(&answer, "ok")?;
             Ok::<_, HandlerError>(text("state-ok: requestState verified"))
@@ -274,12 +281,7 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
         no_args("test_input_required_result_tampered_state", "Rejects a requestState that was modified."),
         |ctx: Context, _args| async move {
             // The framework has already verified the sealed state (a tampered one never gets here).
-            if ctx.state().get("issued").is_none() {
-                let mut inputs = ctx.inputs();
-                inputs.elicit("confirm", "Please confirm", confirm_schema())?;
-                inputs.set_state(json!({"issued": true}));
-                inputs.finish()?;
-            }
+            ask_confirmation_once(&ctx)?;
             Ok::<_, HandlerError>(text("state verified"))
         },
     )

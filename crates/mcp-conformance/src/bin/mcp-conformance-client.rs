@@ -7,9 +7,65 @@
 //! fixed recipe below, written with the public `mcp-client` API as an application would.
 
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::{CallOptions, Client, ClientBuilder, ClientError};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, TransportError};
+use mcp_oauth::{EnterpriseGrant, Grant, HeadlessRedirect, OAuthProvider, SigningKey, StaticClient};
 use serde_json::{json, Map, Value};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The Client ID Metadata Document URL the suite expects (`auth/basic-cimd`).
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Where the mock authorization servers redirect to; nothing listens there: the headless user
+/// agent reads the `Location` header instead.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// `MCP_CONFORMANCE_CONTEXT`, parsed (null when absent).
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default()
+}
+
+/// The OAuth client for an `auth/*` scenario, configured from the scenario's context.
+fn oauth(scenario: &str, url: &str) -> Result<OAuthProvider, ClientError> {
+    let ctx = context();
+    let s = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
+    let err = |e: mcp_oauth::OAuthError| ClientError::Transport(TransportError::Auth(e.to_string()));
+    let ua = Arc::new(HeadlessRedirect::new(REDIRECT_URI).map_err(err)?);
+    let mut b = OAuthProvider::builder(url)
+        .client_name("mcp-rs-conformance-client")
+        .client_metadata_url(CIMD_URL)
+        .dpop(true)
+        .user_agent(ua);
+    let id = s("client_id").unwrap_or_default();
+    b = match scenario {
+        "auth/pre-registration" => {
+            let mut c = StaticClient::new(&id, s("client_secret").as_deref());
+            if let Some(issuer) = s("issuer") {
+                c = c.issuer(&issuer);
+            }
+            b.static_client(c)
+        }
+        "auth/client-credentials-basic" => {
+            b.grant(Grant::ClientCredentials).static_client(StaticClient::new(&id, s("client_secret").as_deref()))
+        }
+        "auth/client-credentials-jwt" => {
+            let key = SigningKey::from_pem(&s("private_key_pem").unwrap_or_default()).map_err(err)?;
+            b.grant(Grant::ClientCredentials).static_client(StaticClient::new(&id, None).private_key(key))
+        }
+        "auth/enterprise-managed-authorization" => b
+            .grant(Grant::Enterprise(EnterpriseGrant {
+                idp_token_endpoint: s("idp_token_endpoint").unwrap_or_default(),
+                id_token: s("idp_id_token").unwrap_or_default(),
+                idp_client_id: s("idp_client_id"),
+                idp_client_secret: None,
+            }))
+            .static_client(StaticClient::new(&id, s("client_secret").as_deref())),
+        "auth/wif-jwt-bearer" => b
+            .grant(Grant::JwtBearer { assertion: s("valid_jwt").unwrap_or_default() })
+            .static_client(StaticClient::new(&id, None)),
+        _ => b,
+    };
+    b.build().map_err(err)
+}
 
 /// Answers an elicitation like a cooperative user: every requested field gets its default or a
 /// plausible value of its type (the library fills remaining defaults and validates).
@@ -54,7 +110,11 @@ fn text_of(r: &Value) -> &str {
 }
 
 async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientError> {
-    let transport = HttpTransport::new(url)?;
+    let mut transport = HttpTransport::builder(url);
+    if scenario.starts_with("auth/") {
+        transport = transport.auth(Arc::new(oauth(scenario, url)?));
+    }
+    let transport = transport.build()?;
     let client: Client = builder(protocol).connect(transport).await?;
     let none = CallOptions::default();
     match scenario {
@@ -100,10 +160,7 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
         }
         "http-custom-headers" => {
             client.list_tools().await?;
-            let ctx: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-                .ok()
-                .and_then(|c| serde_json::from_str(&c).ok())
-                .unwrap_or_default();
+            let ctx = context();
             for call in ctx["toolCalls"].as_array().cloned().unwrap_or_default() {
                 let name = call["name"].as_str().unwrap_or_default();
                 client.call_tool(name, call["arguments"].clone(), &none).await?;
@@ -136,6 +193,13 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
         "sse-retry" => {
             client.list_tools().await?;
             let r = client.call_tool("test_reconnection", json!({}), &none).await?;
+            println!("{}", text_of(&r));
+        }
+        auth if auth.starts_with("auth/") => {
+            // The OAuth flow ran on the first request's 401; then two authenticated requests
+            // (step-up and authorization-server migration need the second).
+            client.list_tools().await?;
+            let r = client.call_tool("test-tool", json!({}), &none).await?;
             println!("{}", text_of(&r));
         }
         other => {
