@@ -338,15 +338,13 @@ impl ServerBuilder {
 
 /// Turns a handler's result into JSON; a result that already is a `Value` is moved, not copied.
 pub(crate) fn ser<R: Serialize + 'static>(r: R) -> Result<Value, HandlerError> {
-    let any: Box<dyn std::any::Any> = Box::new(r);
-    match any.downcast::<Value>() {
-        Ok(v) => Ok(*v),
-        Err(other) => {
-            let r = other.downcast::<R>().expect("the same type");
-            serde_json::to_value(*r)
-                .map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
-        }
+    // Downcasting a `&mut Option<R>` needs no allocation (unlike boxing into `dyn Any`).
+    let mut slot = Some(r);
+    if let Some(v) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<Value>>() {
+        return Ok(v.take().expect("just filled"));
     }
+    let r = slot.expect("not taken");
+    serde_json::to_value(r).map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
 }
 
 fn raw_tool_fn<F, Fut, R>(handler: F) -> ToolFn
