@@ -1,0 +1,101 @@
+//! The client library against our server over real HTTP: a modern session end to end, and a
+//! server killed in the middle of a request.
+
+use mcp_client::transport::http::HttpTransport;
+use mcp_client::{CallOptions, ClientBuilder, ClientError, ServerEra};
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+/// `mcp serve everything --http` on a free loopback port; killed on drop.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["serve", "everything", "--http", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        Self { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(r: &Value) -> &str {
+    r["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn modern_server_over_http() {
+    let server = Server::start();
+    let client = ClientBuilder::new("t", "1")
+        .on_elicitation(true, false, |_p| async move { Ok(json!({"action": "accept", "content": {"name": "Ada"}})) })
+        .connect(HttpTransport::new(&server.url).unwrap())
+        .await
+        .unwrap();
+    assert!(matches!(client.era(), Some(ServerEra::Modern { .. })));
+    // x-mcp-header mirroring: the server checks Mcp-Param-Region against the body.
+    let r =
+        client.call_tool("test_x_mcp_header", json!({"region": "Hello, 世界"}), &CallOptions::default()).await.unwrap();
+    assert_eq!(text(&r), "region=Hello, 世界");
+    let r = client.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap();
+    assert_eq!(text(&r), "Hello, Ada!");
+    let progress = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let p2 = progress.clone();
+    let opts = CallOptions {
+        on_progress: Some(std::sync::Arc::new(move |_p: &Value| {
+            p2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })),
+        ..CallOptions::default()
+    };
+    client.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5}), &opts).await.unwrap();
+    assert_eq!(progress.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert!(matches!(client.read_resource("test://missing").await, Err(ClientError::ResourceNotFound(_))));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn killed_http_server_fails_pending_calls_promptly() {
+    let mut server = Server::start();
+    let client = ClientBuilder::new("t", "1").connect(HttpTransport::new(&server.url).unwrap()).await.unwrap();
+    let pending = {
+        let c = client.clone();
+        tokio::spawn(async move {
+            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000}), &CallOptions::default()).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .expect("the pending call must fail promptly")
+        .unwrap();
+    assert!(matches!(r, Err(ClientError::Transport(_))), "{r:?}");
+    // Later calls fail with a clear connection error rather than hanging.
+    let e = tokio::time::timeout(T, client.call_tool("echo", json!({"text": "x"}), &CallOptions::default()))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(e.to_string().contains("connect") || e.to_string().contains("connection"), "{e}");
+}
