@@ -25,7 +25,7 @@ for s in "${auth_both[@]}" "${auth_2026[@]}"; do pairs+=("2026-07-28 auth/$s"); 
 for s in "${auth_both[@]}"; do pairs+=("2025-11-25 auth/$s"); done
 for s in "${auth_ext[@]}"; do pairs+=("2026-07-28 auth/$s force" "2025-11-25 auth/$s force"); done
 isolate=()
-if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && unshare -n true 2>/dev/null; then
   isolate=(unshare -n bash -c 'ip link set lo up && exec "$@"' isolate)
 fi
 passed=0; failed=0
