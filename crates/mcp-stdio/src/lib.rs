@@ -81,6 +81,9 @@ fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
 
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
+/// Answers served inline between two chances for the writer to flush.
+const FLUSH_EVERY: u64 = 16;
+
 fn id_key(id: &Value) -> String {
     id.to_string()
 }
@@ -104,6 +107,7 @@ where
     let mut tasks = tokio::task::JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
+    let mut answered_inline: u64 = 0;
     loop {
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
@@ -142,6 +146,12 @@ where
                 let mut fut = Box::pin(async move { s.process(req, env).await });
                 if let Poll::Ready(result) = futures::poll!(fut.as_mut()) {
                     let _ = out_tx.send(server.encode_response(&id, &result));
+                    // Let the writer flush every few answers while more input is queued: the
+                    // client can consume them (and send more) while we keep working.
+                    answered_inline += 1;
+                    if answered_inline.is_multiple_of(FLUSH_EVERY) {
+                        tokio::task::yield_now().await;
+                    }
                     continue;
                 }
                 let permit = limit.clone().acquire_owned().await.expect("semaphore open");
