@@ -82,7 +82,7 @@ fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 /// Answers served inline between two chances for the writer to flush.
-const FLUSH_EVERY: u64 = 16;
+const FLUSH_EVERY: u32 = 16;
 
 fn id_key(id: &Value) -> String {
     id.to_string()
@@ -107,7 +107,7 @@ where
     let mut tasks = tokio::task::JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
-    let mut answered_inline: u64 = 0;
+    let mut inline_budget = FLUSH_EVERY;
     loop {
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
@@ -148,8 +148,9 @@ where
                     let _ = out_tx.send(server.encode_response(&id, &result));
                     // Let the writer flush every few answers while more input is queued: the
                     // client can consume them (and send more) while we keep working.
-                    answered_inline += 1;
-                    if answered_inline.is_multiple_of(FLUSH_EVERY) {
+                    inline_budget -= 1;
+                    if inline_budget == 0 {
+                        inline_budget = FLUSH_EVERY;
                         tokio::task::yield_now().await;
                     }
                     continue;
