@@ -3,7 +3,7 @@
 use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
 use crate::handlers::{boxed, Handlers};
-use crate::transport::{OutgoingRequest, Transport, TransportKind};
+use crate::transport::{Transport, TransportKind};
 use mcp_protocol::headers::{self as h, encode_value, HeaderParam};
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
 use mcp_protocol::version;
@@ -256,12 +256,12 @@ impl Client {
         } else {
             self.inner.config.timeout
         };
-        let response = match tokio::time::timeout(timeout, self.exchange_once(msg, headers)).await {
+        // The shared exchange loop (401/403 already become `AuthRequired` there); its own idle
+        // timeout is set past the probe's so that silence means "legacy", not an error.
+        let opts = CallOptions { timeout: Some(timeout * 2), ..CallOptions::default() };
+        let response = match tokio::time::timeout(timeout, self.exchange(msg, headers, &opts)).await {
             Err(_) => return Ok(Probe::Legacy("no answer to server/discover".into())),
             Ok(Err(ClientError::Transport(TransportError::Http { status, body, www_authenticate }))) => {
-                if status == 401 || status == 403 {
-                    return Err(ClientError::AuthRequired { status, www_authenticate });
-                }
                 if (400..500).contains(&status) {
                     return Ok(Probe::Legacy(format!("HTTP {status}: {body}")));
                 }
@@ -386,20 +386,6 @@ impl Client {
             }
         }
         out
-    }
-
-    /// Sends one message and waits for its response, ignoring notifications.
-    async fn exchange_once(&self, msg: Value, headers: Vec<(String, String)>) -> Result<Value, ClientError> {
-        let id = msg["id"].clone();
-        let mut ex = self.inner.transport.request(OutgoingRequest { message: msg, headers }).await?;
-        while let Some(m) = ex.next().await {
-            let m = m?;
-            if m.get("id") == Some(&id) && (m.get("result").is_some() || m.get("error").is_some()) {
-                ex.complete();
-                return Ok(m);
-            }
-        }
-        Err(TransportError::Closed("no response".into()).into())
     }
 
     /// Closes the connection (stdio: terminates the server's process tree).
