@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Regenerates crates/mcp-cli/link-order.txt: the functions `mcp serve everything` runs while it starts
+# and serves its first requests (HTTP and stdio), in the order callgrind first saw them. The `mcp`
+# binary is linked with `--symbol-ordering-file` (crates/mcp-cli/build.rs), so that code sits together
+# at the start of .text instead of being scattered over 10 MB: the kernel maps file pages 64 KiB at a
+# time around each fault, so scattered startup code costs resident memory out of all proportion.
+#
+# The file only affects layout, never behaviour: a stale entry (a renamed function) is ignored by the
+# linker. Re-run after large changes to the server's startup path:  scripts/link-order.sh
+# Needs valgrind. Only loopback traffic.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=crates/mcp-cli/link-order.txt
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# Build without the ordering (an empty file) so the profile is not shaped by an older one.
+: >"$WORK/empty.txt"
+MCP_LINK_ORDER="$WORK/empty.txt" cargo build --release -q -p mcp-cli
+MCP=target/release/mcp
+VG=(valgrind --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no)
+
+# Starts `mcp serve everything --http` under callgrind (profile $1); sets SERVER and URL.
+start_http() {
+  "${VG[@]}" --callgrind-out-file="$WORK/$1.cg" "$MCP" serve everything --http 127.0.0.1:0 \
+    >"$WORK/$1.out" 2>"$WORK/$1.err" &
+  SERVER=$! URL=
+  for _ in $(seq 1 300); do
+    URL=$(grep -h -o 'http://127.0.0.1:[0-9]*/mcp' "$WORK/$1.out" "$WORK/$1.err" 2>/dev/null | head -1) || true
+    [ -n "$URL" ] && break
+    sleep 0.1
+  done
+  [ -n "$URL" ] || { echo "server did not start" >&2; cat "$WORK/$1.err" >&2; exit 1; }
+}
+# Ctrl-C: the graceful exit writes the profile. Background jobs start with SIGINT ignored until the
+# server installs its handler, so repeat until it is gone.
+stop_http() {
+  while kill -INT "$SERVER" 2>/dev/null; do sleep 0.5; done
+  wait "$SERVER" || true
+}
+
+# The client takes a URL before the command's own arguments, or a stdio command after `--`.
+client_calls() {
+  "$MCP" discover "${PRE[@]}" "${POST[@]}" >/dev/null
+  "$MCP" tools list "${PRE[@]}" "${POST[@]}" >/dev/null
+  for _ in 1 2 3; do "$MCP" tools call "${PRE[@]}" echo '{"text":"hi"}' "${POST[@]}" >/dev/null; done
+  "$MCP" resources read "${PRE[@]}" test://static-text "${POST[@]}" >/dev/null
+  "$MCP" prompts get "${PRE[@]}" test_simple_prompt "${POST[@]}" >/dev/null
+}
+
+# 1. Start-up only (what an idle server has run after a few seconds): HTTP, then stdio.
+start_http idle-http
+sleep 2
+stop_http
+sleep 4 | "${VG[@]}" --callgrind-out-file="$WORK/idle-stdio.cg" "$MCP" serve everything --stdio >/dev/null 2>&1
+# 2. Serving requests: HTTP, then stdio (the client spawns the server; it exits on EOF).
+start_http busy-http
+PRE=("$URL") POST=()
+client_calls
+stop_http
+PRE=() POST=(-- "${VG[@]}" --callgrind-out-file="$WORK/busy-stdio.%p.cg" "$MCP" serve everything --stdio)
+client_calls
+
+# Every function callgrind saw (as caller or callee): start-up ones first, then the rest.
+names() {
+  sed -n -E "s/^c?fn=(\([0-9]+\) )?(.+)$/\2/p" "$@" | sed -E "s/'[0-9]+$//" | grep -v -E '^(0x|\(below main\))'
+}
+# Valgrind's CPU has no SHA extensions, so the SHA-NI block function (the key ring's key id at
+# start-up) never shows up in a profile; add it by name.
+sha_ni() { nm --defined-only "$MCP" | awk '{print $3}' | grep -E '^_ZN4sha26sha2563x86' || true; }
+{ names "$WORK"/idle-*.cg; sha_ni; names "$WORK"/busy-*.cg; } | awk '!seen[$0]++' >"$OUT"
+echo "$(wc -l <"$OUT") symbols -> $OUT"
