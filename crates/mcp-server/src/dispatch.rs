@@ -3,6 +3,7 @@
 use crate::context::{Context, RequestEnv};
 use crate::error::HandlerError;
 use crate::server::Server;
+use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::{ProtocolError, Request};
 use serde_json::{json, Map, Value};
 
@@ -33,11 +34,16 @@ fn tool_error(message: String) -> Value {
 }
 
 impl Server {
-    pub(crate) async fn dispatch(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+    pub(crate) async fn dispatch(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        meta: Option<RequestMeta>,
+    ) -> Result<Value, ProtocolError> {
         if req.method == "subscriptions/listen" {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
-        let ctx = self.prepare(req, env)?;
+        let ctx = self.prepare(req, env, meta)?;
         let method = ctx.method().to_owned();
         let params = ctx.params();
         match method.as_str() {

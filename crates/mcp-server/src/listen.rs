@@ -101,7 +101,7 @@ impl Server {
         req: Request,
         env: RequestEnv,
     ) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
-        let ctx = self.prepare(req, env)?;
+        let ctx = self.prepare(req, env, None)?;
         let filter = SubscriptionFilter::parse(ctx.params())?;
         let id = ctx.request_id().clone();
         let mut events = self.events();

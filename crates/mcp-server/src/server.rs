@@ -242,8 +242,19 @@ impl Server {
     /// transports pass the outcome to [`Server::encode_response`], which writes them while
     /// serializing (no copy of `serverInfo` per request).
     pub async fn process(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+        self.process_with(req, env, None).await
+    }
+
+    /// [`Server::process`] with the per-request fields given (legacy sessions) instead of read
+    /// from `_meta`.
+    pub(crate) async fn process_with(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        meta: Option<RequestMeta>,
+    ) -> Result<Value, ProtocolError> {
         use futures::FutureExt;
-        let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env)).catch_unwind();
+        let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env, meta)).catch_unwind();
         let limit = self.inner.config.request_timeout;
         let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
             return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));
@@ -332,11 +343,19 @@ impl Server {
     }
 
     /// Validates the method and `_meta` and builds the handler context.
-    pub(crate) fn prepare(&self, req: Request, env: RequestEnv) -> Result<Context, ProtocolError> {
+    pub(crate) fn prepare(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        meta: Option<RequestMeta>,
+    ) -> Result<Context, ProtocolError> {
         if !crate::dispatch::is_known_method(&req.method) {
             return Err(method_not_found(&req.method));
         }
-        let meta = RequestMeta::from_params(&req.params)?;
+        let meta = match meta {
+            Some(m) => m,
+            None => RequestMeta::from_params(&req.params)?,
+        };
         let state = self.open_state(&req, &env)?;
         Ok(Context {
             inner: Arc::new(ContextInner {

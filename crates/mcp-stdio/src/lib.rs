@@ -1,4 +1,9 @@
-//! stdio transport for MCP servers (revision 2026-07-28).
+//! stdio transport for MCP servers (revision 2026-07-28, and legacy clients: dual-era).
+//!
+//! A legacy client's `initialize` opens the process's legacy session: its later requests (no
+//! modern `_meta`) are served in it, server-to-client requests (elicitation, sampling, roots)
+//! are written to stdout and their answers read from stdin, and list changes and subscribed
+//! resource updates are sent as notifications. Modern requests keep being served statelessly.
 //!
 //! Reads newline-delimited JSON-RPC from an input, serves requests concurrently, and writes
 //! responses and notifications as they are ready through one buffered writer. Lines longer than
@@ -11,14 +16,15 @@ use futures::StreamExt;
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::{NotificationSink, RequestEnv, Server};
+use mcp_server::{is_modern_request, ClientPeer, LegacySession, NotificationSink, RequestEnv, Server};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// Limits and behaviour of the stdio transport.
@@ -108,6 +114,10 @@ where
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     let mut inline_budget = FLUSH_EVERY;
+    // Set by a legacy client's `initialize`; requests without modern `_meta` are then served in it.
+    let mut session: Option<LegacySession> = None;
+    let peer = Arc::new(Peer { out: out_tx.clone(), pending: Mutex::default(), next_id: AtomicU64::new(1) });
+    let stop = CancellationToken::new();
     loop {
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
@@ -124,6 +134,8 @@ where
             continue;
         }
         match parse_incoming(text, config.max_depth) {
+            // A legacy session's client answers our requests: hand each answer to its waiter.
+            Err(_) if session.is_some() && peer.take_response(text) => {}
             Err(rej) => {
                 let _ = out_tx.send(encode(&rej.error.to_response(rej.id.as_ref())));
             }
@@ -134,18 +146,45 @@ where
                             tok.cancel();
                         }
                     }
+                } else if let Some(session) = &session {
+                    session.notification(&n.method);
                 }
             }
-            Ok(Incoming::Request(req)) if req.method != "subscriptions/listen" => {
+            Ok(Incoming::Request(req)) if req.method == "initialize" && !is_modern_request(&req.params) => {
+                let outcome = match &session {
+                    Some(_) => Err(ProtocolError::InvalidRequest("the session is already initialized".into())),
+                    None => server.initialize(&req.params).map(|(s, result)| {
+                        forward_changes(&server, &s, out_tx.clone(), stop.clone());
+                        session = Some(s);
+                        result
+                    }),
+                };
+                let bytes = match &session {
+                    Some(s) => s.encode_response(&req.id, &outcome),
+                    None => server.encode_response(&req.id, &outcome),
+                };
+                let _ = out_tx.send(bytes);
+            }
+            Ok(Incoming::Request(req)) if req.method != "subscriptions/listen" || legacy(&session, &req) => {
                 // Poll the handler once right here: most requests complete without waiting,
                 // and then need no task, no registration and no wake-ups.
                 let cancel = CancellationToken::new();
                 let env = RequestEnv { principal: None, sink: Some(sink.clone()), cancel: cancel.clone() };
                 let id = req.id.clone();
-                let s = server.clone();
-                let mut fut = Box::pin(async move { s.process(req, env).await });
+                let (mut fut, encoder) = match &session {
+                    Some(s) if legacy(&session, &req) => {
+                        let (s, peer) = (s.clone(), peer.clone() as Arc<dyn ClientPeer>);
+                        let fut: Handling = Box::pin(async move { s.handle(req, env, Some(peer)).await });
+                        (fut, Encoder::Legacy(session.clone().expect("session")))
+                    }
+                    _ => {
+                        let s = server.clone();
+                        let fut: Handling = Box::pin(async move { s.process(req, env).await });
+                        (fut, Encoder::Modern(server.clone()))
+                    }
+                };
                 if let Poll::Ready(result) = futures::poll!(fut.as_mut()) {
-                    let _ = out_tx.send(server.encode_response(&id, &result));
+                    let _ = out_tx.send(encoder.encode(&id, &result));
                     // Let the writer flush every few answers while more input is queued: the
                     // client can consume them (and send more) while we keep working.
                     inline_budget -= 1;
@@ -158,10 +197,10 @@ where
                 let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                 let key = id_key(&id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let (out, in_flight, server) = (out_tx.clone(), in_flight.clone(), server.clone());
+                let (out, in_flight) = (out_tx.clone(), in_flight.clone());
                 tasks.spawn(async move {
                     tokio::select! {
-                        r = fut => { let _ = out.send(server.encode_response(&id, &r)); }
+                        r = fut => { let _ = out.send(encoder.encode(&id, &r)); }
                         _ = cancel.cancelled() => {} // cancelled: no response
                     }
                     in_flight.lock().expect("lock").remove(&key);
@@ -186,13 +225,120 @@ where
     }
     // End of input: close listen streams gracefully, give in-flight requests a grace period.
     server.shutdown();
+    stop.cancel();
+    peer.fail_all();
     let drain = async { while tasks.join_next().await.is_some() {} };
     if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
         tasks.abort_all();
     }
-    drop(sink); // holds a sender too: the writer ends when every sender is gone
+    // The sink and the peer hold senders too: the writer ends when every sender is gone.
+    drop(sink);
+    drop(peer);
     drop(out_tx);
     writer.await.map_err(std::io::Error::other)?
+}
+
+type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ProtocolError>> + Send>>;
+
+/// Whether a request belongs to the legacy session (there is one and the request has no modern `_meta`).
+fn legacy(session: &Option<LegacySession>, req: &mcp_protocol::Request) -> bool {
+    session.is_some() && !is_modern_request(&req.params)
+}
+
+/// How a response is written: modern results get `resultType` and `serverInfo`, legacy ones not.
+enum Encoder {
+    Modern(Server),
+    Legacy(LegacySession),
+}
+
+impl Encoder {
+    fn encode(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+        match self {
+            Encoder::Modern(s) => s.encode_response(id, outcome),
+            Encoder::Legacy(s) => s.encode_response(id, outcome),
+        }
+    }
+}
+
+/// Server-to-client requests of a legacy session: written to stdout, answered on stdin.
+struct Peer {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ProtocolError>>>>,
+    next_id: AtomicU64,
+}
+
+impl Peer {
+    /// Routes a line that is a JSON-RPC response to the request waiting for it. Returns whether
+    /// the line was a response (one nobody waits for is dropped).
+    fn take_response(&self, text: &[u8]) -> bool {
+        let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(text) else { return false };
+        if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
+            return false;
+        }
+        let Some(id) = msg.get("id") else { return false };
+        if let Some(waiter) = self.pending.lock().expect("lock").remove(&id_key(id)) {
+            let answer = match (msg.get("result"), msg.get("error")) {
+                (Some(r), _) => Ok(r.clone()),
+                (None, e) => Err(ProtocolError::Internal(format!(
+                    "the client refused the request: {}",
+                    e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
+                ))),
+            };
+            let _ = waiter.send(answer);
+        }
+        true
+    }
+
+    /// Ends every wait (end of input): the client can no longer answer.
+    fn fail_all(&self) {
+        self.pending.lock().expect("lock").clear();
+    }
+}
+
+impl ClientPeer for Peer {
+    fn request(&self, method: &str, params: Value) -> mcp_server::BoxFuture<Result<Value, ProtocolError>> {
+        let id = format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().expect("lock").insert(id_key(&Value::String(id.clone())), tx);
+        let message = serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let sent = self.out.send(encode(&message)).is_ok();
+        Box::pin(async move {
+            if !sent {
+                return Err(ProtocolError::Internal("the client is gone".into()));
+            }
+            rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the client is gone".into())))
+        })
+    }
+}
+
+/// Writes the change notifications a legacy session should see until `stop`.
+fn forward_changes(
+    server: &Server,
+    session: &LegacySession,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    stop: CancellationToken,
+) {
+    let mut events = server.events();
+    let session = session.clone();
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                _ = stop.cancelled() => return,
+                e = events.recv() => e,
+            };
+            match event {
+                Ok(e) => {
+                    if let Some(n) = session.notification_for(&e) {
+                        if out.send(encode(&n)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
 }
 
 fn encode(v: &Value) -> Vec<u8> {

@@ -174,26 +174,35 @@ pub fn first_text(result: &Value) -> &str {
 // Wire-schema checks against the 2026-07-28 JSON schema
 // ------------------------------------------------------------------------------------------
 
-fn schema_doc() -> &'static Value {
-    static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec/schema/2026-07-28/schema.json");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        serde_json::from_str(&text).expect("schema.json is JSON")
-    })
+fn schema_doc(version: &str) -> Value {
+    static DOCS: OnceLock<Mutex<HashMap<String, Value>>> = OnceLock::new();
+    let mut docs = DOCS.get_or_init(Default::default).lock().expect("docs");
+    docs.entry(version.to_owned())
+        .or_insert_with(|| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../../../shared/spec/schema/{version}/schema.json"));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+            serde_json::from_str(&text).expect("schema.json is JSON")
+        })
+        .clone()
 }
 
 type Validators = Mutex<HashMap<String, Arc<jsonschema::Validator>>>;
 
-/// Asserts `v` is valid against the schema definition `def` (e.g. `ListToolsResult`).
+/// Asserts `v` is valid against the 2026-07-28 schema definition `def` (e.g. `ListToolsResult`).
 #[track_caller]
 pub fn assert_schema(def: &str, v: &Value) {
+    assert_schema_of("2026-07-28", def, v);
+}
+
+/// Asserts `v` is valid against the definition `def` of the schema of protocol `version`.
+#[track_caller]
+pub fn assert_schema_of(version: &str, def: &str, v: &Value) {
     static CACHE: OnceLock<Validators> = OnceLock::new();
     let validator = {
         let mut cache = CACHE.get_or_init(Default::default).lock().expect("cache");
         let compile = || {
-            let mut doc = schema_doc().clone();
+            let mut doc = schema_doc(version);
             doc["$ref"] = json!(format!("#/$defs/{def}"));
             let v = jsonschema::options()
                 .with_draft(jsonschema::Draft::Draft202012)
@@ -202,7 +211,7 @@ pub fn assert_schema(def: &str, v: &Value) {
                 .unwrap_or_else(|e| panic!("compiling {def}: {e}"));
             Arc::new(v)
         };
-        cache.entry(def.to_owned()).or_insert_with(compile).clone()
+        cache.entry(format!("{version}#{def}")).or_insert_with(compile).clone()
     };
     let errors: Vec<String> = validator.iter_errors(v).map(|e| format!("{e} at {}", e.instance_path())).collect();
     assert!(errors.is_empty(), "not a valid {def}: {errors:?}\n{v}");

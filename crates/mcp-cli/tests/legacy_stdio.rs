@@ -1,0 +1,160 @@
+//! Dual-era over stdio: a legacy (2025-11-25, initialize-based) client talking to the real
+//! `mcp serve everything --stdio` child process. Every message the server sends is checked
+//! against the 2025-11-25 schema.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const LEGACY: &str = "2025-11-25";
+
+struct Proc {
+    _child: Child,
+    stdin: Option<ChildStdin>,
+    out: Lines<BufReader<ChildStdout>>,
+}
+
+impl Proc {
+    fn spawn() -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["serve", "everything", "--stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn mcp");
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        Self { _child: child, stdin, out }
+    }
+
+    async fn send(&mut self, v: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        within("writing to stdin", stdin.write_all(format!("{v}\n").as_bytes())).await.expect("write");
+        within("flushing stdin", stdin.flush()).await.expect("flush");
+    }
+
+    /// The next message, checked against the legacy schema's envelope.
+    async fn next(&mut self) -> Value {
+        let line = within("a line on stdout", self.out.next_line()).await.expect("read").expect("not EOF");
+        let v: Value = serde_json::from_str(&line).expect("stdout line is JSON");
+        let def = match (v.get("method"), v.get("id"), v.get("error")) {
+            (Some(_), Some(_), _) => "ServerRequest",
+            (Some(_), None, _) => "ServerNotification",
+            (None, _, Some(_)) => "JSONRPCErrorResponse",
+            (None, _, None) => "JSONRPCResultResponse",
+        };
+        assert_schema_of(LEGACY, def, &v);
+        v
+    }
+
+    /// Sends a legacy request (no `_meta`) and returns the response.
+    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        let r = self.next().await;
+        assert_eq!(r["id"], json!(id), "{r}");
+        r
+    }
+
+    async fn ok(&mut self, id: i64, method: &str, params: Value, result_def: &str) -> Value {
+        let r = self.request(id, method, params).await;
+        let result = r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"));
+        assert_schema_of(LEGACY, result_def, &result);
+        assert!(result.get("resultType").is_none(), "legacy results carry no resultType: {result}");
+        result
+    }
+
+    async fn initialize(&mut self, capabilities: Value) -> Value {
+        let params = json!({"protocolVersion": LEGACY, "capabilities": capabilities,
+                            "clientInfo": {"name": "legacy-test", "version": "1"}});
+        let result = self.ok(0, "initialize", params, "InitializeResult").await;
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        result
+    }
+}
+
+#[tokio::test]
+async fn initialize_negotiates_and_serves_legacy_requests() {
+    let mut p = Proc::spawn();
+    let init = p.initialize(json!({})).await;
+    assert_eq!(init["protocolVersion"], LEGACY);
+    assert_eq!(init["serverInfo"]["name"], "mcp-rs-everything");
+    assert_eq!(init["capabilities"]["resources"]["subscribe"], true, "{init}");
+    p.ok(1, "ping", json!({}), "EmptyResult").await;
+    let tools = p.ok(2, "tools/list", json!({}), "ListToolsResult").await;
+    assert!(tools["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"));
+    assert!(tools.get("ttlMs").is_none() && tools.get("cacheScope").is_none(), "{tools}");
+    let r = p.ok(3, "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}), "CallToolResult").await;
+    assert_eq!(r["content"][0]["text"], "hi");
+    p.ok(4, "resources/read", json!({"uri": "test://static-text"}), "ReadResourceResult").await;
+    p.ok(5, "prompts/get", json!({"name": "test_simple_prompt"}), "GetPromptResult").await;
+    // A second initialize, and modern-only methods, are refused.
+    assert_eq!(p.request(6, "initialize", json!({"protocolVersion": LEGACY})).await["error"]["code"], -32600);
+    assert_eq!(p.request(7, "server/discover", json!({})).await["error"]["code"], -32601);
+    // A modern request on the same process is still served statelessly.
+    p.send(&req(8, "tools/call", call("echo", json!({"text": "modern"})))).await;
+    let modern = p.next().await;
+    assert_eq!(modern["result"]["resultType"], "complete", "{modern}");
+}
+
+#[tokio::test]
+async fn unknown_versions_get_the_newest_legacy_version() {
+    let mut p = Proc::spawn();
+    let params =
+        json!({"protocolVersion": "2024-01-01", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
+    let init = p.ok(0, "initialize", params, "InitializeResult").await;
+    assert_eq!(init["protocolVersion"], LEGACY);
+}
+
+#[tokio::test]
+async fn client_input_becomes_server_to_client_requests() {
+    let mut p = Proc::spawn();
+    p.initialize(json!({"elicitation": {}, "sampling": {}})).await;
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "test_input_required_result_elicitation", "arguments": {}}}))
+        .await;
+    let ask = p.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"]["message"], "What is your name?");
+    p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}))
+        .await;
+    let done = p.next().await;
+    assert_eq!(done["id"], 1, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!", "{done}");
+
+    // Sampling, answered with an error: the call fails with -32603 and the server keeps serving.
+    p.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "test_input_required_result_sampling", "arguments": {}}}))
+        .await;
+    let ask = p.next().await;
+    assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+    p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -1, "message": "user said no"}})).await;
+    let failed = p.next().await;
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(failed["error"]["message"].as_str().unwrap().contains("user said no"), "{failed}");
+    p.ok(3, "ping", json!({}), "EmptyResult").await;
+}
+
+#[tokio::test]
+async fn undeclared_capabilities_are_never_asked_for() {
+    let mut p = Proc::spawn();
+    p.initialize(json!({})).await;
+    let r =
+        p.request(1, "tools/call", json!({"name": "test_input_required_result_elicitation", "arguments": {}})).await;
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+}
+
+#[tokio::test]
+async fn set_level_enables_log_messages_and_subscriptions_gate_updates() {
+    let mut p = Proc::spawn();
+    p.initialize(json!({})).await;
+    p.ok(1, "logging/setLevel", json!({"level": "debug"}), "EmptyResult").await;
+    assert_eq!(p.request(2, "logging/setLevel", json!({"level": "loud"})).await["error"]["code"], -32602);
+    p.ok(3, "resources/subscribe", json!({"uri": "test://static-text"}), "EmptyResult").await;
+    p.ok(4, "resources/unsubscribe", json!({"uri": "test://static-text"}), "EmptyResult").await;
+}

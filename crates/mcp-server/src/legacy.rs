@@ -1,0 +1,268 @@
+//! Serving legacy (initialize-based, 2025-11-25 and earlier) clients: the dual-era server.
+//!
+//! An `initialize` request opens a [`LegacySession`] (one per stdio process, one per
+//! `Mcp-Session-Id` on HTTP). The session remembers what the handshake negotiated (version,
+//! client capabilities, client info) plus the legacy session state (`logging/setLevel`,
+//! `resources/subscribe`), and serves each later request with the same handlers as modern
+//! requests: the per-request fields come from the session instead of `_meta`.
+//!
+//! Handlers are written once. When one needs client input (`ctx.inputs()`), a modern client gets
+//! an `input_required` result; a legacy session instead sends each input request to the client
+//! as a server-to-client request through the transport's [`ClientPeer`], then runs the handler
+//! again with the answers, exactly as a modern client's retry would.
+
+use crate::context::RequestEnv;
+use crate::server::{method_not_found, ChangeEvent, Server};
+use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
+use mcp_protocol::{version, ProtocolError, Request};
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How many rounds of client input one legacy request may take before it is refused.
+const MAX_INPUT_ROUNDS: usize = 16;
+
+/// No `logging/setLevel` yet: log messages are not sent.
+const NO_LEVEL: u8 = u8::MAX;
+
+/// Sends requests to the client of a legacy session (elicitation, sampling, roots) and waits for
+/// the answers. Transports implement it: stdio writes to stdout and matches responses read from
+/// stdin; HTTP sends on the open SSE stream and matches responses POSTed back.
+pub trait ClientPeer: Send + Sync {
+    /// Sends `method` with `params` to the client; resolves to the response's `result`, or to an
+    /// error when the client answered with one or went away.
+    fn request(&self, method: &str, params: Value) -> crate::BoxFuture<Result<Value, ProtocolError>>;
+}
+
+/// The state of one legacy session. Cheap to clone.
+#[derive(Clone)]
+pub struct LegacySession {
+    inner: Arc<SessionInner>,
+}
+
+struct SessionInner {
+    server: Server,
+    protocol_version: String,
+    client_capabilities: Map<String, Value>,
+    client_info: Option<Value>,
+    log_level: AtomicU8,
+    initialized: AtomicBool,
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession").field("protocol_version", &self.inner.protocol_version).finish()
+    }
+}
+
+/// Whether a request carries the modern per-request `_meta` (so is served statelessly even when
+/// a legacy session exists on the same connection).
+pub fn is_modern_request(params: &Map<String, Value>) -> bool {
+    params.get("_meta").and_then(Value::as_object).is_some_and(|m| m.contains_key(mcp_protocol::meta::PROTOCOL_VERSION))
+}
+
+impl Server {
+    /// Answers a legacy `initialize` request: negotiates the version (the client's if it is a
+    /// legacy version we speak, else our newest legacy version, as the legacy handshake says)
+    /// and returns the new session with the `InitializeResult`.
+    pub fn initialize(&self, params: &Map<String, Value>) -> Result<(LegacySession, Value), ProtocolError> {
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::invalid_params("initialize requires a string `protocolVersion`"))?;
+        let capabilities = match params.get("capabilities") {
+            Some(Value::Object(c)) => c.clone(),
+            None => Map::new(),
+            Some(_) => return Err(ProtocolError::invalid_params("`capabilities` must be an object")),
+        };
+        let client_info = match params.get("clientInfo") {
+            None => None,
+            Some(v @ Value::Object(o)) if o.get("name").is_some_and(Value::is_string) => Some(v.clone()),
+            Some(_) => return Err(ProtocolError::invalid_params("`clientInfo` must be an Implementation object")),
+        };
+        let negotiated = if version::LEGACY.contains(&requested) { requested } else { version::LEGACY[0] };
+        let mut result = Map::new();
+        result.insert("protocolVersion".into(), json!(negotiated));
+        result.insert("capabilities".into(), self.capabilities());
+        result.insert("serverInfo".into(), self.server_info().clone());
+        if let Some(i) = &self.inner.config.instructions {
+            result.insert("instructions".into(), json!(i));
+        }
+        let session = LegacySession {
+            inner: Arc::new(SessionInner {
+                server: self.clone(),
+                protocol_version: negotiated.to_owned(),
+                client_capabilities: capabilities,
+                client_info,
+                log_level: AtomicU8::new(NO_LEVEL),
+                initialized: AtomicBool::new(false),
+                subscriptions: Mutex::default(),
+            }),
+        };
+        Ok((session, Value::Object(result)))
+    }
+}
+
+impl LegacySession {
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.protocol_version
+    }
+
+    /// The capabilities the client declared in `initialize`.
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.inner.client_capabilities
+    }
+
+    /// Whether the client has sent `notifications/initialized`.
+    pub fn is_initialized(&self) -> bool {
+        self.inner.initialized.load(Ordering::Relaxed)
+    }
+
+    /// Takes a notification from the client (`notifications/initialized`; others are ignored,
+    /// except `notifications/cancelled`, which transports handle).
+    pub fn notification(&self, method: &str) {
+        if method == "notifications/initialized" {
+            self.inner.initialized.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Serves one request of this session. `peer` carries server-to-client requests; without
+    /// one, a handler that needs client input fails with `-32603`.
+    pub async fn handle(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        peer: Option<Arc<dyn ClientPeer>>,
+    ) -> Result<Value, ProtocolError> {
+        let params = &req.params;
+        match req.method.as_str() {
+            "ping" => return Ok(json!({})),
+            "initialize" => return Err(ProtocolError::InvalidRequest("the session is already initialized".into())),
+            "logging/setLevel" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ProtocolError::invalid_params("logging/setLevel requires a string `level`"))?;
+                let rank = log_level_rank(level)
+                    .ok_or_else(|| ProtocolError::invalid_params(format!("invalid log level {level:?}")))?;
+                self.inner.log_level.store(rank, Ordering::Relaxed);
+                return Ok(json!({}));
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let uri = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ProtocolError::invalid_params(format!("{} requires a string `uri`", req.method)))?;
+                let mut subs = self.inner.subscriptions.lock().expect("subscriptions lock");
+                if req.method == "resources/subscribe" {
+                    subs.insert(uri.to_owned());
+                } else {
+                    subs.remove(uri);
+                }
+                return Ok(json!({}));
+            }
+            // Modern-only methods do not exist in a legacy session.
+            "server/discover" | "subscriptions/listen" => return Err(method_not_found(&req.method)),
+            _ => {}
+        }
+        let mut req = req;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let meta = self.request_meta(&req.params);
+            let mut result = self.inner.server.process_with(req.clone(), env.clone(), Some(meta)).await?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                strip_modern_fields(&mut result);
+                return Ok(result);
+            }
+            let peer = peer.as_ref().ok_or_else(|| {
+                ProtocolError::Internal("the handler needs client input, which this transport cannot ask for".into())
+            })?;
+            let (responses, state) = ask_client(peer.as_ref(), &mut result).await?;
+            req.params.insert("inputResponses".into(), Value::Object(responses));
+            match state {
+                Some(s) => req.params.insert("requestState".into(), s),
+                None => req.params.remove("requestState"),
+            };
+        }
+        Err(ProtocolError::Internal(format!("the handler asked for client input more than {MAX_INPUT_ROUNDS} times")))
+    }
+
+    /// Serializes the JSON-RPC response for an outcome of [`LegacySession::handle`] (legacy
+    /// results carry no `resultType` and no `serverInfo`).
+    pub fn encode_response(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+        let message = match outcome {
+            Ok(v) => mcp_protocol::jsonrpc::result_response(id, v.clone()),
+            Err(e) => e.to_response(Some(id)),
+        };
+        serde_json::to_vec(&message).expect("JSON serializes")
+    }
+
+    /// The notification a change event means for this session, if any: list changes always,
+    /// `notifications/resources/updated` only for subscribed URIs.
+    pub fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
+        let (method, params) = match event {
+            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({})),
+            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({})),
+            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({})),
+            ChangeEvent::ResourceUpdated(uri) => {
+                if !self.inner.subscriptions.lock().expect("subscriptions lock").contains(uri) {
+                    return None;
+                }
+                ("notifications/resources/updated", json!({ "uri": uri }))
+            }
+        };
+        Some(json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+    }
+
+    /// The per-request fields a modern request would carry, from the session.
+    fn request_meta(&self, params: &Map<String, Value>) -> RequestMeta {
+        let level = self.inner.log_level.load(Ordering::Relaxed);
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get(PROGRESS_TOKEN))
+            .filter(|t| t.is_string() || t.as_i64().is_some() || t.as_u64().is_some())
+            .cloned();
+        RequestMeta {
+            protocol_version: self.inner.protocol_version.clone(),
+            client_capabilities: self.inner.client_capabilities.clone(),
+            client_info: self.inner.client_info.clone(),
+            log_level: (level != NO_LEVEL).then_some(level),
+            progress_token,
+        }
+    }
+}
+
+/// Sends every input request of an `input_required` result to the client; returns the answers
+/// keyed like the requests, and the request state to echo.
+async fn ask_client(
+    peer: &dyn ClientPeer,
+    result: &mut Value,
+) -> Result<(Map<String, Value>, Option<Value>), ProtocolError> {
+    let requests = match result.get_mut("inputRequests").map(Value::take) {
+        Some(Value::Object(r)) => r,
+        _ => Map::new(),
+    };
+    let state = result.get_mut("requestState").map(Value::take);
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::Internal(format!("input request {key} has no method")))?;
+        let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+        let answer = peer.request(method, params).await?;
+        responses.insert(key, answer);
+    }
+    Ok((responses, state))
+}
+
+/// Drops what only modern results carry: `resultType` and the caching hints.
+fn strip_modern_fields(result: &mut Value) {
+    if let Value::Object(o) = result {
+        o.remove("resultType");
+        o.remove("ttlMs");
+        o.remove("cacheScope");
+    }
+}
