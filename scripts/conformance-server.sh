@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official conformance suite's server scenarios against `mcp serve everything --http`.
 # Usage: scripts/conformance-server.sh CONFORMANCE_BIN MCP_BIN [OUTDIR]
-# Fails unless every scored 2026-07-28 scenario and the listed pending scenarios pass
+# Fails unless every scored 2026-07-28 scenario, the listed pending scenarios, and every scored
+# 2025-11-25 scenario (legacy clients on the same endpoint) pass
 # (and each of them ran at least one check).
 set -euo pipefail
 conf="$1"; mcp="$2"; out="${3:-$(mktemp -d)}"
@@ -17,10 +18,13 @@ done
 url="http://127.0.0.1:$port/mcp"
 status=0
 
-echo "== conformance server --requirements 2026-07-28"
-"$conf" server --url "$url" --requirements 2026-07-28 -o "$out/scored" >"$out/scored.txt" 2>&1 || true
-sed -n '/=== SUMMARY ===/,$p' "$out/scored.txt"
-python3 - "$out/scored.txt" <<'PY' || status=1
+# Runs the scored scenarios of one spec version; fails unless each passes with >= 1 check.
+scored() {
+  local version="$1" flag="$2" name="$3"
+  echo "== conformance server $flag $version"
+  "$conf" server --url "$url" "$flag" "$version" -o "$out/$name" >"$out/$name.txt" 2>&1 || true
+  sed -n '/=== SUMMARY ===/,$p' "$out/$name.txt"
+  python3 - "$out/$name.txt" <<'PY' || status=1
 import re, sys
 text = open(sys.argv[1]).read()
 summary = text.split("=== SUMMARY ===")[-1]
@@ -43,6 +47,12 @@ for b in bad:
 open(sys.argv[1] + ".count", "w").write(f"{len(scored) - len(bad)} {len(bad) + (0 if scored else 1)}\n")
 sys.exit(1 if bad or not scored else 0)
 PY
+}
+
+# The modern revision (every scored scenario), then the same endpoint serving legacy
+# (initialize-based) clients: the 2025-11-25 scenarios run with sessions.
+scored 2026-07-28 --requirements scored
+scored 2025-11-25 --spec-version legacy
 
 pending_pass=0
 for scenario in json-schema-2020-12 http-header-validation http-custom-header-server-validation; do
@@ -57,5 +67,7 @@ for scenario in json-schema-2020-12 http-header-validation http-custom-header-se
   fi
 done
 read -r scored_pass scored_fail < "$out/scored.txt.count" || { scored_pass=0; scored_fail=1; }
-echo "conformance (server): $((scored_pass + pending_pass)) passed, $((scored_fail + 3 - pending_pass)) failed"
+read -r legacy_pass legacy_fail < "$out/legacy.txt.count" || { legacy_pass=0; legacy_fail=1; }
+echo "conformance (server): 2026-07-28 $((scored_pass + pending_pass)) passed, $((scored_fail + 3 - pending_pass)) failed;" \
+  "2025-11-25 (legacy clients) $legacy_pass passed, $legacy_fail failed"
 exit $status

@@ -12,8 +12,14 @@
 //! `application/json`; once a handler emits a notification the response becomes an SSE stream.
 //! `subscriptions/listen` is always an SSE stream with keep-alive comments. Closing a response
 //! stream cancels the request's handler.
+//!
+//! Dual era: a legacy client's `initialize` (no modern `_meta`) opens a session with an
+//! `Mcp-Session-Id`; requests with that header are served by the legacy rules (server-to-client
+//! requests on the POST's SSE stream, answers POSTed back, GET for the session's notification
+//! stream, DELETE to end it). See [`HttpConfig::max_sessions`].
 
 mod body;
+mod legacy;
 mod service;
 mod validate;
 

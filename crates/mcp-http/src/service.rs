@@ -1,6 +1,10 @@
 //! The hyper service for the MCP endpoint and the accept loop.
 
 use crate::body::{sse_event, sse_event_bytes, McpBody};
+use crate::legacy::{
+    accepted, check_version_header, is_legacy_initialize, session_header, session_stream, status_only, with_session,
+    Sessions,
+};
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -11,7 +15,7 @@ use mcp_auth::{AuthConfig, AuthError};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::{is_known_method, RequestEnv, Server};
+use mcp_server::{is_known_method, LegacySession, RequestEnv, Server};
 use serde_json::Value;
 use std::convert::Infallible;
 use std::future::Future;
@@ -48,6 +52,11 @@ pub struct HttpConfig {
     /// the protected-resource metadata is served at `/.well-known/oauth-protected-resource` and
     /// its path-aware form, and handlers see the token subject as `ctx.principal()`.
     pub auth: Option<Arc<AuthConfig>>,
+    /// Most open legacy (initialize-based) sessions (default 1024; 0 refuses legacy clients).
+    /// When full, sessions idle longer than [`HttpConfig::session_idle`] are dropped first.
+    pub max_sessions: usize,
+    /// How long an unused legacy session lives (default 30 minutes).
+    pub session_idle: Duration,
 }
 
 impl Default for HttpConfig {
@@ -63,6 +72,8 @@ impl Default for HttpConfig {
             max_connections: 4096,
             header_read_timeout: Duration::from_secs(30),
             auth: None,
+            max_sessions: 1024,
+            session_idle: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -72,6 +83,7 @@ impl Default for HttpConfig {
 pub struct McpService {
     server: Server,
     config: Arc<HttpConfig>,
+    sessions: Arc<Sessions>,
 }
 
 type Resp = Response<McpBody>;
@@ -96,7 +108,7 @@ fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
     json_response(status, &e.to_response(id))
 }
 
-fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
+pub(crate) fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
     sse_response_headers(McpBody::Stream(rx))
 }
 
@@ -112,7 +124,8 @@ fn sse_response_headers(body: McpBody) -> Resp {
 impl McpService {
     /// A service serving `server` with `config`.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        Self { server, config: Arc::new(config) }
+        let sessions = Arc::new(Sessions::new(config.max_sessions, config.session_idle));
+        Self { server, config: Arc::new(config), sessions }
     }
 
     /// Handles one HTTP request.
@@ -139,30 +152,19 @@ impl McpService {
                 Err(e) => return auth_refusal(auth, &e),
             },
         };
+        if let Some(sid) = session_header(req.headers()) {
+            let sid = sid.to_owned();
+            return self.session_call(req, &sid, principal.map(|p| p.subject)).await;
+        }
         if req.method() != Method::POST {
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
             r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        let limit = self.config.max_body_bytes;
-        let too_large = ProtocolError::PayloadTooLarge { limit };
-        if let Some(len) =
-            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-        {
-            if len > limit {
-                return error_response(&too_large, None);
-            }
-        }
-        let (parts, body) = req.into_parts();
-        let bytes = match Limited::new(body, limit).collect().await {
-            Ok(c) => c.to_bytes(),
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-                return error_response(&too_large, None)
-            }
-            Err(_) => {
-                return error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None)
-            }
+        let (parts, bytes) = match self.read_body(req).await {
+            Ok(x) => x,
+            Err(r) => return r,
         };
         let msg = match parse_incoming(&bytes, self.config.max_depth) {
             Ok(m) => m,
@@ -175,6 +177,7 @@ impl McpService {
                 *r.status_mut() = StatusCode::ACCEPTED;
                 return r;
             }
+            Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => return self.open_session(r),
             Incoming::Request(r) => r,
         };
         if let Err(e) = check_request_headers(&parts.headers, &req, &self.server) {
@@ -199,6 +202,101 @@ impl McpService {
             return self.listen(req, principal);
         }
         self.request(req, principal).await
+    }
+
+    /// Reads a POST body within the size limit (413 beyond it).
+    async fn read_body(&self, req: Request<IncomingBody>) -> Result<(http::request::Parts, Bytes), Resp> {
+        let limit = self.config.max_body_bytes;
+        let too_large = ProtocolError::PayloadTooLarge { limit };
+        if let Some(len) =
+            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        {
+            if len > limit {
+                return Err(error_response(&too_large, None));
+            }
+        }
+        let (parts, body) = req.into_parts();
+        match Limited::new(body, limit).collect().await {
+            Ok(c) => Ok((parts, c.to_bytes())),
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+                Err(error_response(&too_large, None))
+            }
+            Err(_) => Err(error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None)),
+        }
+    }
+
+    /// A legacy client's `initialize`: opens a session and answers with its id.
+    fn open_session(&self, req: mcp_protocol::Request) -> Resp {
+        if self.config.max_sessions == 0 {
+            let versions = mcp_protocol::version::MODERN.join(", ");
+            let e = ProtocolError::MethodNotFound(format!(
+                "initialize (legacy sessions are off; supported versions: {versions})"
+            ));
+            return error_response(&e, Some(&req.id));
+        }
+        let (session, result) = match self.server.initialize(&req.params) {
+            Ok(x) => x,
+            Err(e) => return error_response(&e, Some(&req.id)),
+        };
+        let Some((sid, s)) = self.sessions.open(session) else {
+            let e = ProtocolError::Internal("too many open sessions; try again later".into());
+            let mut r = error_response(&e, Some(&req.id));
+            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            return r;
+        };
+        let body = s.session.encode_response(&req.id, &Ok(result));
+        with_session(bytes_response(StatusCode::OK, body), &sid)
+    }
+
+    /// A request carrying `Mcp-Session-Id`: served in that legacy session.
+    async fn session_call(&self, req: Request<IncomingBody>, sid: &str, principal: Option<String>) -> Resp {
+        let Some(s) = self.sessions.get(sid) else {
+            let e = ProtocolError::InvalidRequest("unknown or ended session".into());
+            let mut r = json_response(StatusCode::NOT_FOUND, &e.to_response(None));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            return r;
+        };
+        match *req.method() {
+            Method::DELETE => {
+                self.sessions.close(sid);
+                return status_only(StatusCode::OK);
+            }
+            Method::GET => return session_stream(&self.server, s, self.config.keep_alive),
+            Method::POST => {}
+            _ => {
+                let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
+                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                return r;
+            }
+        }
+        let (parts, bytes) = match self.read_body(req).await {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        if let Err(e) = check_version_header(&parts.headers, &s.session) {
+            return error_response(&e, None);
+        }
+        let req = match parse_incoming(&bytes, self.config.max_depth) {
+            Ok(Incoming::Request(r)) => r,
+            Ok(Incoming::Notification(n)) => {
+                s.session.notification(&n.method);
+                return accepted();
+            }
+            Err(rej) => {
+                // The client's answer to one of our requests.
+                let msg = serde_json::from_slice::<Value>(&bytes).ok();
+                if msg.as_ref().and_then(Value::as_object).is_some_and(|m| s.take_response(m)) {
+                    return accepted();
+                }
+                return error_response(&rej.error, rej.id.as_ref());
+            }
+        };
+        let id = req.id.clone();
+        let (env, note_rx, cancel) = request_env(principal);
+        let peer = s.peer(env.sink.clone().expect("sink"));
+        let session = s.session.clone();
+        let fut: Handling = Box::pin(async move { session.handle(req, env, Some(peer)).await });
+        with_session(self.respond(id, fut, note_rx, cancel, Encoder::Legacy(s.session.clone())).await, sid)
     }
 
     fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
@@ -231,12 +329,22 @@ impl McpService {
 
     async fn request(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
         let id = req.id.clone();
-        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
-        let cancel = CancellationToken::new();
-        let env = RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone() };
+        let (env, note_rx, cancel) = request_env(principal);
         let server = self.server.clone();
-        let mut fut: Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>> =
-            Box::pin(async move { server.process(req, env).await });
+        let fut: Handling = Box::pin(async move { server.process(req, env).await });
+        self.respond(id, fut, note_rx, cancel, Encoder::Modern(self.server.clone())).await
+    }
+
+    /// Runs a request's handler future: one JSON response if it finishes without notifying (or
+    /// asking the client anything), else an SSE stream of the notifications, then the response.
+    async fn respond(
+        &self,
+        id: Value,
+        mut fut: Handling,
+        mut note_rx: mpsc::UnboundedReceiver<Value>,
+        cancel: CancellationToken,
+        encoder: Encoder,
+    ) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
         let guard = cancel.drop_guard();
@@ -246,9 +354,9 @@ impl McpService {
             r = &mut fut => {
                 guard.disarm();
                 let Ok(n) = note_rx.try_recv() else {
-                    return match r {
-                        Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(&id, &r)),
-                        Err(e) => error_response(&e, Some(&id)),
+                    return match (&r, &encoder) {
+                        (Err(e), Encoder::Modern(_)) => error_response(e, Some(&id)),
+                        _ => bytes_response(StatusCode::OK, encoder.encode(&id, &r)),
                     };
                 };
                 // Notifications were emitted: one SSE body with them, then the response.
@@ -256,14 +364,13 @@ impl McpService {
                 while let Ok(n) = note_rx.try_recv() {
                     body.extend_from_slice(&sse_event(&n));
                 }
-                body.extend_from_slice(&sse_event_bytes(&self.server.encode_response(&id, &r)));
+                body.extend_from_slice(&sse_event_bytes(&encoder.encode(&id, &r)));
                 return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
             }
             Some(n) = note_rx.recv() => n,
         };
         // A notification arrived while the handler still runs: switch to SSE.
         let (tx, rx) = mpsc::channel::<Bytes>(64);
-        let server = self.server.clone();
         tokio::spawn(async move {
             if tx.send(sse_event(&first)).await.is_err() {
                 return; // dropping `guard` cancels
@@ -277,7 +384,7 @@ impl McpService {
                         while let Ok(n) = note_rx.try_recv() {
                             if tx.send(sse_event(&n)).await.is_err() { return; }
                         }
-                        let _ = tx.send(sse_event_bytes(&server.encode_response(&id, &r))).await;
+                        let _ = tx.send(sse_event_bytes(&encoder.encode(&id, &r))).await;
                         return;
                     }
                     // The client closed the stream: drop the handler (cancellation).
@@ -286,6 +393,31 @@ impl McpService {
             }
         });
         sse_response(rx)
+    }
+}
+
+type Handling = Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>>;
+
+/// The environment of one request: its notification channel and cancellation token.
+fn request_env(principal: Option<String>) -> (RequestEnv, mpsc::UnboundedReceiver<Value>, CancellationToken) {
+    let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
+    let cancel = CancellationToken::new();
+    (RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone() }, note_rx, cancel)
+}
+
+/// How a response is written: modern results get `resultType` and `serverInfo`; legacy ones
+/// not, and legacy errors travel with HTTP 200 like any other JSON-RPC response.
+enum Encoder {
+    Modern(Server),
+    Legacy(LegacySession),
+}
+
+impl Encoder {
+    fn encode(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+        match self {
+            Encoder::Modern(s) => s.encode_response(id, outcome),
+            Encoder::Legacy(s) => s.encode_response(id, outcome),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ pub(crate) fn text(t: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": t.into() }] })
 }
 
-fn no_args(name: &str, description: &str) -> Value {
+pub(crate) fn no_args(name: &str, description: &str) -> Value {
     json!({ "name": name, "description": description, "inputSchema": { "type": "object", "properties": {} } })
 }
 
@@ -70,7 +70,7 @@ fn ask_confirmation_once(ctx: &Context) -> Result<(), HandlerError> {
     Ok(())
 }
 
-fn sampling(question: &str, max_tokens: u32) -> Value {
+pub(crate) fn sampling(question: &str, max_tokens: u32) -> Value {
     json!({"messages": [{"role": "user", "content": {"type": "text", "text": question}}], "maxTokens": max_tokens})
 }
 

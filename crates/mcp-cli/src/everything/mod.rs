@@ -4,6 +4,7 @@
 mod content;
 mod demo;
 mod fixtures;
+mod legacy;
 
 use mcp::prelude::*;
 
@@ -15,5 +16,6 @@ pub fn server() -> Server {
     let b = fixtures::register(b);
     let b = content::register(b);
     let b = demo::register(b);
+    let b = legacy::register(b);
     b.build().expect("everything server definitions are valid")
 }

@@ -1,0 +1,209 @@
+//! Legacy (initialize-based) clients on the same endpoint: Streamable HTTP sessions.
+//!
+//! A POST of `initialize` without modern `_meta` opens a session and answers with its
+//! `Mcp-Session-Id`. Requests carrying that header are served in the session (see
+//! [`mcp_server::LegacySession`]); a handler's server-to-client requests (elicitation,
+//! sampling, roots) go out on the request's SSE stream and the client POSTs the answers back
+//! (202). GET with the header opens the session's stream of list-change and subscribed
+//! resource-update notifications; DELETE ends the session. Unknown or ended sessions get 404.
+
+use crate::body::{sse_event, McpBody};
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
+use mcp_protocol::ProtocolError;
+use mcp_server::{ClientPeer, LegacySession, NotificationSink, Server};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+/// The session header of legacy Streamable HTTP.
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+
+type Waiters = Mutex<HashMap<String, oneshot::Sender<Result<Value, ProtocolError>>>>;
+
+/// One legacy session.
+pub(crate) struct HttpSession {
+    pub(crate) session: LegacySession,
+    /// Server-to-client requests waiting for the client's POSTed answer, by JSON-RPC id.
+    waiters: Arc<Waiters>,
+    next_id: Arc<AtomicU64>,
+    last_used: Mutex<Instant>,
+}
+
+impl HttpSession {
+    /// A peer that sends this session's server-to-client requests through `sink` (the SSE
+    /// stream of the POST being served).
+    pub(crate) fn peer(&self, sink: NotificationSink) -> Arc<dyn ClientPeer> {
+        Arc::new(StreamPeer { sink, waiters: self.waiters.clone(), next_id: self.next_id.clone() })
+    }
+
+    /// Hands a JSON-RPC response POSTed by the client to the request waiting for it. Returns
+    /// false when the message is not a response.
+    pub(crate) fn take_response(&self, msg: &Map<String, Value>) -> bool {
+        if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
+            return false;
+        }
+        let Some(id) = msg.get("id") else { return false };
+        if let Some(waiter) = self.waiters.lock().expect("lock").remove(&id.to_string()) {
+            let answer = match (msg.get("result"), msg.get("error")) {
+                (Some(r), _) => Ok(r.clone()),
+                (None, e) => Err(ProtocolError::Internal(format!(
+                    "the client refused the request: {}",
+                    e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
+                ))),
+            };
+            let _ = waiter.send(answer);
+        }
+        true
+    }
+}
+
+struct StreamPeer {
+    sink: NotificationSink,
+    waiters: Arc<Waiters>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl ClientPeer for StreamPeer {
+    fn request(&self, method: &str, params: Value) -> mcp_server::BoxFuture<Result<Value, ProtocolError>> {
+        let id = Value::String(format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
+        let (tx, rx) = oneshot::channel();
+        self.waiters.lock().expect("lock").insert(id.to_string(), tx);
+        self.sink.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        Box::pin(async move { rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the session ended".into()))) })
+    }
+}
+
+/// Every open session, bounded in number and idle time.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<HttpSession>>>,
+    max: usize,
+    idle: Duration,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+        Self { map: Mutex::default(), max, idle }
+    }
+
+    /// Opens a session; `None` when the limit is reached even after dropping idle ones.
+    pub(crate) fn open(&self, session: LegacySession) -> Option<(String, Arc<HttpSession>)> {
+        let mut map = self.map.lock().expect("sessions lock");
+        if map.len() >= self.max {
+            let idle = self.idle;
+            map.retain(|_, s| s.last_used.lock().expect("lock").elapsed() < idle);
+            if map.len() >= self.max {
+                return None;
+            }
+        }
+        let id = format!("{:032x}", rand::random::<u128>());
+        let s = Arc::new(HttpSession {
+            session,
+            waiters: Arc::default(),
+            next_id: Arc::new(AtomicU64::new(1)),
+            last_used: Mutex::new(Instant::now()),
+        });
+        map.insert(id.clone(), s.clone());
+        Some((id, s))
+    }
+
+    /// The live session `id`, marked as used now.
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let mut map = self.map.lock().expect("sessions lock");
+        let s = map.get(id)?.clone();
+        let mut last = s.last_used.lock().expect("lock");
+        if last.elapsed() >= self.idle {
+            drop(last);
+            map.remove(id);
+            return None;
+        }
+        *last = Instant::now();
+        drop(last);
+        Some(s)
+    }
+
+    /// Ends session `id`; whether it existed. Waiting server-to-client requests fail.
+    pub(crate) fn close(&self, id: &str) -> bool {
+        let removed = self.map.lock().expect("sessions lock").remove(id);
+        if let Some(s) = &removed {
+            s.waiters.lock().expect("lock").clear();
+        }
+        removed.is_some()
+    }
+}
+
+/// The `Mcp-Session-Id` header, if present.
+pub(crate) fn session_header(h: &HeaderMap) -> Option<&str> {
+    h.get(SESSION_ID).map(|v| v.to_str().unwrap_or(""))
+}
+
+/// A legacy request's `MCP-Protocol-Version` header must be the negotiated version when sent.
+pub(crate) fn check_version_header(h: &HeaderMap, session: &LegacySession) -> Result<(), ProtocolError> {
+    match h.get(mcp_protocol::headers::PROTOCOL_VERSION).map(|v| v.to_str().unwrap_or("")) {
+        None => Ok(()),
+        Some(v) if v == session.protocol_version() => Ok(()),
+        Some(v) => Err(ProtocolError::InvalidRequest(format!(
+            "MCP-Protocol-Version {v:?} is not this session's version {}",
+            session.protocol_version()
+        ))),
+    }
+}
+
+/// Whether a POST is a legacy client's opening `initialize` (no modern `_meta`, and no modern
+/// version in the header).
+pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -> bool {
+    let header_modern = h
+        .get(mcp_protocol::headers::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(mcp_protocol::version::is_supported_modern);
+    req.method == "initialize" && !header_modern && !mcp_server::is_modern_request(&req.params)
+}
+
+/// The session's standalone stream: list changes and subscribed resource updates, with SSE
+/// keep-alive comments, until the client disconnects, the session ends or the server stops.
+pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_alive: Duration) -> Response<McpBody> {
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let mut events = server.events();
+    let shutdown = server.shutdown_token();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
+        loop {
+            tokio::select! {
+                e = events.recv() => match e {
+                    Ok(e) => if let Some(n) = session.session.notification_for(&e) {
+                        if tx.send(sse_event(&n)).await.is_err() { return }
+                    },
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                },
+                _ = tick.tick() => if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return },
+                _ = tx.closed() => return,
+                _ = shutdown.cancelled() => return,
+            }
+        }
+    });
+    crate::service::sse_response(rx)
+}
+
+/// `202 Accepted` with no body (notifications and responses POSTed by the client).
+pub(crate) fn accepted() -> Response<McpBody> {
+    status_only(StatusCode::ACCEPTED)
+}
+
+pub(crate) fn status_only(status: StatusCode) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = status;
+    r
+}
+
+/// Adds the session id header to a response.
+pub(crate) fn with_session(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        r.headers_mut().insert(SESSION_ID, v);
+    }
+    r.headers_mut().insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("Mcp-Session-Id"));
+    r
+}
