@@ -10,7 +10,7 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-const LEGACY: &str = "2025-11-25";
+const LEGACY: &str = LEGACY_PV;
 
 struct Proc {
     _child: Child,
@@ -43,13 +43,7 @@ impl Proc {
     async fn next(&mut self) -> Value {
         let line = within("a line on stdout", self.out.next_line()).await.expect("read").expect("not EOF");
         let v: Value = serde_json::from_str(&line).expect("stdout line is JSON");
-        let def = match (v.get("method"), v.get("id"), v.get("error")) {
-            (Some(_), Some(_), _) => "ServerRequest",
-            (Some(_), None, _) => "ServerNotification",
-            (None, _, Some(_)) => "JSONRPCErrorResponse",
-            (None, _, None) => "JSONRPCResultResponse",
-        };
-        assert_schema_of(LEGACY, def, &v);
+        assert_legacy_wire(&v);
         v
     }
 
@@ -150,11 +144,22 @@ async fn undeclared_capabilities_are_never_asked_for() {
 }
 
 #[tokio::test]
-async fn set_level_enables_log_messages_and_subscriptions_gate_updates() {
+async fn set_level_enables_log_messages_and_subscribe_is_accepted() {
     let mut p = Proc::spawn();
     p.initialize(json!({})).await;
     p.ok(1, "logging/setLevel", json!({"level": "debug"}), "EmptyResult").await;
     assert_eq!(p.request(2, "logging/setLevel", json!({"level": "loud"})).await["error"]["code"], -32602);
+    p.send(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                   "params": {"name": "test_tool_with_logging", "arguments": {}}}))
+        .await;
+    for expected in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+        let n = p.next().await;
+        assert_eq!(
+            (n["method"].as_str(), n["params"]["data"].as_str()),
+            (Some("notifications/message"), Some(expected))
+        );
+    }
+    assert_eq!(p.next().await["id"], 9);
     p.ok(3, "resources/subscribe", json!({"uri": "test://static-text"}), "EmptyResult").await;
     p.ok(4, "resources/unsubscribe", json!({"uri": "test://static-text"}), "EmptyResult").await;
 }

@@ -242,6 +242,21 @@ pub fn assert_wire(v: &Value) {
     }
 }
 
+/// The legacy revision the dual-era tests speak.
+pub const LEGACY_PV: &str = "2025-11-25";
+
+/// Checks any message a server sends to a legacy (2025-11-25) client against that schema.
+#[track_caller]
+pub fn assert_legacy_wire(v: &Value) {
+    let def = match (v.get("method"), v.get("id"), v.get("error")) {
+        (Some(_), Some(_), _) => "ServerRequest",
+        (Some(_), None, _) => "ServerNotification",
+        (None, _, Some(_)) => "JSONRPCErrorResponse",
+        (None, _, None) => "JSONRPCResultResponse",
+    };
+    assert_schema_of(LEGACY_PV, def, v);
+}
+
 /// Checks a `result` against the result type of `method`.
 #[track_caller]
 pub fn assert_result_schema(method: &str, result: &Value) {
@@ -610,6 +625,17 @@ impl Drop for Streaming {
 }
 
 impl Streaming {
+    /// Checks events against the legacy (2025-11-25) schema instead.
+    pub fn legacy(mut self) -> Self {
+        self.parser.legacy = true;
+        self
+    }
+
+    /// A response header, or "".
+    pub fn header(&self, name: &str) -> &str {
+        header(&self.headers, name)
+    }
+
     /// The `Content-Type` header, or "".
     pub fn content_type(&self) -> &str {
         header(&self.headers, "content-type")
@@ -644,6 +670,8 @@ impl Streaming {
 #[derive(Default)]
 pub struct SseParser {
     buf: Vec<u8>,
+    /// Check events against the legacy schema (see [`Streaming::legacy`]).
+    legacy: bool,
 }
 
 impl SseParser {
@@ -676,7 +704,11 @@ impl SseParser {
                 [one] => {
                     let v =
                         serde_json::from_str(one).unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {event:?}"));
-                    assert_wire(&v);
+                    if self.legacy {
+                        assert_legacy_wire(&v);
+                    } else {
+                        assert_wire(&v);
+                    }
                     return Some(v);
                 }
                 _ => panic!("one JSON message per event, on one data line: {event:?}"),

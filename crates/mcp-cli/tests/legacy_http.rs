@@ -1,0 +1,140 @@
+//! Dual-era over Streamable HTTP: legacy (2025-11-25) clients with `Mcp-Session-Id` sessions on
+//! the same endpoint as modern stateless requests. Every message the server sends to the legacy
+//! client is checked against the 2025-11-25 schema.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Headers of a legacy POST: no modern headers, the session id once there is one.
+fn legacy_headers(session: Option<&str>) -> Headers {
+    let mut h = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        ("accept".to_owned(), "application/json, text/event-stream".to_owned()),
+    ];
+    if let Some(s) = session {
+        h.push(("mcp-session-id".to_owned(), s.to_owned()));
+        h.push(("mcp-protocol-version".to_owned(), LEGACY_PV.to_owned()));
+    }
+    h
+}
+
+fn rpc(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// POSTs a legacy message and returns the response.
+async fn post_legacy(srv: &TestServer, session: Option<&str>, body: &Value) -> Resp {
+    post(srv.addr, &legacy_headers(session), body.to_string()).await
+}
+
+/// The final message of a legacy response (JSON body or last SSE event), schema-checked.
+fn legacy_message(r: &Resp) -> Value {
+    let v: Value = if r.content_type().starts_with("text/event-stream") {
+        let text = r.text();
+        let data = text.lines().filter_map(|l| l.strip_prefix("data: ")).next_back().expect("an SSE event");
+        serde_json::from_str(data).expect("SSE data is JSON")
+    } else {
+        serde_json::from_slice(&r.body).expect("JSON body")
+    };
+    assert_legacy_wire(&v);
+    v
+}
+
+/// Opens a session (initialize + initialized) with `capabilities`; returns its id.
+async fn open_session(srv: &TestServer, capabilities: Value) -> String {
+    let init = rpc(
+        0,
+        "initialize",
+        json!({"protocolVersion": LEGACY_PV, "capabilities": capabilities,
+                                          "clientInfo": {"name": "legacy-http-test", "version": "1"}}),
+    );
+    let r = post_legacy(srv, None, &init).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let result = legacy_message(&r)["result"].clone();
+    assert_schema_of(LEGACY_PV, "InitializeResult", &result);
+    assert_eq!(result["protocolVersion"], LEGACY_PV);
+    let sid = r.header("mcp-session-id").to_owned();
+    assert!(sid.len() >= 16 && sid.bytes().all(|b| b.is_ascii_graphic()), "session id {sid:?}");
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post_legacy(srv, Some(&sid), &note).await.status, 202);
+    sid
+}
+
+#[tokio::test]
+async fn a_session_serves_legacy_requests_beside_modern_ones() {
+    let srv = TestServer::everything().await;
+    let sid = open_session(&srv, json!({})).await;
+    let r = post_legacy(&srv, Some(&sid), &rpc(1, "tools/list", json!({}))).await;
+    assert_eq!(r.status, 200);
+    let list = legacy_message(&r)["result"].clone();
+    assert_schema_of(LEGACY_PV, "ListToolsResult", &list);
+    assert!(list.get("resultType").is_none() && list.get("ttlMs").is_none(), "{list}");
+    let r = post_legacy(&srv, Some(&sid), &rpc(2, "ping", json!({}))).await;
+    assert_eq!(legacy_message(&r)["result"], json!({}));
+    // JSON-RPC errors of a session travel with HTTP 200.
+    let r = post_legacy(&srv, Some(&sid), &rpc(3, "tools/call", json!({"name": "nope"}))).await;
+    assert_eq!((r.status, legacy_message(&r)["error"]["code"].as_i64()), (200, Some(-32602)));
+    // The same endpoint still serves modern requests statelessly.
+    let echo = srv.tool_ok(4, "echo", json!({"text": "modern"})).await;
+    assert_eq!(echo["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn elicitation_goes_out_on_the_stream_and_the_answer_is_posted_back() {
+    let srv = TestServer::everything().await;
+    let sid = open_session(&srv, json!({"elicitation": {}})).await;
+    let call = rpc(7, "tools/call", json!({"name": "test_elicitation", "arguments": {"message": "Who are you?"}}));
+    let mut stream = open(srv.addr, "POST", "/mcp", &legacy_headers(Some(&sid)), full(call.to_string())).await.legacy();
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.header("mcp-session-id"), sid);
+    let ask = stream.next().await.expect("a server request");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"]["message"], "Who are you?");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
+                        "result": {"action": "accept", "content": {"username": "ada", "email": "a@example.com"}}});
+    assert_eq!(post_legacy(&srv, Some(&sid), &answer).await.status, 202);
+    let done = stream.next().await.expect("the response");
+    assert_eq!(done["id"], 7, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("accept") && text.contains("ada"), "{text}");
+}
+
+#[tokio::test]
+async fn the_session_stream_carries_list_changes() {
+    let srv = TestServer::everything().await;
+    let sid = open_session(&srv, json!({})).await;
+    let mut events = open(srv.addr, "GET", "/mcp", &legacy_headers(Some(&sid)), full(Vec::<u8>::new())).await.legacy();
+    assert_eq!(events.status, 200);
+    assert!(events.content_type().starts_with("text/event-stream"));
+    let r = post_legacy(&srv, Some(&sid), &rpc(1, "tools/call", json!({"name": "toggle_extra_tool"}))).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let n = events.next().await.expect("a notification");
+    assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+}
+
+#[tokio::test]
+async fn sessions_end_with_delete_and_unknown_ones_get_404() {
+    let srv = TestServer::everything().await;
+    let sid = open_session(&srv, json!({})).await;
+    // A version header other than the negotiated one is refused.
+    let mut h = legacy_headers(Some(&sid));
+    h = set_header(h, "mcp-protocol-version", Some("2025-06-18"));
+    assert_eq!(post(srv.addr, &h, rpc(1, "ping", json!({})).to_string()).await.status, 400);
+    let r = send(srv.addr, "DELETE", "/mcp", &legacy_headers(Some(&sid)), full(Vec::<u8>::new())).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(post_legacy(&srv, Some(&sid), &rpc(2, "ping", json!({}))).await.status, 404);
+    assert_eq!(post_legacy(&srv, Some("no-such-session"), &rpc(3, "ping", json!({}))).await.status, 404);
+}
+
+#[tokio::test]
+async fn legacy_clients_can_be_refused() {
+    let srv = TestServer::start(mcp_cli::everything::server(), config(|c| c.max_sessions = 0)).await;
+    let init = rpc(0, "initialize", json!({"protocolVersion": LEGACY_PV, "capabilities": {}}));
+    let r = post_legacy(&srv, None, &init).await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    let e: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(e["error"]["code"], -32601);
+    assert!(e["error"]["message"].as_str().unwrap().contains("2026-07-28"), "{e}");
+}
