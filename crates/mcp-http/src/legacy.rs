@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 /// The session header of legacy Streamable HTTP.
-pub(crate) const SESSION_ID: &str = "mcp-session-id";
+pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 type Waiters = Mutex<HashMap<String, oneshot::Sender<Result<Value, ProtocolError>>>>;
 
@@ -137,7 +137,7 @@ impl Sessions {
 
 /// The `Mcp-Session-Id` header, if present.
 pub(crate) fn session_header(h: &HeaderMap) -> Option<&str> {
-    h.get(SESSION_ID).map(|v| v.to_str().unwrap_or(""))
+    h.get(&SESSION_ID).map(|v| v.to_str().unwrap_or(""))
 }
 
 /// A legacy request's `MCP-Protocol-Version` header must be the negotiated version when sent.
@@ -155,11 +155,12 @@ pub(crate) fn check_version_header(h: &HeaderMap, session: &LegacySession) -> Re
 /// Whether a POST is a legacy client's opening `initialize` (no modern `_meta`, and no modern
 /// version in the header).
 pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -> bool {
-    let header_modern = h
-        .get(mcp_protocol::headers::PROTOCOL_VERSION)
+    if req.method != "initialize" || mcp_server::is_modern_request(&req.params) {
+        return false;
+    }
+    !h.get(mcp_protocol::headers::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(mcp_protocol::version::is_supported_modern);
-    req.method == "initialize" && !header_modern && !mcp_server::is_modern_request(&req.params)
+        .is_some_and(mcp_protocol::version::is_supported_modern)
 }
 
 /// The session's standalone stream: list changes and subscribed resource updates, with SSE
@@ -202,7 +203,7 @@ pub(crate) fn status_only(status: StatusCode) -> Response<McpBody> {
 /// Adds the session id header to a response.
 pub(crate) fn with_session(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
     if let Ok(v) = HeaderValue::from_str(id) {
-        r.headers_mut().insert(SESSION_ID, v);
+        r.headers_mut().insert(SESSION_ID.clone(), v);
     }
     r.headers_mut().insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("Mcp-Session-Id"));
     r

@@ -15,7 +15,8 @@ use mcp_auth::{AuthConfig, AuthError};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::{is_known_method, LegacySession, RequestEnv, Server};
+use mcp_protocol::version::Era;
+use mcp_server::{is_known_method, RequestEnv, Server};
 use serde_json::Value;
 use std::convert::Infallible;
 use std::future::Future;
@@ -296,7 +297,7 @@ impl McpService {
         let peer = s.peer(env.sink.clone().expect("sink"));
         let session = s.session.clone();
         let fut: Handling = Box::pin(async move { session.handle(req, env, Some(peer)).await });
-        with_session(self.respond(id, fut, note_rx, cancel, Encoder::Legacy(s.session.clone())).await, sid)
+        with_session(self.respond(id, fut, note_rx, cancel, Era::Legacy).await, sid)
     }
 
     fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
@@ -332,7 +333,7 @@ impl McpService {
         let (env, note_rx, cancel) = request_env(principal);
         let server = self.server.clone();
         let fut: Handling = Box::pin(async move { server.process(req, env).await });
-        self.respond(id, fut, note_rx, cancel, Encoder::Modern(self.server.clone())).await
+        self.respond(id, fut, note_rx, cancel, Era::Modern).await
     }
 
     /// Runs a request's handler future: one JSON response if it finishes without notifying (or
@@ -343,7 +344,7 @@ impl McpService {
         mut fut: Handling,
         mut note_rx: mpsc::UnboundedReceiver<Value>,
         cancel: CancellationToken,
-        encoder: Encoder,
+        era: Era,
     ) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
@@ -354,9 +355,10 @@ impl McpService {
             r = &mut fut => {
                 guard.disarm();
                 let Ok(n) = note_rx.try_recv() else {
-                    return match (&r, &encoder) {
-                        (Err(e), Encoder::Modern(_)) => error_response(e, Some(&id)),
-                        _ => bytes_response(StatusCode::OK, encoder.encode(&id, &r)),
+                    // Legacy errors travel with HTTP 200 like any other JSON-RPC response.
+                    return match (&r, era) {
+                        (Err(e), Era::Modern) => error_response(e, Some(&id)),
+                        _ => bytes_response(StatusCode::OK, self.server.encode_response_in(era, &id, &r)),
                     };
                 };
                 // Notifications were emitted: one SSE body with them, then the response.
@@ -364,13 +366,14 @@ impl McpService {
                 while let Ok(n) = note_rx.try_recv() {
                     body.extend_from_slice(&sse_event(&n));
                 }
-                body.extend_from_slice(&sse_event_bytes(&encoder.encode(&id, &r)));
+                body.extend_from_slice(&sse_event_bytes(&self.server.encode_response_in(era, &id, &r)));
                 return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
             }
             Some(n) = note_rx.recv() => n,
         };
         // A notification arrived while the handler still runs: switch to SSE.
         let (tx, rx) = mpsc::channel::<Bytes>(64);
+        let server = self.server.clone();
         tokio::spawn(async move {
             if tx.send(sse_event(&first)).await.is_err() {
                 return; // dropping `guard` cancels
@@ -384,7 +387,7 @@ impl McpService {
                         while let Ok(n) = note_rx.try_recv() {
                             if tx.send(sse_event(&n)).await.is_err() { return; }
                         }
-                        let _ = tx.send(sse_event_bytes(&encoder.encode(&id, &r))).await;
+                        let _ = tx.send(sse_event_bytes(&server.encode_response_in(era, &id, &r))).await;
                         return;
                     }
                     // The client closed the stream: drop the handler (cancellation).
@@ -403,22 +406,6 @@ fn request_env(principal: Option<String>) -> (RequestEnv, mpsc::UnboundedReceive
     let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
     let cancel = CancellationToken::new();
     (RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone() }, note_rx, cancel)
-}
-
-/// How a response is written: modern results get `resultType` and `serverInfo`; legacy ones
-/// not, and legacy errors travel with HTTP 200 like any other JSON-RPC response.
-enum Encoder {
-    Modern(Server),
-    Legacy(LegacySession),
-}
-
-impl Encoder {
-    fn encode(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
-        match self {
-            Encoder::Modern(s) => s.encode_response(id, outcome),
-            Encoder::Legacy(s) => s.encode_response(id, outcome),
-        }
-    }
 }
 
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from

@@ -192,11 +192,7 @@ impl LegacySession {
     /// Serializes the JSON-RPC response for an outcome of [`LegacySession::handle`] (legacy
     /// results carry no `resultType` and no `serverInfo`).
     pub fn encode_response(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
-        let message = match outcome {
-            Ok(v) => mcp_protocol::jsonrpc::result_response(id, v.clone()),
-            Err(e) => e.to_response(Some(id)),
-        };
-        serde_json::to_vec(&message).expect("JSON serializes")
+        encode_plain(id, outcome)
     }
 
     /// The notification a change event means for this session, if any: list changes always,
@@ -256,6 +252,15 @@ async fn ask_client(
         responses.insert(key, answer);
     }
     Ok((responses, state))
+}
+
+/// A JSON-RPC response with the result as it is.
+pub(crate) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+    let message = match outcome {
+        Ok(v) => mcp_protocol::jsonrpc::result_response(id, v.clone()),
+        Err(e) => e.to_response(Some(id)),
+    };
+    serde_json::to_vec(&message).expect("JSON serializes")
 }
 
 /// Drops what only modern results carry: `resultType` and the caching hints.

@@ -7,6 +7,7 @@ use crate::mrtr::InputRequired;
 use crate::registry::*;
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
+use mcp_protocol::version::Era;
 use mcp_protocol::{version, ProtocolError, Request};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -288,6 +289,15 @@ impl Server {
             }
         }
         out
+    }
+
+    /// [`Server::encode_response`] for a client of `era`: legacy results are written as they
+    /// are (no `resultType`, no `serverInfo`), like [`crate::LegacySession::encode_response`].
+    pub fn encode_response_in(&self, era: Era, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+        match era {
+            Era::Modern => self.encode_response(id, outcome),
+            Era::Legacy => crate::legacy::encode_plain(id, outcome),
+        }
     }
 
     fn write_result(&self, out: &mut Vec<u8>, result: &Value) {

@@ -15,6 +15,7 @@
 use futures::StreamExt;
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
+use mcp_protocol::version::Era;
 use mcp_protocol::ProtocolError;
 use mcp_server::{is_modern_request, ClientPeer, LegacySession, NotificationSink, RequestEnv, Server};
 use serde_json::Value;
@@ -159,11 +160,8 @@ where
                         result
                     }),
                 };
-                let bytes = match &session {
-                    Some(s) => s.encode_response(&req.id, &outcome),
-                    None => server.encode_response(&req.id, &outcome),
-                };
-                let _ = out_tx.send(bytes);
+                let era = if session.is_some() { Era::Legacy } else { Era::Modern };
+                let _ = out_tx.send(server.encode_response_in(era, &req.id, &outcome));
             }
             Ok(Incoming::Request(req)) if req.method != "subscriptions/listen" || legacy(&session, &req) => {
                 // Poll the handler once right here: most requests complete without waiting,
@@ -171,20 +169,20 @@ where
                 let cancel = CancellationToken::new();
                 let env = RequestEnv { principal: None, sink: Some(sink.clone()), cancel: cancel.clone() };
                 let id = req.id.clone();
-                let (mut fut, encoder) = match &session {
+                let (mut fut, era) = match &session {
                     Some(s) if legacy(&session, &req) => {
                         let (s, peer) = (s.clone(), peer.clone() as Arc<dyn ClientPeer>);
                         let fut: Handling = Box::pin(async move { s.handle(req, env, Some(peer)).await });
-                        (fut, Encoder::Legacy(session.clone().expect("session")))
+                        (fut, Era::Legacy)
                     }
                     _ => {
                         let s = server.clone();
                         let fut: Handling = Box::pin(async move { s.process(req, env).await });
-                        (fut, Encoder::Modern(server.clone()))
+                        (fut, Era::Modern)
                     }
                 };
                 if let Poll::Ready(result) = futures::poll!(fut.as_mut()) {
-                    let _ = out_tx.send(encoder.encode(&id, &result));
+                    let _ = out_tx.send(server.encode_response_in(era, &id, &result));
                     // Let the writer flush every few answers while more input is queued: the
                     // client can consume them (and send more) while we keep working.
                     inline_budget -= 1;
@@ -197,10 +195,10 @@ where
                 let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                 let key = id_key(&id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let (out, in_flight) = (out_tx.clone(), in_flight.clone());
+                let (out, in_flight, server) = (out_tx.clone(), in_flight.clone(), server.clone());
                 tasks.spawn(async move {
                     tokio::select! {
-                        r = fut => { let _ = out.send(encoder.encode(&id, &r)); }
+                        r = fut => { let _ = out.send(server.encode_response_in(era, &id, &r)); }
                         _ = cancel.cancelled() => {} // cancelled: no response
                     }
                     in_flight.lock().expect("lock").remove(&key);
@@ -243,21 +241,6 @@ type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value,
 /// Whether a request belongs to the legacy session (there is one and the request has no modern `_meta`).
 fn legacy(session: &Option<LegacySession>, req: &mcp_protocol::Request) -> bool {
     session.is_some() && !is_modern_request(&req.params)
-}
-
-/// How a response is written: modern results get `resultType` and `serverInfo`, legacy ones not.
-enum Encoder {
-    Modern(Server),
-    Legacy(LegacySession),
-}
-
-impl Encoder {
-    fn encode(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
-        match self {
-            Encoder::Modern(s) => s.encode_response(id, outcome),
-            Encoder::Legacy(s) => s.encode_response(id, outcome),
-        }
-    }
 }
 
 /// Server-to-client requests of a legacy session: written to stdout, answered on stdin.
