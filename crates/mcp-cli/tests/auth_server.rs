@@ -250,12 +250,7 @@ impl Rs {
 /// Asserts a refusal: status, exact challenge, an OAuth-style JSON body, and no handler run.
 #[track_caller]
 fn refused(rs: &Rs, what: &str, r: &Resp, status: u16, challenge: &str) {
-    assert_eq!(r.status, status, "{what}: {}", r.text());
-    assert_eq!(r.header("www-authenticate"), challenge, "{what}");
-    assert_eq!(r.content_type(), "application/json", "{what}");
-    let v: Value = serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{what}: {e}: {}", r.text()));
-    assert!(v["error"].is_string() && v["error_description"].is_string(), "{what}: {v}");
-    assert_eq!(rs.calls(), 0, "{what}: a handler ran");
+    refused_after(rs, what, r, status, challenge, 0);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -519,4 +514,51 @@ async fn cli_serve_everything_with_auth_flags() {
     let r = post(addr, &h, body.to_string()).await;
     assert_eq!(r.status, 403, "{}", r.text());
     assert!(r.header("www-authenticate").contains("error=\"insufficient_scope\""));
+}
+
+#[tokio::test]
+async fn legacy_sessions_belong_to_their_subject_and_keep_tool_scopes() {
+    let rs = protected(AuthServer::start(&[rsa(0)], true).await).await;
+    let (alice, bob) = (format!("Bearer {}", rs.token("alice", "mcp")), format!("Bearer {}", rs.token("bob", "mcp")));
+    let legacy = |bearer: &str, session: Option<&str>| {
+        let mut h: Headers = vec![
+            ("content-type".into(), "application/json".into()),
+            ("accept".into(), "application/json, text/event-stream".into()),
+            ("authorization".into(), bearer.to_owned()),
+        ];
+        if let Some(s) = session {
+            h.push(("mcp-session-id".into(), s.to_owned()));
+        }
+        h
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"protocolVersion": LEGACY_PV, "capabilities": {}}});
+    let r = post(rs.s.addr, &legacy(&alice, None), init.to_string()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let sid = r.header("mcp-session-id").to_owned();
+    let whoami = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami"}});
+    // Alice's session serves Alice, with her identity.
+    let r = post(rs.s.addr, &legacy(&alice, Some(&sid)), whoami.to_string()).await;
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["result"]["content"][0]["text"], "alice", "{v}");
+    // To Bob the session does not exist; no handler runs for him.
+    let r = post(rs.s.addr, &legacy(&bob, Some(&sid)), whoami.to_string()).await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert_eq!(rs.calls(), 1);
+    // Per-tool scopes hold inside a session too.
+    let admin = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "admin_op"}});
+    let r = post(rs.s.addr, &legacy(&alice, Some(&sid)), admin.to_string()).await;
+    let c = rs.challenge("mcp admin", Some(("insufficient_scope", "insufficient scope: requires mcp admin")));
+    refused_after(&rs, "admin tool in a session", &r, 403, &c, 1);
+}
+
+/// Like [`refused`], when `calls` handlers ran before.
+#[track_caller]
+fn refused_after(rs: &Rs, what: &str, r: &Resp, status: u16, challenge: &str, calls: usize) {
+    assert_eq!(r.status, status, "{what}: {}", r.text());
+    assert_eq!(r.header("www-authenticate"), challenge, "{what}");
+    assert_eq!(r.content_type(), "application/json", "{what}");
+    let v: Value = serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{what}: {e}: {}", r.text()));
+    assert!(v["error"].is_string() && v["error_description"].is_string(), "{what}: {v}");
+    assert_eq!(rs.calls(), calls, "{what}: a handler ran");
 }

@@ -27,6 +27,8 @@ type Waiters = Mutex<HashMap<String, oneshot::Sender<Result<Value, ProtocolError
 /// One legacy session.
 pub(crate) struct HttpSession {
     pub(crate) session: LegacySession,
+    /// The authenticated subject that opened the session (`None` without authorization).
+    pub(crate) owner: Option<String>,
     /// Server-to-client requests waiting for the client's POSTed answer, by JSON-RPC id.
     waiters: Arc<Waiters>,
     next_id: Arc<AtomicU64>,
@@ -90,7 +92,7 @@ impl Sessions {
     }
 
     /// Opens a session; `None` when the limit is reached even after dropping idle ones.
-    pub(crate) fn open(&self, session: LegacySession) -> Option<(String, Arc<HttpSession>)> {
+    pub(crate) fn open(&self, session: LegacySession, owner: Option<String>) -> Option<(String, Arc<HttpSession>)> {
         let mut map = self.map.lock().expect("sessions lock");
         if map.len() >= self.max {
             let idle = self.idle;
@@ -102,6 +104,7 @@ impl Sessions {
         let id = format!("{:032x}", rand::random::<u128>());
         let s = Arc::new(HttpSession {
             session,
+            owner,
             waiters: Arc::default(),
             next_id: Arc::new(AtomicU64::new(1)),
             last_used: Mutex::new(Instant::now()),

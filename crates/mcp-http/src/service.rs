@@ -11,7 +11,7 @@ use futures::StreamExt;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming as IncomingBody;
-use mcp_auth::{AuthConfig, AuthError};
+use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::version::Era;
@@ -155,7 +155,7 @@ impl McpService {
         };
         if let Some(sid) = session_header(req.headers()) {
             let sid = sid.to_owned();
-            return self.session_call(req, &sid, principal.map(|p| p.subject)).await;
+            return self.session_call(req, &sid, principal).await;
         }
         if req.method() != Method::POST {
             let mut r = Response::new(McpBody::empty());
@@ -178,21 +178,17 @@ impl McpService {
                 *r.status_mut() = StatusCode::ACCEPTED;
                 return r;
             }
-            Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => return self.open_session(r),
+            Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
+                return self.open_session(r, principal.map(|p| p.subject))
+            }
             Incoming::Request(r) => r,
         };
         if let Err(e) = check_request_headers(&parts.headers, &req, &self.server) {
             return error_response(&e, Some(&req.id));
         }
-        if let (Some(auth), Some(p)) = (&self.config.auth, &principal) {
-            // Per-tool scopes (the Mcp-Name header was just checked against this name).
-            if req.method == "tools/call" {
-                if let Some(name) = req.params.get("name").and_then(Value::as_str) {
-                    if let Err(e) = auth.check_tool(p, name) {
-                        return auth_refusal(auth, &e);
-                    }
-                }
-            }
+        // Per-tool scopes (the Mcp-Name header was just checked against this name).
+        if let Some(refusal) = self.tool_scope_refusal(principal.as_ref(), &req) {
+            return refusal;
         }
         if !is_known_method(&req.method) {
             let e = ProtocolError::MethodNotFound(req.method.clone());
@@ -226,8 +222,19 @@ impl McpService {
         }
     }
 
-    /// A legacy client's `initialize`: opens a session and answers with its id.
-    fn open_session(&self, req: mcp_protocol::Request) -> Resp {
+    /// The refusal of a `tools/call` the principal's scopes do not cover, if any.
+    fn tool_scope_refusal(&self, principal: Option<&Principal>, req: &mcp_protocol::Request) -> Option<Resp> {
+        let (Some(auth), Some(p)) = (&self.config.auth, principal) else { return None };
+        if req.method != "tools/call" {
+            return None;
+        }
+        let name = req.params.get("name").and_then(Value::as_str)?;
+        auth.check_tool(p, name).err().map(|e| auth_refusal(auth, &e))
+    }
+
+    /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
+    /// subject, if any) and answers with its id.
+    fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
         if self.config.max_sessions == 0 {
             let versions = mcp_protocol::version::MODERN.join(", ");
             let e = ProtocolError::MethodNotFound(format!(
@@ -239,7 +246,7 @@ impl McpService {
             Ok(x) => x,
             Err(e) => return error_response(&e, Some(&req.id)),
         };
-        let Some((sid, s)) = self.sessions.open(session) else {
+        let Some((sid, s)) = self.sessions.open(session, owner) else {
             let e = ProtocolError::Internal("too many open sessions; try again later".into());
             let mut r = error_response(&e, Some(&req.id));
             *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
@@ -249,9 +256,11 @@ impl McpService {
         with_session(bytes_response(StatusCode::OK, body), &sid)
     }
 
-    /// A request carrying `Mcp-Session-Id`: served in that legacy session.
-    async fn session_call(&self, req: Request<IncomingBody>, sid: &str, principal: Option<String>) -> Resp {
-        let Some(s) = self.sessions.get(sid) else {
+    /// A request carrying `Mcp-Session-Id`: served in that legacy session. A session belongs to
+    /// the subject that opened it: to anyone else it does not exist (404).
+    async fn session_call(&self, req: Request<IncomingBody>, sid: &str, principal: Option<Principal>) -> Resp {
+        let subject = principal.as_ref().map(|p| p.subject.as_str());
+        let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
             let e = ProtocolError::InvalidRequest("unknown or ended session".into());
             let mut r = json_response(StatusCode::NOT_FOUND, &e.to_response(None));
             *r.status_mut() = StatusCode::NOT_FOUND;
@@ -292,8 +301,11 @@ impl McpService {
                 return error_response(&rej.error, rej.id.as_ref());
             }
         };
+        if let Some(refusal) = self.tool_scope_refusal(principal.as_ref(), &req) {
+            return refusal;
+        }
         let id = req.id.clone();
-        let (env, note_rx, cancel) = request_env(principal);
+        let (env, note_rx, cancel) = request_env(principal.map(|p| p.subject));
         let peer = s.peer(env.sink.clone().expect("sink"));
         let session = s.session.clone();
         let fut: Handling = Box::pin(async move { session.handle(req, env, Some(peer)).await });
