@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 /// The session header of legacy Streamable HTTP.
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
@@ -33,9 +34,38 @@ pub(crate) struct HttpSession {
     waiters: Arc<Waiters>,
     next_id: Arc<AtomicU64>,
     last_used: Mutex<Instant>,
+    /// Requests being served, by JSON-RPC id (for `notifications/cancelled`).
+    in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
+}
+
+/// Removes a request from its session's in-flight table when dropped.
+pub(crate) struct InFlight {
+    table: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    key: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.table.lock().expect("lock").remove(&self.key);
+    }
 }
 
 impl HttpSession {
+    /// Registers request `id` as in flight with its cancellation token; the entry goes when the
+    /// returned guard is dropped.
+    pub(crate) fn track(&self, id: &Value, cancel: CancellationToken) -> InFlight {
+        let key = id.to_string();
+        self.in_flight.lock().expect("lock").insert(key.clone(), cancel);
+        InFlight { table: self.in_flight.clone(), key }
+    }
+
+    /// `notifications/cancelled`: cancels request `id` if it is still being served.
+    pub(crate) fn cancel(&self, id: &Value) {
+        if let Some(token) = self.in_flight.lock().expect("lock").remove(&id.to_string()) {
+            token.cancel();
+        }
+    }
+
     /// A peer that sends this session's server-to-client requests through `sink` (the SSE
     /// stream of the POST being served).
     pub(crate) fn peer(&self, sink: NotificationSink) -> Arc<dyn ClientPeer> {
@@ -108,6 +138,7 @@ impl Sessions {
             waiters: Arc::default(),
             next_id: Arc::new(AtomicU64::new(1)),
             last_used: Mutex::new(Instant::now()),
+            in_flight: Arc::default(),
         });
         map.insert(id.clone(), s.clone());
         Some((id, s))

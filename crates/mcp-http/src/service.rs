@@ -289,7 +289,10 @@ impl McpService {
         let req = match parse_incoming(&bytes, self.config.max_depth) {
             Ok(Incoming::Request(r)) => r,
             Ok(Incoming::Notification(n)) => {
-                s.session.notification(&n.method);
+                match n.params.get("requestId") {
+                    Some(id) if n.method == "notifications/cancelled" => s.cancel(id),
+                    _ => s.session.notification(&n.method),
+                }
                 return accepted();
             }
             Err(rej) => {
@@ -308,7 +311,16 @@ impl McpService {
         let (env, note_rx, cancel) = request_env(principal.map(|p| p.subject));
         let peer = s.peer(env.sink.clone().expect("sink"));
         let session = s.session.clone();
-        let fut: Handling = Box::pin(async move { session.handle(req, env, Some(peer)).await });
+        let tracked = s.track(&id, cancel.clone());
+        let cancelled = cancel.clone();
+        // `notifications/cancelled` drops the handler; the client ignores what the POST gets.
+        let fut: Handling = Box::pin(async move {
+            let _tracked = tracked;
+            tokio::select! {
+                r = session.handle(req, env, Some(peer)) => r,
+                _ = cancelled.cancelled() => Err(ProtocolError::Internal("request cancelled by the client".into())),
+            }
+        });
         with_session(self.respond(id, fut, note_rx, cancel, Era::Legacy).await, sid)
     }
 
