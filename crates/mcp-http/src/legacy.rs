@@ -11,28 +11,24 @@ use crate::body::{sse_event, McpBody};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use mcp_protocol::ProtocolError;
-use mcp_server::{ClientPeer, LegacySession, NotificationSink, Server};
-use serde_json::{json, Map, Value};
+use mcp_server::{ClientPeer, LegacySession, NotificationSink, PendingRequests, Server};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The session header of legacy Streamable HTTP.
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
-
-type Waiters = Mutex<HashMap<String, oneshot::Sender<Result<Value, ProtocolError>>>>;
 
 /// One legacy session.
 pub(crate) struct HttpSession {
     pub(crate) session: LegacySession,
     /// The authenticated subject that opened the session (`None` without authorization).
     pub(crate) owner: Option<String>,
-    /// Server-to-client requests waiting for the client's POSTed answer, by JSON-RPC id.
-    waiters: Arc<Waiters>,
-    next_id: Arc<AtomicU64>,
+    /// Server-to-client requests waiting for the client's POSTed answer.
+    pending: PendingRequests,
     last_used: Mutex<Instant>,
     /// Requests being served, by JSON-RPC id (for `notifications/cancelled`).
     in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
@@ -69,43 +65,26 @@ impl HttpSession {
     /// A peer that sends this session's server-to-client requests through `sink` (the SSE
     /// stream of the POST being served).
     pub(crate) fn peer(&self, sink: NotificationSink) -> Arc<dyn ClientPeer> {
-        Arc::new(StreamPeer { sink, waiters: self.waiters.clone(), next_id: self.next_id.clone() })
+        Arc::new(StreamPeer { sink, pending: self.pending.clone() })
     }
 
     /// Hands a JSON-RPC response POSTed by the client to the request waiting for it. Returns
     /// false when the message is not a response.
     pub(crate) fn take_response(&self, msg: &Map<String, Value>) -> bool {
-        if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
-            return false;
-        }
-        let Some(id) = msg.get("id") else { return false };
-        if let Some(waiter) = self.waiters.lock().expect("lock").remove(&id.to_string()) {
-            let answer = match (msg.get("result"), msg.get("error")) {
-                (Some(r), _) => Ok(r.clone()),
-                (None, e) => Err(ProtocolError::Internal(format!(
-                    "the client refused the request: {}",
-                    e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
-                ))),
-            };
-            let _ = waiter.send(answer);
-        }
-        true
+        self.pending.resolve(msg)
     }
 }
 
 struct StreamPeer {
     sink: NotificationSink,
-    waiters: Arc<Waiters>,
-    next_id: Arc<AtomicU64>,
+    pending: PendingRequests,
 }
 
 impl ClientPeer for StreamPeer {
     fn request(&self, method: &str, params: Value) -> mcp_server::BoxFuture<Result<Value, ProtocolError>> {
-        let id = Value::String(format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
-        let (tx, rx) = oneshot::channel();
-        self.waiters.lock().expect("lock").insert(id.to_string(), tx);
-        self.sink.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        Box::pin(async move { rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the session ended".into()))) })
+        let (message, answer) = self.pending.start(method, params);
+        self.sink.send(message);
+        answer
     }
 }
 
@@ -135,8 +114,7 @@ impl Sessions {
         let s = Arc::new(HttpSession {
             session,
             owner,
-            waiters: Arc::default(),
-            next_id: Arc::new(AtomicU64::new(1)),
+            pending: PendingRequests::default(),
             last_used: Mutex::new(Instant::now()),
             in_flight: Arc::default(),
         });
@@ -163,7 +141,7 @@ impl Sessions {
     pub(crate) fn close(&self, id: &str) -> bool {
         let removed = self.map.lock().expect("sessions lock").remove(id);
         if let Some(s) = &removed {
-            s.waiters.lock().expect("lock").clear();
+            s.pending.fail_all();
         }
         removed.is_some()
     }

@@ -16,9 +16,10 @@ use crate::server::{method_not_found, ChangeEvent, Server};
 use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
 use mcp_protocol::{version, ProtocolError, Request};
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
 
 /// How many rounds of client input one legacy request may take before it is refused.
 const MAX_INPUT_ROUNDS: usize = 16;
@@ -33,6 +34,77 @@ pub trait ClientPeer: Send + Sync {
     /// Sends `method` with `params` to the client; resolves to the response's `result`, or to an
     /// error when the client answered with one or went away.
     fn request(&self, method: &str, params: Value) -> crate::BoxFuture<Result<Value, ProtocolError>>;
+}
+
+type Answer = Result<Value, ProtocolError>;
+
+/// Server-to-client requests waiting for the client's answers, by JSON-RPC id: the part of a
+/// [`ClientPeer`] every transport shares. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct PendingRequests {
+    waiters: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for PendingRequests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingRequests").field("waiting", &self.waiters.lock().map(|w| w.len()).ok()).finish()
+    }
+}
+
+/// Forgets a waiter when its future is dropped (answered, timed out or cancelled).
+struct Forget {
+    waiters: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
+    key: String,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.waiters.lock().expect("waiters lock").remove(&self.key);
+    }
+}
+
+impl PendingRequests {
+    /// Starts a request: the JSON-RPC message to send, and the future of its answer. Dropping
+    /// the future forgets the request (a late answer is then ignored).
+    pub fn start(&self, method: &str, params: Value) -> (Value, crate::BoxFuture<Answer>) {
+        let id = Value::String(format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1));
+        let key = id.to_string();
+        let (tx, rx) = oneshot::channel();
+        self.waiters.lock().expect("waiters lock").insert(key.clone(), tx);
+        let forget = Forget { waiters: self.waiters.clone(), key };
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let answer = Box::pin(async move {
+            let _forget = forget;
+            rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the client is gone".into())))
+        });
+        (message, answer)
+    }
+
+    /// Hands a JSON-RPC response from the client to the request waiting for it. Returns false
+    /// when `msg` is not a response (one nobody waits for is dropped).
+    pub fn resolve(&self, msg: &Map<String, Value>) -> bool {
+        if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
+            return false;
+        }
+        let Some(id) = msg.get("id") else { return false };
+        if let Some(waiter) = self.waiters.lock().expect("waiters lock").remove(&id.to_string()) {
+            let answer = match (msg.get("result"), msg.get("error")) {
+                (Some(r), _) => Ok(r.clone()),
+                (None, e) => Err(ProtocolError::Internal(format!(
+                    "the client refused the request: {}",
+                    e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
+                ))),
+            };
+            let _ = waiter.send(answer);
+        }
+        true
+    }
+
+    /// Fails every waiting request (the client can no longer answer).
+    pub fn fail_all(&self) {
+        self.waiters.lock().expect("waiters lock").clear();
+    }
 }
 
 /// The state of one legacy session. Cheap to clone.
@@ -269,5 +341,43 @@ fn strip_modern_fields(result: &mut Value) {
         o.remove("resultType");
         o.remove("ttlMs");
         o.remove("cacheScope");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(id: &Value, body: Value) -> Map<String, Value> {
+        let mut m = body.as_object().cloned().unwrap();
+        m.insert("jsonrpc".into(), json!("2.0"));
+        m.insert("id".into(), id.clone());
+        m
+    }
+
+    #[tokio::test]
+    async fn answers_reach_their_request_and_dropped_requests_are_forgotten() {
+        let pending = PendingRequests::default();
+        let (msg, answer) = pending.start("roots/list", json!({}));
+        assert_eq!((msg["method"].as_str(), msg["jsonrpc"].as_str()), (Some("roots/list"), Some("2.0")));
+        assert!(pending.resolve(&response(&msg["id"], json!({"result": {"roots": []}}))));
+        assert_eq!(answer.await.unwrap(), json!({"roots": []}));
+
+        let (msg, answer) = pending.start("sampling/createMessage", json!({}));
+        assert!(pending.resolve(&response(&msg["id"], json!({"error": {"code": -1, "message": "no"}}))));
+        let e = answer.await.unwrap_err();
+        assert!(matches!(&e, ProtocolError::Internal(m) if m.contains("no")), "{e:?}");
+
+        // Not a response: a request or a notification.
+        assert!(!pending.resolve(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).as_object().unwrap()));
+        // A timed-out or cancelled request leaves nothing behind; its late answer is dropped.
+        let (msg, answer) = pending.start("elicitation/create", json!({}));
+        drop(answer);
+        assert!(pending.waiters.lock().unwrap().is_empty());
+        assert!(pending.resolve(&response(&msg["id"], json!({"result": {}}))));
+        // Ending the session fails whoever still waits.
+        let (_, answer) = pending.start("roots/list", json!({}));
+        pending.fail_all();
+        assert!(answer.await.is_err());
     }
 }

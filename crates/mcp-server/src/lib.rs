@@ -35,7 +35,7 @@ pub use builder::{schema_of, ServerBuilder};
 pub use context::{Context, NotificationSink, RequestEnv};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::HandlerError;
-pub use legacy::{is_modern_request, ClientPeer, LegacySession};
+pub use legacy::{is_modern_request, ClientPeer, LegacySession, PendingRequests};
 pub use listen::SubscriptionFilter;
 pub use mcp_protocol;
 pub use mrtr::{declares, InputRequired, Inputs};

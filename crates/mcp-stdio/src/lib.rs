@@ -17,15 +17,14 @@ use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::version::Era;
 use mcp_protocol::ProtocolError;
-use mcp_server::{is_modern_request, ClientPeer, LegacySession, NotificationSink, RequestEnv, Server};
+use mcp_server::{is_modern_request, ClientPeer, LegacySession, NotificationSink, PendingRequests, RequestEnv, Server};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Limits and behaviour of the stdio transport.
@@ -117,7 +116,7 @@ where
     let mut inline_budget = FLUSH_EVERY;
     // Set by a legacy client's `initialize`; requests without modern `_meta` are then served in it.
     let mut session: Option<LegacySession> = None;
-    let peer = Arc::new(Peer { out: out_tx.clone(), pending: Mutex::default(), next_id: AtomicU64::new(1) });
+    let peer = Arc::new(Peer { out: out_tx.clone(), pending: PendingRequests::default() });
     let stop = CancellationToken::new();
     loop {
         line.clear();
@@ -224,7 +223,7 @@ where
     // End of input: close listen streams gracefully, give in-flight requests a grace period.
     server.shutdown();
     stop.cancel();
-    peer.fail_all();
+    peer.pending.fail_all();
     let drain = async { while tasks.join_next().await.is_some() {} };
     if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
         tasks.abort_all();
@@ -246,51 +245,23 @@ fn legacy(session: &Option<LegacySession>, req: &mcp_protocol::Request) -> bool 
 /// Server-to-client requests of a legacy session: written to stdout, answered on stdin.
 struct Peer {
     out: mpsc::UnboundedSender<Vec<u8>>,
-    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ProtocolError>>>>,
-    next_id: AtomicU64,
+    pending: PendingRequests,
 }
 
 impl Peer {
-    /// Routes a line that is a JSON-RPC response to the request waiting for it. Returns whether
-    /// the line was a response (one nobody waits for is dropped).
+    /// Routes a line that is a JSON-RPC response to the request waiting for it.
     fn take_response(&self, text: &[u8]) -> bool {
-        let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(text) else { return false };
-        if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
-            return false;
-        }
-        let Some(id) = msg.get("id") else { return false };
-        if let Some(waiter) = self.pending.lock().expect("lock").remove(&id_key(id)) {
-            let answer = match (msg.get("result"), msg.get("error")) {
-                (Some(r), _) => Ok(r.clone()),
-                (None, e) => Err(ProtocolError::Internal(format!(
-                    "the client refused the request: {}",
-                    e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
-                ))),
-            };
-            let _ = waiter.send(answer);
-        }
-        true
-    }
-
-    /// Ends every wait (end of input): the client can no longer answer.
-    fn fail_all(&self) {
-        self.pending.lock().expect("lock").clear();
+        matches!(serde_json::from_slice::<Value>(text), Ok(Value::Object(msg)) if self.pending.resolve(&msg))
     }
 }
 
 impl ClientPeer for Peer {
     fn request(&self, method: &str, params: Value) -> mcp_server::BoxFuture<Result<Value, ProtocolError>> {
-        let id = format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().expect("lock").insert(id_key(&Value::String(id.clone())), tx);
-        let message = serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let sent = self.out.send(encode(&message)).is_ok();
-        Box::pin(async move {
-            if !sent {
-                return Err(ProtocolError::Internal("the client is gone".into()));
-            }
-            rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the client is gone".into())))
-        })
+        let (message, answer) = self.pending.start(method, params);
+        if self.out.send(encode(&message)).is_err() {
+            return Box::pin(async { Err(ProtocolError::Internal("the client is gone".into())) });
+        }
+        answer
     }
 }
 
