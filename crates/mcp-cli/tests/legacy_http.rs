@@ -156,3 +156,34 @@ async fn cancelled_notifications_stop_the_request() {
     assert_eq!(v["error"]["code"], -32603, "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("cancelled"), "{v}");
 }
+
+#[tokio::test]
+async fn a_closed_stream_is_resumed_with_last_event_id() {
+    let srv = TestServer::everything().await;
+    let sid = open_session(&srv, json!({})).await;
+    let call = rpc(1, "tools/call", json!({"name": "test_reconnection", "arguments": {}}));
+    let r = post(srv.addr, &legacy_headers(Some(&sid)), call.to_string()).await;
+    assert_eq!(r.status, 200);
+    assert!(r.content_type().starts_with("text/event-stream"), "{}", r.content_type());
+    // The server ended the stream after the priming event: an id, a retry delay, empty data.
+    let text = r.text();
+    let last_id = text.lines().find_map(|l| l.strip_prefix("id: ")).expect("an event id").to_owned();
+    assert!(text.contains("retry: ") && !text.contains("\"result\""), "{text}");
+    // Resuming after that id delivers the result, with the request's id.
+    let mut h = legacy_headers(Some(&sid));
+    h.push(("last-event-id".into(), last_id.clone()));
+    let mut resumed = open(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await.legacy();
+    assert_eq!(resumed.status, 200);
+    let done = resumed.next().await.expect("the result");
+    assert_eq!(done["id"], 1, "{done}");
+    assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("resumed"), "{done}");
+    assert!(resumed.next().await.is_none(), "the finished stream ends");
+    // Replaying from the start works while the stream is kept; unknown streams are 404.
+    let mut h = legacy_headers(Some(&sid));
+    h.push(("last-event-id".into(), last_id));
+    let again = send(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await;
+    assert!(again.text().contains("\"id\":1"), "{}", again.text());
+    let mut h = legacy_headers(Some(&sid));
+    h.push(("last-event-id".into(), "999-0".into()));
+    assert_eq!(send(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await.status, 404);
+}

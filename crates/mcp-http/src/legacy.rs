@@ -32,6 +32,8 @@ pub(crate) struct HttpSession {
     last_used: Mutex<Instant>,
     /// Requests being served, by JSON-RPC id (for `notifications/cancelled`).
     in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    /// Resumable response streams.
+    pub(crate) streams: crate::resume::Streams,
 }
 
 /// Removes a request from its session's in-flight table when dropped.
@@ -117,6 +119,7 @@ impl Sessions {
             pending: PendingRequests::default(),
             last_used: Mutex::new(Instant::now()),
             in_flight: Arc::default(),
+            streams: Default::default(),
         });
         map.insert(id.clone(), s.clone());
         Some((id, s))

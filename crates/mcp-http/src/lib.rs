@@ -20,6 +20,7 @@
 
 mod body;
 mod legacy;
+mod resume;
 mod service;
 mod validate;
 

@@ -3,7 +3,7 @@
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::legacy::{
     accepted, check_version_header, is_legacy_initialize, session_header, session_stream, status_only, with_session,
-    Sessions,
+    HttpSession, Sessions,
 };
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
@@ -271,7 +271,15 @@ impl McpService {
                 self.sessions.close(sid);
                 return status_only(StatusCode::OK);
             }
-            Method::GET => return session_stream(&self.server, s, self.config.keep_alive),
+            Method::GET => {
+                let Some(last) = req.headers().get("last-event-id") else {
+                    return session_stream(&self.server, s, self.config.keep_alive);
+                };
+                return match s.streams.resume(last.to_str().unwrap_or("")) {
+                    Some(rx) => with_session(sse_response(rx), sid),
+                    None => status_only(StatusCode::NOT_FOUND),
+                };
+            }
             Method::POST => {}
             _ => {
                 let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
@@ -308,7 +316,9 @@ impl McpService {
             return refusal;
         }
         let id = req.id.clone();
-        let (env, note_rx, cancel) = request_env(principal.map(|p| p.subject));
+        let (mut env, note_rx, cancel) = request_env(principal.map(|p| p.subject));
+        let close = CancellationToken::new();
+        env.close_stream = Some(close.clone());
         let peer = s.peer(env.sink.clone().expect("sink"));
         let session = s.session.clone();
         let tracked = s.track(&id, cancel.clone());
@@ -321,13 +331,72 @@ impl McpService {
                 _ = cancelled.cancelled() => Err(ProtocolError::Internal("request cancelled by the client".into())),
             }
         });
-        with_session(self.respond(id, fut, note_rx, cancel, Era::Legacy).await, sid)
+        with_session(self.respond_legacy(s, id, fut, note_rx, cancel, close).await, sid)
+    }
+
+    /// Runs a legacy request: one JSON response if it finishes without notifying, else a
+    /// resumable SSE stream (see `resume.rs`). Once streaming, a disconnect does not cancel the
+    /// handler (the client may resume); `notifications/cancelled` does.
+    async fn respond_legacy(
+        &self,
+        s: Arc<HttpSession>,
+        id: Value,
+        mut fut: Handling,
+        mut note_rx: mpsc::UnboundedReceiver<Value>,
+        cancel: CancellationToken,
+        close: CancellationToken,
+    ) -> Resp {
+        let guard = cancel.drop_guard();
+        let (first, outcome) = tokio::select! {
+            biased;
+            r = &mut fut => match note_rx.try_recv() {
+                Err(_) => {
+                    guard.disarm();
+                    return bytes_response(StatusCode::OK, self.server.encode_response_in(Era::Legacy, &id, &r));
+                }
+                Ok(n) => (Some(n), Some(r)),
+            },
+            Some(n) = note_rx.recv() => (Some(n), None),
+            _ = close.cancelled() => (None, None),
+        };
+        guard.disarm();
+        let (stream, rx) = s.streams.open();
+        if let Some(n) = first {
+            stream.push(&serde_json::to_vec(&n).expect("JSON serializes"));
+        }
+        let mut closed = close.is_cancelled();
+        if closed {
+            stream.detach(); // the priming event is already queued: the response carries just it
+        }
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            let outcome = match outcome {
+                Some(r) => r,
+                None => loop {
+                    tokio::select! {
+                        biased;
+                        Some(n) = note_rx.recv() => stream.push(&serde_json::to_vec(&n).expect("JSON serializes")),
+                        r = &mut fut => break r,
+                        _ = close.cancelled(), if !closed => {
+                            closed = true;
+                            stream.detach();
+                        }
+                    }
+                },
+            };
+            while let Ok(n) = note_rx.try_recv() {
+                stream.push(&serde_json::to_vec(&n).expect("JSON serializes"));
+            }
+            stream.push(&server.encode_response_in(Era::Legacy, &id, &outcome));
+            stream.finish();
+        });
+        sse_response(rx)
     }
 
     fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal, sink: None, cancel: cancel.clone() };
+        let env = RequestEnv { principal, sink: None, cancel: cancel.clone(), close_stream: None };
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -357,18 +426,18 @@ impl McpService {
         let (env, note_rx, cancel) = request_env(principal);
         let server = self.server.clone();
         let fut: Handling = Box::pin(async move { server.process(req, env).await });
-        self.respond(id, fut, note_rx, cancel, Era::Modern).await
+        self.respond(id, fut, note_rx, cancel).await
     }
 
-    /// Runs a request's handler future: one JSON response if it finishes without notifying (or
-    /// asking the client anything), else an SSE stream of the notifications, then the response.
+    /// Runs a modern request's handler future: one JSON response if it finishes without
+    /// notifying, else an SSE stream of the notifications, then the response. Closing the stream
+    /// cancels the handler.
     async fn respond(
         &self,
         id: Value,
         mut fut: Handling,
         mut note_rx: mpsc::UnboundedReceiver<Value>,
         cancel: CancellationToken,
-        era: Era,
     ) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
@@ -379,10 +448,9 @@ impl McpService {
             r = &mut fut => {
                 guard.disarm();
                 let Ok(n) = note_rx.try_recv() else {
-                    // Legacy errors travel with HTTP 200 like any other JSON-RPC response.
-                    return match (&r, era) {
-                        (Err(e), Era::Modern) => error_response(e, Some(&id)),
-                        _ => bytes_response(StatusCode::OK, self.server.encode_response_in(era, &id, &r)),
+                    return match r {
+                        Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(&id, &r)),
+                        Err(e) => error_response(&e, Some(&id)),
                     };
                 };
                 // Notifications were emitted: one SSE body with them, then the response.
@@ -390,7 +458,7 @@ impl McpService {
                 while let Ok(n) = note_rx.try_recv() {
                     body.extend_from_slice(&sse_event(&n));
                 }
-                body.extend_from_slice(&sse_event_bytes(&self.server.encode_response_in(era, &id, &r)));
+                body.extend_from_slice(&sse_event_bytes(&self.server.encode_response(&id, &r)));
                 return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
             }
             Some(n) = note_rx.recv() => n,
@@ -411,7 +479,7 @@ impl McpService {
                         while let Ok(n) = note_rx.try_recv() {
                             if tx.send(sse_event(&n)).await.is_err() { return; }
                         }
-                        let _ = tx.send(sse_event_bytes(&server.encode_response_in(era, &id, &r))).await;
+                        let _ = tx.send(sse_event_bytes(&server.encode_response(&id, &r))).await;
                         return;
                     }
                     // The client closed the stream: drop the handler (cancellation).
@@ -429,7 +497,7 @@ type Handling = Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send
 fn request_env(principal: Option<String>) -> (RequestEnv, mpsc::UnboundedReceiver<Value>, CancellationToken) {
     let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
     let cancel = CancellationToken::new();
-    (RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone() }, note_rx, cancel)
+    (RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone(), close_stream: None }, note_rx, cancel)
 }
 
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from

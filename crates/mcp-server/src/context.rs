@@ -48,6 +48,10 @@ pub struct RequestEnv {
     pub sink: Option<NotificationSink>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
+    /// Set by transports whose response streams the client can resume (legacy Streamable HTTP
+    /// sessions): [`Context::close_stream`] fires it and the transport ends the stream while the
+    /// handler keeps running. `None` elsewhere.
+    pub close_stream: Option<CancellationToken>,
 }
 
 pub(crate) struct ContextInner {
@@ -116,6 +120,16 @@ impl Context {
     /// A token cancelled when the client cancels the request (or disconnects).
     pub fn cancellation(&self) -> &CancellationToken {
         &self.inner.env.cancel
+    }
+
+    /// Asks the transport to end this request's response stream now; the handler keeps running
+    /// and the client picks up the rest by resuming the stream (`Last-Event-ID`). Only legacy
+    /// Streamable HTTP sessions support this (long-running work behind proxies that cut idle
+    /// connections); elsewhere it does nothing.
+    pub fn close_stream(&self) {
+        if let Some(t) = &self.inner.env.close_stream {
+            t.cancel();
+        }
     }
 
     /// Whether the request was cancelled.

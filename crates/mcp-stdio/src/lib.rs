@@ -166,7 +166,12 @@ where
                 // Poll the handler once right here: most requests complete without waiting,
                 // and then need no task, no registration and no wake-ups.
                 let cancel = CancellationToken::new();
-                let env = RequestEnv { principal: None, sink: Some(sink.clone()), cancel: cancel.clone() };
+                let env = RequestEnv {
+                    principal: None,
+                    sink: Some(sink.clone()),
+                    cancel: cancel.clone(),
+                    close_stream: None,
+                };
                 let id = req.id.clone();
                 let (mut fut, era) = match &session {
                     Some(s) if legacy(&session, &req) => {
@@ -209,7 +214,7 @@ where
                 let cancel = CancellationToken::new();
                 let key = id_key(&req.id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone() };
+                let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone(), close_stream: None };
                 let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
                 tasks.spawn(async move {
                     listen_one(&server, req, env, &out).await;

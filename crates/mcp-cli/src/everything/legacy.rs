@@ -55,6 +55,16 @@ fn sep1330_schema() -> Value {
 /// Adds the legacy-era fixture tools.
 pub fn register(b: ServerBuilder) -> ServerBuilder {
     b.tool_raw(
+        no_args("test_reconnection", "Ends its response stream early; the client resumes it to get the result."),
+        |ctx: Context, _args| async move {
+            ctx.close_stream();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok::<_, HandlerError>(text(
+                "Reconnection test completed successfully: the result arrived on the resumed stream.",
+            ))
+        },
+    )
+    .tool_raw(
         no_args("test_tool_with_logging", "Sends three log messages (at the level the client set) while it runs."),
         |ctx: Context, _args| async move {
             for message in ["Tool execution started", "Tool processing data", "Tool execution completed"] {

@@ -700,7 +700,9 @@ impl SseParser {
                 .map(|d| d.strip_prefix(' ').unwrap_or(d))
                 .collect();
             match data[..] {
+                // No data, or the empty data of a priming event (an id and a retry delay).
                 [] => continue,
+                [one] if one.trim().is_empty() => continue,
                 [one] => {
                     let v =
                         serde_json::from_str(one).unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {event:?}"));
