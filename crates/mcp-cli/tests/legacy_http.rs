@@ -5,6 +5,8 @@
 mod common;
 
 use common::*;
+use mcp::http::HttpConfig;
+use mcp::server::Context as McpContext;
 use serde_json::{json, Value};
 
 /// Headers of a legacy POST: no modern headers, the session id once there is one.
@@ -178,12 +180,56 @@ async fn a_closed_stream_is_resumed_with_last_event_id() {
     assert_eq!(done["id"], 1, "{done}");
     assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("resumed"), "{done}");
     assert!(resumed.next().await.is_none(), "the finished stream ends");
-    // Replaying from the start works while the stream is kept; unknown streams are 404.
+    // Replaying from the start works while the stream is kept; an unknown stream is 400 (not 404,
+    // which would mean the session ended).
     let mut h = legacy_headers(Some(&sid));
     h.push(("last-event-id".into(), last_id));
     let again = send(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await;
     assert!(again.text().contains("\"id\":1"), "{}", again.text());
     let mut h = legacy_headers(Some(&sid));
     h.push(("last-event-id".into(), "999-0".into()));
-    assert_eq!(send(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await.status, 404);
+    assert_eq!(send(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await.status, 400);
+}
+
+#[tokio::test]
+async fn a_legacy_user_may_take_longer_than_the_sealed_state_lives() {
+    // Sealed MRTR state expires at once here; a legacy session keeps it in memory instead.
+    let server = mcp::server::Server::builder("ttl", "1")
+        .state_ttl_secs(0)
+        .tool_raw(tool_def("ask", json!({"type": "object"})), |ctx: McpContext, _args| async move {
+            let mut inputs = ctx.inputs();
+            let a = inputs.elicit("q", "Name?", json!({"type": "object", "properties": {"n": {"type": "string"}}}))?;
+            inputs.finish()?;
+            Ok(text(a.and_then(|a| a.pointer("/content/n").cloned()).unwrap_or_default()))
+        })
+        .build()
+        .unwrap();
+    let srv = TestServer::start(server, HttpConfig::default()).await;
+    let sid = open_session(&srv, json!({"elicitation": {}})).await;
+    let call = rpc(1, "tools/call", json!({"name": "ask"}));
+    let mut stream = open(srv.addr, "POST", "/mcp", &legacy_headers(Some(&sid)), full(call.to_string())).await.legacy();
+    let ask = stream.next().await.expect("a server request");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"n": "Ada"}}});
+    assert_eq!(post_legacy(&srv, Some(&sid), &answer).await.status, 202);
+    let done = stream.next().await.expect("the response");
+    assert_eq!(done["result"]["content"][0]["text"], "\"Ada\"", "{done}");
+}
+
+#[tokio::test]
+async fn modern_requests_ignore_a_session_id_and_session_streams_end_with_the_session() {
+    let srv = TestServer::everything().await;
+    let sid = open_session(&srv, json!({})).await;
+    // A modern request that happens to carry a (stale or live) session id is served statelessly.
+    let r = srv.post(&req(1, "tools/call", call("echo", json!({"text": "x"}))), &[("mcp-session-id", "stale")]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["resultType"], "complete");
+    // A second GET replaces the first; DELETE ends the second.
+    let h = legacy_headers(Some(&sid));
+    let mut first = open(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await.legacy();
+    let mut second = open(srv.addr, "GET", "/mcp", &h, full(Vec::<u8>::new())).await.legacy();
+    assert!(first.next().await.is_none(), "the replaced stream ends");
+    let r = send(srv.addr, "DELETE", "/mcp", &legacy_headers(Some(&sid)), full(Vec::<u8>::new())).await;
+    assert_eq!(r.status, 200);
+    assert!(second.next().await.is_none(), "the session's stream ends with the session");
 }

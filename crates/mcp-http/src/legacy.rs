@@ -34,6 +34,10 @@ pub(crate) struct HttpSession {
     in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
     /// Resumable response streams.
     pub(crate) streams: crate::resume::Streams,
+    /// Cancelled when the session ends (DELETE or expiry): its streams end, waits fail.
+    ended: CancellationToken,
+    /// The open notification stream (GET); a new GET replaces it.
+    listener: Mutex<Option<CancellationToken>>,
 }
 
 /// Removes a request from its session's in-flight table when dropped.
@@ -49,6 +53,16 @@ impl Drop for InFlight {
 }
 
 impl HttpSession {
+    /// Ends the session: waiting server-to-client requests fail, in-flight requests are
+    /// cancelled, the notification stream closes.
+    fn end(&self) {
+        self.pending.fail_all();
+        self.ended.cancel();
+        for (_, token) in self.in_flight.lock().expect("lock").drain() {
+            token.cancel();
+        }
+    }
+
     /// Registers request `id` as in flight with its cancellation token; the entry goes when the
     /// returned guard is dropped.
     pub(crate) fn track(&self, id: &Value, cancel: CancellationToken) -> InFlight {
@@ -107,7 +121,13 @@ impl Sessions {
         let mut map = self.map.lock().expect("sessions lock");
         if map.len() >= self.max {
             let idle = self.idle;
-            map.retain(|_, s| s.last_used.lock().expect("lock").elapsed() < idle);
+            map.retain(|_, s| {
+                let live = s.last_used.lock().expect("lock").elapsed() < idle;
+                if !live {
+                    s.end();
+                }
+                live
+            });
             if map.len() >= self.max {
                 return None;
             }
@@ -120,6 +140,8 @@ impl Sessions {
             last_used: Mutex::new(Instant::now()),
             in_flight: Arc::default(),
             streams: Default::default(),
+            ended: CancellationToken::new(),
+            listener: Mutex::default(),
         });
         map.insert(id.clone(), s.clone());
         Some((id, s))
@@ -133,6 +155,7 @@ impl Sessions {
         if last.elapsed() >= self.idle {
             drop(last);
             map.remove(id);
+            s.end();
             return None;
         }
         *last = Instant::now();
@@ -144,7 +167,7 @@ impl Sessions {
     pub(crate) fn close(&self, id: &str) -> bool {
         let removed = self.map.lock().expect("sessions lock").remove(id);
         if let Some(s) = &removed {
-            s.pending.fail_all();
+            s.end();
         }
         removed.is_some()
     }
@@ -167,15 +190,18 @@ pub(crate) fn check_version_header(h: &HeaderMap, session: &LegacySession) -> Re
     }
 }
 
+/// Whether the `MCP-Protocol-Version` header names a modern version (such a request is served
+/// statelessly even if it carries a session id).
+pub(crate) fn has_modern_version_header(h: &HeaderMap) -> bool {
+    h.get(mcp_protocol::headers::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(mcp_protocol::version::is_supported_modern)
+}
+
 /// Whether a POST is a legacy client's opening `initialize` (no modern `_meta`, and no modern
 /// version in the header).
 pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -> bool {
-    if req.method != "initialize" || mcp_server::is_modern_request(&req.params) {
-        return false;
-    }
-    !h.get(mcp_protocol::headers::PROTOCOL_VERSION)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(mcp_protocol::version::is_supported_modern)
+    req.method == "initialize" && !mcp_server::is_modern_request(&req.params) && !has_modern_version_header(h)
 }
 
 /// The session's standalone stream: list changes and subscribed resource updates, with SSE
@@ -184,6 +210,12 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let mut events = server.events();
     let shutdown = server.shutdown_token();
+    // One notification stream per session: each message goes out once.
+    let replaced = CancellationToken::new();
+    if let Some(old) = session.listener.lock().expect("lock").replace(replaced.clone()) {
+        old.cancel();
+    }
+    let ended = session.ended.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
         loop {
@@ -198,6 +230,8 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
                 _ = tick.tick() => if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return },
                 _ = tx.closed() => return,
                 _ = shutdown.cancelled() => return,
+                _ = ended.cancelled() => return,
+                _ = replaced.cancelled() => return,
             }
         }
     });

@@ -103,7 +103,7 @@ impl Streams {
         let log = self.map.lock().expect("streams lock").get(&number)?.clone();
         let mut log = log.lock().expect("stream lock");
         let replay = log.events.get(seq.min(log.events.len())..).unwrap_or_default();
-        let (tx, rx) = mpsc::channel(LIVE_BUFFER.max(replay.len() + 1));
+        let (tx, rx) = mpsc::channel(replay.len() + LIVE_BUFFER);
         for event in replay {
             let _ = tx.try_send(event.clone());
         }

@@ -2,8 +2,8 @@
 
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::legacy::{
-    accepted, check_version_header, is_legacy_initialize, session_header, session_stream, status_only, with_session,
-    HttpSession, Sessions,
+    accepted, check_version_header, has_modern_version_header, is_legacy_initialize, session_header, session_stream,
+    status_only, with_session, HttpSession, Sessions,
 };
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
@@ -153,7 +153,7 @@ impl McpService {
                 Err(e) => return auth_refusal(auth, &e),
             },
         };
-        if let Some(sid) = session_header(req.headers()) {
+        if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
             let sid = sid.to_owned();
             return self.session_call(req, &sid, principal).await;
         }
@@ -275,9 +275,10 @@ impl McpService {
                 let Some(last) = req.headers().get("last-event-id") else {
                     return session_stream(&self.server, s, self.config.keep_alive);
                 };
+                // An unknown stream is 400, not 404: 404 would tell the client the session ended.
                 return match s.streams.resume(last.to_str().unwrap_or("")) {
                     Some(rx) => with_session(sse_response(rx), sid),
-                    None => status_only(StatusCode::NOT_FOUND),
+                    None => status_only(StatusCode::BAD_REQUEST),
                 };
             }
             Method::POST => {}
@@ -346,6 +347,7 @@ impl McpService {
         cancel: CancellationToken,
         close: CancellationToken,
     ) -> Resp {
+        let cancelled = cancel.clone();
         let guard = cancel.drop_guard();
         let (first, outcome) = tokio::select! {
             biased;
@@ -387,7 +389,10 @@ impl McpService {
             while let Ok(n) = note_rx.try_recv() {
                 stream.push(&serde_json::to_vec(&n).expect("JSON serializes"));
             }
-            stream.push(&server.encode_response_in(Era::Legacy, &id, &outcome));
+            // A request the client cancelled gets no response.
+            if !cancelled.is_cancelled() {
+                stream.push(&server.encode_response_in(Era::Legacy, &id, &outcome));
+            }
             stream.finish();
         });
         sse_response(rx)

@@ -3,7 +3,6 @@
 use crate::context::{Context, RequestEnv};
 use crate::error::HandlerError;
 use crate::server::Server;
-use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::{ProtocolError, Request};
 use serde_json::{json, Map, Value};
 
@@ -38,12 +37,12 @@ impl Server {
         &self,
         req: Request,
         env: RequestEnv,
-        meta: Option<RequestMeta>,
+        preset: Option<crate::server::Preset>,
     ) -> Result<Value, ProtocolError> {
         if req.method == "subscriptions/listen" {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
-        let ctx = self.prepare(req, env, meta)?;
+        let ctx = self.prepare(req, env, preset)?;
         let method = ctx.method().to_owned();
         let params = ctx.params();
         match method.as_str() {

@@ -12,7 +12,7 @@
 //! again with the answers, exactly as a modern client's retry would.
 
 use crate::context::RequestEnv;
-use crate::server::{method_not_found, ChangeEvent, Server};
+use crate::server::{method_not_found, ChangeEvent, Preset, Server};
 use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
 use mcp_protocol::{version, ProtocolError, Request};
 use serde_json::{json, Map, Value};
@@ -44,6 +44,7 @@ type Answer = Result<Value, ProtocolError>;
 pub struct PendingRequests {
     waiters: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
     next_id: Arc<AtomicU64>,
+    closed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for PendingRequests {
@@ -71,7 +72,13 @@ impl PendingRequests {
         let id = Value::String(format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1));
         let key = id.to_string();
         let (tx, rx) = oneshot::channel();
-        self.waiters.lock().expect("waiters lock").insert(key.clone(), tx);
+        {
+            let mut waiters = self.waiters.lock().expect("waiters lock");
+            // Checked under the lock: `close` cannot slip in between.
+            if !self.closed.load(Ordering::Relaxed) {
+                waiters.insert(key.clone(), tx);
+            }
+        }
         let forget = Forget { waiters: self.waiters.clone(), key };
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let answer = Box::pin(async move {
@@ -101,9 +108,11 @@ impl PendingRequests {
         true
     }
 
-    /// Fails every waiting request (the client can no longer answer).
+    /// Fails every waiting request and every later one (the client can no longer answer).
     pub fn fail_all(&self) {
-        self.waiters.lock().expect("waiters lock").clear();
+        let mut waiters = self.waiters.lock().expect("waiters lock");
+        self.closed.store(true, Ordering::Relaxed);
+        waiters.clear();
     }
 }
 
@@ -240,10 +249,12 @@ impl LegacySession {
             "server/discover" | "subscriptions/listen" => return Err(method_not_found(&req.method)),
             _ => {}
         }
+        let server = &self.inner.server;
         let mut req = req;
+        let mut state = None;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let meta = self.request_meta(&req.params);
-            let mut result = self.inner.server.process_with(req.clone(), env.clone(), Some(meta)).await?;
+            let preset = Preset { meta: self.request_meta(&req.params), state: state.take() };
+            let mut result = server.process_with(req.clone(), env.clone(), Some(preset)).await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 strip_modern_fields(&mut result);
                 return Ok(result);
@@ -251,12 +262,19 @@ impl LegacySession {
             let peer = peer.as_ref().ok_or_else(|| {
                 ProtocolError::Internal("the handler needs client input, which this transport cannot ask for".into())
             })?;
-            let (responses, state) = ask_client(peer.as_ref(), &mut result).await?;
+            // The state never leaves the server: keep it in memory for the next round, however
+            // long the user takes to answer (its expiry is for state a client carries).
+            if let Some(sealed) = result.get_mut("requestState").map(Value::take) {
+                let mut probe = req.clone();
+                probe.params.insert("requestState".into(), sealed);
+                state = Some(server.open_state_at(&probe, &env, 0)?);
+            }
+            let limit = server.inner.config.request_timeout;
+            let responses =
+                tokio::time::timeout(limit, ask_client(peer.as_ref(), &mut result)).await.map_err(|_| {
+                    ProtocolError::Internal(format!("the client did not answer within {} s", limit.as_secs()))
+                })??;
             req.params.insert("inputResponses".into(), Value::Object(responses));
-            match state {
-                Some(s) => req.params.insert("requestState".into(), s),
-                None => req.params.remove("requestState"),
-            };
         }
         Err(ProtocolError::Internal(format!("the handler asked for client input more than {MAX_INPUT_ROUNDS} times")))
     }
@@ -303,16 +321,12 @@ impl LegacySession {
 }
 
 /// Sends every input request of an `input_required` result to the client; returns the answers
-/// keyed like the requests, and the request state to echo.
-async fn ask_client(
-    peer: &dyn ClientPeer,
-    result: &mut Value,
-) -> Result<(Map<String, Value>, Option<Value>), ProtocolError> {
+/// keyed like the requests.
+async fn ask_client(peer: &dyn ClientPeer, result: &mut Value) -> Result<Map<String, Value>, ProtocolError> {
     let requests = match result.get_mut("inputRequests").map(Value::take) {
         Some(Value::Object(r)) => r,
         _ => Map::new(),
     };
-    let state = result.get_mut("requestState").map(Value::take);
     let mut responses = Map::new();
     for (key, request) in requests {
         let method = request
@@ -323,7 +337,7 @@ async fn ask_client(
         let answer = peer.request(method, params).await?;
         responses.insert(key, answer);
     }
-    Ok((responses, state))
+    Ok(responses)
 }
 
 /// A JSON-RPC response with the result as it is.
@@ -375,9 +389,10 @@ mod tests {
         drop(answer);
         assert!(pending.waiters.lock().unwrap().is_empty());
         assert!(pending.resolve(&response(&msg["id"], json!({"result": {}}))));
-        // Ending the session fails whoever still waits.
+        // Ending the session fails whoever still waits, and whoever asks later.
         let (_, answer) = pending.start("roots/list", json!({}));
         pending.fail_all();
         assert!(answer.await.is_err());
+        assert!(pending.start("roots/list", json!({})).1.await.is_err());
     }
 }

@@ -16,6 +16,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+/// What a legacy session supplies in place of a request's `_meta` and `requestState`.
+pub(crate) struct Preset {
+    pub(crate) meta: RequestMeta,
+    /// MRTR state kept in memory between rounds (`None`: read `requestState` as usual).
+    pub(crate) state: Option<Value>,
+}
+
 /// A change the server announces on `subscriptions/listen` streams.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -246,16 +253,16 @@ impl Server {
         self.process_with(req, env, None).await
     }
 
-    /// [`Server::process`] with the per-request fields given (legacy sessions) instead of read
-    /// from `_meta`.
+    /// [`Server::process`] with the per-request fields (and MRTR state) given by a legacy
+    /// session instead of read from `_meta` (and `requestState`).
     pub(crate) async fn process_with(
         &self,
         req: Request,
         env: RequestEnv,
-        meta: Option<RequestMeta>,
+        preset: Option<Preset>,
     ) -> Result<Value, ProtocolError> {
         use futures::FutureExt;
-        let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env, meta)).catch_unwind();
+        let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env, preset)).catch_unwind();
         let limit = self.inner.config.request_timeout;
         let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
             return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));
@@ -357,16 +364,16 @@ impl Server {
         &self,
         req: Request,
         env: RequestEnv,
-        meta: Option<RequestMeta>,
+        preset: Option<Preset>,
     ) -> Result<Context, ProtocolError> {
         if !crate::dispatch::is_known_method(&req.method) {
             return Err(method_not_found(&req.method));
         }
-        let meta = match meta {
-            Some(m) => m,
-            None => RequestMeta::from_params(&req.params)?,
+        let (meta, state) = match preset {
+            Some(Preset { meta, state: Some(state) }) => (meta, state),
+            Some(Preset { meta, state: None }) => (meta, self.open_state(&req, &env)?),
+            None => (RequestMeta::from_params(&req.params)?, self.open_state(&req, &env)?),
         };
-        let state = self.open_state(&req, &env)?;
         Ok(Context {
             inner: Arc::new(ContextInner {
                 server: self.clone(),
@@ -381,6 +388,12 @@ impl Server {
     }
 
     fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<Value, ProtocolError> {
+        self.open_state_at(req, env, now_secs())
+    }
+
+    /// Opens `requestState` as of `now` (seconds since the epoch; 0 ignores expiry, for state
+    /// that never left the server).
+    pub(crate) fn open_state_at(&self, req: &Request, env: &RequestEnv, now: u64) -> Result<Value, ProtocolError> {
         match req.params.get("inputResponses") {
             None | Some(Value::Object(_)) => {}
             Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
@@ -398,7 +411,7 @@ impl Server {
         self.inner
             .config
             .keys
-            .open(sealed, &expect, now_secs())
+            .open(sealed, &expect, now)
             .map(|c| c.app)
             .map_err(|e| ProtocolError::invalid_params(format!("Invalid requestState: {e}")))
     }

@@ -118,6 +118,8 @@ where
     let mut session: Option<LegacySession> = None;
     let peer = Arc::new(Peer { out: out_tx.clone(), pending: PendingRequests::default() });
     let stop = CancellationToken::new();
+    // Stops the change forwarder on every way out, errors included (it holds a writer sender).
+    let _stop_on_exit = stop.clone().drop_guard();
     loop {
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
@@ -196,7 +198,12 @@ where
                     }
                     continue;
                 }
-                let permit = limit.clone().acquire_owned().await.expect("semaphore open");
+                // A legacy request may be waiting for answers only this loop can read: never
+                // block the reader for it (it runs without a permit when none is free).
+                let permit = match era {
+                    Era::Modern => Some(limit.clone().acquire_owned().await.expect("semaphore open")),
+                    Era::Legacy => limit.clone().try_acquire_owned().ok(),
+                };
                 let key = id_key(&id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
                 let (out, in_flight, server) = (out_tx.clone(), in_flight.clone(), server.clone());
