@@ -63,6 +63,11 @@ impl HttpSession {
         }
     }
 
+    /// Marks the session as used now (an open stream keeps it alive).
+    pub(crate) fn touch(&self) {
+        *self.last_used.lock().expect("lock") = Instant::now();
+    }
+
     /// Registers request `id` as in flight with its cancellation token; the entry goes when the
     /// returned guard is dropped.
     pub(crate) fn track(&self, id: &Value, cancel: CancellationToken) -> InFlight {
@@ -227,7 +232,10 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 },
-                _ = tick.tick() => if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return },
+                _ = tick.tick() => {
+                    session.touch();
+                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return }
+                }
                 _ = tx.closed() => return,
                 _ = shutdown.cancelled() => return,
                 _ = ended.cancelled() => return,
