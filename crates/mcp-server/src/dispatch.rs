@@ -37,7 +37,7 @@ impl Server {
         &self,
         req: Request,
         env: RequestEnv,
-        preset: Option<crate::server::Preset>,
+        preset: Option<Box<crate::server::Preset>>,
     ) -> Result<Value, ProtocolError> {
         if req.method == "subscriptions/listen" {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));

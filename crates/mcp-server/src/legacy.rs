@@ -254,7 +254,7 @@ impl LegacySession {
         let mut state = None;
         for _ in 0..MAX_INPUT_ROUNDS {
             let preset = Preset { meta: self.request_meta(&req.params), state: state.take() };
-            let mut result = server.process_with(req.clone(), env.clone(), Some(preset)).await?;
+            let mut result = server.process_with(req.clone(), env.clone(), Some(Box::new(preset))).await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 strip_modern_fields(&mut result);
                 return Ok(result);

@@ -254,12 +254,14 @@ impl Server {
     }
 
     /// [`Server::process`] with the per-request fields (and MRTR state) given by a legacy
-    /// session instead of read from `_meta` (and `requestState`).
+    /// session instead of read from `_meta` (and `requestState`). Boxed: async-fn arguments
+    /// live for the whole future, and a bigger request future no longer fits the allocator's
+    /// per-thread cache (measured: +4% instructions per request unboxed).
     pub(crate) async fn process_with(
         &self,
         req: Request,
         env: RequestEnv,
-        preset: Option<Preset>,
+        preset: Option<Box<Preset>>,
     ) -> Result<Value, ProtocolError> {
         use futures::FutureExt;
         let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env, preset)).catch_unwind();
@@ -364,12 +366,12 @@ impl Server {
         &self,
         req: Request,
         env: RequestEnv,
-        preset: Option<Preset>,
+        preset: Option<Box<Preset>>,
     ) -> Result<Context, ProtocolError> {
         if !crate::dispatch::is_known_method(&req.method) {
             return Err(method_not_found(&req.method));
         }
-        let (meta, state) = match preset {
+        let (meta, state) = match preset.map(|p| *p) {
             Some(Preset { meta, state: Some(state) }) => (meta, state),
             Some(Preset { meta, state: None }) => (meta, self.open_state(&req, &env)?),
             None => (RequestMeta::from_params(&req.params)?, self.open_state(&req, &env)?),
