@@ -36,7 +36,12 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// Logs one JSON-RPC message and sends it to the live connection, if any.
+    /// [`Stream::push`] of a message not yet serialized (a notification or server request).
+    pub(crate) fn push_message(&self, message: &serde_json::Value) {
+        self.push(&serde_json::to_vec(message).expect("JSON serializes"));
+    }
+
+    /// Logs one serialized JSON-RPC message and sends it to the live connection, if any.
     pub(crate) fn push(&self, json: &[u8]) {
         let mut log = self.log.lock().expect("stream lock");
         let seq = log.events.len() + 1;

@@ -137,9 +137,7 @@ impl McpService {
                     return metadata_response(auth, req.method());
                 }
             }
-            let mut r = Response::new(McpBody::empty());
-            *r.status_mut() = StatusCode::NOT_FOUND;
-            return r;
+            return status_only(StatusCode::NOT_FOUND);
         }
         if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
             return error_response(&e, None);
@@ -158,8 +156,7 @@ impl McpService {
             return self.session_call(req, &sid, principal).await;
         }
         if req.method() != Method::POST {
-            let mut r = Response::new(McpBody::empty());
-            *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+            let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
             r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
@@ -173,11 +170,7 @@ impl McpService {
         };
         let req = match msg {
             // No client notification has meaning over HTTP in this revision; accept and ignore.
-            Incoming::Notification(_) => {
-                let mut r = Response::new(McpBody::empty());
-                *r.status_mut() = StatusCode::ACCEPTED;
-                return r;
-            }
+            Incoming::Notification(_) => return accepted(),
             Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
                 return self.open_session(r, principal.map(|p| p.subject))
             }
@@ -262,9 +255,7 @@ impl McpService {
         let subject = principal.as_ref().map(|p| p.subject.as_str());
         let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
             let e = ProtocolError::InvalidRequest("unknown or ended session".into());
-            let mut r = json_response(StatusCode::NOT_FOUND, &e.to_response(None));
-            *r.status_mut() = StatusCode::NOT_FOUND;
-            return r;
+            return json_response(StatusCode::NOT_FOUND, &e.to_response(None));
         };
         match *req.method() {
             Method::DELETE => {
@@ -364,7 +355,7 @@ impl McpService {
         guard.disarm();
         let (stream, rx) = s.streams.open();
         if let Some(n) = first {
-            stream.push(&serde_json::to_vec(&n).expect("JSON serializes"));
+            stream.push_message(&n);
         }
         let mut closed = close.is_cancelled();
         if closed {
@@ -377,7 +368,7 @@ impl McpService {
                 None => loop {
                     tokio::select! {
                         biased;
-                        Some(n) = note_rx.recv() => stream.push(&serde_json::to_vec(&n).expect("JSON serializes")),
+                        Some(n) = note_rx.recv() => stream.push_message(&n),
                         r = &mut fut => break r,
                         _ = close.cancelled(), if !closed => {
                             closed = true;
@@ -387,7 +378,7 @@ impl McpService {
                 },
             };
             while let Ok(n) = note_rx.try_recv() {
-                stream.push(&serde_json::to_vec(&n).expect("JSON serializes"));
+                stream.push_message(&n);
             }
             // A request the client cancelled gets no response.
             if !cancelled.is_cancelled() {

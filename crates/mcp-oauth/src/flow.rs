@@ -285,15 +285,7 @@ impl OAuthProvider {
                 "{issuer} supports neither dynamic registration nor client metadata documents, and no client is configured for it"
             ))
         })?;
-        let method = if meta.accepts_auth_method("none") {
-            "none"
-        } else if meta.accepts_auth_method("client_secret_basic") {
-            "client_secret_basic"
-        } else if meta.accepts_auth_method("client_secret_post") {
-            "client_secret_post"
-        } else {
-            "none"
-        };
+        let method = first_accepted(meta, &["none", "client_secret_basic", "client_secret_post"]).unwrap_or("none");
         let redirect_uris: Vec<String> = redirect_uri.map(str::to_owned).into_iter().collect();
         let body = json!({
             "client_name": self.cfg.client_name,
@@ -340,15 +332,14 @@ fn push_scope(f: &mut Vec<(String, String)>, scopes: &[String]) {
 /// The token endpoint auth method for a client with (or without) a secret.
 fn default_method(meta: &ServerMetadata, has_secret: bool) -> String {
     if !has_secret {
-        "none"
-    } else if meta.accepts_auth_method("client_secret_basic") {
-        "client_secret_basic"
-    } else if meta.accepts_auth_method("client_secret_post") {
-        "client_secret_post"
-    } else {
-        "client_secret_basic"
+        return "none".into();
     }
-    .into()
+    first_accepted(meta, &["client_secret_basic", "client_secret_post"]).unwrap_or("client_secret_basic").into()
+}
+
+/// The first of `preferred` the authorization server accepts as a token endpoint auth method.
+fn first_accepted<'a>(meta: &ServerMetadata, preferred: &[&'a str]) -> Option<&'a str> {
+    preferred.iter().copied().find(|m| meta.accepts_auth_method(m))
 }
 
 fn auth_for(

@@ -81,7 +81,7 @@ impl RequestMeta {
         };
         let client_info = match meta.get(CLIENT_INFO) {
             None => None,
-            Some(v @ Value::Object(o)) if o.get("name").is_some_and(Value::is_string) => Some(v.clone()),
+            Some(v) if is_implementation(v) => Some(v.clone()),
             Some(_) => {
                 return Err(ProtocolError::invalid_params(format!("{CLIENT_INFO} must be an Implementation object")))
             }
@@ -116,6 +116,12 @@ impl RequestMeta {
             .and_then(Value::as_object)
             .is_some_and(|o| o.get(sub).is_some_and(|v| !v.is_null()))
     }
+}
+
+/// Whether `v` looks like an `Implementation` (client or server info): an object with a string
+/// `name`.
+pub fn is_implementation(v: &Value) -> bool {
+    v.get("name").is_some_and(Value::is_string)
 }
 
 /// Checks a `_meta` key against the naming rules (optional dotted-label prefix + `/`, then a name).

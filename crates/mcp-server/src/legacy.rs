@@ -160,7 +160,7 @@ impl Server {
         };
         let client_info = match params.get("clientInfo") {
             None => None,
-            Some(v @ Value::Object(o)) if o.get("name").is_some_and(Value::is_string) => Some(v.clone()),
+            Some(v) if mcp_protocol::meta::is_implementation(v) => Some(v.clone()),
             Some(_) => return Err(ProtocolError::invalid_params("`clientInfo` must be an Implementation object")),
         };
         let negotiated = if version::LEGACY.contains(&requested) { requested } else { version::LEGACY[0] };
