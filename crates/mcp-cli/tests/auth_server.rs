@@ -521,14 +521,8 @@ async fn legacy_sessions_belong_to_their_subject_and_keep_tool_scopes() {
     let rs = protected(AuthServer::start(&[rsa(0)], true).await).await;
     let (alice, bob) = (format!("Bearer {}", rs.token("alice", "mcp")), format!("Bearer {}", rs.token("bob", "mcp")));
     let legacy = |bearer: &str, session: Option<&str>| {
-        let mut h: Headers = vec![
-            ("content-type".into(), "application/json".into()),
-            ("accept".into(), "application/json, text/event-stream".into()),
-            ("authorization".into(), bearer.to_owned()),
-        ];
-        if let Some(s) = session {
-            h.push(("mcp-session-id".into(), s.to_owned()));
-        }
+        let mut h = legacy_headers(session);
+        h.push(("authorization".into(), bearer.to_owned()));
         h
     };
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",

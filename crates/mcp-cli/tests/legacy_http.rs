@@ -9,19 +9,6 @@ use mcp::http::HttpConfig;
 use mcp::server::Context as McpContext;
 use serde_json::{json, Value};
 
-/// Headers of a legacy POST: no modern headers, the session id once there is one.
-fn legacy_headers(session: Option<&str>) -> Headers {
-    let mut h = vec![
-        ("content-type".to_owned(), "application/json".to_owned()),
-        ("accept".to_owned(), "application/json, text/event-stream".to_owned()),
-    ];
-    if let Some(s) = session {
-        h.push(("mcp-session-id".to_owned(), s.to_owned()));
-        h.push(("mcp-protocol-version".to_owned(), LEGACY_PV.to_owned()));
-    }
-    h
-}
-
 fn rpc(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }

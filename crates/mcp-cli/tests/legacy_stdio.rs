@@ -6,9 +6,8 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 
 const LEGACY: &str = LEGACY_PV;
 
@@ -20,17 +19,8 @@ struct Proc {
 
 impl Proc {
     fn spawn() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-            .args(["serve", "everything", "--stdio"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn mcp");
-        let stdin = child.stdin.take();
-        let out = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        Self { _child: child, stdin, out }
+        let (child, stdin, out) = spawn_stdio_everything();
+        Self { _child: child, stdin: Some(stdin), out }
     }
 
     async fn send(&mut self, v: &Value) {

@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
-use std::process::{ExitStatus, Stdio};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use std::process::ExitStatus;
+use tokio::io::{AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 
 /// The server process and line-oriented access to its stdio.
 struct Proc {
@@ -24,17 +24,8 @@ fn is_response(v: &Value) -> bool {
 
 impl Proc {
     fn spawn() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-            .args(["serve", "everything", "--stdio"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn mcp");
-        let stdin = child.stdin.take();
-        let out = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        Self { child, stdin, out, backlog: Vec::new() }
+        let (child, stdin, out) = spawn_stdio_everything();
+        Self { child, stdin: Some(stdin), out, backlog: Vec::new() }
     }
 
     async fn send_raw(&mut self, bytes: &[u8]) {

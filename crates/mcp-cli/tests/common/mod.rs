@@ -245,6 +245,41 @@ pub fn assert_wire(v: &Value) {
 /// The legacy revision the dual-era tests speak.
 pub const LEGACY_PV: &str = "2025-11-25";
 
+/// Headers of a legacy Streamable HTTP POST: no modern headers; with a session, its id and the
+/// negotiated version.
+pub fn legacy_headers(session: Option<&str>) -> Headers {
+    let mut h = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        ("accept".to_owned(), "application/json, text/event-stream".to_owned()),
+    ];
+    if let Some(s) = session {
+        h.push(("mcp-session-id".to_owned(), s.to_owned()));
+        h.push(("mcp-protocol-version".to_owned(), LEGACY_PV.to_owned()));
+    }
+    h
+}
+
+/// The real `mcp serve everything --stdio` child process (killed on drop), its stdin and its
+/// stdout as lines.
+pub fn spawn_stdio_everything() -> (
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "everything", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn mcp");
+    let stdin = child.stdin.take().expect("stdin");
+    let out = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    (child, stdin, out)
+}
+
 /// Checks any message a server sends to a legacy (2025-11-25) client against that schema.
 #[track_caller]
 pub fn assert_legacy_wire(v: &Value) {
