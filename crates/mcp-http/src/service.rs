@@ -191,7 +191,7 @@ impl McpService {
         if req.method == "subscriptions/listen" {
             return self.listen(req, principal);
         }
-        self.request(req, principal).await
+        self.request(req, principal, parts).await
     }
 
     /// Reads a POST body within the size limit (413 beyond it).
@@ -308,7 +308,7 @@ impl McpService {
             return refusal;
         }
         let id = req.id.clone();
-        let (mut env, note_rx, cancel) = request_env(principal.map(|p| p.subject));
+        let (mut env, note_rx, cancel) = request_env(principal.map(|p| p.subject), Some(parts));
         let close = CancellationToken::new();
         env.close_stream = Some(close.clone());
         let peer = s.peer(env.sink.clone().expect("sink"));
@@ -392,7 +392,7 @@ impl McpService {
     fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal, sink: None, cancel: cancel.clone(), close_stream: None };
+        let env = RequestEnv { principal, sink: None, cancel: cancel.clone(), close_stream: None, http: None };
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -417,9 +417,9 @@ impl McpService {
         sse_response(rx)
     }
 
-    async fn request(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
+    async fn request(&self, req: mcp_protocol::Request, principal: Option<String>, parts: http::request::Parts) -> Resp {
         let id = req.id.clone();
-        let (env, note_rx, cancel) = request_env(principal);
+        let (env, note_rx, cancel) = request_env(principal, Some(parts));
         let server = self.server.clone();
         let fut: Handling = Box::pin(async move { server.process(req, env).await });
         self.respond(id, fut, note_rx, cancel).await
@@ -490,10 +490,20 @@ impl McpService {
 type Handling = Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>>;
 
 /// The environment of one request: its notification channel and cancellation token.
-fn request_env(principal: Option<String>) -> (RequestEnv, mpsc::UnboundedReceiver<Value>, CancellationToken) {
+fn request_env(
+    principal: Option<String>,
+    http: Option<http::request::Parts>,
+) -> (RequestEnv, mpsc::UnboundedReceiver<Value>, CancellationToken) {
     let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
     let cancel = CancellationToken::new();
-    (RequestEnv { principal, sink: Some(note_tx.into()), cancel: cancel.clone(), close_stream: None }, note_rx, cancel)
+    let env = RequestEnv {
+        principal,
+        sink: Some(note_tx.into()),
+        cancel: cancel.clone(),
+        close_stream: None,
+        http: http.map(Arc::new),
+    };
+    (env, note_rx, cancel)
 }
 
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 fn schema_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec/schema/2026-07-28")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-data/schema/2026-07-28")
 }
 
 fn examples_dir() -> PathBuf {

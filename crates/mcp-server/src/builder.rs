@@ -1,17 +1,17 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
+use crate::defs::{Prompt, Resource, ResourceDef, Tool};
+use crate::handler::StateMap;
 use crate::context::Context;
-use crate::error::HandlerError;
+use crate::error::{BuildError, HandlerError, ItemKind};
 use crate::registry::*;
 use crate::server::{Server, ServerConfig, ServerInner};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::header_params;
 use mcp_protocol::state::KeyRing;
+use mcp_protocol::types::CacheScope;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -24,21 +24,10 @@ pub struct ServerBuilder {
     eager_schemas: bool,
 }
 
-pub(crate) fn to_object(def: &impl Serialize) -> Result<Map<String, Value>, BuildError> {
-    match serde_json::to_value(def) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(BuildError::InvalidDefinition("definition must serialize to a JSON object".into())),
-        Err(e) => Err(BuildError::InvalidDefinition(e.to_string())),
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder").field("server_info", &self.config.server_info).finish_non_exhaustive()
     }
-}
-
-fn str_field(def: &Map<String, Value>, field: &str) -> Result<String, BuildError> {
-    def.get(field).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| {
-        BuildError::InvalidDefinition(format!(
-            "definition lacks string field {field:?}: {}",
-            Value::Object(def.clone())
-        ))
-    })
 }
 
 /// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
@@ -67,9 +56,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets the icons of `serverInfo` (serialized `Icon` objects).
-    pub fn icons(mut self, icons: impl Serialize) -> Self {
-        self.config.server_info["icons"] = serde_json::to_value(icons).unwrap_or(Value::Null);
+    /// Sets the icons of `serverInfo`.
+    pub fn icons(mut self, icons: Vec<mcp_protocol::types::Icon>) -> Self {
+        self.config.server_info["icons"] = serde_json::to_value(icons).expect("icons serialize");
         self
     }
 
@@ -86,16 +75,17 @@ impl ServerBuilder {
     }
 
     /// `ttlMs` and `cacheScope` for list and discover results (default 60 s, public).
-    pub fn list_cache(mut self, ttl_ms: u64, public: bool) -> Self {
+    pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.config.list_ttl_ms = ttl_ms;
-        self.config.list_public = public;
+        self.config.list_public = scope == CacheScope::Public;
         self
     }
 
-    /// `ttlMs` and `cacheScope` for `resources/read` results (default 0, private).
-    pub fn read_cache(mut self, ttl_ms: u64, public: bool) -> Self {
+    /// `ttlMs` and `cacheScope` for `resources/read` results without hints of their own
+    /// (default 0, private).
+    pub fn read_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.config.read_ttl_ms = ttl_ms;
-        self.config.read_public = public;
+        self.config.read_public = scope == CacheScope::Public;
         self
     }
 
@@ -131,167 +121,106 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a tool with typed arguments. When `def` has no `inputSchema`, it is derived
-    /// from `A`. `def` is any serializable `Tool` (e.g. `mcp_protocol::types::Tool` or `json!`).
-    pub fn tool<A, F, Fut, R>(mut self, def: impl Serialize, handler: F) -> Self
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize + 'static,
-    {
-        let handler = Arc::new(handler);
-        let f: ToolFn = Arc::new(move |ctx, args| {
-            let handler = handler.clone();
-            Box::pin(async move {
-                let a: A = serde_json::from_value(Value::Object(args))
-                    .map_err(|e| HandlerError::Tool(format!("Invalid arguments: {e}")))?;
-                ser(handler(ctx, a).await?)
-            })
-        });
-        match to_object(&def) {
-            Ok(mut d) => {
-                d.entry("inputSchema").or_insert_with(schema_of::<A>);
-                self.push_tool(d, f);
-            }
-            Err(e) => self.errors.push(e),
-        }
+    /// Gives the handlers application state of type `T`, read with the [`crate::State<T>`]
+    /// extractor (one value per type; a later call replaces an earlier one).
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.config.state.insert(value);
         self
     }
 
-    /// Registers a tool with typed arguments and typed structured output: `outputSchema` is
-    /// derived from `O`, and the handler's value becomes `structuredContent` (plus its JSON text
-    /// as a text block, for clients that do not read structured content).
-    pub fn tool_with_output<A, O, F, Fut>(self, def: impl Serialize, handler: F) -> Self
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        O: Serialize + JsonSchema + 'static,
-        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
-    {
-        let mut def = match to_object(&def) {
-            Ok(d) => d,
-            Err(e) => {
-                let mut this = self;
-                this.errors.push(e);
-                return this;
-            }
-        };
-        def.entry("outputSchema").or_insert_with(schema_of::<O>);
-        let handler = Arc::new(handler);
-        self.tool(Value::Object(def), move |ctx: Context, a: A| {
-            let handler = handler.clone();
-            async move {
-                let out = ser(handler(ctx, a).await?)?;
-                Ok(json!({ "content": [{ "type": "text", "text": out.to_string() }], "structuredContent": out }))
-            }
-        })
-    }
-
-    /// Registers a tool whose handler takes the raw `arguments` object (dynamic registration).
-    /// `def` must carry an `inputSchema`.
-    pub fn tool_raw<F, Fut, R>(mut self, def: impl Serialize, handler: F) -> Self
-    where
-        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize + 'static,
-    {
-        let f = raw_tool_fn(handler);
-        match to_object(&def) {
-            Ok(d) => self.push_tool(d, f),
-            Err(e) => self.errors.push(e),
-        }
-        self
-    }
-
-    fn push_tool(&mut self, def: Map<String, Value>, handler: ToolFn) {
-        match build_tool(def, handler) {
+    /// Registers a tool (see [`Tool`]; `#[mcp::tool]` functions give one with `name::tool()`).
+    pub fn tool(mut self, tool: Tool) -> Self {
+        match self.checked(tool.errors.clone(), tool.check).and_then(|()| tool_entry(tool)) {
             Ok(t) if self.catalog.tools.iter().any(|x| x.name == t.name) => {
-                self.errors.push(BuildError::Duplicate { kind: "tool", name: t.name })
+                self.errors.push(BuildError::Duplicate { kind: ItemKind::Tool, name: t.name })
             }
             Ok(t) => self.catalog.tools.push(Arc::new(t)),
             Err(e) => self.errors.push(e),
         }
+        self
     }
 
-    /// Registers a static resource; `def` is a serializable `Resource` (needs `uri` and `name`).
-    pub fn resource<F, Fut, R>(mut self, def: impl Serialize, handler: F) -> Self
-    where
-        F: Fn(Context, String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize + 'static,
-    {
-        let handler = Arc::new(handler);
-        let f: ResourceFn = Arc::new(move |ctx, uri| {
-            let handler = handler.clone();
-            Box::pin(async move { ser(handler(ctx, uri).await?) })
-        });
-        match to_object(&def).and_then(|d| Ok((str_field(&d, "uri")?, str_field(&d, "name")?, d))) {
-            Ok((uri, _, _)) if self.catalog.resources.iter().any(|r| r.uri == uri) => {
-                self.errors.push(BuildError::Duplicate { kind: "resource", name: uri })
+    /// Registers every tool of `tools`.
+    pub fn tools(self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        tools.into_iter().fold(self, Self::tool)
+    }
+
+    fn checked(&self, errors: Vec<BuildError>, check: fn(&StateMap) -> Result<(), String>) -> Result<(), BuildError> {
+        if let Some(e) = errors.into_iter().next() {
+            return Err(e);
+        }
+        check(&self.config.state).map_err(BuildError::MissingState)
+    }
+
+    /// Registers a resource or resource template (see [`Resource`]).
+    pub fn resource(mut self, resource: Resource) -> Self {
+        if let Err(e) = self.checked(resource.errors.clone(), resource.check) {
+            self.errors.push(e);
+            return self;
+        }
+        let Some(handler) = resource.handler else {
+            self.errors.push(BuildError::MissingHandler { kind: ItemKind::Resource, name: resource_name(&resource.def) });
+            return self;
+        };
+        match resource.def {
+            ResourceDef::Static(d) => {
+                if self.catalog.resources.iter().any(|r| r.uri == d.uri) {
+                    self.errors.push(BuildError::Duplicate { kind: ItemKind::Resource, name: d.uri });
+                } else {
+                    let def = serde_json::to_value(&d).expect("definitions serialize");
+                    self.catalog.resources.push(ResourceEntry { uri: d.uri, def, handler });
+                }
             }
-            Ok((uri, _, d)) => self.catalog.resources.push(ResourceEntry { uri, def: Value::Object(d), handler: f }),
-            Err(e) => self.errors.push(e),
+            ResourceDef::Template(d) => match UriTemplate::parse(&d.uri_template) {
+                Err(e) => self.errors.push(BuildError::InvalidTemplate(e.to_string())),
+                Ok(_) if self.catalog.templates.iter().any(|t| t.template.as_str() == d.uri_template) => self
+                    .errors
+                    .push(BuildError::Duplicate { kind: ItemKind::ResourceTemplate, name: d.uri_template }),
+                Ok(template) => {
+                    let def = serde_json::to_value(&d).expect("definitions serialize");
+                    self.catalog.templates.push(TemplateEntry { template, def, handler });
+                }
+            },
         }
         self
     }
 
-    /// Registers a resource template; `def` is a serializable `ResourceTemplate` (`uriTemplate`, `name`).
-    pub fn resource_template<F, Fut, R>(mut self, def: impl Serialize, handler: F) -> Self
-    where
-        F: Fn(Context, String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize + 'static,
-    {
-        let handler = Arc::new(handler);
-        let f: TemplateFn = Arc::new(move |ctx, uri, vars| {
-            let handler = handler.clone();
-            Box::pin(async move { ser(handler(ctx, uri, vars).await?) })
-        });
-        let parsed = to_object(&def).and_then(|d| {
-            str_field(&d, "name")?;
-            let t = UriTemplate::parse(&str_field(&d, "uriTemplate")?)
-                .map_err(|e| BuildError::InvalidTemplate(e.to_string()))?;
-            Ok((t, d))
-        });
-        match parsed {
-            Ok((template, d)) => {
-                self.catalog.templates.push(TemplateEntry { template, def: Value::Object(d), handler: f })
-            }
-            Err(e) => self.errors.push(e),
+    /// Registers every resource of `resources`.
+    pub fn resources(self, resources: impl IntoIterator<Item = Resource>) -> Self {
+        resources.into_iter().fold(self, Self::resource)
+    }
+
+    /// Registers a prompt (see [`Prompt`]).
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        if let Err(e) = self.checked(prompt.errors.clone(), prompt.check) {
+            self.errors.push(e);
+            return self;
         }
+        let name = prompt.def.name.clone();
+        let Some(handler) = prompt.handler else {
+            self.errors.push(BuildError::MissingHandler { kind: ItemKind::Prompt, name });
+            return self;
+        };
+        if self.catalog.prompts.iter().any(|p| p.name == name) {
+            self.errors.push(BuildError::Duplicate { kind: ItemKind::Prompt, name });
+            return self;
+        }
+        let required_args = prompt
+            .def
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true))
+            .map(|a| a.name.clone())
+            .collect();
+        let def = serde_json::to_value(&prompt.def).expect("definitions serialize");
+        self.catalog.prompts.push(PromptEntry { name, def, required_args, completers: prompt.completers, handler });
         self
     }
 
-    /// Registers a prompt; `def` is a serializable `Prompt` (`name`, optional `arguments`).
-    pub fn prompt<F, Fut, R>(mut self, def: impl Serialize, handler: F) -> Self
-    where
-        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize + 'static,
-    {
-        let f: PromptFn = raw_tool_fn(handler);
-        let parsed = to_object(&def).and_then(|d| Ok((str_field(&d, "name")?, d)));
-        match parsed {
-            Ok((name, _)) if self.catalog.prompts.iter().any(|p| p.name == name) => {
-                self.errors.push(BuildError::Duplicate { kind: "prompt", name })
-            }
-            Ok((name, d)) => {
-                let required_args = d
-                    .get("arguments")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter(|x| x.get("required").and_then(Value::as_bool) == Some(true))
-                            .filter_map(|x| x.get("name").and_then(Value::as_str).map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                self.catalog.prompts.push(PromptEntry { name, def: Value::Object(d), required_args, handler: f })
-            }
-            Err(e) => self.errors.push(e),
-        }
-        self
+    /// Registers every prompt of `prompts`.
+    pub fn prompts(self, prompts: impl IntoIterator<Item = Prompt>) -> Self {
+        prompts.into_iter().fold(self, Self::prompt)
     }
 
     /// Sets the `completion/complete` handler: `(ctx, ref, argument, context)` -> `completion` object
@@ -336,42 +265,26 @@ impl ServerBuilder {
     }
 }
 
-/// Turns a handler's result into JSON; a result that already is a `Value` is moved, not copied.
-pub(crate) fn ser<R: Serialize + 'static>(r: R) -> Result<Value, HandlerError> {
-    // Downcasting a `&mut Option<R>` needs no allocation (unlike boxing into `dyn Any`).
-    let mut slot = Some(r);
-    if let Some(v) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<Value>>() {
-        return Ok(v.take().expect("just filled"));
+/// The name a resource is listed under (for errors).
+fn resource_name(def: &ResourceDef) -> String {
+    match def {
+        ResourceDef::Static(d) => d.uri.clone(),
+        ResourceDef::Template(d) => d.uri_template.clone(),
     }
-    let r = slot.expect("not taken");
-    serde_json::to_value(r).map_err(|e| HandlerError::Protocol(mcp_protocol::ProtocolError::Internal(e.to_string())))
-}
-
-fn raw_tool_fn<F, Fut, R>(handler: F) -> ToolFn
-where
-    F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
-    R: Serialize + 'static,
-{
-    let handler = Arc::new(handler);
-    Arc::new(move |ctx, args| {
-        let handler = handler.clone();
-        Box::pin(async move { ser(handler(ctx, args).await?) })
-    })
 }
 
 /// Validates a tool definition and compiles its schemas.
-pub(crate) fn build_tool(def: Map<String, Value>, handler: ToolFn) -> Result<ToolEntry, BuildError> {
-    let name = str_field(&def, "name")?;
-    let input_schema = def
-        .get("inputSchema")
-        .ok_or_else(|| BuildError::InvalidSchema { tool: name.clone(), reason: "missing inputSchema".into() })?;
-    let input = SchemaValidator::new(&name, input_schema)?;
-    let output = match def.get("outputSchema") {
-        Some(s) => Some(SchemaValidator::new(&name, s)?),
+pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
+    let name = tool.def.name.clone();
+    let handler = tool.handler.ok_or_else(|| BuildError::MissingHandler { kind: ItemKind::Tool, name: name.clone() })?;
+    let input_schema = Value::Object(tool.def.input_schema.clone());
+    let input = SchemaValidator::new(&name, &input_schema)?;
+    let output = match &tool.def.output_schema {
+        Some(s) => Some(SchemaValidator::new(&name, &Value::Object(s.clone()))?),
         None => None,
     };
-    let hp = header_params(input_schema.as_object().expect("checked by SchemaValidator::new"))
+    let hp = header_params(&tool.def.input_schema)
         .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
-    Ok(ToolEntry { name, def: Value::Object(def), input, output, header_params: hp.into(), handler })
+    let def = serde_json::to_value(&tool.def).expect("definitions serialize");
+    Ok(ToolEntry { name, def, input, output, header_params: hp.into(), task_support: tool.task_support, handler })
 }

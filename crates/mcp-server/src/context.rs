@@ -52,6 +52,9 @@ pub struct RequestEnv {
     /// sessions): [`Context::close_stream`] fires it and the transport ends the stream while the
     /// handler keeps running. `None` elsewhere.
     pub close_stream: Option<CancellationToken>,
+    /// The HTTP request the call arrived in (Streamable HTTP only), for the
+    /// [`crate::HttpRequest`] extractor.
+    pub http: Option<Arc<http::request::Parts>>,
 }
 
 pub(crate) struct ContextInner {
@@ -62,6 +65,8 @@ pub(crate) struct ContextInner {
     pub(crate) params: Map<String, Value>,
     pub(crate) env: RequestEnv,
     pub(crate) state: Value,
+    /// Input requests issued so far by the typed `elicit`/`sample`/`roots` calls.
+    pub(crate) asked: std::sync::atomic::AtomicU32,
 }
 
 /// Everything a handler may know about the request it serves. Cheap to clone.
@@ -137,8 +142,10 @@ impl Context {
         self.inner.env.cancel.is_cancelled()
     }
 
-    /// Application state carried from the previous round of an MRTR exchange (`Null` if none).
-    pub fn state(&self) -> &Value {
+    /// Request-scoped MRTR state carried (sealed) from the previous round of this request
+    /// (`Null` if none): what a handler put there with [`Inputs::set_state`]. Not application
+    /// state; for that see [`crate::State`].
+    pub fn round_state(&self) -> &Value {
         &self.inner.state
     }
 

@@ -76,8 +76,8 @@ impl Server {
             Ok(v) if v.is_object() => Ok(v),
             Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
             Err(HandlerError::InputRequired(ir)) => Ok(self.input_required(ctx, ir)),
-            Err(HandlerError::Tool(m)) if tool => Ok(tool_error(m)),
-            Err(HandlerError::Tool(m)) => Err(ProtocolError::Internal(m)),
+            Err(HandlerError::Tool { message, .. }) if tool => Ok(tool_error(message)),
+            Err(HandlerError::Tool { message, .. }) => Err(ProtocolError::Internal(message)),
             Err(HandlerError::Protocol(e)) => Err(e),
         }
     }
@@ -146,7 +146,7 @@ impl Server {
             .to_owned();
         let catalog = self.catalog();
         let r = if let Some(i) = catalog.resource_index.get(&uri) {
-            (catalog.resources[*i].handler)(ctx.clone(), uri.clone()).await
+            (catalog.resources[*i].handler)(ctx.clone(), uri.clone(), Default::default()).await
         } else if let Some((t, vars)) = catalog.templates.iter().find_map(|t| t.template.matches(&uri).map(|v| (t, v)))
         {
             (t.handler)(ctx.clone(), uri.clone(), vars).await
@@ -185,9 +185,6 @@ impl Server {
     }
 
     async fn complete(&self, ctx: Context) -> Result<Value, ProtocolError> {
-        let Some(handler) = self.inner.completion.clone() else {
-            return Err(ProtocolError::MethodNotFound("completion/complete (no completions capability)".into()));
-        };
         let params = ctx.params();
         let reference = params
             .get("ref")
@@ -199,14 +196,37 @@ impl Server {
             .filter(|a| a.get("name").is_some_and(Value::is_string) && a.get("value").is_some_and(Value::is_string))
             .cloned()
             .ok_or_else(|| ProtocolError::invalid_params("`argument` with string `name` and `value` is required"))?;
-        let context = params.get("context").cloned();
-        let mut completion = handler(ctx.clone(), reference, argument, context).await.map_err(|e| match e {
-            HandlerError::Protocol(p) => p,
-            other => ProtocolError::Internal(other.to_string()),
-        })?;
+        let mut completion = match self.argument_completer(&reference, &argument) {
+            Some(complete) => {
+                let values = complete(argument["value"].as_str().unwrap_or_default());
+                json!({ "values": values, "total": values.len(), "hasMore": false })
+            }
+            None => {
+                let Some(handler) = self.inner.completion.clone() else {
+                    return Err(ProtocolError::MethodNotFound("completion/complete (no completions capability)".into()));
+                };
+                let context = params.get("context").cloned();
+                handler(ctx.clone(), reference, argument, context).await.map_err(|e| match e {
+                    HandlerError::Protocol(p) => p,
+                    other => ProtocolError::Internal(other.to_string()),
+                })?
+            }
+        };
         if let Some(values) = completion.get_mut("values").and_then(Value::as_array_mut) {
             values.truncate(100);
         }
         Ok(json!({ "completion": completion }))
+    }
+
+    /// The completer a prompt registered for this argument, if the reference names one.
+    fn argument_completer(&self, reference: &Value, argument: &Value) -> Option<crate::registry::ArgCompleter> {
+        if reference.get("type").and_then(Value::as_str) != Some("ref/prompt") {
+            return None;
+        }
+        let name = reference.get("name").and_then(Value::as_str)?;
+        let arg = argument.get("name").and_then(Value::as_str)?;
+        let catalog = self.catalog();
+        let prompt = catalog.prompt_index.get(name).map(|i| &catalog.prompts[*i])?;
+        prompt.completers.iter().find(|(a, _)| a == arg).map(|(_, c)| c.clone())
     }
 }

@@ -2,14 +2,26 @@
 
 use crate::mrtr::InputRequired;
 use mcp_protocol::ProtocolError;
+use std::any::Any;
+use std::fmt;
 
 /// What a tool, resource or prompt handler returns instead of a result.
-#[derive(Debug)]
+///
+/// `?` converts any [`std::error::Error`] into it: a [`ProtocolError`] stays a protocol error,
+/// an [`InputRequired`] stays an input request, and anything else becomes a tool execution error
+/// (`isError: true`, with the error and its sources as the text the model sees). Like
+/// `anyhow::Error`, it does not implement `std::error::Error` itself, which is what makes that
+/// blanket conversion possible.
 #[non_exhaustive]
 pub enum HandlerError {
     /// A tool execution failure: reported to the model as a result with `isError: true`
     /// (for resources and prompts it becomes an internal error).
-    Tool(String),
+    Tool {
+        /// What the model (or user) is told.
+        message: String,
+        /// The error this one came from, kept for logs and tracing.
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The request needs input from the client (elicitation, sampling, roots): answered with an
     /// `input_required` result, completed when the client retries.
     InputRequired(InputRequired),
@@ -18,32 +30,220 @@ pub enum HandlerError {
 }
 
 impl HandlerError {
-    /// A tool execution error with `message`.
+    /// A tool execution error with `message` (for prompts and resources: an internal error).
     pub fn tool(message: impl Into<String>) -> Self {
-        Self::Tool(message.into())
+        Self::Tool { message: message.into(), source: None }
+    }
+
+    /// An invalid-parameters protocol error (`-32602`).
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::Protocol(ProtocolError::invalid_params(message))
+    }
+
+    /// Converts any displayable value: a `HandlerError`, `ProtocolError` or `InputRequired` keeps
+    /// its meaning, an error keeps its source chain in the message, anything else becomes a tool
+    /// execution error with its text.
+    pub fn from_display<E: fmt::Display + 'static>(e: E) -> Self {
+        let mut slot = Some(e);
+        let any = &mut slot as &mut dyn Any;
+        if let Some(h) = any.downcast_mut::<Option<HandlerError>>() {
+            return h.take().expect("just filled");
+        }
+        if let Some(p) = any.downcast_mut::<Option<ProtocolError>>() {
+            return Self::Protocol(p.take().expect("just filled"));
+        }
+        if let Some(i) = any.downcast_mut::<Option<InputRequired>>() {
+            return Self::InputRequired(i.take().expect("just filled"));
+        }
+        Self::tool(slot.expect("not taken").to_string())
     }
 }
 
-impl From<ProtocolError> for HandlerError {
-    fn from(e: ProtocolError) -> Self {
-        Self::Protocol(e)
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
+    fn from(e: E) -> Self {
+        let mut slot = Some(e);
+        let any = &mut slot as &mut dyn Any;
+        if let Some(p) = any.downcast_mut::<Option<ProtocolError>>() {
+            return Self::Protocol(p.take().expect("just filled"));
+        }
+        if let Some(i) = any.downcast_mut::<Option<InputRequired>>() {
+            return Self::InputRequired(i.take().expect("just filled"));
+        }
+        let e = slot.expect("not taken");
+        let mut message = e.to_string();
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            message.push_str(": ");
+            message.push_str(&c.to_string());
+            cause = c.source();
+        }
+        Self::Tool { message, source: Some(Box::new(e)) }
     }
 }
 
-impl From<InputRequired> for HandlerError {
-    fn from(e: InputRequired) -> Self {
-        Self::InputRequired(e)
-    }
-}
-
-impl std::fmt::Display for HandlerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Tool(m) => write!(f, "tool error: {m}"),
+            Self::Tool { message, .. } => f.write_str(message),
             Self::InputRequired(_) => f.write_str("input required"),
             Self::Protocol(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for HandlerError {}
+impl fmt::Debug for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tool { message, source } => {
+                f.debug_struct("Tool").field("message", message).field("source", source).finish()
+            }
+            Self::InputRequired(i) => f.debug_tuple("InputRequired").field(i).finish(),
+            Self::Protocol(e) => f.debug_tuple("Protocol").field(e).finish(),
+        }
+    }
+}
+
+/// What kind of item a [`BuildError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// A tool.
+    Tool,
+    /// A static resource.
+    Resource,
+    /// A resource template.
+    ResourceTemplate,
+    /// A prompt.
+    Prompt,
+}
+
+impl fmt::Display for ItemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Tool => "tool",
+            Self::Resource => "resource",
+            Self::ResourceTemplate => "resource template",
+            Self::Prompt => "prompt",
+        })
+    }
+}
+
+/// Why a server definition was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A tool's `inputSchema`/`outputSchema` is not a valid schema of its dialect.
+    #[error("tool {tool:?}: invalid schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// A schema declares a `$schema` dialect this server does not support.
+    #[error("tool {tool:?}: unsupported JSON Schema dialect {dialect:?} (supported: 2020-12, 2019-09, draft-07, draft-06, draft-04)")]
+    UnsupportedDialect {
+        /// The tool.
+        tool: String,
+        /// The `$schema` value.
+        dialect: String,
+    },
+    /// A tool's `x-mcp-header` annotations violate the spec's constraints.
+    #[error("tool {tool:?}: invalid x-mcp-header annotation: {reason}")]
+    InvalidHeaderAnnotation {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// Two items share a name (or URI, or URI template).
+    #[error("duplicate {kind} {name:?}")]
+    Duplicate {
+        /// What kind of item.
+        kind: ItemKind,
+        /// The repeated name or URI.
+        name: String,
+    },
+    /// An item was registered without a handler.
+    #[error("{kind} {name:?} has no handler")]
+    MissingHandler {
+        /// What kind of item.
+        kind: ItemKind,
+        /// Its name or URI.
+        name: String,
+    },
+    /// A resource template's `uriTemplate` is not a valid RFC 6570 template.
+    #[error("{0}")]
+    InvalidTemplate(String),
+    /// A `_meta` key set on a definition breaks the naming rules or uses a reserved prefix.
+    #[error("{item}: _meta key {key:?}: {reason}")]
+    InvalidMeta {
+        /// The item.
+        item: String,
+        /// The key.
+        key: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A handler asks for application state the builder was never given.
+    #[error("{0}")]
+    MissingState(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<i64, HandlerError> {
+        Ok(s.parse::<i64>()?)
+    }
+
+    fn io() -> Result<(), HandlerError> {
+        Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"))?;
+        Ok(())
+    }
+
+    fn protocol() -> Result<(), HandlerError> {
+        Err(ProtocolError::invalid_params("bad"))?;
+        Ok(())
+    }
+
+    #[test]
+    fn question_mark_keeps_the_meaning_of_each_error() {
+        assert!(matches!(parse("x"), Err(HandlerError::Tool { message, source: Some(_) }) if message.contains("invalid digit")));
+        assert!(matches!(io(), Err(HandlerError::Tool { message, .. }) if message == "no such file"));
+        assert!(matches!(protocol(), Err(HandlerError::Protocol(ProtocolError::InvalidParams { .. }))));
+        let ir: Result<(), HandlerError> = Err(InputRequired::default().into());
+        assert!(matches!(ir, Err(HandlerError::InputRequired(_))));
+    }
+
+    #[test]
+    fn from_display_recognises_framework_errors() {
+        assert!(matches!(HandlerError::from_display("plain text"), HandlerError::Tool { message, .. } if message == "plain text"));
+        assert!(matches!(HandlerError::from_display(String::from("owned")), HandlerError::Tool { .. }));
+        assert!(matches!(
+            HandlerError::from_display(HandlerError::invalid_params("x")),
+            HandlerError::Protocol(ProtocolError::InvalidParams { .. })
+        ));
+        assert!(matches!(HandlerError::from_display(ProtocolError::Internal("x".into())), HandlerError::Protocol(_)));
+        assert!(matches!(HandlerError::from_display(InputRequired::default()), HandlerError::InputRequired(_)));
+    }
+
+    #[test]
+    fn source_chains_become_part_of_the_message() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("reading the config")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e: HandlerError = Outer(std::io::Error::other("disk on fire")).into();
+        assert_eq!(e.to_string(), "reading the config: disk on fire");
+    }
+}

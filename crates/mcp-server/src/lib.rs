@@ -20,24 +20,56 @@
 //!     .unwrap();
 //! ```
 
+mod ask;
 mod builder;
 mod context;
+mod defs;
 mod dispatch;
 mod error;
+pub mod handler;
 mod legacy;
 mod listen;
 mod mrtr;
 mod registry;
+pub mod result;
 mod server;
 pub mod template;
 
+pub use ask::Elicitation;
 pub use builder::{schema_of, ServerBuilder};
 pub use context::{Context, NotificationSink, RequestEnv};
+pub use defs::{Prompt, Resource, TaskSupport, Tool};
 pub use dispatch::{is_known_method, supports_mrtr};
-pub use error::HandlerError;
+pub use error::{BuildError, HandlerError, ItemKind};
+pub use handler::{Args, FromRequest, Handler, HttpRequest, State};
+pub use result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use legacy::{is_modern_request, ClientPeer, LegacySession, PendingRequests};
 pub use listen::SubscriptionFilter;
 pub use mcp_protocol;
 pub use mrtr::{declares, InputRequired, Inputs};
-pub use registry::{BoxFuture, BuildError, ToolEntry};
+pub use registry::{BoxFuture, ToolEntry};
 pub use server::{ChangeEvent, Server};
+
+/// Support for the code `mcp`'s attribute macros generate; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    use crate::HandlerError;
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    /// Parses a prompt argument or template variable.
+    pub fn parse_argument<T: FromStr>(name: &str, value: String) -> Result<T, HandlerError>
+    where
+        T::Err: Display,
+    {
+        value.parse().map_err(|e| HandlerError::invalid_params(format!("argument {name:?}: {e}")))
+    }
+
+    /// Parses an optional prompt argument or template variable.
+    pub fn parse_optional_argument<T: FromStr>(name: &str, value: Option<String>) -> Result<Option<T>, HandlerError>
+    where
+        T::Err: Display,
+    {
+        value.map(|v| parse_argument(name, v)).transpose()
+    }
+}

@@ -17,6 +17,14 @@ pub struct InputRequired {
     pub state: Value,
 }
 
+impl std::fmt::Display for InputRequired {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "input required ({} request(s))", self.requests.len())
+    }
+}
+
+impl std::error::Error for InputRequired {}
+
 /// The client capability an input request needs, as a `ClientCapabilities`-shaped object.
 fn required_capability(method: &str, params: &Value) -> Value {
     match method {
@@ -58,7 +66,11 @@ pub fn declares(capabilities: &Map<String, Value>, needed: &Value) -> bool {
 }
 
 /// Collects input requests for one handler invocation and hands out answers from the retry.
+///
+/// The handler runs again from the top on every round, so anything it does before all its
+/// answers are in happens once per round: do side effects after [`Inputs::finish`].
 #[derive(Debug)]
+#[must_use = "call `finish()?` to send the input requests"]
 pub struct Inputs<'a> {
     responses: Option<&'a Map<String, Value>>,
     capabilities: &'a Map<String, Value>,

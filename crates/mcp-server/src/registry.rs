@@ -1,7 +1,7 @@
 //! What a server offers: tools, resources, resource templates, prompts, and their handlers.
 
 use crate::context::Context;
-use crate::error::HandlerError;
+use crate::error::{BuildError, HandlerError};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::HeaderParam;
 use serde_json::{Map, Value};
@@ -15,16 +15,18 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Type-erased tool handler: arguments in, serialized `CallToolResult` out.
 pub type ToolFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
-/// Type-erased resource handler: URI in, serialized `ReadResourceResult` out.
-pub type ResourceFn = Arc<dyn Fn(Context, String) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
-/// Type-erased resource template handler: URI and matched variables in.
-pub type TemplateFn =
+/// Type-erased resource handler: URI and matched template variables in, serialized
+/// `ReadResourceResult` out.
+pub type ResourceFn =
     Arc<dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased prompt handler: string arguments in, serialized `GetPromptResult` out.
 pub type PromptFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
 pub type CompletionFn =
     Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+
+/// Completes one prompt argument: the value typed so far in, candidates out.
+pub type ArgCompleter = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
 /// A registered tool.
 pub struct ToolEntry {
@@ -33,6 +35,7 @@ pub struct ToolEntry {
     pub(crate) input: SchemaValidator,
     pub(crate) output: Option<SchemaValidator>,
     pub(crate) header_params: Arc<[HeaderParam]>,
+    pub(crate) task_support: crate::defs::TaskSupport,
     pub(crate) handler: ToolFn,
 }
 
@@ -40,6 +43,11 @@ impl ToolEntry {
     /// The tool's `x-mcp-header` parameters (used by the HTTP transport to check headers).
     pub fn header_params(&self) -> &[HeaderParam] {
         &self.header_params
+    }
+
+    /// Whether the tool may run as a task.
+    pub fn task_support(&self) -> crate::defs::TaskSupport {
+        self.task_support
     }
 }
 
@@ -56,7 +64,7 @@ pub(crate) struct ResourceEntry {
 pub(crate) struct TemplateEntry {
     pub(crate) template: UriTemplate,
     pub(crate) def: Value,
-    pub(crate) handler: TemplateFn,
+    pub(crate) handler: ResourceFn,
 }
 
 /// A registered prompt.
@@ -65,6 +73,7 @@ pub(crate) struct PromptEntry {
     pub(crate) name: String,
     pub(crate) def: Value,
     pub(crate) required_args: Vec<String>,
+    pub(crate) completers: Vec<(String, ArgCompleter)>,
     pub(crate) handler: PromptFn,
 }
 
@@ -90,50 +99,6 @@ impl Catalog {
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
         self.tool_index.get(name).map(|i| &self.tools[*i])
     }
-}
-
-/// Why a server definition was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// A definition could not be serialized or lacks a required field.
-    #[error("invalid definition: {0}")]
-    InvalidDefinition(String),
-    /// A tool's `inputSchema`/`outputSchema` is not a valid schema of its dialect.
-    #[error("tool {tool:?}: invalid schema: {reason}")]
-    InvalidSchema {
-        /// The tool.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-    /// A schema declares a `$schema` dialect this server does not support.
-    #[error("tool {tool:?}: unsupported JSON Schema dialect {dialect:?} (supported: 2020-12, 2019-09, draft-07, draft-06, draft-04)")]
-    UnsupportedDialect {
-        /// The tool.
-        tool: String,
-        /// The `$schema` value.
-        dialect: String,
-    },
-    /// A tool's `x-mcp-header` annotations violate the spec's constraints.
-    #[error("tool {tool:?}: invalid x-mcp-header annotation: {reason}")]
-    InvalidHeaderAnnotation {
-        /// The tool.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-    /// Two items share a name (or URI).
-    #[error("duplicate {kind} {name:?}")]
-    Duplicate {
-        /// `tool`, `resource`, `prompt` or `resource template`.
-        kind: &'static str,
-        /// The repeated name or URI.
-        name: String,
-    },
-    /// A resource template's `uriTemplate` is not a valid RFC 6570 template.
-    #[error("{0}")]
-    InvalidTemplate(String),
 }
 
 /// A tool schema, checked for its dialect at build time and compiled into a validator on first

@@ -1,15 +1,16 @@
 //! [`Server`]: an immutable-by-default, shareable MCP server and its request dispatch.
 
-use crate::builder::{build_tool, to_object, ServerBuilder};
+use crate::builder::{tool_entry, ServerBuilder};
+use crate::defs::Tool;
+use crate::handler::StateMap;
 use crate::context::{Context, ContextInner, RequestEnv};
-use crate::error::HandlerError;
 use crate::mrtr::InputRequired;
+use crate::error::BuildError;
 use crate::registry::*;
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
 use mcp_protocol::version::Era;
 use mcp_protocol::{version, ProtocolError, Request};
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -50,6 +51,7 @@ pub(crate) struct ServerConfig {
     pub(crate) server_info_in_results: bool,
     pub(crate) request_timeout: std::time::Duration,
     pub(crate) extra_capabilities: Map<String, Value>,
+    pub(crate) state: StateMap,
 }
 
 impl ServerConfig {
@@ -67,6 +69,7 @@ impl ServerConfig {
             server_info_in_results: true,
             request_timeout: std::time::Duration::from_secs(300),
             extra_capabilities: Map::new(),
+            state: StateMap::default(),
         }
     }
 }
@@ -143,7 +146,7 @@ impl Server {
         caps.insert("resources".into(), json!({ "listChanged": true, "subscribe": true }));
         caps.insert("prompts".into(), json!({ "listChanged": true }));
         caps.insert("logging".into(), json!({}));
-        if self.inner.completion.is_some() {
+        if self.inner.completion.is_some() || self.catalog().prompts.iter().any(|p| !p.completers.is_empty()) {
             caps.insert("completions".into(), json!({}));
         }
         for (k, v) in &self.inner.config.extra_capabilities {
@@ -175,19 +178,18 @@ impl Server {
         *guard = Arc::new(next);
     }
 
-    /// Adds (or replaces) a tool at run time with a raw-arguments handler and announces the change.
-    pub fn add_tool<F, Fut, R>(&self, def: impl Serialize, handler: F) -> Result<(), BuildError>
-    where
-        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<R, HandlerError>> + Send + 'static,
-        R: Serialize + 'static,
-    {
-        let handler = Arc::new(handler);
-        let f: ToolFn = Arc::new(move |ctx, args| {
-            let handler = handler.clone();
-            Box::pin(async move { crate::builder::ser(handler(ctx, args).await?) })
-        });
-        let entry = build_tool(to_object(&def)?, f)?;
+    /// The application state given to [`ServerBuilder::state`].
+    pub fn state_map(&self) -> &StateMap {
+        &self.inner.config.state
+    }
+
+    /// Adds (or replaces) a tool at run time and announces the change.
+    pub fn add_tool(&self, tool: Tool) -> Result<(), BuildError> {
+        if let Some(e) = tool.errors.first() {
+            return Err(e.clone());
+        }
+        (tool.check)(&self.inner.config.state).map_err(BuildError::MissingState)?;
+        let entry = tool_entry(tool)?;
         self.update_catalog(|c| {
             c.tools.retain(|t| t.name != entry.name);
             c.tools.push(Arc::new(entry));
@@ -385,6 +387,7 @@ impl Server {
                 params: req.params,
                 env,
                 state,
+                asked: Default::default(),
             }),
         })
     }

@@ -1,31 +1,26 @@
-//! The Model Context Protocol (revision 2026-07-28) for Rust.
+#![doc = include_str!("../../../README.md")]
 //!
-//! This facade re-exports the layers behind features:
-//! - [`protocol`]: the sans-IO core (types, JSON-RPC, `_meta`, versions, errors, MRTR state);
-//! - [`server`] (feature `server`): the server framework;
-//! - [`stdio`] (feature `stdio`) and [`http`] (feature `http`): server transports.
+//! # This crate
 //!
-//! A server in a few lines:
+//! A facade over the layers, behind features (default: `server`, `macros`, `stdio`):
+//! - [`protocol`] and [`types`]: the sans-IO core and the wire types of every schema definition;
+//! - [`server`] (`server`): the server framework, with [`tool`], [`prompt`], [`resource`] and
+//!   [`schema`] (`macros`);
+//! - [`stdio`] (`stdio`) and [`http`] (`http`): the server transports;
+//! - [`client`] (`client`): the client library;
+//! - [`auth`] (`auth`): OAuth 2.1 resource-server support.
 //!
-//! ```no_run
-//! use mcp::prelude::*;
-//!
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct Echo { text: String }
-//!
-//! # async fn run() -> std::io::Result<()> {
-//! let server = Server::builder("echo-server", "1.0.0")
-//!     .tool(json!({"name": "echo", "description": "Echo the text back"}), |_ctx: Context, a: Echo| async move {
-//!         Ok(CallToolResult::text(a.text))
-//!     })
-//!     .build()
-//!     .expect("valid server");
-//! mcp::stdio::serve_stdio(server).await
-//! # }
-//! ```
+//! [`serde`], [`serde_json`] and [`schemars`] are re-exported, and the macros name them through
+//! this crate, so a server's `Cargo.toml` needs only `mcp` and `tokio`.
 
+#[cfg(feature = "auth")]
+pub use mcp_auth as auth;
+#[cfg(feature = "client")]
+pub use mcp_client as client;
 #[cfg(feature = "http")]
 pub use mcp_http as http;
+#[cfg(feature = "macros")]
+pub use mcp_macros::{prompt, resource, schema, tool};
 pub use mcp_protocol as protocol;
 pub use mcp_protocol::types;
 #[cfg(feature = "server")]
@@ -33,17 +28,23 @@ pub use mcp_server as server;
 #[cfg(feature = "stdio")]
 pub use mcp_stdio as stdio;
 pub use schemars;
+pub use serde;
 pub use serde_json;
 
 /// The names most servers need.
 pub mod prelude {
+    #[cfg(feature = "macros")]
+    pub use mcp_macros::{prompt, resource, schema, tool};
     pub use mcp_protocol::types::{
-        CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent, Implementation, Prompt,
-        PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
-        TextContent, Tool, ToolAnnotations,
+        AudioContent, CacheScope, CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent,
+        PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
+        ToolAnnotations,
     };
     pub use mcp_protocol::ProtocolError;
     #[cfg(feature = "server")]
-    pub use mcp_server::{ChangeEvent, Context, HandlerError, Server, ServerBuilder};
+    pub use mcp_server::{
+        Args, Blob, ChangeEvent, Context, Elicitation, HandlerError, HttpRequest, Json, Prompt, Resource, Server,
+        ServerBuilder, State, TaskSupport, Tool,
+    };
     pub use serde_json::{json, Value};
 }

@@ -3,6 +3,7 @@
 
 use mcp::prelude::*;
 use mcp::server::ServerBuilder;
+use mcp::types::SamplingMessage;
 use std::time::Duration;
 
 /// A 1x1 PNG.
@@ -11,23 +12,9 @@ pub const PNG: &str =
 /// A tiny WAV file.
 pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
-pub(crate) fn text(t: impl Into<String>) -> Value {
-    json!({ "content": [{ "type": "text", "text": t.into() }] })
-}
+type ToolResult = Result<CallToolResult, HandlerError>;
 
-pub(crate) fn no_args(name: &str, description: &str) -> Value {
-    json!({ "name": name, "description": description, "inputSchema": { "type": "object", "properties": {} } })
-}
-
-/// Registers a no-argument tool returning a fixed result.
-fn fixed(b: ServerBuilder, name: &str, description: &str, result: Value) -> ServerBuilder {
-    b.tool_raw(no_args(name, description), move |_ctx: Context, _args| {
-        let result = result.clone();
-        async move { Ok::<_, HandlerError>(result) }
-    })
-}
-
-/// The `name` of an accepted form elicitation answer, if well-formed.
+/// The `field` of an accepted form elicitation answer, if well-formed.
 ///
 /// A present answer that is not an `ElicitResult` is a protocol error (`-32602`).
 pub(crate) fn accepted_field(answer: &Value, field: &str) -> Result<Option<String>, HandlerError> {
@@ -35,19 +22,20 @@ pub(crate) fn accepted_field(answer: &Value, field: &str) -> Result<Option<Strin
         .get("action")
         .and_then(Value::as_str)
         .filter(|a| matches!(*a, "accept" | "decline" | "cancel"))
-        .ok_or_else(|| {
-            HandlerError::Protocol(ProtocolError::invalid_params("invalid inputResponses: expected an ElicitResult"))
-        })?;
+        .ok_or_else(|| HandlerError::invalid_params("invalid inputResponses: expected an ElicitResult"))?;
     if action != "accept" {
         return Ok(None);
     }
     match answer.pointer(&format!("/content/{field}")) {
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Ok(Some(other.to_string())),
-        None => Err(HandlerError::Protocol(ProtocolError::invalid_params(format!(
-            "invalid inputResponses: missing content.{field}"
-        )))),
+        None => Err(HandlerError::invalid_params(format!("invalid inputResponses: missing content.{field}"))),
     }
+}
+
+/// The text of a sampling answer.
+pub(crate) fn sampled_text(answer: &Value) -> &str {
+    answer.pointer("/content/text").and_then(Value::as_str).unwrap_or("(no text)")
 }
 
 fn ask_name_schema() -> Value {
@@ -58,10 +46,14 @@ fn confirm_schema() -> Value {
     json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
 }
 
+fn color_schema() -> Value {
+    json!({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]})
+}
+
 /// First round: asks for confirmation and seals `{"issued": true}` into `requestState`. On the
 /// retry the (framework-verified) state shows the question was asked, so nothing more is needed.
 fn ask_confirmation_once(ctx: &Context) -> Result<(), HandlerError> {
-    if ctx.state().get("issued").is_none() {
+    if ctx.round_state().get("issued").is_none() {
         let mut inputs = ctx.inputs();
         inputs.elicit("confirm", "Please confirm", confirm_schema())?;
         inputs.set_state(json!({"issued": true}));
@@ -70,245 +62,257 @@ fn ask_confirmation_once(ctx: &Context) -> Result<(), HandlerError> {
     Ok(())
 }
 
+/// A sampling request for one user question.
 pub(crate) fn sampling(question: &str, max_tokens: u32) -> Value {
-    json!({"messages": [{"role": "user", "content": {"type": "text", "text": question}}], "maxTokens": max_tokens})
+    let messages = vec![SamplingMessage::text(Role::User, question)];
+    json!({"messages": messages, "maxTokens": max_tokens})
+}
+
+/// Returns a simple text response.
+#[tool]
+async fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Returns an image content block.
+#[tool]
+async fn test_image_content() -> ImageContent {
+    ImageContent::new(PNG, "image/png")
+}
+
+/// Returns an audio content block.
+#[tool]
+async fn test_audio_content() -> AudioContent {
+    AudioContent::new(WAV, "audio/wav")
+}
+
+fn embedded(uri: &str, mime: &str, text: &str) -> EmbeddedResource {
+    EmbeddedResource::new(TextResourceContents { mime_type: Some(mime.into()), ..TextResourceContents::new(uri, text) })
+}
+
+/// Returns an embedded resource.
+#[tool]
+async fn test_embedded_resource() -> EmbeddedResource {
+    embedded("test://embedded-resource", "text/plain", "This is an embedded resource content.")
+}
+
+/// Returns text, image and resource content together.
+#[tool]
+async fn test_multiple_content_types() -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(PNG, "image/png"),
+        embedded("test://mixed-content-resource", "application/json", r#"{"test":"data","value":123}"#).into(),
+    ]
+}
+
+/// Reports progress 0, 50, 100 before answering.
+#[tool]
+async fn test_tool_with_progress(ctx: Context) -> &'static str {
+    for p in [0.0, 50.0, 100.0] {
+        ctx.progress(p, Some(100.0), None);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    "Progress complete"
+}
+
+/// Always fails with a tool execution error.
+#[tool]
+async fn test_error_handling() -> Result<String, &'static str> {
+    Err("This tool intentionally returns an error for testing")
+}
+
+fn json_schema_2020_12() -> Tool {
+    Tool::new("json_schema_2020_12_tool")
+        .description("Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)")
+        .input_schema(json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                           "contactMethod": {"type": "string", "enum": ["phone", "email"]}, "phone": {"type": "string"}, "email": {"type": "string"}},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]}, "else": {"required": ["email"]},
+            "additionalProperties": false}))
+        .handler(|Args(a): Args<Value>| async move { format!("JSON Schema 2020-12 tool called with: {a}") })
+}
+
+/// Needs the client's sampling capability.
+#[tool]
+async fn test_missing_capability(ctx: Context) -> ToolResult {
+    ctx.require_capability(json!({"sampling": {}}))?;
+    Ok(CallToolResult::text("Success"))
+}
+
+/// Asks for confirmation through an input_required result.
+#[tool]
+async fn test_streaming_elicitation(ctx: Context) -> ToolResult {
+    let mut inputs = ctx.inputs();
+    let answer = inputs.elicit("confirm", "Please confirm", confirm_schema())?;
+    inputs.finish()?;
+    accepted_field(&answer.unwrap_or_default(), "ok")?;
+    Ok(CallToolResult::text("Streaming complete"))
+}
+
+/// Logs at info level when the request asks for logs.
+#[tool]
+async fn test_logging_tool(ctx: Context) -> &'static str {
+    ctx.log("info", Some("conformance"), json!("test_logging_tool evaluated"));
+    "Logging evaluated"
+}
+
+/// Announces tools/list_changed to listeners (the list stays the same).
+#[tool]
+async fn test_trigger_tool_change(ctx: Context) -> &'static str {
+    ctx.server().notify(ChangeEvent::ToolsListChanged);
+    "Mutation triggered"
+}
+
+/// Announces prompts/list_changed to listeners (the list stays the same).
+#[tool]
+async fn test_trigger_prompt_change(ctx: Context) -> &'static str {
+    ctx.server().notify(ChangeEvent::PromptsListChanged);
+    "Mutation triggered"
+}
+
+fn x_mcp_header() -> Tool {
+    Tool::new("test_x_mcp_header")
+        .description("Echoes a region mirrored into the Mcp-Param-Region header.")
+        .input_schema(json!({"type": "object", "properties": {"region": {"type": "string",
+            "description": "Mirrored into Mcp-Param-Region", "x-mcp-header": "Region"}}, "required": ["region"]}))
+        .handler(|Args(a): Args<Value>| async move { format!("region={}", a["region"].as_str().unwrap_or_default()) })
 }
 
 /// Adds the content, diagnostic and MRTR fixture tools.
 pub fn register(b: ServerBuilder) -> ServerBuilder {
-    let b = fixed(
-        b,
-        "test_simple_text",
-        "Returns a simple text response.",
-        text("This is a simple text response for testing."),
-    );
-    let b = fixed(
-        b,
-        "test_image_content",
-        "Returns an image content block.",
-        json!({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]}),
-    );
-    let b = fixed(
-        b,
-        "test_audio_content",
-        "Returns an audio content block.",
-        json!({"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}),
-    );
-    let b = fixed(
-        b,
-        "test_embedded_resource",
-        "Returns an embedded resource.",
-        json!({"content": [{"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."}}]}),
-    );
-    let b = fixed(
-        b,
-        "test_multiple_content_types",
-        "Returns text, image and resource content together.",
-        json!({"content": [
-            {"type": "text", "text": "Multiple content types test:"},
-            {"type": "image", "data": PNG, "mimeType": "image/png"},
-            {"type": "resource", "resource": {"uri": "test://mixed-content-resource", "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}
-        ]}),
-    );
-    let b = b.tool_raw(
-        no_args("test_tool_with_progress", "Reports progress 0, 50, 100 before answering."),
-        |ctx: Context, _args| async move {
-            for p in [0.0, 50.0, 100.0] {
-                ctx.progress(p, Some(100.0), None);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Ok::<_, HandlerError>(text("Progress complete"))
-        },
-    );
-    let b = b.tool_raw(
-        no_args("test_error_handling", "Always fails with a tool execution error."),
-        |_ctx: Context, _args| async move {
-            Err::<Value, _>(HandlerError::tool("This tool intentionally returns an error for testing"))
-        },
-    );
-    let b = b.tool_raw(
-        json!({"name": "json_schema_2020_12_tool",
-               "description": "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-               "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                   "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                   "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
-                                  "contactMethod": {"type": "string", "enum": ["phone", "email"]}, "phone": {"type": "string"}, "email": {"type": "string"}},
-                   "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-                   "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-                   "then": {"required": ["phone"]}, "else": {"required": ["email"]},
-                   "additionalProperties": false}}),
-        |_ctx: Context, args| async move { Ok::<_, HandlerError>(text(format!("JSON Schema 2020-12 tool called with: {}", Value::Object(args)))) },
-    );
-    let b = b.tool_raw(
-        no_args("test_missing_capability", "Needs the client's sampling capability."),
-        |ctx: Context, _args| async move {
-            ctx.require_capability(json!({"sampling": {}}))?;
-            Ok::<_, HandlerError>(text("Success"))
-        },
-    );
-    let b = b.tool_raw(
-        no_args("test_streaming_elicitation", "Asks for confirmation through an input_required result."),
-        |ctx: Context, _args| async move {
-            let mut inputs = ctx.inputs();
-            let answer = inputs.elicit("confirm", "Please confirm", confirm_schema())?;
-            inputs.finish()?;
-            accepted_field(&answer.unwrap_or_default(), "ok")?;
-            Ok::<_, HandlerError>(text("Streaming complete"))
-        },
-    );
-    let b = b.tool_raw(
-        no_args("test_logging_tool", "Logs at info level when the request asks for logs."),
-        |ctx: Context, _args| async move {
-            ctx.log("info", Some("conformance"), json!("test_logging_tool evaluated"));
-            Ok::<_, HandlerError>(text("Logging evaluated"))
-        },
-    );
-    let b = b.tool_raw(
-        no_args("test_trigger_tool_change", "Announces tools/list_changed to listeners (the list stays the same)."),
-        |ctx: Context, _args| async move {
-            ctx.server().notify(ChangeEvent::ToolsListChanged);
-            Ok::<_, HandlerError>(text("Mutation triggered"))
-        },
-    );
-    let b = b.tool_raw(
-        no_args("test_trigger_prompt_change", "Announces prompts/list_changed to listeners (the list stays the same)."),
-        |ctx: Context, _args| async move {
-            ctx.server().notify(ChangeEvent::PromptsListChanged);
-            Ok::<_, HandlerError>(text("Mutation triggered"))
-        },
-    );
-    let b = b.tool_raw(
-        json!({"name": "test_x_mcp_header", "description": "Echoes a region mirrored into the Mcp-Param-Region header.",
-               "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "description": "Mirrored into Mcp-Param-Region", "x-mcp-header": "Region"}}, "required": ["region"]}}),
-        |_ctx: Context, args| async move {
-            Ok::<_, HandlerError>(text(format!("region={}", args.get("region").and_then(Value::as_str).unwrap_or_default())))
-        },
-    );
-    mrtr_tools(b)
+    b.tools([
+        test_simple_text::tool(),
+        test_image_content::tool(),
+        test_audio_content::tool(),
+        test_embedded_resource::tool(),
+        test_multiple_content_types::tool(),
+        test_tool_with_progress::tool(),
+        test_error_handling::tool(),
+        json_schema_2020_12(),
+        test_missing_capability::tool(),
+        test_streaming_elicitation::tool(),
+        test_logging_tool::tool(),
+        test_trigger_tool_change::tool(),
+        test_trigger_prompt_change::tool(),
+        x_mcp_header(),
+        test_input_required_result_elicitation::tool(),
+        test_input_required_result_sampling::tool(),
+        test_input_required_result_list_roots::tool(),
+        test_input_required_result_request_state::tool(),
+        test_input_required_result_multiple_inputs::tool(),
+        test_input_required_result_multi_round::tool(),
+        test_input_required_result_tampered_state::tool(),
+        test_input_required_result_capabilities::tool(),
+    ])
 }
 
-fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
-    b.tool_raw(
-        no_args("test_input_required_result_elicitation", "Asks for the user's name (MRTR elicitation)."),
-        |ctx: Context, _args| async move {
+/// Asks for the user's name (MRTR elicitation).
+#[tool]
+async fn test_input_required_result_elicitation(ctx: Context) -> ToolResult {
+    let mut inputs = ctx.inputs();
+    let answer = inputs.elicit("user_name", "What is your name?", ask_name_schema())?;
+    inputs.finish()?;
+    Ok(match accepted_field(&answer.unwrap_or_default(), "name")? {
+        Some(name) => CallToolResult::text(format!("Hello, {name}!")),
+        None => CallToolResult::text("User declined"),
+    })
+}
+
+/// Asks the client's model a question (MRTR sampling).
+#[tool]
+async fn test_input_required_result_sampling(ctx: Context) -> ToolResult {
+    let mut inputs = ctx.inputs();
+    let answer = inputs.sample("capital_question", sampling("What is the capital of France?", 100))?;
+    inputs.finish()?;
+    Ok(CallToolResult::text(format!("Sampling result: {}", sampled_text(&answer.unwrap_or_default()))))
+}
+
+/// Asks for the client's roots (MRTR roots).
+#[tool]
+async fn test_input_required_result_list_roots(ctx: Context) -> ToolResult {
+    let mut inputs = ctx.inputs();
+    let answer = inputs.roots("client_roots")?;
+    inputs.finish()?;
+    let n = answer.unwrap_or_default().get("roots").and_then(Value::as_array).map_or(0, Vec::len);
+    Ok(CallToolResult::text(format!("Found {n} root(s)")))
+}
+
+/// Carries sealed state across an MRTR round.
+#[tool]
+async fn test_input_required_result_request_state(ctx: Context) -> ToolResult {
+    ask_confirmation_once(&ctx)?;
+    let answer = ctx.input_responses().and_then(|r| r.get("confirm")).cloned().unwrap_or_default();
+    accepted_field(&answer, "ok")?;
+    Ok(CallToolResult::text("state-ok: requestState verified"))
+}
+
+/// Asks for elicitation, sampling and roots at once.
+#[tool]
+async fn test_input_required_result_multiple_inputs(ctx: Context) -> ToolResult {
+    let mut inputs = ctx.inputs();
+    let name = inputs.elicit("user_name", "What is your name?", ask_name_schema())?;
+    let greeting = inputs.sample("greeting", sampling("Generate a greeting", 50))?;
+    let roots = inputs.roots("client_roots")?;
+    inputs.set_state(json!({"round": 1}));
+    inputs.finish()?;
+    let name = accepted_field(&name.unwrap_or_default(), "name")?.unwrap_or_else(|| "unknown".into());
+    let greeting = greeting.unwrap_or_default().pointer("/content/text").and_then(Value::as_str).unwrap_or("").to_owned();
+    let n = roots.unwrap_or_default().get("roots").and_then(Value::as_array).map_or(0, Vec::len);
+    Ok(CallToolResult::text(format!("{name}: {greeting} ({n} root(s))")))
+}
+
+/// Asks two questions in two rounds.
+#[tool]
+async fn test_input_required_result_multi_round(ctx: Context) -> ToolResult {
+    let state = ctx.round_state();
+    let name = match state.get("name").and_then(Value::as_str) {
+        Some(name) => name.to_owned(),
+        None => {
             let mut inputs = ctx.inputs();
-            let answer = inputs.elicit("user_name", "What is your name?", ask_name_schema())?;
+            let a = inputs.elicit("step1", "Step 1: What is your name?", ask_name_schema())?;
             inputs.finish()?;
-            Ok::<_, HandlerError>(match accepted_field(&answer.unwrap_or_default(), "name")? {
-                Some(name) => text(format!("Hello, {name}!")),
-                None => text("User declined"),
-            })
-        },
-    )
-    .tool_raw(
-        no_args("test_input_required_result_sampling", "Asks the client's model a question (MRTR sampling)."),
-        |ctx: Context, _args| async move {
-            let mut inputs = ctx.inputs();
-            let answer = inputs.sample("capital_question", sampling("What is the capital of France?", 100))?;
-            inputs.finish()?;
-            let answer = answer.unwrap_or_default();
-            let reply = answer.pointer("/content/text").and_then(Value::as_str).unwrap_or("(no text)");
-            Ok::<_, HandlerError>(text(format!("Sampling result: {reply}")))
-        },
-    )
-    .tool_raw(
-        no_args("test_input_required_result_list_roots", "Asks for the client's roots (MRTR roots)."),
-        |ctx: Context, _args| async move {
-            let mut inputs = ctx.inputs();
-            let answer = inputs.roots("client_roots")?;
-            inputs.finish()?;
-            let n = answer.unwrap_or_default().get("roots").and_then(Value::as_array).map_or(0, Vec::len);
-            Ok::<_, HandlerError>(text(format!("Found {n} root(s)")))
-        },
-    )
-    .tool_raw(
-        no_args("test_input_required_result_request_state", "Carries sealed state across an MRTR round."),
-        |ctx: Context, _args| async move {
-            ask_confirmation_once(&ctx)?;
-            let answer = ctx.input_responses().and_then(|r| r.get("confirm")).cloned().unwrap_or_default();
-            accepted_field(&answer, "ok")?;
-            Ok::<_, HandlerError>(text("state-ok: requestState verified"))
-        },
-    )
-    .tool_raw(
-        no_args("test_input_required_result_multiple_inputs", "Asks for elicitation, sampling and roots at once."),
-        |ctx: Context, _args| async move {
-            let mut inputs = ctx.inputs();
-            let name = inputs.elicit("user_name", "What is your name?", ask_name_schema())?;
-            let greeting = inputs.sample("greeting", sampling("Generate a greeting", 50))?;
-            let roots = inputs.roots("client_roots")?;
-            inputs.set_state(json!({"round": 1}));
-            inputs.finish()?;
-            let name = accepted_field(&name.unwrap_or_default(), "name")?.unwrap_or_else(|| "unknown".into());
-            let greeting =
-                greeting.unwrap_or_default().pointer("/content/text").and_then(Value::as_str).unwrap_or("").to_owned();
-            let n = roots.unwrap_or_default().get("roots").and_then(Value::as_array).map_or(0, Vec::len);
-            Ok::<_, HandlerError>(text(format!("{name}: {greeting} ({n} root(s))")))
-        },
-    )
-    .tool_raw(
-        no_args("test_input_required_result_multi_round", "Asks two questions in two rounds."),
-        |ctx: Context, _args| async move {
-            let round = ctx.state().get("round").and_then(Value::as_u64).unwrap_or(1);
-            let mut inputs = ctx.inputs();
-            if round == 1 {
-                let a = inputs.elicit("step1", "Step 1: What is your name?", ask_name_schema())?;
-                inputs.finish()?;
-                let name = accepted_field(&a.unwrap_or_default(), "name")?.unwrap_or_else(|| "unknown".into());
-                let mut next = ctx.inputs();
-                next.elicit(
-                    "step2",
-                    "Step 2: What is your favorite color?",
-                    json!({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}),
-                )?;
-                next.set_state(json!({"round": 2, "name": name}));
-                next.finish()?;
-                unreachable!("step2 is never answered in round 1");
-            }
-            let name = ctx.state().get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
-            let color = inputs.elicit(
-                "step2",
-                "Step 2: What is your favorite color?",
-                json!({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}),
-            )?;
-            inputs.set_state(ctx.state().clone());
-            inputs.finish()?;
-            let color = accepted_field(&color.unwrap_or_default(), "color")?.unwrap_or_else(|| "nothing".into());
-            Ok::<_, HandlerError>(text(format!("Multi-round complete for {name} who likes {color}")))
-        },
-    )
-    .tool_raw(
-        no_args("test_input_required_result_tampered_state", "Rejects a requestState that was modified."),
-        |ctx: Context, _args| async move {
-            // The framework has already verified the sealed state (a tampered one never gets here).
-            ask_confirmation_once(&ctx)?;
-            Ok::<_, HandlerError>(text("state verified"))
-        },
-    )
-    .tool_raw(
-        no_args(
-            "test_input_required_result_capabilities",
-            "Asks only for inputs the client declared capabilities for.",
-        ),
-        |ctx: Context, _args| async move {
-            if let Some(r) = ctx.input_responses() {
-                let keys: Vec<&str> = r.keys().map(String::as_str).collect();
-                return Ok::<_, HandlerError>(text(format!("capabilities-ok: received {}", keys.join(", "))));
-            }
-            let mut inputs = ctx.inputs();
-            let sample = sampling("Sample request", 50);
-            if inputs.client_supports("sampling/createMessage", &sample) {
-                inputs.sample("sample_input", sample)?;
-            }
-            let elicit = json!({"mode": "form"});
-            if inputs.client_supports("elicitation/create", &elicit) {
-                inputs.elicit("elicit_input", "Please provide input", ask_name_schema())?;
-            }
-            if inputs.client_supports("roots/list", &json!({})) {
-                inputs.roots("roots_input")?;
-            }
-            inputs.finish()?;
-            Ok(text("capabilities-ok: the client declared no input capabilities"))
-        },
-    )
+            accepted_field(&a.unwrap_or_default(), "name")?.unwrap_or_else(|| "unknown".into())
+        }
+    };
+    let mut inputs = ctx.inputs();
+    let color = inputs.elicit("step2", "Step 2: What is your favorite color?", color_schema())?;
+    inputs.set_state(json!({"round": 2, "name": name}));
+    inputs.finish()?;
+    let color = accepted_field(&color.unwrap_or_default(), "color")?.unwrap_or_else(|| "nothing".into());
+    Ok(CallToolResult::text(format!("Multi-round complete for {name} who likes {color}")))
+}
+
+/// Rejects a requestState that was modified.
+#[tool]
+async fn test_input_required_result_tampered_state(ctx: Context) -> ToolResult {
+    // The framework has already verified the sealed state (a tampered one never gets here).
+    ask_confirmation_once(&ctx)?;
+    Ok(CallToolResult::text("state verified"))
+}
+
+/// Asks only for inputs the client declared capabilities for.
+#[tool]
+async fn test_input_required_result_capabilities(ctx: Context) -> ToolResult {
+    if let Some(r) = ctx.input_responses() {
+        let keys: Vec<&str> = r.keys().map(String::as_str).collect();
+        return Ok(CallToolResult::text(format!("capabilities-ok: received {}", keys.join(", "))));
+    }
+    let mut inputs = ctx.inputs();
+    let sample = sampling("Sample request", 50);
+    if inputs.client_supports("sampling/createMessage", &sample) {
+        inputs.sample("sample_input", sample)?;
+    }
+    let elicit = json!({"mode": "form"});
+    if inputs.client_supports("elicitation/create", &elicit) {
+        inputs.elicit("elicit_input", "Please provide input", ask_name_schema())?;
+    }
+    if inputs.client_supports("roots/list", &json!({})) {
+        inputs.roots("roots_input")?;
+    }
+    inputs.finish()?;
+    Ok(CallToolResult::text("capabilities-ok: the client declared no input capabilities"))
 }

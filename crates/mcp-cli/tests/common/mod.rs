@@ -180,7 +180,7 @@ fn schema_doc(version: &str) -> Value {
     docs.entry(version.to_owned())
         .or_insert_with(|| {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("../../../shared/spec/schema/{version}/schema.json"));
+                .join(format!("../../test-data/schema/{version}/schema.json"));
             let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
             serde_json::from_str(&text).expect("schema.json is JSON")
         })

@@ -1,0 +1,496 @@
+//! Typed definitions with their handlers: [`Tool`], [`Prompt`], [`Resource`].
+//!
+//! Each wraps the wire type of `mcp_protocol::types` (so a misspelled field does not compile)
+//! and a handler. The `#[tool]`, `#[prompt]` and `#[resource]` attributes of the `mcp` crate
+//! produce these same values from annotated functions.
+//!
+//! ```
+//! use mcp_server::{Args, Server, Tool};
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Echo { text: String }
+//! let echo = Tool::new("echo")
+//!     .description("Echoes the text")
+//!     .read_only_hint(true)
+//!     .handler(|Args(a): Args<Echo>| async move { a.text });
+//! let server = Server::builder("demo", "1.0.0").tool(echo).build().unwrap();
+//! ```
+
+use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
+use crate::error::BuildError;
+use crate::registry::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
+use crate::result::{IntoPromptResult, IntoReadResult, IntoToolResult, ReadTarget};
+use mcp_protocol::types::{self, Annotations, Icon, PromptArgument, ToolAnnotations};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Whether a tool may run as a task (the tasks extension).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never runs as a task (the default).
+    #[default]
+    Forbidden,
+    /// Runs as a task when the client declares the tasks extension, synchronously otherwise.
+    Optional,
+    /// Runs only as a task; a client without the tasks extension gets `-32021`.
+    Required,
+}
+
+type CheckFn = fn(&StateMap) -> Result<(), String>;
+
+/// Records a `_meta` entry after checking its key against the naming rules and reserved prefixes.
+fn put_meta(meta: &mut Option<Map<String, Value>>, errors: &mut Vec<BuildError>, what: &str, key: &str, v: Value) {
+    if !mcp_protocol::meta::is_valid_meta_key(key) {
+        errors.push(BuildError::InvalidMeta { item: what.to_owned(), key: key.to_owned(), reason: "not a valid _meta key" });
+    } else if mcp_protocol::meta::is_reserved_meta_key(key) {
+        errors.push(BuildError::InvalidMeta {
+            item: what.to_owned(),
+            key: key.to_owned(),
+            reason: "the prefix is reserved for the protocol",
+        });
+    } else {
+        meta.get_or_insert_with(Map::new).insert(key.to_owned(), v);
+    }
+}
+
+fn object(schema: Value, what: &str, errors: &mut Vec<BuildError>) -> Option<Map<String, Value>> {
+    match schema {
+        Value::Object(o) => Some(o),
+        _ => {
+            errors.push(BuildError::InvalidSchema { tool: what.to_owned(), reason: "schema must be an object".into() });
+            None
+        }
+    }
+}
+
+/// A tool: its definition (`tools/list`) and its handler (`tools/call`).
+pub struct Tool {
+    pub(crate) def: types::Tool,
+    input_set: bool,
+    output_set: bool,
+    pub(crate) handler: Option<ToolFn>,
+    pub(crate) check: CheckFn,
+    pub(crate) task_support: TaskSupport,
+    pub(crate) errors: Vec<BuildError>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("def", &self.def).field("task_support", &self.task_support).finish()
+    }
+}
+
+fn no_check(_: &StateMap) -> Result<(), String> {
+    Ok(())
+}
+
+impl Tool {
+    /// A tool named `name`, without parameters until a handler or schema says otherwise.
+    pub fn new(name: impl Into<String>) -> Self {
+        let mut input = types::Tool::empty_input_schema();
+        input.insert("properties".into(), Value::Object(Map::new()));
+        Self {
+            def: types::Tool::new(name, input),
+            input_set: false,
+            output_set: false,
+            handler: None,
+            check: no_check,
+            task_support: TaskSupport::Forbidden,
+            errors: Vec::new(),
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The wire definition as `tools/list` shows it.
+    pub fn definition(&self) -> &types::Tool {
+        &self.def
+    }
+
+    /// Human-readable display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.def.title = Some(title.into());
+        self
+    }
+
+    /// What the tool does (the model reads this to decide when to call it).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.def.description = Some(description.into());
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.def.annotations = Some(annotations);
+        self
+    }
+
+    fn hints(&mut self) -> &mut ToolAnnotations {
+        self.def.annotations.get_or_insert_with(ToolAnnotations::default)
+    }
+
+    /// `readOnlyHint`: the tool does not modify its environment.
+    pub fn read_only_hint(mut self, on: bool) -> Self {
+        self.hints().read_only_hint = Some(on);
+        self
+    }
+
+    /// `destructiveHint`: the tool may perform destructive updates.
+    pub fn destructive_hint(mut self, on: bool) -> Self {
+        self.hints().destructive_hint = Some(on);
+        self
+    }
+
+    /// `idempotentHint`: repeating a call with the same arguments has no further effect.
+    pub fn idempotent_hint(mut self, on: bool) -> Self {
+        self.hints().idempotent_hint = Some(on);
+        self
+    }
+
+    /// `openWorldHint`: the tool interacts with an open world of external entities.
+    pub fn open_world_hint(mut self, on: bool) -> Self {
+        self.hints().open_world_hint = Some(on);
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.def.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// Adds a `_meta` entry; keys are checked against the naming rules and the reserved
+    /// `modelcontextprotocol`/`mcp` prefixes when the server is built.
+    pub fn meta(mut self, key: &str, value: Value) -> Self {
+        let what = format!("tool {:?}", self.def.name);
+        put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
+        self
+    }
+
+    /// Sets `inputSchema` explicitly (a handler's [`crate::Args`] type no longer decides it).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        let name = self.def.name.clone();
+        if let Some(o) = object(schema, &name, &mut self.errors) {
+            self.def.input_schema = o;
+            self.input_set = true;
+        }
+        self
+    }
+
+    /// Sets `outputSchema` explicitly (a handler returning [`crate::Json<T>`] sets it from `T`).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        let name = self.def.name.clone();
+        if let Some(o) = object(schema, &name, &mut self.errors) {
+            self.def.output_schema = Some(o);
+            self.output_set = true;
+        }
+        self
+    }
+
+    /// Whether the tool may run as a task (default [`TaskSupport::Forbidden`]).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// The handler: an async function of extractors returning anything [`IntoToolResult`].
+    /// Its [`crate::Args`] type gives `inputSchema`, its return type `outputSchema` (unless set).
+    pub fn handler<H, M>(mut self, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoToolResult,
+    {
+        if !self.input_set {
+            if let Some(s) = H::arguments_schema() {
+                let name = self.def.name.clone();
+                if let Some(o) = object(s, &name, &mut self.errors) {
+                    self.def.input_schema = o;
+                }
+            }
+        }
+        if !self.output_set {
+            if let Some(s) = <H::Output as IntoToolResult>::output_schema() {
+                self.def.output_schema = object(s, &self.def.name.clone(), &mut self.errors);
+            }
+        }
+        let handler = Arc::new(handler);
+        self.check = H::check;
+        self.handler = Some(Arc::new(move |ctx, args| {
+            let mut parts = RequestParts::new(ctx, args, HandlerKind::Tool);
+            match handler.call(&mut parts) {
+                Ok(fut) => Box::pin(async move {
+                    let result = fut.await.into_tool_result()?;
+                    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                }),
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            }
+        }));
+        self
+    }
+}
+
+/// A prompt: its definition (`prompts/list`) and its handler (`prompts/get`).
+pub struct Prompt {
+    pub(crate) def: types::Prompt,
+    args_set: bool,
+    pub(crate) completers: Vec<(String, ArgCompleter)>,
+    pub(crate) handler: Option<PromptFn>,
+    pub(crate) check: CheckFn,
+    pub(crate) errors: Vec<BuildError>,
+}
+
+impl std::fmt::Debug for Prompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prompt").field("def", &self.def).finish()
+    }
+}
+
+/// The prompt arguments a JSON Schema object describes (properties, `required`, descriptions).
+fn prompt_arguments(schema: &Value) -> Vec<PromptArgument> {
+    let required: Vec<&str> =
+        schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else { return Vec::new() };
+    props
+        .iter()
+        .map(|(name, p)| PromptArgument {
+            name: name.clone(),
+            title: p["title"].as_str().map(str::to_owned),
+            description: p["description"].as_str().map(str::to_owned),
+            required: Some(required.contains(&name.as_str())),
+            ..PromptArgument::default()
+        })
+        .collect()
+}
+
+impl Prompt {
+    /// A prompt named `name`, without arguments until a handler or [`Prompt::argument`] adds some.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            def: types::Prompt::new(name),
+            args_set: false,
+            completers: Vec::new(),
+            handler: None,
+            check: no_check,
+            errors: Vec::new(),
+        }
+    }
+
+    /// The wire definition as `prompts/list` shows it.
+    pub fn definition(&self) -> &types::Prompt {
+        &self.def
+    }
+
+    /// Human-readable display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.def.title = Some(title.into());
+        self
+    }
+
+    /// What the prompt provides.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.def.description = Some(description.into());
+        self
+    }
+
+    /// Adds an argument (then the handler's [`crate::Args`] type no longer decides them).
+    pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Self {
+        let arg = PromptArgument {
+            name: name.into(),
+            description: description.map(str::to_owned),
+            required: Some(required),
+            ..PromptArgument::default()
+        };
+        self.def.arguments.get_or_insert_with(Vec::new).push(arg);
+        self.args_set = true;
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.def.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// Completes the argument `name` for `completion/complete`: `complete` gets the value typed
+    /// so far and returns candidates (at most 100 are sent). Declares the `completions`
+    /// capability.
+    pub fn complete<F, I>(mut self, name: &str, complete: F) -> Self
+    where
+        F: Fn(&str) -> I + Send + Sync + 'static,
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.completers.push((name.to_owned(), Arc::new(move |v| complete(v).into_iter().map(Into::into).collect())));
+        self
+    }
+
+    /// Adds a checked `_meta` entry (see [`Tool::meta`]).
+    pub fn meta(mut self, key: &str, value: Value) -> Self {
+        let what = format!("prompt {:?}", self.def.name);
+        put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
+        self
+    }
+
+    /// The handler: an async function of extractors returning anything [`IntoPromptResult`].
+    /// Its [`crate::Args`] type gives the prompt's `arguments` (unless set).
+    pub fn handler<H, M>(mut self, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoPromptResult,
+    {
+        if !self.args_set {
+            if let Some(s) = H::arguments_schema() {
+                self.def.arguments = Some(prompt_arguments(&s));
+            }
+        }
+        let handler = Arc::new(handler);
+        self.check = H::check;
+        self.handler = Some(Arc::new(move |ctx, args| {
+            let mut parts = RequestParts::new(ctx, args, HandlerKind::Prompt);
+            match handler.call(&mut parts) {
+                Ok(fut) => Box::pin(async move {
+                    let result = fut.await.into_prompt_result()?;
+                    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                }),
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            }
+        }));
+        self
+    }
+}
+
+/// Whether a [`Resource`] is one URI or an RFC 6570 template of many.
+#[derive(Debug, Clone)]
+pub(crate) enum ResourceDef {
+    Static(types::Resource),
+    Template(types::ResourceTemplate),
+}
+
+/// A resource (one URI) or resource template (RFC 6570, whose variables the handler receives as
+/// [`crate::Args`]): its definition (`resources/list` or `resources/templates/list`) and its
+/// handler (`resources/read`).
+pub struct Resource {
+    pub(crate) def: ResourceDef,
+    pub(crate) handler: Option<ResourceFn>,
+    pub(crate) check: CheckFn,
+    pub(crate) errors: Vec<BuildError>,
+}
+
+impl std::fmt::Debug for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resource").field("def", &self.def).finish()
+    }
+}
+
+macro_rules! both {
+    ($self:ident, $d:ident => $e:expr) => {
+        match &mut $self.def {
+            ResourceDef::Static($d) => $e,
+            ResourceDef::Template($d) => $e,
+        }
+    };
+}
+
+impl Resource {
+    fn with(def: ResourceDef) -> Self {
+        Self { def, handler: None, check: no_check, errors: Vec::new() }
+    }
+
+    /// The resource at `uri`, listed under `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::with(ResourceDef::Static(types::Resource::new(uri, name)))
+    }
+
+    /// The resources matching the RFC 6570 template `uri_template`, listed under `name`.
+    pub fn template(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::with(ResourceDef::Template(types::ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            ..types::ResourceTemplate::default()
+        }))
+    }
+
+    /// Human-readable display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        both!(self, d => d.title = Some(title.into()));
+        self
+    }
+
+    /// What the resource is.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        both!(self, d => d.description = Some(description.into()));
+        self
+    }
+
+    /// The MIME type (also used for text or bytes the handler returns).
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        both!(self, d => d.mime_type = Some(mime_type.into()));
+        self
+    }
+
+    /// Annotations for the client (audience, priority, last modified).
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        both!(self, d => d.annotations = Some(annotations));
+        self
+    }
+
+    /// The size of the raw content in bytes (static resources only).
+    pub fn size(mut self, bytes: u64) -> Self {
+        if let ResourceDef::Static(d) = &mut self.def {
+            d.size = Some(bytes);
+        }
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        both!(self, d => d.icons.get_or_insert_with(Vec::new).push(icon));
+        self
+    }
+
+    /// Adds a checked `_meta` entry (see [`Tool::meta`]).
+    pub fn meta(mut self, key: &str, value: Value) -> Self {
+        let mut errors = std::mem::take(&mut self.errors);
+        both!(self, d => {
+            let what = format!("resource {:?}", d.name);
+            put_meta(&mut d.meta, &mut errors, &what, key, value)
+        });
+        self.errors = errors;
+        self
+    }
+
+    fn mime(&self) -> Option<Arc<str>> {
+        match &self.def {
+            ResourceDef::Static(d) => d.mime_type.as_deref().map(Arc::from),
+            ResourceDef::Template(d) => d.mime_type.as_deref().map(Arc::from),
+        }
+    }
+
+    /// The handler: an async function of extractors returning anything [`IntoReadResult`]. For a
+    /// template, [`crate::Args`] holds the matched variables (as strings).
+    pub fn handler<H, M>(mut self, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoReadResult,
+    {
+        let handler = Arc::new(handler);
+        let mime = self.mime();
+        self.check = H::check;
+        self.handler = Some(Arc::new(move |ctx, uri, vars| {
+            let args: Map<String, Value> = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            let mut parts = RequestParts::new(ctx, args, HandlerKind::Resource);
+            let mime = mime.clone();
+            match handler.call(&mut parts) {
+                Ok(fut) => Box::pin(async move {
+                    let target = ReadTarget { uri: &uri, mime_type: mime.as_deref() };
+                    let result = fut.await.into_read_result(target)?;
+                    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                }),
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            }
+        }));
+        self
+    }
+}

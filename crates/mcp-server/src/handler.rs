@@ -1,0 +1,224 @@
+//! Handlers and extractors: a handler is any async function whose parameters are extractors
+//! ([`Context`], [`Args<T>`], [`State<T>`], ...), in any order.
+//!
+//! ```
+//! use mcp_server::{Args, Context, State};
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Query { q: String }
+//! # #[derive(Clone)] struct Db;
+//! async fn search(Args(query): Args<Query>, State(db): State<Db>, ctx: Context) -> String {
+//!     format!("{} results for {}", ctx.method(), query.q)
+//! }
+//! ```
+
+use crate::context::Context;
+use crate::error::HandlerError;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+/// What kind of request a handler serves (extractors word their errors by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandlerKind {
+    /// `tools/call`: the arguments are the tool's `arguments`.
+    Tool,
+    /// `prompts/get`: the arguments are the prompt's (string) `arguments`.
+    Prompt,
+    /// `resources/read`: the arguments are the variables of the matched URI template.
+    Resource,
+}
+
+/// The request as extractors see it: the context and the not-yet-taken arguments.
+#[derive(Debug)]
+pub struct RequestParts {
+    pub(crate) ctx: Context,
+    pub(crate) args: Option<Map<String, Value>>,
+    pub(crate) kind: HandlerKind,
+}
+
+impl RequestParts {
+    pub(crate) fn new(ctx: Context, args: Map<String, Value>, kind: HandlerKind) -> Self {
+        Self { ctx, args: Some(args), kind }
+    }
+
+    /// The request context.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// What the handler serves.
+    pub fn kind(&self) -> HandlerKind {
+        self.kind
+    }
+
+    /// Takes the arguments (an empty object for every later taker).
+    pub fn take_arguments(&mut self) -> Map<String, Value> {
+        self.args.take().unwrap_or_default()
+    }
+}
+
+/// Application state given to [`crate::ServerBuilder::state`], by type.
+#[derive(Default, Clone)]
+pub struct StateMap(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl std::fmt::Debug for StateMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateMap").field("entries", &self.0.len()).finish()
+    }
+}
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.0.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The state of type `T`, if given.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.0.get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref())
+    }
+
+    /// Whether state of type `T` was given.
+    pub fn contains<T: 'static>(&self) -> bool {
+        self.0.contains_key(&TypeId::of::<T>())
+    }
+}
+
+/// Something a handler can ask for as a parameter.
+pub trait FromRequest: Sized + Send + 'static {
+    /// Extracts the value, or refuses the request.
+    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError>;
+
+    /// The JSON Schema of the arguments this extractor reads (a tool's `inputSchema`, a prompt's
+    /// `arguments`), if it reads them.
+    fn arguments_schema() -> Option<Value> {
+        None
+    }
+
+    /// Checked when the handler is registered: whether the server can ever supply it.
+    fn check(_state: &StateMap) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl FromRequest for Context {
+    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+        Ok(parts.ctx.clone())
+    }
+}
+
+/// The request's arguments, deserialized into `T` (after the tool's `inputSchema`, derived from
+/// `T`, validated them).
+#[derive(Debug, Clone, Default)]
+pub struct Args<T>(pub T);
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromRequest for Args<T> {
+    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+        let kind = parts.kind;
+        serde_json::from_value(Value::Object(parts.take_arguments())).map(Args).map_err(|e| match kind {
+            HandlerKind::Tool => HandlerError::tool(format!("Invalid arguments: {e}")),
+            _ => HandlerError::invalid_params(format!("Invalid arguments: {e}")),
+        })
+    }
+
+    fn arguments_schema() -> Option<Value> {
+        Some(crate::builder::schema_of::<T>())
+    }
+}
+
+/// Application state of type `T`, given once to [`crate::ServerBuilder::state`] and cloned into
+/// each handler that asks for it (share mutable state through an `Arc`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct State<T>(pub T);
+
+impl<T: Clone + Send + Sync + 'static> FromRequest for State<T> {
+    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+        parts.ctx.server().state_map().get::<T>().cloned().map(State).ok_or_else(|| {
+            mcp_protocol::ProtocolError::Internal(format!("no {} state was given", std::any::type_name::<T>())).into()
+        })
+    }
+
+    fn check(state: &StateMap) -> Result<(), String> {
+        if state.contains::<T>() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the handler asks for State<{0}>, but no {0} was given to ServerBuilder::state",
+                std::any::type_name::<T>()
+            ))
+        }
+    }
+}
+
+/// The HTTP request a call arrived in (method, URI, headers), when served over HTTP; `None`
+/// over stdio.
+#[derive(Debug, Clone)]
+pub struct HttpRequest(pub Option<Arc<http::request::Parts>>);
+
+impl FromRequest for HttpRequest {
+    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+        Ok(HttpRequest(parts.ctx.inner.env.http.clone()))
+    }
+}
+
+/// A handler: an async function of extractors. `M` names the parameter list, so any function
+/// of up to eight [`FromRequest`] parameters implements it.
+pub trait Handler<M>: Send + Sync + 'static {
+    /// What the function returns.
+    type Output: Send + 'static;
+    /// The function's future.
+    type Future: Future<Output = Self::Output> + Send + 'static;
+
+    /// Extracts every parameter and calls the function.
+    fn call(&self, parts: &mut RequestParts) -> Result<Self::Future, HandlerError>;
+
+    /// The first parameter's arguments schema, if one reads the arguments.
+    fn arguments_schema() -> Option<Value>;
+
+    /// Every parameter's registration check.
+    fn check(state: &StateMap) -> Result<(), String>;
+}
+
+macro_rules! handler_impl {
+    ($($t:ident),*) => {
+        impl<F, Fut, $($t,)*> Handler<($($t,)*)> for F
+        where
+            F: Fn($($t),*) -> Fut + Send + Sync + 'static,
+            Fut: Future + Send + 'static,
+            Fut::Output: Send + 'static,
+            $($t: FromRequest,)*
+        {
+            type Output = Fut::Output;
+            type Future = Fut;
+
+            #[allow(non_snake_case, unused_variables)]
+            fn call(&self, parts: &mut RequestParts) -> Result<Fut, HandlerError> {
+                $(let $t = $t::from_request(parts)?;)*
+                Ok(self($($t),*))
+            }
+
+            fn arguments_schema() -> Option<Value> {
+                None$(.or_else($t::arguments_schema))*
+            }
+
+            #[allow(unused_variables)]
+            fn check(state: &StateMap) -> Result<(), String> {
+                $($t::check(state)?;)*
+                Ok(())
+            }
+        }
+    };
+}
+
+handler_impl!();
+handler_impl!(T1);
+handler_impl!(T1, T2);
+handler_impl!(T1, T2, T3);
+handler_impl!(T1, T2, T3, T4);
+handler_impl!(T1, T2, T3, T4, T5);
+handler_impl!(T1, T2, T3, T4, T5, T6);
+handler_impl!(T1, T2, T3, T4, T5, T6, T7);
+handler_impl!(T1, T2, T3, T4, T5, T6, T7, T8);
