@@ -193,9 +193,9 @@ async fn protected(auth: AuthServer) -> Rs {
     let object = json!({"type": "object"});
     let whoami = |ctx: McpContext| Ok(text(ctx.principal().unwrap_or("-")));
     let server = Server::builder("protected", "1.0.0")
-        .tool_raw(tool_def("whoami", object.clone()), counted(&calls, whoami))
-        .tool_raw(tool_def("admin_op", object.clone()), counted(&calls, |_| Ok(text("done"))))
-        .tool_raw(tool_def("ask", object), counted(&calls, ask))
+        .tool(raw_tool("whoami", object.clone(), counted(&calls, whoami)))
+        .tool(raw_tool("admin_op", object.clone(), counted(&calls, |_| Ok(text("done")))))
+        .tool(raw_tool("ask", object, counted(&calls, ask)))
         .build()
         .expect("server");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

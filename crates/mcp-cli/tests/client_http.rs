@@ -16,21 +16,24 @@ struct Server {
 }
 
 impl Server {
+    /// Binds port 0 and waits for the server's "serving on URL" line (its readiness signal).
     fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-            .args(["serve", "everything", "--http", &format!("127.0.0.1:{port}")])
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["serve", "everything", "--http", "127.0.0.1:0"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        Self { child, url: format!("http://127.0.0.1:{port}/mcp") }
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned))
+            .expect("the server announces its address");
+        // Keep draining stderr so the child never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Self { child, url }
     }
 }
 

@@ -183,12 +183,12 @@ async fn a_legacy_user_may_take_longer_than_the_sealed_state_lives() {
     // Sealed MRTR state expires at once here; a legacy session keeps it in memory instead.
     let server = mcp::server::Server::builder("ttl", "1")
         .state_ttl_secs(0)
-        .tool_raw(tool_def("ask", json!({"type": "object"})), |ctx: McpContext, _args| async move {
+        .tool(raw_tool("ask", json!({"type": "object"}), |ctx: McpContext, _args| async move {
             let mut inputs = ctx.inputs();
             let a = inputs.elicit("q", "Name?", json!({"type": "object", "properties": {"n": {"type": "string"}}}))?;
             inputs.finish()?;
             Ok(text(a.and_then(|a| a.pointer("/content/n").cloned()).unwrap_or_default()))
-        })
+        }))
         .build()
         .unwrap();
     let srv = TestServer::start(server, HttpConfig::default()).await;

@@ -127,7 +127,12 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
         Kind::Tool => quote! { #fn_name(#(#call_args),*).await },
         _ => quote! { ::core::result::Result::<_, ::mcp::server::HandlerError>::Ok(#fn_name(#(#call_args),*).await) },
     };
-    let handler = quote! { .handler(|#(#closure_params),*| async move { #body }) };
+    // A return type that is no result must be blamed on the return type.
+    let ret_span = match &f.sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => f.sig.ident.span(),
+    };
+    let handler = quote_spanned! {ret_span=> .handler(|#(#closure_params),*| async move { #body }) };
 
     let title = attrs.title.as_ref().map(|t| quote! { .title(#t) });
     let description = description.map(|d| quote! { .description(#d) });

@@ -29,6 +29,11 @@ pub struct Json<T>(pub T);
 pub struct Blob(pub Vec<u8>);
 
 /// Turns a handler's return value into a `tools/call` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool result",
+    label = "return a String, Json<T>, content blocks, CallToolResult, or a Result of one of them",
+    note = "an `Err` whose type is `Display` becomes an `isError` result"
+)]
 pub trait IntoToolResult {
     /// The result, or the error it stands for.
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
@@ -110,6 +115,10 @@ impl<T: IntoToolResult, E: Display + 'static> IntoToolResult for Result<T, E> {
 }
 
 /// Turns a handler's return value into a `prompts/get` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a prompt result",
+    label = "return a String, PromptMessage(s), GetPromptResult, or a Result of one of them"
+)]
 pub trait IntoPromptResult {
     /// The result, or the error it stands for.
     fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError>;
@@ -163,6 +172,10 @@ pub struct ReadTarget<'a> {
 
 /// Turns a handler's return value into a `resources/read` result. Without explicit caching
 /// hints, the server's `read_cache` defaults are added.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource result",
+    label = "return a String, Blob, Json<T>, ResourceContents, ReadResourceResult, or a Result of one of them"
+)]
 pub trait IntoReadResult {
     /// The result, or the error it stands for.
     fn into_read_result(self, target: ReadTarget<'_>) -> Result<ReadResourceResult, HandlerError>;

@@ -6,10 +6,55 @@ use mcp_protocol::meta::{
 };
 use mcp_protocol::state::KeyRing;
 use mcp_protocol::{ProtocolError, Request};
-use mcp_server::{BuildError, ChangeEvent, Context, HandlerError, RequestEnv, Server};
+use mcp_protocol::types::CallToolResult;
+use mcp_server::{
+    Args, BuildError, ChangeEvent, Context, HandlerError, ItemKind, RequestEnv, Resource, Server, ServerBuilder, Tool,
+};
 use serde_json::{json, Map, Value};
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// A tool from a JSON definition (name, description, schemas) whose handler gets the raw
+/// arguments and returns a `CallToolResult` as JSON, so these tests can send any result.
+fn raw<F, Fut>(def: Value, f: F) -> Tool
+where
+    F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
+{
+    let mut t = Tool::new(def["name"].as_str().expect("name"));
+    if let Some(d) = def.get("description").and_then(Value::as_str) {
+        t = t.description(d);
+    }
+    if let Some(s) = def.get("inputSchema") {
+        t = t.input_schema(s.clone());
+    }
+    if let Some(s) = def.get("outputSchema") {
+        t = t.output_schema(s.clone());
+    }
+    let f = Arc::new(f);
+    t.handler(move |ctx: Context, Args(a): Args<Map<String, Value>>| {
+        let fut = (*f)(ctx, a);
+        async move { Ok::<_, HandlerError>(serde_json::from_value::<CallToolResult>(fut.await?)?) }
+    })
+}
+
+trait RawTools {
+    fn tool_raw<F, Fut>(self, def: Value, f: F) -> Self
+    where
+        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static;
+}
+
+impl RawTools for ServerBuilder {
+    fn tool_raw<F, Fut>(self, def: Value, f: F) -> Self
+    where
+        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
+    {
+        self.tool(raw(def, f))
+    }
+}
 
 fn meta(caps: Value) -> Value {
     json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: caps })
@@ -38,7 +83,7 @@ fn server() -> Server {
                 inputs.set_state(json!({"carried": args.get("greeting").cloned().unwrap_or(Value::Null)}));
                 inputs.finish()?;
                 let n = a.unwrap()["content"]["n"].as_str().unwrap_or("?").to_owned();
-                Ok::<_, HandlerError>(text(&format!("{} {n} ({})", ctx.state()["carried"].as_str().unwrap_or("-"), ctx.state())))
+                Ok::<_, HandlerError>(text(&format!("{} {n} ({})", ctx.round_state()["carried"].as_str().unwrap_or("-"), ctx.round_state())))
             },
         )
         .tool_raw(
@@ -312,13 +357,13 @@ async fn run_time_tool_changes_are_announced() {
     let mut events = s.events();
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
-    s.add_tool(
+    s.add_tool(raw(
         json!({"name": "late", "description": "added later", "inputSchema": {"type": "object"}}),
         move |_ctx: Context, _a| {
             c.fetch_add(1, Ordering::SeqCst);
             async move { Ok::<_, HandlerError>(text("late")) }
         },
-    )
+    ))
     .unwrap();
     assert_eq!(events.recv().await.unwrap(), ChangeEvent::ToolsListChanged);
     call(&s, req(1, "tools/call", json!({"name": "late"}), json!({}))).await.unwrap();
@@ -358,18 +403,17 @@ fn invalid_definitions_are_refused_at_build() {
         BuildError::UnsupportedDialect { .. }
     ));
     assert!(matches!(build(json!({"name": "s", "inputSchema": {"type": 12}})), BuildError::InvalidSchema { .. }));
-    assert!(matches!(build(json!({"name": "m"})), BuildError::InvalidSchema { .. }));
+    let no_handler = Server::builder("t", "1").tool(Tool::new("m")).build().map(|_| ()).unwrap_err();
+    assert!(matches!(no_handler, BuildError::MissingHandler { kind: ItemKind::Tool, .. }));
     let dup = Server::builder("t", "1")
         .tool_raw(json!({"name": "a", "inputSchema": {"type": "object"}}), noop)
         .tool_raw(json!({"name": "a", "inputSchema": {"type": "object"}}), noop)
         .build()
         .map(|_| ())
         .unwrap_err();
-    assert!(matches!(dup, BuildError::Duplicate { kind: "tool", .. }));
+    assert!(matches!(dup, BuildError::Duplicate { kind: ItemKind::Tool, .. }));
     let bad_template = Server::builder("t", "1")
-        .resource_template(json!({"name": "t", "uriTemplate": "x://{a"}), |_c: Context, _u, _v| async move {
-            Ok::<_, HandlerError>(json!({"contents": []}))
-        })
+        .resource(Resource::template("x://{a", "t").handler(|| async { "never read" }))
         .build()
         .map(|_| ())
         .unwrap_err();

@@ -9,7 +9,8 @@ use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
 use mcp::http::HttpConfig;
-use mcp::server::{Context as McpContext, HandlerError, Server};
+use mcp::server::{Args, Context as McpContext, HandlerError, Server, Tool};
+use mcp::types::CallToolResult;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -432,8 +433,20 @@ pub fn text(t: impl std::fmt::Display) -> Value {
     json!({"content": [{"type": "text", "text": t.to_string()}]})
 }
 
-pub fn tool_def(name: &str, schema: Value) -> Value {
-    json!({"name": name, "description": "test tool", "inputSchema": schema})
+/// A tool `name` with input schema `schema` whose handler gets the raw arguments and returns a
+/// `CallToolResult` as JSON (so tests can send any well-formed result).
+pub fn raw_tool<F, Fut>(name: &str, schema: Value, f: F) -> Tool
+where
+    F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value, HandlerError>> + Send + 'static,
+{
+    let f = Arc::new(f);
+    Tool::new(name).description("test tool").input_schema(schema).handler(
+        move |ctx: McpContext, Args(a): Args<Map<String, Value>>| {
+            let fut = (*f)(ctx, a);
+            async move { Ok::<_, HandlerError>(serde_json::from_value::<CallToolResult>(fut.await?)?) }
+        },
+    )
 }
 
 /// A server with one raw tool `name` whose handler is `f`.
@@ -442,8 +455,7 @@ where
     F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<Value, HandlerError>> + Send + 'static,
 {
-    let b = Server::builder("test", "1.0.0").tool_raw(tool_def(name, schema), f);
-    b.build().expect("server")
+    Server::builder("test", "1.0.0").tool(raw_tool(name, schema, f)).build().expect("server")
 }
 
 pub fn config(f: impl FnOnce(&mut HttpConfig)) -> HttpConfig {
@@ -487,7 +499,7 @@ pub fn slow_server(request_timeout: Duration) -> (Server, Flags) {
         }
     };
     let b = Server::builder("slow", "1.0.0").request_timeout(request_timeout);
-    let b = b.tool_raw(tool_def("slow", json!({"type": "object"})), handler);
+    let b = b.tool(raw_tool("slow", json!({"type": "object"}), handler));
     (b.build().expect("server"), flags)
 }
 

@@ -1,0 +1,5 @@
+use mcp::prelude::*;
+
+fn main() {
+    let _ = Tool::new("x").descripton("typo");
+}
