@@ -417,7 +417,12 @@ impl McpService {
         sse_response(rx)
     }
 
-    async fn request(&self, req: mcp_protocol::Request, principal: Option<String>, parts: http::request::Parts) -> Resp {
+    async fn request(
+        &self,
+        req: mcp_protocol::Request,
+        principal: Option<String>,
+        parts: http::request::Parts,
+    ) -> Resp {
         let id = req.id.clone();
         let (env, note_rx, cancel) = request_env(principal, Some(parts));
         let server = self.server.clone();

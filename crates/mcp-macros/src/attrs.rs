@@ -62,12 +62,17 @@ impl ItemAttrs {
             } else if kind == "tool" && is(p, "task_support") {
                 let v: LitStr = meta.value()?.parse()?;
                 if !matches!(v.value().as_str(), "forbidden" | "optional" | "required") {
-                    return Err(syn::Error::new(v.span(), "task_support is \"forbidden\", \"optional\" or \"required\""));
+                    return Err(syn::Error::new(
+                        v.span(),
+                        "task_support is \"forbidden\", \"optional\" or \"required\"",
+                    ));
                 }
                 out.task_support = Some((v.value(), v.span()));
             } else {
                 let allowed = match kind {
-                    "tool" => "name, title, description, icon, read_only, destructive, idempotent, open_world, task_support",
+                    "tool" => {
+                        "name, title, description, icon, read_only, destructive, idempotent, open_world, task_support"
+                    }
                     "resource" => "a URI string first, then name, title, description, mime_type, icon",
                     _ => "name, title, description, icon",
                 };
@@ -80,7 +85,10 @@ impl ItemAttrs {
             let mut tokens = attr.into_iter();
             let first: TokenStream = tokens.next().into_iter().collect();
             uri = Some(syn::parse2::<LitStr>(first).map_err(|e| {
-                syn::Error::new(e.span(), "#[resource] needs the URI (or URI template) first: #[resource(\"scheme://path\")]")
+                syn::Error::new(
+                    e.span(),
+                    "#[resource] needs the URI (or URI template) first: #[resource(\"scheme://path\")]",
+                )
             })?);
             match tokens.next() {
                 None => TokenStream::new(),

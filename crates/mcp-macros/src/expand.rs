@@ -45,9 +45,8 @@ fn template_variables(template: &str) -> Vec<String> {
 }
 
 pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let mut f: ItemFn = syn::parse2(item).map_err(|e| {
-        syn::Error::new(e.span(), format!("#[{}] goes on an `async fn`", kind.name()))
-    })?;
+    let mut f: ItemFn = syn::parse2(item)
+        .map_err(|e| syn::Error::new(e.span(), format!("#[{}] goes on an `async fn`", kind.name())))?;
     let attrs = ItemAttrs::parse(kind.name(), attr)?;
     let params = analyze(&mut f.sig, kind.name())?;
     let fn_name = f.sig.ident.clone();
@@ -83,7 +82,10 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
                     if !vars.contains(&arg_name) {
                         return Err(syn::Error::new(
                             ident.span(),
-                            format!("`{arg_name}` is not a variable of the URI template (variables: {})", vars.join(", ")),
+                            format!(
+                                "`{arg_name}` is not a variable of the URI template (variables: {})",
+                                vars.join(", ")
+                            ),
                         ));
                     }
                 }
@@ -162,7 +164,8 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
             (quote!(resource), quote!(::mcp::server::Resource), ctor)
         }
     };
-    let struct_doc = format!("The MCP {} definition of [`{plain_name}()`]: register `{plain_name}::{method}()`.", kind.name());
+    let struct_doc =
+        format!("The MCP {} definition of [`{plain_name}()`]: register `{plain_name}::{method}()`.", kind.name());
     let method_doc = format!("The {} `{item_name}`, with its handler.", kind.name());
     let span = Span::call_site();
     Ok(quote_spanned! {span=>

@@ -33,9 +33,7 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Declares an MCP resource or resource template from an `async fn`. See the crate docs.
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::item(expand::Kind::Resource, attr.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    expand::item(expand::Kind::Resource, attr.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 /// Derives `Serialize`, `Deserialize` and `JsonSchema` through `mcp`'s re-exports.

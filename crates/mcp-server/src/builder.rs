@@ -1,9 +1,9 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
-use crate::defs::{Prompt, Resource, ResourceDef, Tool};
-use crate::handler::StateMap;
 use crate::context::Context;
+use crate::defs::{Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
+use crate::handler::StateMap;
 use crate::registry::*;
 use crate::server::{Server, ServerConfig, ServerInner};
 use crate::template::UriTemplate;
@@ -159,7 +159,8 @@ impl ServerBuilder {
             return self;
         }
         let Some(handler) = resource.handler else {
-            self.errors.push(BuildError::MissingHandler { kind: ItemKind::Resource, name: resource_name(&resource.def) });
+            self.errors
+                .push(BuildError::MissingHandler { kind: ItemKind::Resource, name: resource_name(&resource.def) });
             return self;
         };
         match resource.def {
@@ -173,9 +174,9 @@ impl ServerBuilder {
             }
             ResourceDef::Template(d) => match UriTemplate::parse(&d.uri_template) {
                 Err(e) => self.errors.push(BuildError::InvalidTemplate(e.to_string())),
-                Ok(_) if self.catalog.templates.iter().any(|t| t.template.as_str() == d.uri_template) => self
-                    .errors
-                    .push(BuildError::Duplicate { kind: ItemKind::ResourceTemplate, name: d.uri_template }),
+                Ok(_) if self.catalog.templates.iter().any(|t| t.template.as_str() == d.uri_template) => {
+                    self.errors.push(BuildError::Duplicate { kind: ItemKind::ResourceTemplate, name: d.uri_template })
+                }
                 Ok(template) => {
                     let def = serde_json::to_value(&d).expect("definitions serialize");
                     self.catalog.templates.push(TemplateEntry { template, def, handler });
@@ -276,7 +277,8 @@ fn resource_name(def: &ResourceDef) -> String {
 /// Validates a tool definition and compiles its schemas.
 pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     let name = tool.def.name.clone();
-    let handler = tool.handler.ok_or_else(|| BuildError::MissingHandler { kind: ItemKind::Tool, name: name.clone() })?;
+    let handler =
+        tool.handler.ok_or_else(|| BuildError::MissingHandler { kind: ItemKind::Tool, name: name.clone() })?;
     let input_schema = Value::Object(tool.def.input_schema.clone());
     let input = SchemaValidator::new(&name, &input_schema)?;
     let output = match &tool.def.output_schema {

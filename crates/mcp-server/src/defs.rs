@@ -14,8 +14,8 @@
 //! let server = Server::builder("demo", "1.0.0").tool(echo).build().unwrap();
 //! ```
 
-use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
 use crate::error::BuildError;
+use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
 use crate::registry::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
 use crate::result::{IntoPromptResult, IntoReadResult, IntoToolResult, ReadTarget};
 use mcp_protocol::types::{self, Annotations, Icon, PromptArgument, ToolAnnotations};
@@ -40,7 +40,11 @@ type CheckFn = fn(&StateMap) -> Result<(), String>;
 /// Records a `_meta` entry after checking its key against the naming rules and reserved prefixes.
 fn put_meta(meta: &mut Option<Map<String, Value>>, errors: &mut Vec<BuildError>, what: &str, key: &str, v: Value) {
     if !mcp_protocol::meta::is_valid_meta_key(key) {
-        errors.push(BuildError::InvalidMeta { item: what.to_owned(), key: key.to_owned(), reason: "not a valid _meta key" });
+        errors.push(BuildError::InvalidMeta {
+            item: what.to_owned(),
+            key: key.to_owned(),
+            reason: "not a valid _meta key",
+        });
     } else if mcp_protocol::meta::is_reserved_meta_key(key) {
         errors.push(BuildError::InvalidMeta {
             item: what.to_owned(),
@@ -222,7 +226,8 @@ impl Tool {
             match handler.call(&mut parts) {
                 Ok(fut) => Box::pin(async move {
                     let result = fut.await.into_tool_result()?;
-                    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                    serde_json::to_value(result)
+                        .map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
                 }),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
@@ -352,7 +357,8 @@ impl Prompt {
             match handler.call(&mut parts) {
                 Ok(fut) => Box::pin(async move {
                     let result = fut.await.into_prompt_result()?;
-                    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                    serde_json::to_value(result)
+                        .map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
                 }),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
@@ -486,7 +492,8 @@ impl Resource {
                 Ok(fut) => Box::pin(async move {
                     let target = ReadTarget { uri: &uri, mime_type: mime.as_deref() };
                     let result = fut.await.into_read_result(target)?;
-                    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                    serde_json::to_value(result)
+                        .map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
                 }),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }

@@ -203,7 +203,9 @@ impl Server {
             }
             None => {
                 let Some(handler) = self.inner.completion.clone() else {
-                    return Err(ProtocolError::MethodNotFound("completion/complete (no completions capability)".into()));
+                    return Err(ProtocolError::MethodNotFound(
+                        "completion/complete (no completions capability)".into(),
+                    ));
                 };
                 let context = params.get("context").cloned();
                 handler(ctx.clone(), reference, argument, context).await.map_err(|e| match e {

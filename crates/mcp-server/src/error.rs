@@ -210,7 +210,9 @@ mod tests {
 
     #[test]
     fn question_mark_keeps_the_meaning_of_each_error() {
-        assert!(matches!(parse("x"), Err(HandlerError::Tool { message, source: Some(_) }) if message.contains("invalid digit")));
+        assert!(
+            matches!(parse("x"), Err(HandlerError::Tool { message, source: Some(_) }) if message.contains("invalid digit"))
+        );
         assert!(matches!(io(), Err(HandlerError::Tool { message, .. }) if message == "no such file"));
         assert!(matches!(protocol(), Err(HandlerError::Protocol(ProtocolError::InvalidParams { .. }))));
         let ir: Result<(), HandlerError> = Err(InputRequired::default().into());
@@ -219,7 +221,9 @@ mod tests {
 
     #[test]
     fn from_display_recognises_framework_errors() {
-        assert!(matches!(HandlerError::from_display("plain text"), HandlerError::Tool { message, .. } if message == "plain text"));
+        assert!(
+            matches!(HandlerError::from_display("plain text"), HandlerError::Tool { message, .. } if message == "plain text")
+        );
         assert!(matches!(HandlerError::from_display(String::from("owned")), HandlerError::Tool { .. }));
         assert!(matches!(
             HandlerError::from_display(HandlerError::invalid_params("x")),

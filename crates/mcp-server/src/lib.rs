@@ -42,12 +42,12 @@ pub use defs::{Prompt, Resource, TaskSupport, Tool};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{BuildError, HandlerError, ItemKind};
 pub use handler::{Args, FromRequest, Handler, HttpRequest, State};
-pub use result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use legacy::{is_modern_request, ClientPeer, LegacySession, PendingRequests};
 pub use listen::SubscriptionFilter;
 pub use mcp_protocol;
 pub use mrtr::{declares, InputRequired, Inputs};
 pub use registry::{BoxFuture, ToolEntry};
+pub use result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use server::{ChangeEvent, Server};
 
 /// Support for the code `mcp`'s attribute macros generate; not a stable API.

@@ -9,9 +9,8 @@
 use crate::builder::schema_of;
 use crate::error::HandlerError;
 use mcp_protocol::types::{
-    AudioContent, BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult,
-    ImageContent, PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent,
-    TextResourceContents,
+    AudioContent, BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, ImageContent,
+    PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -182,13 +181,7 @@ pub trait IntoReadResult {
 }
 
 fn contents_result(contents: Vec<ResourceContents>) -> ReadResourceResult {
-    ReadResourceResult {
-        meta: None,
-        result_type: Default::default(),
-        contents,
-        ttl_ms: None,
-        cache_scope: None,
-    }
+    ReadResourceResult { meta: None, result_type: Default::default(), contents, ttl_ms: None, cache_scope: None }
 }
 
 impl IntoReadResult for ReadResourceResult {
@@ -212,7 +205,10 @@ impl IntoReadResult for ResourceContents {
 /// Text contents with the definition's MIME type.
 impl IntoReadResult for String {
     fn into_read_result(self, t: ReadTarget<'_>) -> Result<ReadResourceResult, HandlerError> {
-        let text = TextResourceContents { mime_type: t.mime_type.map(str::to_owned), ..TextResourceContents::new(t.uri, self) };
+        let text = TextResourceContents {
+            mime_type: t.mime_type.map(str::to_owned),
+            ..TextResourceContents::new(t.uri, self)
+        };
         Ok(contents_result(vec![text.into()]))
     }
 }
@@ -228,7 +224,10 @@ impl IntoReadResult for Blob {
     fn into_read_result(self, t: ReadTarget<'_>) -> Result<ReadResourceResult, HandlerError> {
         use base64::Engine as _;
         let data = base64::engine::general_purpose::STANDARD.encode(self.0);
-        let blob = BlobResourceContents { mime_type: t.mime_type.map(str::to_owned), ..BlobResourceContents::new(t.uri, data) };
+        let blob = BlobResourceContents {
+            mime_type: t.mime_type.map(str::to_owned),
+            ..BlobResourceContents::new(t.uri, data)
+        };
         Ok(contents_result(vec![blob.into()]))
     }
 }

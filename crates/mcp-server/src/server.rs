@@ -1,11 +1,11 @@
 //! [`Server`]: an immutable-by-default, shareable MCP server and its request dispatch.
 
 use crate::builder::{tool_entry, ServerBuilder};
-use crate::defs::Tool;
-use crate::handler::StateMap;
 use crate::context::{Context, ContextInner, RequestEnv};
-use crate::mrtr::InputRequired;
+use crate::defs::Tool;
 use crate::error::BuildError;
+use crate::handler::StateMap;
+use crate::mrtr::InputRequired;
 use crate::registry::*;
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};

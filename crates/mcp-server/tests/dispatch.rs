@@ -5,8 +5,8 @@ use mcp_protocol::meta::{
     CLIENT_CAPABILITIES, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION, SERVER_INFO, SUBSCRIPTION_ID,
 };
 use mcp_protocol::state::KeyRing;
-use mcp_protocol::{ProtocolError, Request};
 use mcp_protocol::types::CallToolResult;
+use mcp_protocol::{ProtocolError, Request};
 use mcp_server::{
     Args, BuildError, ChangeEvent, Context, HandlerError, ItemKind, RequestEnv, Resource, Server, ServerBuilder, Tool,
 };

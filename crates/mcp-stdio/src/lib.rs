@@ -222,7 +222,8 @@ where
                 let cancel = CancellationToken::new();
                 let key = id_key(&req.id);
                 in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let env = RequestEnv { principal: None, sink: None, cancel: cancel.clone(), close_stream: None, http: None };
+                let env =
+                    RequestEnv { principal: None, sink: None, cancel: cancel.clone(), close_stream: None, http: None };
                 let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
                 tasks.spawn(async move {
                     listen_one(&server, req, env, &out).await;

@@ -27,7 +27,11 @@ async fn listed(s: &Server, method: &str, key: &str, name: &str) -> Value {
 ///
 /// Overflow is reported to the model.
 #[tool(title = "Adder", read_only, open_world = false, icon = "https://example.com/add.png")]
-async fn add(#[arg(description = "First addend")] a: i64, b: i64, State(calls): State<Arc<AtomicUsize>>) -> Result<Json<Sum>, String> {
+async fn add(
+    #[arg(description = "First addend")] a: i64,
+    b: i64,
+    State(calls): State<Arc<AtomicUsize>>,
+) -> Result<Json<Sum>, String> {
     calls.fetch_add(1, Ordering::SeqCst);
     let sum = a.checked_add(b).ok_or_else(|| "integer overflow".to_owned())?;
     Ok(Json(Sum { sum }))
@@ -173,7 +177,8 @@ async fn prompts_get_typed_arguments_and_completions() {
     let args = d["arguments"].as_array().unwrap();
     assert_eq!(args[0], json!({"name": "name", "description": "Who to greet", "required": true}));
     assert_eq!((args[1]["name"].as_str(), args[1]["required"].as_bool()), (Some("times"), Some(false)));
-    let r = call(&s, "prompts/get", json!({"name": "greet", "arguments": {"name": "Ada", "times": "3"}})).await.unwrap();
+    let r =
+        call(&s, "prompts/get", json!({"name": "greet", "arguments": {"name": "Ada", "times": "3"}})).await.unwrap();
     assert_eq!(r["messages"][0], json!({"role": "user", "content": {"type": "text", "text": "Hello Ada! x3"}}));
     let e = call(&s, "prompts/get", json!({"name": "greet", "arguments": {"name": "Ada", "times": "many"}}))
         .await
@@ -199,7 +204,10 @@ async fn resource_templates_pass_typed_variables() {
     assert_eq!(t["uriTemplate"], "users://{id}/profile");
     assert_eq!(t["description"], "One user's profile.");
     let r = call(&s, "resources/read", json!({"uri": "users://7/profile"})).await.unwrap();
-    assert_eq!(r["contents"][0], json!({"uri": "users://7/profile", "mimeType": "application/json", "text": "{\"id\":7}"}));
+    assert_eq!(
+        r["contents"][0],
+        json!({"uri": "users://7/profile", "mimeType": "application/json", "text": "{\"id\":7}"})
+    );
     assert!(r.get("ttlMs").is_some(), "the server's read cache defaults are added");
     let e = call(&s, "resources/read", json!({"uri": "users://seven/profile"})).await.unwrap_err();
     assert_eq!(e.code(), -32602, "a variable that does not parse is invalid params");
@@ -218,9 +226,7 @@ async fn typed_elicitation_derives_the_form_and_reads_the_answer_on_the_retry() 
     assert_eq!(req["params"]["requestedSchema"]["properties"]["colour"]["type"], "string");
     assert_eq!(req["params"]["requestedSchema"]["required"], json!(["colour"]));
     let state = first["requestState"].clone();
-    let retry = |answer: Value| {
-        json!({"name": "ask_colour", "inputResponses": {key.clone(): answer}, "requestState": state.clone()})
-    };
+    let retry = |answer: Value| json!({"name": "ask_colour", "inputResponses": {key.clone(): answer}, "requestState": state.clone()});
     let r = call(&s, "tools/call", retry(json!({"action": "accept", "content": {"colour": "teal"}}))).await.unwrap();
     assert_eq!(r["content"][0]["text"], "you like teal");
     assert_eq!(entered.load(Ordering::SeqCst), 2, "the handler ran again from the top");

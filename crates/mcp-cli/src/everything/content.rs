@@ -23,7 +23,10 @@ async fn static_text() -> ReadResourceResult {
 /// A static binary resource (image) for testing
 #[resource("test://static-binary", name = "static-binary", title = "Static Binary Resource", mime_type = "image/png")]
 async fn static_binary() -> ReadResourceResult {
-    let blob = BlobResourceContents { mime_type: Some("image/png".into()), ..BlobResourceContents::new("test://static-binary", PNG) };
+    let blob = BlobResourceContents {
+        mime_type: Some("image/png".into()),
+        ..BlobResourceContents::new("test://static-binary", PNG)
+    };
     cached(blob.into())
 }
 
@@ -50,21 +53,26 @@ async fn touch_watched_resource(ctx: Context) -> &'static str {
 
 /// Adds resources, templates, prompts and the completion handler.
 pub fn register(b: ServerBuilder) -> ServerBuilder {
-    b.resources([static_text::resource(), static_binary::resource(), watched_resource::resource(), template::resource()])
-        .tool(touch_watched_resource::tool())
-        .prompts([
-            test_simple_prompt::prompt(),
-            test_prompt_with_arguments::prompt(),
-            test_prompt_with_embedded_resource::prompt(),
-            test_prompt_with_image::prompt(),
-            test_input_required_result_prompt::prompt(),
-        ])
-        .completion(|_ctx: Context, _reference: Value, argument: Value, _context| async move {
-            let prefix = argument.get("value").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let candidates = ["paris", "park", "party", "test", "testing", "testValue1"];
-            let values: Vec<&str> = candidates.iter().copied().filter(|c| c.starts_with(&prefix)).collect();
-            Ok(json!({ "values": values, "total": values.len(), "hasMore": false }))
-        })
+    b.resources([
+        static_text::resource(),
+        static_binary::resource(),
+        watched_resource::resource(),
+        template::resource(),
+    ])
+    .tool(touch_watched_resource::tool())
+    .prompts([
+        test_simple_prompt::prompt(),
+        test_prompt_with_arguments::prompt(),
+        test_prompt_with_embedded_resource::prompt(),
+        test_prompt_with_image::prompt(),
+        test_input_required_result_prompt::prompt(),
+    ])
+    .completion(|_ctx: Context, _reference: Value, argument: Value, _context| async move {
+        let prefix = argument.get("value").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let candidates = ["paris", "park", "party", "test", "testing", "testValue1"];
+        let values: Vec<&str> = candidates.iter().copied().filter(|c| c.starts_with(&prefix)).collect();
+        Ok(json!({ "values": values, "total": values.len(), "hasMore": false }))
+    })
 }
 
 fn user(content: impl Into<ContentBlock>) -> PromptMessage {

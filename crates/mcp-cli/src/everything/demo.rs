@@ -20,7 +20,10 @@ struct Sum {
 
 /// Adds two integers; the sum is returned as structured content.
 #[tool]
-async fn add(#[arg(description = "First addend.")] a: i64, #[arg(description = "Second addend.")] b: i64) -> Result<Json<Sum>, &'static str> {
+async fn add(
+    #[arg(description = "First addend.")] a: i64,
+    #[arg(description = "Second addend.")] b: i64,
+) -> Result<Json<Sum>, &'static str> {
     let sum = a.checked_add(b).ok_or("integer overflow")?;
     Ok(Json(Sum { sum }))
 }

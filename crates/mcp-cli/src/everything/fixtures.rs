@@ -260,7 +260,8 @@ async fn test_input_required_result_multiple_inputs(ctx: Context) -> ToolResult 
     inputs.set_state(json!({"round": 1}));
     inputs.finish()?;
     let name = accepted_field(&name.unwrap_or_default(), "name")?.unwrap_or_else(|| "unknown".into());
-    let greeting = greeting.unwrap_or_default().pointer("/content/text").and_then(Value::as_str).unwrap_or("").to_owned();
+    let greeting =
+        greeting.unwrap_or_default().pointer("/content/text").and_then(Value::as_str).unwrap_or("").to_owned();
     let n = roots.unwrap_or_default().get("roots").and_then(Value::as_array).map_or(0, Vec::len);
     Ok(CallToolResult::text(format!("{name}: {greeting} ({n} root(s))")))
 }
