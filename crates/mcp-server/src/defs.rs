@@ -37,6 +37,26 @@ pub enum TaskSupport {
 
 type CheckFn = fn(&StateMap) -> Result<(), String>;
 
+fn to_json<R: serde::Serialize>(result: R) -> Result<Value, crate::HandlerError> {
+    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+}
+
+/// The type-erased form of a tool or prompt handler: extract, call, convert, serialize.
+fn erased<H, M, R>(handler: H, kind: HandlerKind, convert: fn(H::Output) -> Result<R, crate::HandlerError>) -> ToolFn
+where
+    H: Handler<M>,
+    R: serde::Serialize,
+{
+    let handler = Arc::new(handler);
+    Arc::new(move |ctx, args| {
+        let mut parts = RequestParts::new(ctx, args, kind);
+        match handler.call(&mut parts) {
+            Ok(fut) => Box::pin(async move { to_json(convert(fut.await)?) }),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    })
+}
+
 /// Records a `_meta` entry after checking its key against the naming rules and reserved prefixes.
 fn put_meta(meta: &mut Option<Map<String, Value>>, errors: &mut Vec<BuildError>, what: &str, key: &str, v: Value) {
     if !mcp_protocol::meta::is_valid_meta_key(key) {
@@ -219,19 +239,8 @@ impl Tool {
                 self.def.output_schema = object(s, &self.def.name.clone(), &mut self.errors);
             }
         }
-        let handler = Arc::new(handler);
         self.check = H::check;
-        self.handler = Some(Arc::new(move |ctx, args| {
-            let mut parts = RequestParts::new(ctx, args, HandlerKind::Tool);
-            match handler.call(&mut parts) {
-                Ok(fut) => Box::pin(async move {
-                    let result = fut.await.into_tool_result()?;
-                    serde_json::to_value(result)
-                        .map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
-                }),
-                Err(e) => Box::pin(std::future::ready(Err(e))),
-            }
-        }));
+        self.handler = Some(erased(handler, HandlerKind::Tool, IntoToolResult::into_tool_result));
         self
     }
 }
@@ -350,19 +359,8 @@ impl Prompt {
                 self.def.arguments = Some(prompt_arguments(&s));
             }
         }
-        let handler = Arc::new(handler);
         self.check = H::check;
-        self.handler = Some(Arc::new(move |ctx, args| {
-            let mut parts = RequestParts::new(ctx, args, HandlerKind::Prompt);
-            match handler.call(&mut parts) {
-                Ok(fut) => Box::pin(async move {
-                    let result = fut.await.into_prompt_result()?;
-                    serde_json::to_value(result)
-                        .map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
-                }),
-                Err(e) => Box::pin(std::future::ready(Err(e))),
-            }
-        }));
+        self.handler = Some(erased(handler, HandlerKind::Prompt, IntoPromptResult::into_prompt_result));
         self
     }
 }
@@ -491,9 +489,7 @@ impl Resource {
             match handler.call(&mut parts) {
                 Ok(fut) => Box::pin(async move {
                     let target = ReadTarget { uri: &uri, mime_type: mime.as_deref() };
-                    let result = fut.await.into_read_result(target)?;
-                    serde_json::to_value(result)
-                        .map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
+                    to_json(fut.await.into_read_result(target)?)
                 }),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
