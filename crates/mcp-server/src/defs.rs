@@ -45,7 +45,7 @@ fn to_json<R: serde::Serialize>(result: R) -> Result<Value, crate::HandlerError>
 fn erased<H, M, R>(handler: H, kind: HandlerKind, convert: fn(H::Output) -> Result<R, crate::HandlerError>) -> ToolFn
 where
     H: Handler<M>,
-    R: serde::Serialize,
+    R: serde::Serialize + 'static,
 {
     let handler = Arc::new(handler);
     Arc::new(move |ctx, args| {
