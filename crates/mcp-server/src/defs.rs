@@ -273,7 +273,6 @@ fn prompt_arguments(schema: &Value) -> Vec<PromptArgument> {
             title: p["title"].as_str().map(str::to_owned),
             description: p["description"].as_str().map(str::to_owned),
             required: Some(required.contains(&name.as_str())),
-            ..PromptArgument::default()
         })
         .collect()
 }
