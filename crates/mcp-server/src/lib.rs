@@ -5,19 +5,17 @@
 //! a plain async function from one request to one result, with request-scoped notifications
 //! going to a sink the transport provides.
 //!
-//! ```no_run
-//! use mcp_server::{Server, Context, HandlerError};
-//! use serde_json::json;
+//! ```
+//! use mcp_server::{Args, Server, Tool};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Echo { text: String }
 //!
 //! let server = Server::builder("demo", "1.0.0")
-//!     .tool(json!({"name": "echo", "description": "Echo text"}), |_ctx: Context, a: Echo| async move {
-//!         Ok::<_, HandlerError>(json!({"content": [{"type": "text", "text": a.text}]}))
-//!     })
+//!     .tool(Tool::new("echo").description("Echo text").handler(|Args(a): Args<Echo>| async move { a.text }))
 //!     .build()
 //!     .unwrap();
+//! # drop(server);
 //! ```
 
 mod ask;
