@@ -13,19 +13,27 @@
 //! `subscriptions/listen` is always an SSE stream with keep-alive comments. Closing a response
 //! stream cancels the request's handler.
 //!
+//! [`McpService`] is a `tower::Service<http::Request<B>>` for any body type, so it mounts in an
+//! axum `Router` (`route_service("/mcp", service)`) or under tower layers; [`serve`] runs it on
+//! hyper with connection limits. Browser clients need [`HttpConfig::cors`] (opt-in).
+//!
 //! Dual era: a legacy client's `initialize` (no modern `_meta`) opens a session with an
 //! `Mcp-Session-Id`; requests with that header are served by the legacy rules (server-to-client
 //! requests on the POST's SSE stream, answers POSTed back, GET for the session's notification
 //! stream, DELETE to end it). See [`HttpConfig::max_sessions`].
 
 mod body;
+mod cors;
 mod legacy;
 mod resume;
+mod serve;
 mod service;
 mod validate;
 
 pub use body::McpBody;
+pub use cors::CorsConfig;
 /// The resource-server building blocks ([`auth::AuthConfig`], validators, metadata).
 pub use mcp_auth as auth;
-pub use service::{serve, HttpConfig, McpService};
+pub use serve::serve;
+pub use service::{HttpConfig, McpService, RequestBody};
 pub use validate::{check_host_origin, check_request_headers};

@@ -1,6 +1,7 @@
 //! The hyper service for the MCP endpoint and the accept loop.
 
 use crate::body::{sse_event, sse_event_bytes, McpBody};
+use crate::cors::CorsConfig;
 use crate::legacy::{
     accepted, check_version_header, has_modern_version_header, is_legacy_initialize, session_header, session_stream,
     status_only, with_session, HttpSession, Sessions,
@@ -10,7 +11,6 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming as IncomingBody;
 use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
@@ -18,13 +18,10 @@ use mcp_protocol::version::Era;
 use mcp_protocol::ProtocolError;
 use mcp_server::{is_known_method, RequestEnv, Server};
 use serde_json::Value;
-use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -58,6 +55,9 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     /// How long an unused legacy session lives (default 30 minutes).
     pub session_idle: Duration,
+    /// Cross-origin access for browser clients (default `None`: no CORS headers, `OPTIONS`
+    /// gets 405). Its origins are accepted by the `Origin` check too.
+    pub cors: Option<CorsConfig>,
 }
 
 impl Default for HttpConfig {
@@ -75,11 +75,25 @@ impl Default for HttpConfig {
             auth: None,
             max_sessions: 1024,
             session_idle: Duration::from_secs(30 * 60),
+            cors: None,
         }
     }
 }
 
-/// The MCP endpoint as a hyper service. Cheap to clone.
+/// A request body the endpoint can read: any `http_body::Body` of bytes (hyper's `Incoming`,
+/// `axum::body::Body`, `http_body_util::Full`, ...).
+pub trait RequestBody:
+    http_body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
+impl<B> RequestBody for B where
+    B: http_body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
+/// The MCP endpoint: a `tower::Service<http::Request<B>>` for any [`RequestBody`], so it mounts
+/// in an axum `Router` or under tower layers; [`crate::serve`] runs it on hyper. Cheap to clone.
 #[derive(Clone)]
 pub struct McpService {
     server: Server,
@@ -124,13 +138,33 @@ fn sse_response_headers(body: McpBody) -> Resp {
 
 impl McpService {
     /// A service serving `server` with `config`.
-    pub fn new(server: Server, config: HttpConfig) -> Self {
+    pub fn new(server: Server, mut config: HttpConfig) -> Self {
+        if let Some(cors) = &config.cors {
+            let extra: Vec<String> =
+                cors.allow_origins.iter().filter(|o| !config.allowed_origins.contains(o)).cloned().collect();
+            config.allowed_origins.extend(extra);
+        }
         let sessions = Arc::new(Sessions::new(config.max_sessions, config.session_idle));
         Self { server, config: Arc::new(config), sessions }
     }
 
-    /// Handles one HTTP request.
-    pub async fn call(&self, req: Request<IncomingBody>) -> Resp {
+    /// Handles one HTTP request (any body type: hyper's, axum's, a test's `Full<Bytes>`).
+    pub async fn handle<B: RequestBody>(&self, req: Request<B>) -> Resp {
+        let origin = self.config.cors.as_ref().and_then(|_| req.headers().get(header::ORIGIN).cloned());
+        let origin = origin.filter(|o| crate::validate::origin_allowed(o, &self.config.allowed_origins));
+        let mut resp = self.route(req).await;
+        if let (Some(cors), Some(origin)) = (&self.config.cors, origin) {
+            cors.decorate(&mut resp, &origin);
+        }
+        resp
+    }
+
+    /// The settings this service runs with.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    async fn route<B: RequestBody>(&self, req: Request<B>) -> Resp {
         if req.uri().path() != self.config.path {
             if let Some(auth) = &self.config.auth {
                 if auth.is_metadata_path(req.uri().path(), &self.config.path) {
@@ -141,6 +175,9 @@ impl McpService {
         }
         if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
             return error_response(&e, None);
+        }
+        if let (Some(cors), &Method::OPTIONS) = (&self.config.cors, req.method()) {
+            return cors.preflight(req.headers());
         }
         // Authorization before anything else is read: an unauthenticated client cannot make the
         // server buffer a body, and no handler runs for it.
@@ -195,7 +232,7 @@ impl McpService {
     }
 
     /// Reads a POST body within the size limit (413 beyond it).
-    async fn read_body(&self, req: Request<IncomingBody>) -> Result<(http::request::Parts, Bytes), Resp> {
+    async fn read_body<B: RequestBody>(&self, req: Request<B>) -> Result<(http::request::Parts, Bytes), Resp> {
         let limit = self.config.max_body_bytes;
         let too_large = ProtocolError::PayloadTooLarge { limit };
         if let Some(len) =
@@ -251,7 +288,7 @@ impl McpService {
 
     /// A request carrying `Mcp-Session-Id`: served in that legacy session. A session belongs to
     /// the subject that opened it: to anyone else it does not exist (404).
-    async fn session_call(&self, req: Request<IncomingBody>, sid: &str, principal: Option<Principal>) -> Resp {
+    async fn session_call<B: RequestBody>(&self, req: Request<B>, sid: &str, principal: Option<Principal>) -> Resp {
         let subject = principal.as_ref().map(|p| p.subject.as_str());
         let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
             let e = ProtocolError::InvalidRequest("unknown or ended session".into());
@@ -544,49 +581,4 @@ fn metadata_response(auth: &AuthConfig, method: &Method) -> Resp {
         h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
     }
     r
-}
-
-/// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.
-pub async fn serve(server: Server, listener: TcpListener, config: HttpConfig) -> std::io::Result<()> {
-    let shutdown = server.shutdown_token();
-    let limit = Arc::new(tokio::sync::Semaphore::new(config.max_connections));
-    let svc = McpService::new(server, config);
-    loop {
-        let permit = tokio::select! {
-            p = limit.clone().acquire_owned() => p.expect("semaphore open"),
-            _ = shutdown.cancelled() => return Ok(()),
-        };
-        let (stream, peer): (_, SocketAddr) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(x) => x,
-                Err(e) => { tracing::warn!(error = %e, "accept failed"); tokio::time::sleep(Duration::from_millis(10)).await; continue; }
-            },
-            _ = shutdown.cancelled() => return Ok(()),
-        };
-        let _ = stream.set_nodelay(true);
-        let svc = svc.clone();
-        let shutdown = shutdown.clone();
-        let header_timeout = svc.config.header_read_timeout;
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let svc = svc.clone();
-                async move { Ok::<_, Infallible>(svc.call(req).await) }
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout)
-                .keep_alive(true)
-                .pipeline_flush(true)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => if let Err(e) = r { tracing::debug!(%peer, error = %e, "connection ended with error") },
-                _ = shutdown.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
-                }
-            }
-            drop(permit);
-        });
-    }
 }

@@ -30,20 +30,22 @@ pub fn check_host_origin(
         }
     }
     if let Some(origin) = h.get(http::header::ORIGIN) {
-        let o = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
-        let ok = allowed_origins.iter().any(|a| {
-            if let Some(host) = a.strip_prefix("host:") {
-                // `host:NAME` allows any scheme/port on that host.
-                o.split_once("://").is_some_and(|(_, auth)| host_of(auth) == host)
-            } else {
-                *a == o
-            }
-        });
-        if !ok {
+        if !origin_allowed(origin, allowed_origins) {
+            let o = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
             return Err(ProtocolError::Forbidden(format!("Origin {o:?} is not allowed")));
         }
     }
     Ok(())
+}
+
+/// Whether an `Origin` header value is on the allow list (exact origins, or `host:NAME` for any
+/// scheme and port on NAME).
+pub(crate) fn origin_allowed(origin: &http::HeaderValue, allowed_origins: &[String]) -> bool {
+    let o = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
+    allowed_origins.iter().any(|a| match a.strip_prefix("host:") {
+        Some(host) => o.split_once("://").is_some_and(|(_, auth)| host_of(auth) == host),
+        None => *a == o,
+    })
 }
 
 fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a [u8]>, ProtocolError> {

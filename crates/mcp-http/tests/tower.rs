@@ -1,0 +1,95 @@
+//! The endpoint as a `tower::Service` over an in-memory body: no sockets. Mounted in an axum
+//! `Router`, and with CORS for browser clients.
+
+use axum::body::Body;
+use http::{header, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use mcp::http::{CorsConfig, HttpConfig, McpService};
+use mcp::prelude::*;
+use tower::ServiceExt;
+
+/// Says hello.
+#[tool]
+async fn hello(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+fn service(config: HttpConfig) -> McpService {
+    McpService::new(Server::builder("t", "1").tool(hello::tool()).build().unwrap(), config)
+}
+
+fn call_hello(uri: &str) -> Request<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hello",
+        "arguments": {"name": "Ada"}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    Request::post(uri)
+        .header(header::HOST, "127.0.0.1")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "hello")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+async fn json_body(r: http::Response<impl http_body::Body<Error = impl std::fmt::Debug>>) -> Value {
+    serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap()
+}
+
+#[tokio::test]
+async fn the_service_answers_any_body_type() {
+    let r = service(HttpConfig::default()).oneshot(call_hello("/mcp")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!");
+}
+
+#[tokio::test]
+async fn it_mounts_in_an_axum_router_next_to_other_routes() {
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .route_service("/mcp", service(HttpConfig::default()));
+    let r = app.clone().oneshot(call_hello("/mcp")).await.unwrap();
+    assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!");
+    let health = Request::get("/health").body(Body::empty()).unwrap();
+    let r = app.oneshot(health).await.unwrap();
+    assert_eq!(r.into_body().collect().await.unwrap().to_bytes(), "ok");
+}
+
+fn preflight(origin: &str) -> Request<Body> {
+    Request::builder()
+        .method(Method::OPTIONS)
+        .uri("/mcp")
+        .header(header::HOST, "127.0.0.1")
+        .header(header::ORIGIN, origin)
+        .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
+        .header(header::ACCESS_CONTROL_REQUEST_HEADERS, "content-type, mcp-protocol-version, mcp-method, mcp-name")
+        .body(Body::empty())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn cors_is_opt_in_and_limited_to_the_allowed_origins() {
+    let r = service(HttpConfig::default()).oneshot(preflight("http://127.0.0.1:8080")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED, "no CORS configured");
+
+    let config = HttpConfig { cors: Some(CorsConfig::new(["https://app.example"])), ..HttpConfig::default() };
+    let svc = service(config);
+    let r = svc.clone().oneshot(preflight("https://app.example")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    let h = r.headers();
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], "https://app.example");
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_HEADERS], "content-type, mcp-protocol-version, mcp-method, mcp-name");
+    assert!(h[header::ACCESS_CONTROL_ALLOW_METHODS].to_str().unwrap().contains("POST"));
+
+    let mut call = call_hello("/mcp");
+    call.headers_mut().insert(header::ORIGIN, "https://app.example".parse().unwrap());
+    let r = svc.clone().oneshot(call).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN], "https://app.example");
+    assert!(r.headers()[header::ACCESS_CONTROL_EXPOSE_HEADERS].to_str().unwrap().contains("Mcp-Session-Id"));
+
+    let r = svc.oneshot(preflight("https://evil.example")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "other origins are refused by the Origin check");
+    assert!(r.headers().get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+}
