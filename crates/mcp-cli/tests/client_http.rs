@@ -2,7 +2,7 @@
 //! server killed in the middle of a request.
 
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::{CallOptions, ClientBuilder, ClientError, ServerEra};
+use mcp_client::{CallOptions, ClientBuilder, ClientError, ElicitationModes, ServerEra};
 use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -44,25 +44,22 @@ impl Drop for Server {
     }
 }
 
-fn text(r: &Value) -> &str {
-    r["content"][0]["text"].as_str().unwrap_or_default()
-}
-
 #[tokio::test]
 async fn modern_server_over_http() {
     let server = Server::start();
     let client = ClientBuilder::new("t", "1")
-        .on_elicitation(true, false, |_p| async move { Ok(json!({"action": "accept", "content": {"name": "Ada"}})) })
+        .on_elicitation(ElicitationModes::FORM, |_p| async move {
+            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        })
         .connect(HttpTransport::new(&server.url).unwrap())
         .await
         .unwrap();
     assert!(matches!(client.era(), Some(ServerEra::Modern { .. })));
     // x-mcp-header mirroring: the server checks Mcp-Param-Region against the body.
-    let r =
-        client.call_tool("test_x_mcp_header", json!({"region": "Hello, 世界"}), &CallOptions::default()).await.unwrap();
-    assert_eq!(text(&r), "region=Hello, 世界");
-    let r = client.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap();
-    assert_eq!(text(&r), "Hello, Ada!");
+    let r = client.call_tool("test_x_mcp_header", json!({"region": "Hello, 世界"})).await.unwrap();
+    assert_eq!(r.text(), "region=Hello, 世界");
+    let r = client.call_tool("greet_user", json!({})).await.unwrap();
+    assert_eq!(r.text(), "Hello, Ada!");
     let progress = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let p2 = progress.clone();
     let opts = CallOptions {
@@ -71,7 +68,7 @@ async fn modern_server_over_http() {
         })),
         ..CallOptions::default()
     };
-    client.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5}), &opts).await.unwrap();
+    client.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5})).options(opts.clone()).await.unwrap();
     assert_eq!(progress.load(std::sync::atomic::Ordering::SeqCst), 3);
     assert!(matches!(client.read_resource("test://missing").await, Err(ClientError::ResourceNotFound(_))));
     client.close().await;
@@ -83,9 +80,7 @@ async fn killed_http_server_fails_pending_calls_promptly() {
     let client = ClientBuilder::new("t", "1").connect(HttpTransport::new(&server.url).unwrap()).await.unwrap();
     let pending = {
         let c = client.clone();
-        tokio::spawn(async move {
-            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000}), &CallOptions::default()).await
-        })
+        tokio::spawn(async move { c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000})).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     server.child.kill().unwrap();
@@ -96,9 +91,6 @@ async fn killed_http_server_fails_pending_calls_promptly() {
         .unwrap();
     assert!(matches!(r, Err(ClientError::Transport(_))), "{r:?}");
     // Later calls fail with a clear connection error rather than hanging.
-    let e = tokio::time::timeout(T, client.call_tool("echo", json!({"text": "x"}), &CallOptions::default()))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let e = tokio::time::timeout(T, client.call_tool("echo", json!({"text": "x"}))).await.unwrap().unwrap_err();
     assert!(e.to_string().contains("connect") || e.to_string().contains("connection"), "{e}");
 }

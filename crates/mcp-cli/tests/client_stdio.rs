@@ -2,7 +2,7 @@
 //! legacy (initialize-based) server written here in Python.
 
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
-use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ListenEvent, ServerEra};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent, Sampling, ServerEra};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ async fn everything(builder: ClientBuilder) -> Client {
 
 fn builder() -> ClientBuilder {
     ClientBuilder::new("test-client", "0.0.1")
-        .on_elicitation(true, false, |params: Value| async move {
+        .on_elicitation(ElicitationModes::FORM, |params: Value| async move {
             // Fill every requested field by its type, like a cooperative user.
             let mut content = serde_json::Map::new();
             if let Some(props) = params.pointer("/requestedSchema/properties").and_then(Value::as_object) {
@@ -35,14 +35,10 @@ fn builder() -> ClientBuilder {
             }
             Ok(json!({"action": "accept", "content": content}))
         })
-        .on_sampling(false, |_p| async move {
+        .on_sampling(Sampling::Text, |_p| async move {
             Ok(json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "test", "stopReason": "endTurn"}))
         })
         .roots(vec![json!({"uri": "file:///tmp/project", "name": "project"})])
-}
-
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
 }
 
 #[tokio::test]
@@ -51,17 +47,16 @@ async fn modern_server_over_stdio() {
     assert!(matches!(c.era(), Some(ServerEra::Modern { ref version, .. }) if version == "2026-07-28"));
     let tools = c.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t["name"] == "echo"));
-    let r = c.call_tool("echo", json!({"text": "hi"}), &CallOptions::default()).await.unwrap();
-    assert_eq!(text(&r), "hi");
+    let r = c.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+    assert_eq!(r.text(), "hi");
     // MRTR: elicitation answered by the handler, then the tool completes.
-    let r = c.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap();
-    assert_eq!(text(&r), "Hello, Ada!");
+    let r = c.call_tool("greet_user", json!({})).await.unwrap();
+    assert_eq!(r.text(), "Hello, Ada!");
     // Three inputs at once, with state carried.
-    let r =
-        c.call_tool("test_input_required_result_multiple_inputs", json!({}), &CallOptions::default()).await.unwrap();
-    assert!(text(&r).contains("Ada"), "{r}");
+    let r = c.call_tool("test_input_required_result_multiple_inputs", json!({})).await.unwrap();
+    assert!(r.text().contains("Ada"), "{r}");
     // Two rounds.
-    let r = c.call_tool("test_input_required_result_multi_round", json!({}), &CallOptions::default()).await;
+    let r = c.call_tool("test_input_required_result_multi_round", json!({})).await;
     assert!(r.is_ok(), "{r:?}");
     // Resources, templates, prompts, completion; -32602 resource not found.
     let read = c.read_resource("test://template/42/data").await.unwrap();
@@ -99,8 +94,8 @@ async fn progress_and_logs_reach_callbacks() {
         log_level: Some("info".into()),
         timeout: None,
     };
-    let r = c.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5}), &opts).await.unwrap();
-    assert_eq!(text(&r), "counted to 3");
+    let r = c.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5})).options(opts.clone()).await.unwrap();
+    assert_eq!(r.text(), "counted to 3");
     assert_eq!(progress.load(Ordering::SeqCst), 3);
     c.close().await;
 }
@@ -108,7 +103,7 @@ async fn progress_and_logs_reach_callbacks() {
 #[tokio::test]
 async fn undeclared_capabilities_give_a_clear_error() {
     let c = everything(ClientBuilder::new("bare", "1")).await;
-    let e = c.call_tool("greet_user", json!({}), &CallOptions::default()).await.unwrap_err();
+    let e = c.call_tool("greet_user", json!({})).await.unwrap_err();
     assert_eq!(e.code(), Some(-32021), "{e}");
     c.close().await;
 }
@@ -119,7 +114,7 @@ async fn listen_gets_tagged_notifications_and_invalidates_cache() {
     let mut sub = c.listen(json!({"toolsListChanged": true})).await.unwrap();
     assert_eq!(sub.acknowledged, json!({"toolsListChanged": true}));
     let before = c.list_tools().await.unwrap().len();
-    c.call_tool("toggle_extra_tool", json!({}), &CallOptions::default()).await.unwrap();
+    c.call_tool("toggle_extra_tool", json!({})).await.unwrap();
     let ev = tokio::time::timeout(T, sub.next()).await.unwrap().unwrap().unwrap();
     assert!(matches!(ev, ListenEvent::Notification { ref method, .. } if method == "notifications/tools/list_changed"));
     // The cached list was invalidated by the notification: the new tool is visible at once.
@@ -130,13 +125,10 @@ async fn listen_gets_tagged_notifications_and_invalidates_cache() {
 #[tokio::test]
 async fn timeout_cancels_the_request_and_the_server_keeps_serving() {
     let c = everything(builder().timeout(Duration::from_millis(300))).await;
-    let e = c
-        .call_tool("count_with_progress", json!({"steps": 20, "delay_ms": 1000}), &CallOptions::default())
-        .await
-        .unwrap_err();
+    let e = c.call_tool("count_with_progress", json!({"steps": 20, "delay_ms": 1000})).await.unwrap_err();
     assert!(matches!(e, ClientError::Timeout(_)), "{e}");
-    let r = c.call_tool("echo", json!({"text": "still here"}), &CallOptions::default()).await.unwrap();
-    assert_eq!(text(&r), "still here");
+    let r = c.call_tool("echo", json!({"text": "still here"})).await.unwrap();
+    assert_eq!(r.text(), "still here");
     c.close().await;
 }
 
@@ -178,8 +170,8 @@ async fn legacy_server_over_stdio() {
     let tools = c.list_tools().await.unwrap();
     assert_eq!(tools[0]["name"], "ask");
     // The same elicitation handler answers a real server-to-client request.
-    let r = tokio::time::timeout(T, c.call_tool("ask", json!({}), &CallOptions::default())).await.unwrap().unwrap();
-    assert_eq!(text(&r), "hello Ada");
+    let r = tokio::time::timeout(T, c.call_tool("ask", json!({}))).await.unwrap().unwrap();
+    assert_eq!(r.text(), "hello Ada");
     // A missing resultType means complete; -32002 is resource-not-found.
     assert!(matches!(c.read_resource("file:///x").await, Err(ClientError::ResourceNotFound(_))));
     c.close().await;
@@ -194,9 +186,7 @@ async fn killed_server_fails_pending_calls_promptly_and_leaves_no_process() {
     let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
     let pending = {
         let c = c.clone();
-        tokio::spawn(async move {
-            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000}), &CallOptions::default()).await
-        })
+        tokio::spawn(async move { c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000})).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Kill the server process (not the group): pending calls must fail with a clear error.

@@ -3,6 +3,7 @@
 use crate::cache;
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
+use crate::result::CallTool;
 use crate::transport::TransportKind;
 use mcp_protocol::headers::header_params;
 use serde_json::{json, Map, Value};
@@ -82,9 +83,20 @@ impl Client {
         Ok(kept)
     }
 
-    /// `tools/call`. Over HTTP the tool's `x-mcp-header` parameters are mirrored into
-    /// `Mcp-Param-*` headers (the tool list is fetched first if it is not known yet).
-    pub async fn call_tool(&self, name: &str, arguments: Value, opts: &CallOptions) -> Result<Value, ClientError> {
+    /// `tools/call`: await the returned [`CallTool`] for a [`crate::ToolResult`], or set
+    /// per-call options on it first. Over HTTP the tool's `x-mcp-header` parameters are
+    /// mirrored into `Mcp-Param-*` headers (the tool list is fetched first if it is not known).
+    pub fn call_tool(&self, name: &str, arguments: Value) -> CallTool<'_> {
+        CallTool::new(self, name, arguments)
+    }
+
+    /// `tools/call` with explicit options, returning the raw result object.
+    pub(crate) async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: &CallOptions,
+    ) -> Result<Value, ClientError> {
         if self.inner.transport.kind() == TransportKind::Http && self.is_modern() {
             let known = self.inner.tool_headers.lock().expect("lock").contains_key(name);
             if !known {

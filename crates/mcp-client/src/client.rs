@@ -55,6 +55,34 @@ impl std::fmt::Debug for CallOptions {
     }
 }
 
+/// The elicitation modes an application handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElicitationModes {
+    /// Form mode: the user fills in a `requestedSchema`.
+    pub form: bool,
+    /// URL mode: the user is sent to a URL.
+    pub url: bool,
+}
+
+impl ElicitationModes {
+    /// Form mode only.
+    pub const FORM: Self = Self { form: true, url: false };
+    /// URL mode only.
+    pub const URL: Self = Self { form: false, url: true };
+    /// Both modes.
+    pub const FORM_AND_URL: Self = Self { form: true, url: true };
+}
+
+/// What kind of sampling an application handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Sampling {
+    /// Messages in, a message out.
+    Text,
+    /// Also tool use inside sampling (`sampling.tools`).
+    WithTools,
+}
+
 /// Configures and connects a [`Client`].
 pub struct ClientBuilder {
     pub(crate) info: Value,
@@ -90,29 +118,30 @@ impl ClientBuilder {
         }
     }
 
-    /// Handles form (and, with `url`, URL-mode) elicitation. The handler gets the request
-    /// `params` and returns an `ElicitResult`; defaults from `requestedSchema` are filled in and
-    /// accepted content is validated against it before it is sent.
-    pub fn on_elicitation<F, Fut>(mut self, form: bool, url: bool, f: F) -> Self
+    /// Handles elicitation in the given `modes` (declared as the `elicitation` capability). The
+    /// handler gets the request `params` and returns an `ElicitResult`; defaults from
+    /// `requestedSchema` are filled in and accepted content is validated against it before it
+    /// is sent.
+    pub fn on_elicitation<F, Fut>(mut self, modes: ElicitationModes, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
     {
         self.handlers.elicitation = Some(boxed(f));
-        self.handlers.elicitation_form = form;
-        self.handlers.elicitation_url = url;
+        self.handlers.elicitation_form = modes.form;
+        self.handlers.elicitation_url = modes.url;
         self
     }
 
-    /// Handles sampling (`CreateMessageRequestParams` in, `CreateMessageResult` out); `tools`
-    /// declares support for tool use in sampling.
-    pub fn on_sampling<F, Fut>(mut self, tools: bool, f: F) -> Self
+    /// Handles sampling (`CreateMessageRequestParams` in, `CreateMessageResult` out), with or
+    /// without tool use.
+    pub fn on_sampling<F, Fut>(mut self, support: Sampling, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
     {
         self.handlers.sampling = Some(boxed(f));
-        self.handlers.sampling_tools = tools;
+        self.handlers.sampling_tools = support == Sampling::WithTools;
         self
     }
 

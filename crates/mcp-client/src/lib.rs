@@ -3,11 +3,12 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcp_client::ClientError> {
-//! use mcp_client::{ClientBuilder, CallOptions, transport::stdio::StdioTransport};
+//! use mcp_client::{ClientBuilder, transport::stdio::StdioTransport};
 //! let transport = StdioTransport::spawn(mcp_client::transport::stdio::StdioCommand::new("mcp").args(["serve", "everything", "--stdio"]))?;
 //! let client = ClientBuilder::new("my-app", "1.0.0").connect(transport).await?;
 //! let tools = client.list_tools().await?;
-//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"}), &CallOptions::default()).await?;
+//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//! println!("{}", result.text());
 //! # Ok(()) }
 //! ```
 
@@ -21,10 +22,12 @@ mod error;
 mod handlers;
 mod legacy;
 mod listen;
+mod result;
 pub mod transport;
 
 pub use auth::{AuthChallenge, AuthProvider};
-pub use client::{CallOptions, Client, ClientBuilder, NotificationCallback, ServerEra};
+pub use client::{CallOptions, Client, ClientBuilder, ElicitationModes, NotificationCallback, Sampling, ServerEra};
 pub use error::{ClientError, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};
+pub use result::{CallTool, ToolResult};

@@ -3,8 +3,12 @@
 use crate::client::{Client, ServerEra};
 use crate::error::{ClientError, TransportError};
 use crate::transport::{Exchange, OutgoingRequest};
+use futures::future::BoxFuture;
+use futures::{ready, Stream};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
 use serde_json::{json, Map, Value};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// What a subscription yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,20 +25,57 @@ pub enum ListenEvent {
     Reconnected,
 }
 
-/// An open `subscriptions/listen` stream. Dropping it cancels the subscription.
+/// An open `subscriptions/listen` stream: a [`Stream`] of [`ListenEvent`]s (or call
+/// [`Subscription::next`]). Dropping it cancels the subscription.
 pub struct Subscription {
+    /// The filter the server agreed to honour when the subscription opened.
+    pub acknowledged: Value,
+    listener: Option<Listener>,
+    pending: Option<BoxFuture<'static, (Listener, Option<Result<ListenEvent, ClientError>>)>>,
+}
+
+/// The state of an open subscription, moved into the future that waits for its next event.
+struct Listener {
     client: Client,
     filter: Value,
     exchange: Option<Exchange>,
     id: Value,
-    /// The filter the server agreed to honour.
-    pub acknowledged: Value,
+    acknowledged: Value,
     reconnects: usize,
 }
 
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Subscription").field("id", &self.id).field("acknowledged", &self.acknowledged).finish()
+        f.debug_struct("Subscription").field("acknowledged", &self.acknowledged).finish_non_exhaustive()
+    }
+}
+
+impl Stream for Subscription {
+    type Item = Result<ListenEvent, ClientError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.pending.is_none() {
+            let Some(mut listener) = self.listener.take() else { return Poll::Ready(None) };
+            self.pending = Some(Box::pin(async move {
+                let item = listener.next().await;
+                (listener, item)
+            }));
+        }
+        let fut = self.pending.as_mut().expect("just set");
+        let (listener, item) = ready!(fut.as_mut().poll(cx));
+        self.pending = None;
+        self.acknowledged = listener.acknowledged.clone();
+        if item.is_some() {
+            self.listener = Some(listener);
+        }
+        Poll::Ready(item)
+    }
+}
+
+impl Subscription {
+    /// The next event; `None` after the server closed the subscription gracefully.
+    pub async fn next(&mut self) -> Option<Result<ListenEvent, ClientError>> {
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
     }
 }
 
@@ -45,7 +86,7 @@ impl Client {
         if !matches!(self.era(), Some(ServerEra::Modern { .. })) {
             return Err(ClientError::Unsupported("subscriptions/listen on a legacy server".into()));
         }
-        let mut sub = Subscription {
+        let mut listener = Listener {
             client: self.clone(),
             filter,
             exchange: None,
@@ -53,12 +94,12 @@ impl Client {
             acknowledged: Value::Null,
             reconnects: 0,
         };
-        sub.open().await?;
-        Ok(sub)
+        listener.open().await?;
+        Ok(Subscription { acknowledged: listener.acknowledged.clone(), listener: Some(listener), pending: None })
     }
 }
 
-impl Subscription {
+impl Listener {
     async fn open(&mut self) -> Result<(), ClientError> {
         let c = &self.client;
         let id = c.next_id();
@@ -97,8 +138,7 @@ impl Subscription {
         Ok(())
     }
 
-    /// The next event; `None` after the server closed the subscription gracefully.
-    pub async fn next(&mut self) -> Option<Result<ListenEvent, ClientError>> {
+    async fn next(&mut self) -> Option<Result<ListenEvent, ClientError>> {
         loop {
             let ex = self.exchange.as_mut()?;
             match ex.next().await {

@@ -4,7 +4,7 @@ mod http_support;
 
 use http_support::*;
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::{CallOptions, ClientBuilder, ServerEra};
+use mcp_client::{ClientBuilder, ServerEra};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -76,8 +76,8 @@ async fn legacy_session_with_sse_resumption() {
         .await;
         let client = ClientBuilder::new("test", "1").connect(HttpTransport::new(&url).unwrap()).await.unwrap();
         assert!(matches!(client.era(), Some(ServerEra::Legacy { ref version, .. }) if version == "2025-11-25"));
-        let result = client.call_tool("test_reconnection", json!({}), &CallOptions::default()).await.unwrap();
-        assert_eq!(result["content"][0]["text"], "resumed");
+        let result = client.call_tool("test_reconnection", json!({})).await.unwrap();
+        assert_eq!(result.text(), "resumed");
         client.close().await;
 
         let st = state.lock().unwrap();

@@ -3,7 +3,7 @@
 mod support;
 
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, TransportError};
+use mcp_client::{Client, ClientBuilder, ClientError, TransportError};
 use mcp_oauth::{FileStore, HeadlessRedirect, OAuthError, OAuthProvider, TokenStore};
 use serde_json::json;
 use std::sync::Arc;
@@ -39,7 +39,7 @@ async fn full_login_flow_stores_tokens_privately() {
     let p = Arc::new(provider(&mock).store(store.clone()).build().unwrap());
     let client = connect(&mock, p.clone()).await.unwrap();
     client.list_tools().await.unwrap();
-    client.call_tool("t", json!({}), &CallOptions::default()).await.unwrap();
+    client.call_tool("t", json!({})).await.unwrap();
 
     let reg = &mock.requests("/register")[0].json();
     assert_eq!(reg["application_type"], "native");
@@ -111,7 +111,7 @@ async fn steps_up_with_the_union_of_scopes_and_stops() {
     let mock = Mock::start(Cfg { call_scope: "write".into(), ..Cfg::default() }).await;
     let p = Arc::new(provider(&mock).build().unwrap());
     let client = connect(&mock, p.clone()).await.unwrap();
-    client.call_tool("t", json!({}), &CallOptions::default()).await.unwrap();
+    client.call_tool("t", json!({})).await.unwrap();
     let scopes: Vec<String> = mock.requests("/authorize").iter().map(|r| r.query["scope"].clone()).collect();
     assert_eq!(scopes, ["read offline_access", "read offline_access write"]);
 
@@ -119,7 +119,7 @@ async fn steps_up_with_the_union_of_scopes_and_stops() {
     let mock = Mock::start(Cfg { call_scope: "admin".into(), ..Cfg::default() }).await;
     let p = Arc::new(provider(&mock).build().unwrap());
     let client = connect(&mock, p).await.unwrap();
-    let err = client.call_tool("t", json!({}), &CallOptions::default()).await.unwrap_err();
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(matches!(err, ClientError::AuthRequired { status: 403, .. }), "{err:?}");
     assert_eq!(mock.requests("/authorize").len(), 2);
 }

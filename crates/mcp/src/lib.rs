@@ -7,7 +7,8 @@
 //! - [`server`] (`server`): the server framework, with [`tool`], [`prompt`], [`resource`] and
 //!   [`schema`] (`macros`);
 //! - [`stdio`] (`stdio`) and [`http`] (`http`): the server transports;
-//! - [`client`] (`client`): the client library;
+//! - [`client`] (`client`): the client library, and [`memory`] (`memory`): a client connected to
+//!   a server in the same process, for tests;
 //! - [`auth`] (`auth`): OAuth 2.1 resource-server support.
 //!
 //! [`serde`], [`serde_json`] and [`schemars`] are re-exported, and the macros name them through
@@ -19,6 +20,8 @@ pub use mcp_auth as auth;
 pub use mcp_client as client;
 #[cfg(feature = "http")]
 pub use mcp_http as http;
+#[cfg(feature = "memory")]
+pub mod memory;
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, schema, tool};
 pub use mcp_protocol as protocol;

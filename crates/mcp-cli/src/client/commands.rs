@@ -49,7 +49,7 @@ pub(super) async fn tools_call(
         }
         f
     })?;
-    let result = c.call_tool(name, arguments, &ctx.call_options()).await;
+    let result = c.call_tool(name, arguments).options(ctx.call_options()).await;
     ctx.ui.finish_progress();
     let result = match result {
         Ok(r) => r,
@@ -80,14 +80,14 @@ pub(super) async fn tools_call(
             return Err(f);
         }
     };
-    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    let is_error = result.is_error();
     if ctx.opts.json {
-        render::print_json(&result);
+        render::print_json(result.as_value());
         return Ok(u8::from(is_error));
     }
     let dir = out.unwrap_or_else(|| PathBuf::from("."));
     let mut r = render::ContentRenderer { out_dir: &dir, stem: name, saved: 0 };
-    let text = render::tool_result(&result, &mut r);
+    let text = render::tool_result(result.as_value(), &mut r);
     if !is_error {
         Stream::Out.write(&text);
         return Ok(0);

@@ -348,9 +348,9 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
     }
     if !opts.no_input {
         let e = ui.clone();
-        b = b.on_elicitation(true, true, move |p| e.clone().elicit(p));
+        b = b.on_elicitation(mcp_client::ElicitationModes::FORM_AND_URL, move |p| e.clone().elicit(p));
         let s = ui.clone();
-        b = b.on_sampling(false, move |p| s.clone().sample(p));
+        b = b.on_sampling(mcp_client::Sampling::Text, move |p| s.clone().sample(p));
     }
     let r = match target {
         Target::Http { url, headers } => b.connect(http_transport(url, headers, opts.timeout)?).await,

@@ -7,7 +7,7 @@
 //! fixed recipe below, written with the public `mcp-client` API as an application would.
 
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, TransportError};
+use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Sampling, TransportError};
 use mcp_oauth::{EnterpriseGrant, Grant, HeadlessRedirect, OAuthProvider, SigningKey, StaticClient};
 use serde_json::{json, Map, Value};
 use std::process::ExitCode;
@@ -93,8 +93,8 @@ async fn elicit(params: Value) -> Result<Value, ClientError> {
 
 fn builder(protocol: &str) -> ClientBuilder {
     let b = ClientBuilder::new("mcp-rs-conformance-client", env!("CARGO_PKG_VERSION"))
-        .on_elicitation(true, false, elicit)
-        .on_sampling(false, |_p| async move {
+        .on_elicitation(ElicitationModes::FORM, elicit)
+        .on_sampling(Sampling::Text, |_p| async move {
             Ok(json!({"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "none", "stopReason": "endTurn"}))
         })
         .roots(Vec::new());
@@ -105,10 +105,6 @@ fn builder(protocol: &str) -> ClientBuilder {
     }
 }
 
-fn text_of(r: &Value) -> &str {
-    r.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default()
-}
-
 async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientError> {
     let mut transport = HttpTransport::builder(url);
     if scenario.starts_with("auth/") {
@@ -116,7 +112,6 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
     }
     let transport = transport.build()?;
     let client: Client = builder(protocol).connect(transport).await?;
-    let none = CallOptions::default();
     match scenario {
         "initialize" => {
             client.list_tools().await?;
@@ -124,8 +119,8 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
         "tools_call" => {
             for t in client.list_tools().await? {
                 if t["name"] == "add_numbers" {
-                    let r = client.call_tool("add_numbers", json!({"a": 2, "b": 3}), &none).await?;
-                    println!("{}", text_of(&r));
+                    let r = client.call_tool("add_numbers", json!({"a": 2, "b": 3})).await?;
+                    println!("{}", r.text());
                 }
             }
         }
@@ -138,14 +133,14 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
             for name in
                 ["test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"]
             {
-                let r = client.call_tool(name, json!({}), &none).await?;
-                println!("{name}: {}", text_of(&r));
+                let r = client.call_tool(name, json!({})).await?;
+                println!("{name}: {}", r.text());
             }
         }
         "http-standard-headers" => {
             for t in client.list_tools().await? {
                 let name = t["name"].as_str().unwrap_or_default().to_owned();
-                client.call_tool(&name, json!({}), &none).await?;
+                client.call_tool(&name, json!({})).await?;
             }
             for r in client.list_resources().await? {
                 if let Some(uri) = r["uri"].as_str() {
@@ -163,14 +158,14 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
             let ctx = context();
             for call in ctx["toolCalls"].as_array().cloned().unwrap_or_default() {
                 let name = call["name"].as_str().unwrap_or_default();
-                client.call_tool(name, call["arguments"].clone(), &none).await?;
+                client.call_tool(name, call["arguments"].clone()).await?;
             }
         }
         "http-invalid-tool-headers" => {
             // The library drops tools with invalid x-mcp-header annotations; call what remains.
             for t in client.list_tools().await? {
                 let name = t["name"].as_str().unwrap_or_default().to_owned();
-                client.call_tool(&name, json!({"region": "us-west1"}), &none).await?;
+                client.call_tool(&name, json!({"region": "us-west1"})).await?;
             }
         }
         "json-schema-ref-no-deref" => {
@@ -183,24 +178,24 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
                 .find(|t| t["name"] == "json_schema_2020_12_tool")
                 .map(|t| t["inputSchema"].clone())
                 .ok_or_else(|| ClientError::InvalidResponse("json_schema_2020_12_tool not offered".into()))?;
-            client.call_tool("json_schema_echo", json!({ "schema": schema }), &none).await?;
+            client.call_tool("json_schema_echo", json!({ "schema": schema })).await?;
         }
         "elicitation-sep1034-client-defaults" => {
             client.list_tools().await?;
-            let r = client.call_tool("test_client_elicitation_defaults", json!({}), &none).await?;
-            println!("{}", text_of(&r));
+            let r = client.call_tool("test_client_elicitation_defaults", json!({})).await?;
+            println!("{}", r.text());
         }
         "sse-retry" => {
             client.list_tools().await?;
-            let r = client.call_tool("test_reconnection", json!({}), &none).await?;
-            println!("{}", text_of(&r));
+            let r = client.call_tool("test_reconnection", json!({})).await?;
+            println!("{}", r.text());
         }
         auth if auth.starts_with("auth/") => {
             // The OAuth flow ran on the first request's 401; then two authenticated requests
             // (step-up and authorization-server migration need the second).
             client.list_tools().await?;
-            let r = client.call_tool("test-tool", json!({}), &none).await?;
-            println!("{}", text_of(&r));
+            let r = client.call_tool("test-tool", json!({})).await?;
+            println!("{}", r.text());
         }
         other => {
             // Unknown scenario: exercise the basics so the run still does something useful.

@@ -1,0 +1,170 @@
+//! Typed results on the client: [`ToolResult`] and the [`CallTool`] request builder.
+
+use crate::client::{CallOptions, Client, NotificationCallback};
+use crate::error::ClientError;
+use mcp_protocol::types::{CallToolResult, ContentBlock};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The result of a `tools/call`, as the server sent it, with typed views.
+///
+/// It keeps the JSON it came as (so content types of a newer or older revision are never lost)
+/// and parses on demand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult(Value);
+
+impl ToolResult {
+    pub(crate) fn new(v: Value) -> Self {
+        Self(v)
+    }
+
+    /// The text of every text block, joined by newlines.
+    pub fn text(&self) -> String {
+        let blocks = self.0.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        texts.join("\n")
+    }
+
+    /// Whether the tool reported an execution error (`isError: true`).
+    pub fn is_error(&self) -> bool {
+        self.0.get("isError").and_then(Value::as_bool) == Some(true)
+    }
+
+    /// `structuredContent` deserialized into `T` (an error if absent or of another shape).
+    pub fn structured<T: DeserializeOwned>(&self) -> Result<T, ClientError> {
+        let sc = self
+            .0
+            .get("structuredContent")
+            .ok_or_else(|| ClientError::InvalidResponse("the result has no structuredContent".into()))?;
+        T::deserialize(sc).map_err(|e| ClientError::InvalidResponse(format!("structuredContent: {e}")))
+    }
+
+    /// The content blocks, typed.
+    pub fn content(&self) -> Result<Vec<ContentBlock>, ClientError> {
+        let c = self.0.get("content").cloned().unwrap_or(Value::Array(Vec::new()));
+        serde_json::from_value(c).map_err(|e| ClientError::InvalidResponse(format!("content: {e}")))
+    }
+
+    /// The whole result as the schema's `CallToolResult`.
+    pub fn typed(&self) -> Result<CallToolResult, ClientError> {
+        CallToolResult::deserialize_from(&self.0)
+    }
+
+    /// The result as JSON.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    /// The result as JSON, owned.
+    pub fn into_value(self) -> Value {
+        self.0
+    }
+}
+
+/// The result as compact JSON.
+impl std::fmt::Display for ToolResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+trait DeserializeFrom: Sized {
+    fn deserialize_from(v: &Value) -> Result<Self, ClientError>;
+}
+
+impl DeserializeFrom for CallToolResult {
+    fn deserialize_from(v: &Value) -> Result<Self, ClientError> {
+        serde::Deserialize::deserialize(v).map_err(|e| ClientError::InvalidResponse(format!("CallToolResult: {e}")))
+    }
+}
+
+/// A `tools/call` being set up: await it, or set options first
+/// (`client.call_tool("echo", args).timeout(d).on_progress(f).await`).
+#[must_use = "a tool call does nothing until awaited"]
+pub struct CallTool<'a> {
+    client: &'a Client,
+    name: String,
+    arguments: Value,
+    options: CallOptions,
+}
+
+impl std::fmt::Debug for CallTool<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallTool").field("name", &self.name).field("options", &self.options).finish()
+    }
+}
+
+impl<'a> CallTool<'a> {
+    pub(crate) fn new(client: &'a Client, name: &str, arguments: Value) -> Self {
+        Self { client, name: name.to_owned(), arguments, options: CallOptions::default() }
+    }
+
+    /// Replaces every option at once.
+    pub fn options(mut self, options: CallOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Called with each `notifications/progress` params object (sends a progress token).
+    pub fn on_progress(mut self, f: impl Fn(&Value) + Send + Sync + 'static) -> Self {
+        self.options.on_progress = Some(Arc::new(f) as NotificationCallback);
+        self
+    }
+
+    /// Called with each `notifications/message` params object at or above `level`.
+    pub fn on_log(mut self, level: &str, f: impl Fn(&Value) + Send + Sync + 'static) -> Self {
+        self.options.log_level = Some(level.to_owned());
+        self.options.on_log = Some(Arc::new(f) as NotificationCallback);
+        self
+    }
+
+    /// Overrides the client's request timeout for this call.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.options.timeout = Some(t);
+        self
+    }
+}
+
+impl<'a> IntoFuture for CallTool<'a> {
+    type Output = Result<ToolResult, ClientError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let v = self.client.call_tool_with(&self.name, self.arguments, &self.options).await?;
+            Ok(ToolResult::new(v))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn views_of_a_result() {
+        let r = ToolResult::new(
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": "", "mimeType": "image/png"},
+            {"type": "text", "text": "b"}], "structuredContent": {"n": 1}, "isError": false}),
+        );
+        assert_eq!(r.text(), "a\nb");
+        assert!(!r.is_error());
+        #[derive(serde::Deserialize)]
+        struct N {
+            n: i64,
+        }
+        assert_eq!(r.structured::<N>().unwrap().n, 1);
+        assert!(r.structured::<String>().is_err());
+        assert_eq!(r.content().unwrap().len(), 3);
+        assert_eq!(r.typed().unwrap().content.len(), 3);
+    }
+}

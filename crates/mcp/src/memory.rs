@@ -1,0 +1,129 @@
+//! A client connected to a server in the same process: no sockets, no child process. For
+//! tests of servers (and of clients) that want the whole protocol without a transport.
+//!
+//! ```
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp::prelude::*;
+//!
+//! /// Echoes the text.
+//! #[tool]
+//! async fn echo(text: String) -> String { text }
+//!
+//! let server = Server::builder("t", "1").tool(echo::tool()).build()?;
+//! let client = mcp::memory::connect(server, mcp::client::ClientBuilder::new("test", "1")).await?;
+//! assert_eq!(client.call_tool("echo", json!({"text": "hi"})).await?.text(), "hi");
+//! # Ok(()) }
+//! ```
+
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use mcp_client::transport::{Exchange, OutgoingRequest, Transport, TransportKind};
+use mcp_client::{Client, ClientBuilder, ClientError, TransportError};
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
+use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
+use mcp_server::{NotificationSink, RequestEnv, Server};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Connects a client built by `builder` to `server`, in memory.
+pub async fn connect(server: Server, builder: ClientBuilder) -> Result<Client, ClientError> {
+    builder.connect(MemoryTransport::new(server)).await
+}
+
+/// A client transport that hands each request straight to a [`Server`] in this process.
+#[derive(Debug, Clone)]
+pub struct MemoryTransport {
+    server: Server,
+}
+
+impl MemoryTransport {
+    /// A transport serving requests with `server`.
+    pub fn new(server: Server) -> Self {
+        Self { server }
+    }
+}
+
+type Messages = mpsc::UnboundedSender<Result<Value, TransportError>>;
+
+fn closed(why: impl std::fmt::Display) -> TransportError {
+    TransportError::Closed(why.to_string())
+}
+
+impl MemoryTransport {
+    fn start(&self, message: Value, tx: Messages, cancel: CancellationToken) -> Result<(), TransportError> {
+        let bytes = serde_json::to_vec(&message).map_err(closed)?;
+        let req = match parse_incoming(&bytes, DEFAULT_MAX_DEPTH) {
+            Ok(Incoming::Request(r)) => r,
+            Ok(Incoming::Notification(_)) => return Err(closed("not a request")),
+            Err(rej) => {
+                let _ = tx.send(Ok(rej.error.to_response(rej.id.as_ref())));
+                return Ok(());
+            }
+        };
+        let notes = tx.clone();
+        let sink = NotificationSink::new(move |n| {
+            let _ = notes.send(Ok(n));
+        });
+        let env = RequestEnv { sink: Some(sink), cancel: cancel.clone(), ..RequestEnv::default() };
+        let server = self.server.clone();
+        if req.method == "subscriptions/listen" {
+            let id = req.id.clone();
+            match server.listen(req, env) {
+                Ok(stream) => {
+                    tokio::spawn(async move {
+                        let mut stream = std::pin::pin!(stream);
+                        while let Some(m) = stream.next().await {
+                            if tx.send(Ok(m)).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                Err(e) => {
+                    let _ = tx.send(Ok(e.to_response(Some(&id))));
+                }
+            }
+            return Ok(());
+        }
+        tokio::spawn(async move {
+            let id = req.id.clone();
+            let outcome = tokio::select! {
+                o = server.process(req, env) => o,
+                _ = cancel.cancelled() => return,
+            };
+            let bytes = server.encode_response(&id, &outcome);
+            let _ = tx.send(serde_json::from_slice(&bytes).map_err(closed));
+        });
+        Ok(())
+    }
+}
+
+impl Transport for MemoryTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Stdio
+    }
+
+    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+        Box::pin(async move {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let cancel = CancellationToken::new();
+            self.start(req.message, tx, cancel.clone())?;
+            Ok(Exchange { messages: rx, on_cancel: Some(Box::new(move || cancel.cancel())) })
+        })
+    }
+
+    fn send(&self, _message: Value, _headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>> {
+        // Cancellation travels as the exchange's drop; no other client message means anything
+        // to a stateless server.
+        Box::pin(async { Ok(()) })
+    }
+
+    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>> {
+        None
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
