@@ -31,8 +31,10 @@ pub struct Subscription {
     /// The filter the server agreed to honour when the subscription opened.
     pub acknowledged: Value,
     listener: Option<Listener>,
-    pending: Option<BoxFuture<'static, (Listener, Option<Result<ListenEvent, ClientError>>)>>,
+    pending: Option<BoxFuture<'static, (Listener, Option<Event>)>>,
 }
+
+type Event = Result<ListenEvent, ClientError>;
 
 /// The state of an open subscription, moved into the future that waits for its next event.
 struct Listener {
