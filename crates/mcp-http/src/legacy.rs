@@ -213,7 +213,7 @@ pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -
 /// keep-alive comments, until the client disconnects, the session ends or the server stops.
 pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_alive: Duration) -> Response<McpBody> {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let mut events = server.events();
+    let mut feed = server.change_feed();
     let shutdown = server.shutdown_token();
     // One notification stream per session: each message goes out once.
     let replaced = CancellationToken::new();
@@ -225,13 +225,12 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
         loop {
             tokio::select! {
-                e = events.recv() => match e {
-                    Ok(e) => if let Some(n) = session.session.notification_for(&e) {
+                changes = feed.next(|| session.session.subscribed_uris()) => {
+                    let Some(changes) = changes else { return };
+                    for n in changes.iter().filter_map(|e| session.session.notification_for(e)) {
                         if tx.send(sse_event(&n)).await.is_err() { return }
-                    },
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                },
+                    }
+                }
                 _ = tick.tick() => {
                     session.touch();
                     if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return }

@@ -288,18 +288,18 @@ impl LegacySession {
     /// The notification a change event means for this session, if any: list changes always,
     /// `notifications/resources/updated` only for subscribed URIs.
     pub fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
-        let (method, params) = match event {
-            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({})),
-            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({})),
-            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({})),
-            ChangeEvent::ResourceUpdated(uri) => {
-                if !self.inner.subscriptions.lock().expect("subscriptions lock").contains(uri) {
-                    return None;
-                }
-                ("notifications/resources/updated", json!({ "uri": uri }))
+        if let ChangeEvent::ResourceUpdated(uri) = event {
+            if !self.inner.subscriptions.lock().expect("subscriptions lock").contains(uri) {
+                return None;
             }
-        };
-        Some(json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+        }
+        let (method, params) = event.notification();
+        Some(mcp_protocol::jsonrpc::notification(method, params))
+    }
+
+    /// The resource URIs this session subscribed to.
+    pub fn subscribed_uris(&self) -> Vec<String> {
+        self.inner.subscriptions.lock().expect("subscriptions lock").iter().cloned().collect()
     }
 
     /// The per-request fields a modern request would carry, from the session.

@@ -20,6 +20,7 @@
 
 mod ask;
 mod builder;
+mod changes;
 mod context;
 mod defs;
 mod dispatch;
@@ -35,6 +36,7 @@ pub mod template;
 
 pub use ask::Elicitation;
 pub use builder::{schema_of, ServerBuilder};
+pub use changes::ChangeFeed;
 pub use context::{Context, NotificationSink, RequestEnv};
 pub use defs::{Prompt, Resource, TaskSupport, Tool};
 pub use dispatch::{is_known_method, supports_mrtr};

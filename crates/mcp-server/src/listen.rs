@@ -7,7 +7,6 @@ use mcp_protocol::jsonrpc::{notification, result_response};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
 use mcp_protocol::{ProtocolError, Request};
 use serde_json::{json, Map, Value};
-use tokio::sync::broadcast::error::RecvError;
 
 /// The filter a client asked for, reduced to what this server honours.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -70,17 +69,12 @@ impl SubscriptionFilter {
         Value::Object(m)
     }
 
-    fn wants(&self, e: &ChangeEvent) -> Option<(&'static str, Value)> {
+    fn wants(&self, e: &ChangeEvent) -> bool {
         match e {
-            ChangeEvent::ToolsListChanged if self.tools => Some(("notifications/tools/list_changed", json!({}))),
-            ChangeEvent::PromptsListChanged if self.prompts => Some(("notifications/prompts/list_changed", json!({}))),
-            ChangeEvent::ResourcesListChanged if self.resources => {
-                Some(("notifications/resources/list_changed", json!({})))
-            }
-            ChangeEvent::ResourceUpdated(uri) if self.resource_uris.iter().any(|u| u == uri) => {
-                Some(("notifications/resources/updated", json!({ "uri": uri })))
-            }
-            _ => None,
+            ChangeEvent::ToolsListChanged => self.tools,
+            ChangeEvent::PromptsListChanged => self.prompts,
+            ChangeEvent::ResourcesListChanged => self.resources,
+            ChangeEvent::ResourceUpdated(uri) => self.resource_uris.iter().any(|u| u == uri),
         }
     }
 }
@@ -104,7 +98,7 @@ impl Server {
         let ctx = self.prepare(req, env, None)?;
         let filter = SubscriptionFilter::parse(ctx.params())?;
         let id = ctx.request_id().clone();
-        let mut events = self.events();
+        let mut feed = self.change_feed();
         let shutdown = self.shutdown_token();
         let cancel = ctx.cancellation().clone();
         let server = self.clone();
@@ -123,17 +117,12 @@ impl Server {
                         return;
                     }
                     _ = tx.closed() => return,
-                    ev = events.recv() => match ev {
-                        Ok(e) => if let Some((m, p)) = filter.wants(&e) {
+                    changes = feed.next(|| filter.resource_uris.clone()) => {
+                        let Some(changes) = changes else { return };
+                        for e in changes.iter().filter(|e| filter.wants(e)) {
+                            let (m, p) = e.notification();
                             if tx.send(tagged(m, p, &id)).is_err() { return; }
-                        },
-                        Err(RecvError::Lagged(_)) => {
-                            // Missed events: tell the client every list it follows may have changed.
-                            for e in [ChangeEvent::ToolsListChanged, ChangeEvent::PromptsListChanged, ChangeEvent::ResourcesListChanged] {
-                                if let Some((m, p)) = filter.wants(&e) { let _ = tx.send(tagged(m, p, &id)); }
-                            }
                         }
-                        Err(RecvError::Closed) => return,
                     }
                 }
             }

@@ -286,24 +286,19 @@ fn forward_changes(
     out: mpsc::UnboundedSender<Vec<u8>>,
     stop: CancellationToken,
 ) {
-    let mut events = server.events();
+    let mut feed = server.change_feed();
     let session = session.clone();
     tokio::spawn(async move {
         loop {
-            let event = tokio::select! {
+            let changes = tokio::select! {
                 _ = stop.cancelled() => return,
-                e = events.recv() => e,
+                c = feed.next(|| session.subscribed_uris()) => c,
             };
-            match event {
-                Ok(e) => {
-                    if let Some(n) = session.notification_for(&e) {
-                        if out.send(encode(&n)).is_err() {
-                            return;
-                        }
-                    }
+            let Some(changes) = changes else { return };
+            for n in changes.iter().filter_map(|e| session.notification_for(e)) {
+                if out.send(encode(&n)).is_err() {
+                    return;
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             }
         }
     });

@@ -1,0 +1,80 @@
+//! The change-event bus as a listener sees it: one mapping from [`ChangeEvent`] to its
+//! notification, and one policy for events a slow listener missed.
+
+use crate::server::{ChangeEvent, Server};
+use serde_json::{json, Value};
+use tokio::sync::broadcast::{self, error::RecvError};
+
+impl ChangeEvent {
+    /// The notification method and params this change is announced with.
+    pub fn notification(&self) -> (&'static str, Value) {
+        match self {
+            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({})),
+            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({})),
+            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({})),
+            ChangeEvent::ResourceUpdated(uri) => ("notifications/resources/updated", json!({ "uri": uri })),
+        }
+    }
+}
+
+/// A listener's subscription to the server's change events (modern listen streams and legacy
+/// sessions alike).
+#[derive(Debug)]
+pub struct ChangeFeed {
+    rx: broadcast::Receiver<ChangeEvent>,
+}
+
+impl ChangeFeed {
+    /// The next changes to announce, `None` once the server is gone.
+    ///
+    /// When the listener fell behind and events were dropped, nothing is silently lost: it gets
+    /// "every list may have changed" and an update for each URI in `subscribed` instead.
+    pub async fn next(&mut self, subscribed: impl FnOnce() -> Vec<String>) -> Option<Vec<ChangeEvent>> {
+        match self.rx.recv().await {
+            Ok(e) => Some(vec![e]),
+            Err(RecvError::Lagged(_)) => {
+                let mut all = vec![
+                    ChangeEvent::ToolsListChanged,
+                    ChangeEvent::PromptsListChanged,
+                    ChangeEvent::ResourcesListChanged,
+                ];
+                all.extend(subscribed().into_iter().map(ChangeEvent::ResourceUpdated));
+                Some(all)
+            }
+            Err(RecvError::Closed) => None,
+        }
+    }
+}
+
+impl Server {
+    /// Subscribes to change events, with the lag policy of [`ChangeFeed::next`].
+    pub fn change_feed(&self) -> ChangeFeed {
+        ChangeFeed { rx: self.events() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listener_that_falls_behind_gets_a_catch_up_instead_of_nothing() {
+        let server = Server::builder("t", "1").build().unwrap();
+        let mut feed = server.change_feed();
+        server.notify(ChangeEvent::PromptsListChanged);
+        assert_eq!(feed.next(Vec::new).await, Some(vec![ChangeEvent::PromptsListChanged]));
+        for _ in 0..2000 {
+            server.notify_resource_updated("a://unwatched");
+        }
+        let caught_up = feed.next(|| vec!["a://watched".into()]).await.unwrap();
+        assert_eq!(
+            caught_up,
+            [
+                ChangeEvent::ToolsListChanged,
+                ChangeEvent::PromptsListChanged,
+                ChangeEvent::ResourcesListChanged,
+                ChangeEvent::ResourceUpdated("a://watched".into())
+            ]
+        );
+    }
+}
