@@ -71,13 +71,14 @@ pub enum AuthError {
 
 impl AuthError {
     /// The HTTP status of the response refusing the request.
-    pub fn http_status(&self) -> u16 {
+    pub fn http_status(&self) -> http::StatusCode {
+        use http::StatusCode as S;
         match self {
-            AuthError::MalformedHeader(_) => 400,
-            AuthError::InsufficientScope { .. } => 403,
-            AuthError::Unavailable(_) => 503,
-            AuthError::Config(_) => 500,
-            _ => 401,
+            AuthError::MalformedHeader(_) => S::BAD_REQUEST,
+            AuthError::InsufficientScope { .. } => S::FORBIDDEN,
+            AuthError::Unavailable(_) => S::SERVICE_UNAVAILABLE,
+            AuthError::Config(_) => S::INTERNAL_SERVER_ERROR,
+            _ => S::UNAUTHORIZED,
         }
     }
 
@@ -93,7 +94,7 @@ impl AuthError {
 
     /// Whether the response carries a `WWW-Authenticate` challenge (every 4xx does).
     pub fn has_challenge(&self) -> bool {
-        self.http_status() < 500
+        !self.http_status().is_server_error()
     }
 
     /// Whether the failure is the key set's fault and a key refresh might help.
@@ -128,7 +129,7 @@ mod tests {
             (AuthError::Config("bad".into()), 500, None),
         ];
         for (e, status, code) in cases {
-            assert_eq!((e.http_status(), e.error_code()), (status, code), "{e:?}");
+            assert_eq!((e.http_status().as_u16(), e.error_code()), (status, code), "{e:?}");
             assert_eq!(e.has_challenge(), status < 500);
         }
     }

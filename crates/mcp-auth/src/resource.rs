@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     /// The HTTP status (400, 401, 403, 500 or 503).
-    pub status: u16,
+    pub status: http::StatusCode,
     /// The `WWW-Authenticate` value (every 4xx has one).
     pub www_authenticate: Option<String>,
     /// A JSON body `{"error": ..., "error_description": ...}`.
@@ -287,8 +287,8 @@ impl AuthConfig {
     pub fn refusal(&self, e: &AuthError) -> Refusal {
         let status = e.http_status();
         let code = e.error_code().unwrap_or(match status {
-            500 => "server_error",
-            503 => "temporarily_unavailable",
+            http::StatusCode::INTERNAL_SERVER_ERROR => "server_error",
+            http::StatusCode::SERVICE_UNAVAILABLE => "temporarily_unavailable",
             _ => "unauthorized",
         });
         let body = json!({ "error": code, "error_description": description(e) });
@@ -370,7 +370,7 @@ mod tests {
             format!("Bearer resource_metadata=\"{meta}\", scope=\"base admin\", error=\"insufficient_scope\", error_description=\"insufficient scope: requires base admin\"")
         );
         let r = c.refusal(&AuthError::Unavailable("x".into()));
-        assert_eq!((r.status, r.www_authenticate), (503, None));
+        assert_eq!((r.status.as_u16(), r.www_authenticate), (503, None));
     }
 
     #[test]

@@ -119,8 +119,7 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
 }
 
 fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
-    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    json_response(status, &e.to_response(id))
+    json_response(e.http_status(), &e.to_response(id))
 }
 
 pub(crate) fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
@@ -277,10 +276,8 @@ impl McpService {
             Err(e) => return error_response(&e, Some(&req.id)),
         };
         let Some((sid, s)) = self.sessions.open(session, owner) else {
-            let e = ProtocolError::Internal("too many open sessions; try again later".into());
-            let mut r = error_response(&e, Some(&req.id));
-            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
-            return r;
+            let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
+            return error_response(&e, Some(&req.id));
         };
         let body = s.session.encode_response(&req.id, &Ok(result));
         with_session(bytes_response(StatusCode::OK, body), &sid)
@@ -291,8 +288,7 @@ impl McpService {
     async fn session_call<B: RequestBody>(&self, req: Request<B>, sid: &str, principal: Option<Principal>) -> Resp {
         let subject = principal.as_ref().map(|p| p.subject.as_str());
         let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
-            let e = ProtocolError::InvalidRequest("unknown or ended session".into());
-            return json_response(StatusCode::NOT_FOUND, &e.to_response(None));
+            return error_response(&ProtocolError::SessionNotFound, None);
         };
         match *req.method() {
             Method::DELETE => {
@@ -553,7 +549,7 @@ fn request_env(
 fn auth_refusal(auth: &AuthConfig, e: &AuthError) -> Resp {
     let refusal = auth.refusal(e);
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(refusal.body))));
-    *r.status_mut() = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+    *r.status_mut() = refusal.status;
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

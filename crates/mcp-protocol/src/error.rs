@@ -77,6 +77,12 @@ pub enum ProtocolError {
     /// The request is forbidden before any processing (bad `Origin`/`Host`), HTTP 403.
     #[error("Forbidden: {0}")]
     Forbidden(String),
+    /// The legacy session named by `Mcp-Session-Id` does not exist (or ended), HTTP 404.
+    #[error("Invalid request: unknown or ended session")]
+    SessionNotFound,
+    /// The server cannot take the request now (a table is full); try again later. HTTP 503.
+    #[error("Internal error: {0}")]
+    Unavailable(String),
     /// An application-defined error with its own code.
     #[error("{message}")]
     Custom {
@@ -111,20 +117,23 @@ impl ProtocolError {
             Self::HeaderMismatch(_) => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
-            Self::PayloadTooLarge { .. } | Self::Forbidden(_) => code::INVALID_REQUEST,
+            Self::PayloadTooLarge { .. } | Self::Forbidden(_) | Self::SessionNotFound => code::INVALID_REQUEST,
+            Self::Unavailable(_) => code::INTERNAL_ERROR,
             Self::Custom { code, .. } => *code,
         }
     }
 
     /// The HTTP status a Streamable HTTP server answers with for this error.
-    pub fn http_status(&self) -> u16 {
+    pub fn http_status(&self) -> http::StatusCode {
+        use http::StatusCode as S;
         match self {
-            Self::MethodNotFound(_) => 404,
-            Self::Internal(_) => 500,
-            Self::PayloadTooLarge { .. } => 413,
-            Self::Forbidden(_) => 403,
-            Self::Custom { .. } => 200,
-            _ => 400,
+            Self::MethodNotFound(_) | Self::SessionNotFound => S::NOT_FOUND,
+            Self::Internal(_) => S::INTERNAL_SERVER_ERROR,
+            Self::Unavailable(_) => S::SERVICE_UNAVAILABLE,
+            Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
+            Self::Forbidden(_) => S::FORBIDDEN,
+            Self::Custom { .. } => S::OK,
+            _ => S::BAD_REQUEST,
         }
     }
 
@@ -189,9 +198,11 @@ mod tests {
             (ProtocolError::UnsupportedProtocolVersion { requested: None, supported: vec![] }, -32022, 400),
             (ProtocolError::PayloadTooLarge { limit: 1 }, -32600, 413),
             (ProtocolError::Forbidden("x".into()), -32600, 403),
+            (ProtocolError::SessionNotFound, -32600, 404),
+            (ProtocolError::Unavailable("x".into()), -32603, 503),
         ];
         for (e, c, s) in cases {
-            assert_eq!((e.code(), e.http_status()), (c, s), "{e:?}");
+            assert_eq!((e.code(), e.http_status().as_u16()), (c, s), "{e:?}");
         }
     }
 
