@@ -62,6 +62,9 @@ impl Default for StdioConfig {
 /// hand every read and write to another thread.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
     let config = StdioConfig::default();
+    #[cfg(not(unix))]
+    let task = tokio::spawn(serve(server, tokio::io::stdin(), tokio::io::stdout(), config));
+    #[cfg(unix)]
     let task = match (pipe_in(), pipe_out()) {
         (Some(input), Some(output)) => tokio::spawn(serve(server, input, output, config)),
         (Some(input), None) => tokio::spawn(serve(server, input, tokio::io::stdout(), config)),
@@ -72,6 +75,7 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 }
 
 /// stdin as a non-blocking pipe reader, if it is a pipe.
+#[cfg(unix)]
 fn pipe_in() -> Option<tokio::net::unix::pipe::Receiver> {
     use std::os::fd::AsFd;
     let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
@@ -79,6 +83,7 @@ fn pipe_in() -> Option<tokio::net::unix::pipe::Receiver> {
 }
 
 /// stdout as a non-blocking pipe writer, if it is a pipe.
+#[cfg(unix)]
 fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
     use std::os::fd::AsFd;
     let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;

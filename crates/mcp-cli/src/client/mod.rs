@@ -275,8 +275,13 @@ fn bind_operands(action: &Action, pos: Vec<String>) -> Result<Vec<String>, Failu
 
 /// Whether `program` can be started (looked up on `PATH` unless it names a path).
 fn program_exists(program: &str, env: &[(String, String)], cwd: Option<&Path>) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    #[cfg(unix)]
+    let runnable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    #[cfg(not(unix))]
+    let runnable = |p: &Path| ["", "exe", "cmd", "bat"].iter().any(|ext| p.with_extension(ext).is_file());
     if program.contains('/') {
         let p = Path::new(program);
         return match cwd {

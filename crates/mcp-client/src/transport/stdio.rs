@@ -5,8 +5,6 @@ use super::{Exchange, OutgoingRequest, Transport, TransportKind};
 use crate::error::TransportError;
 use futures::future::BoxFuture;
 use mcp_protocol::meta::SUBSCRIPTION_ID;
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -106,12 +104,9 @@ impl StdioTransport {
     /// Spawns the server in its own process group.
     pub fn spawn(cmd: StdioCommand) -> Result<Self, TransportError> {
         let mut c = Command::new(&cmd.program);
-        c.args(&cmd.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+        c.args(&cmd.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        #[cfg(unix)]
+        c.process_group(0);
         for (k, v) in &cmd.env {
             c.env(k, v);
         }
@@ -228,11 +223,40 @@ impl StdioTransport {
         self.writer.send(line).map_err(|_| TransportError::Closed("the server's input is closed".into()))
     }
 
+    /// Signals the server's whole process tree: its process group on Unix; on Windows,
+    /// `taskkill /T` (which has no gentle form, so `Term` kills too).
     fn signal_group(&self, sig: Signal) {
-        if let Some(pg) = self.pgid {
-            let _ = killpg(Pid::from_raw(pg), sig);
+        let Some(pg) = self.pgid else { return };
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{killpg, Signal as S};
+            let s = match sig {
+                Signal::Term => S::SIGTERM,
+                Signal::Kill => S::SIGKILL,
+            };
+            let _ = killpg(nix::unistd::Pid::from_raw(pg), s);
         }
+        #[cfg(windows)]
+        {
+            let _ = sig;
+            let _ = std::process::Command::new("taskkill")
+                .args(["/PID", &pg.to_string(), "/T", "/F"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+        #[cfg(not(any(unix, windows)))]
+        let _ = (pg, sig);
     }
+}
+
+/// How [`StdioTransport`] ends the server's process tree.
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    /// Ask it to stop.
+    Term,
+    /// Make it stop.
+    Kill,
 }
 
 /// Delivers one message from the server to whoever waits for it.
@@ -302,7 +326,7 @@ impl Transport for StdioTransport {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if *self.exited.borrow() {
-                self.signal_group(Signal::SIGKILL);
+                self.signal_group(Signal::Kill);
                 return;
             }
             if self.shared.closed_reason().is_none() {
@@ -316,14 +340,14 @@ impl Transport for StdioTransport {
                 async move { tokio::time::timeout(d, e.wait_for(|x| *x)).await.is_ok() }
             };
             if !wait(Duration::from_secs(2)).await {
-                self.signal_group(Signal::SIGTERM);
+                self.signal_group(Signal::Term);
                 if !wait(Duration::from_secs(2)).await {
-                    self.signal_group(Signal::SIGKILL);
+                    self.signal_group(Signal::Kill);
                     let _ = tokio::time::timeout(Duration::from_secs(2), exited.wait_for(|x| *x)).await;
                 }
             }
             // Whatever the server left behind in its group goes too.
-            self.signal_group(Signal::SIGKILL);
+            self.signal_group(Signal::Kill);
         })
     }
 }
@@ -331,6 +355,6 @@ impl Transport for StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         // Never leave the server's process tree behind.
-        self.signal_group(Signal::SIGKILL);
+        self.signal_group(Signal::Kill);
     }
 }
