@@ -37,12 +37,12 @@ if [ "${BENCH_SKIP_BUILD:-0}" = "1" ]; then
   echo "== build skipped (BENCH_SKIP_BUILD=1): using the binaries in $BIN"
 else
   echo "== build (release: mcp-bench, mcp-cli)"
-  cargo build --release -p mcp-bench -p mcp-cli
+  cargo build --release -p mcp-bench -p mcp-stack-cli
   # A stale start-up function list costs idle RSS (see scripts/link-order.sh): refresh it first.
   if ! scripts/link-order.sh --check && command -v valgrind >/dev/null; then
     echo "== link order is stale: regenerating crates/mcp-cli/link-order.txt (commit it)"
     scripts/link-order.sh
-    cargo build --release -p mcp-cli
+    cargo build --release -p mcp-stack-cli
   fi
 fi
 for b in mcp mcp-load mcp-ceiling-http mcp-ceiling-stdio; do

@@ -26,7 +26,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 # Build without the ordering (an empty file) so the profile is not shaped by an older one.
 : >"$WORK/empty.txt"
-MCP_LINK_ORDER="$WORK/empty.txt" cargo build --release -q -p mcp-cli
+MCP_LINK_ORDER="$WORK/empty.txt" cargo build --release -q -p mcp-stack-cli
 MCP=target/release/mcp
 VG=(valgrind --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no)
 

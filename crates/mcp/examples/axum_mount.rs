@@ -1,6 +1,6 @@
 //! The MCP endpoint mounted in an axum `Router`, next to the application's own routes.
 //!
-//! Run: `cargo run -p mcp --features http --example axum_mount`, then
+//! Run: `cargo run -p mcp-stack --features http --example axum_mount`, then
 //! `curl http://127.0.0.1:3001/health` and `mcp tools call http://127.0.0.1:3001/mcp hello --arg name=Ada`.
 
 use axum::{routing::get, Router};

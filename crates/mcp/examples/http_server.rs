@@ -1,7 +1,7 @@
 //! An MCP server on Streamable HTTP (127.0.0.1:3000/mcp) with application state, a resource, a
 //! prompt, a tool reporting progress, and a tool that asks the user through MRTR elicitation.
 //!
-//! Run: `cargo run -p mcp --features http --example http_server`, then
+//! Run: `cargo run -p mcp-stack --features http --example http_server`, then
 //! `mcp tools call http://127.0.0.1:3000/mcp delete_note --interactive`.
 
 use mcp::prelude::*;

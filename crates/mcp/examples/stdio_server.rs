@@ -1,7 +1,7 @@
 //! A minimal MCP server on stdio with one tool.
 //!
-//! Run: `cargo run -p mcp --example stdio_server`, or drive it with the CLI:
-//! `mcp tools call shout --arg text=hi -- cargo run -q -p mcp --example stdio_server`.
+//! Run: `cargo run -p mcp-stack --example stdio_server`, or drive it with the CLI:
+//! `mcp tools call shout --arg text=hi -- cargo run -q -p mcp-stack --example stdio_server`.
 
 use mcp::prelude::*;
 
