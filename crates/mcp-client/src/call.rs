@@ -56,7 +56,7 @@ impl Client {
                     meta[PROGRESS_TOKEN] = json!(p);
                 }
                 let mut headers = Vec::new();
-                if version.as_str() >= "2025-06-18" {
+                if at_least_2025_06_18(&version) {
                     headers.push((h::PROTOCOL_VERSION.to_owned(), version));
                 }
                 (Value::Object(params), headers)
@@ -148,10 +148,16 @@ impl Client {
 
     pub(crate) fn legacy_headers(&self) -> Vec<(String, String)> {
         match self.era() {
-            Some(ServerEra::Legacy { version, .. }) if version.as_str() >= "2025-06-18" => {
+            Some(ServerEra::Legacy { version, .. }) if at_least_2025_06_18(&version) => {
                 vec![(h::PROTOCOL_VERSION.to_owned(), version)]
             }
             _ => Vec::new(),
         }
     }
+}
+
+/// Whether a legacy server speaks 2025-06-18 or later (structured output, elicitation).
+fn at_least_2025_06_18(version: &str) -> bool {
+    use mcp_protocol::version::ProtocolVersion;
+    ProtocolVersion::parse(version).is_some_and(|v| v >= ProtocolVersion::V2025_06_18)
 }

@@ -391,11 +391,8 @@ impl Client {
     pub(crate) fn modern_headers(&self, version: &str, method: &str, params: &Value) -> Vec<(String, String)> {
         let mut out =
             vec![(h::PROTOCOL_VERSION.to_owned(), version.to_owned()), (h::METHOD.to_owned(), method.to_owned())];
-        let name = match method {
-            "tools/call" | "prompts/get" => params.get("name"),
-            "resources/read" => params.get("uri"),
-            _ => None,
-        };
+        let name =
+            mcp_protocol::Method::parse(method).and_then(mcp_protocol::Method::name_param).and_then(|f| params.get(f));
         if let Some(n) = name.and_then(Value::as_str) {
             out.push((h::NAME.to_owned(), encode_value(n)));
         }

@@ -96,11 +96,7 @@ pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> R
         }
         Some(_) => {}
     }
-    let name_field = match req.method.as_str() {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
+    let name_field = mcp_protocol::Method::parse(&req.method).and_then(mcp_protocol::Method::name_param);
     if let Some(field) = name_field {
         let raw = header_str(h, headers::NAME)?.ok_or_else(|| {
             ProtocolError::HeaderMismatch(format!("missing required Mcp-Name header for {}", req.method))

@@ -3,29 +3,17 @@
 use crate::context::{Context, RequestEnv};
 use crate::error::HandlerError;
 use crate::server::Server;
-use mcp_protocol::{ProtocolError, Request};
+use mcp_protocol::{Method, ProtocolError, Request};
 use serde_json::{json, Map, Value};
 
 /// Whether `method` is a request method of revision 2026-07-28 that this server implements.
 pub fn is_known_method(method: &str) -> bool {
-    matches!(
-        method,
-        "server/discover"
-            | "tools/list"
-            | "tools/call"
-            | "resources/list"
-            | "resources/read"
-            | "resources/templates/list"
-            | "prompts/list"
-            | "prompts/get"
-            | "completion/complete"
-            | "subscriptions/listen"
-    )
+    Method::parse(method).is_some()
 }
 
 /// Whether `method` may answer with `input_required` (and so accept `requestState`).
 pub fn supports_mrtr(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+    Method::parse(method).is_some_and(Method::accepts_input_responses)
 }
 
 fn tool_error(message: String) -> Value {
@@ -39,35 +27,36 @@ impl Server {
         env: RequestEnv,
         preset: Option<Box<crate::server::Preset>>,
     ) -> Result<Value, ProtocolError> {
-        if req.method == "subscriptions/listen" {
+        let method = Method::parse(&req.method).ok_or_else(|| crate::server::method_not_found(&req.method))?;
+        if method == Method::SubscriptionsListen {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
         let ctx = self.prepare(req, env, preset)?;
-        let method = ctx.method().to_owned();
         let params = ctx.params();
-        match method.as_str() {
-            "server/discover" => Ok(self.discover()),
-            "tools/list" => {
+        match method {
+            Method::Discover => Ok(self.discover()),
+            Method::ToolsList => {
                 let c = self.catalog();
                 self.list_page(c.tools.iter().map(|t| t.def.clone()), "tools", params)
             }
-            "resources/list" => {
+            Method::ResourcesList => {
                 let c = self.catalog();
                 self.list_page(c.resources.iter().map(|r| r.def.clone()), "resources", params)
             }
-            "resources/templates/list" => {
+            Method::ResourceTemplatesList => {
                 let c = self.catalog();
                 self.list_page(c.templates.iter().map(|r| r.def.clone()), "resourceTemplates", params)
             }
-            "prompts/list" => {
+            Method::PromptsList => {
                 let c = self.catalog();
                 self.list_page(c.prompts.iter().map(|r| r.def.clone()), "prompts", params)
             }
-            "tools/call" => self.call_tool(ctx).await,
-            "resources/read" => self.read_resource(ctx).await,
-            "prompts/get" => self.get_prompt(ctx).await,
-            "completion/complete" => self.complete(ctx).await,
-            other => Err(crate::server::method_not_found(other)),
+            Method::ToolsCall => self.call_tool(ctx).await,
+            Method::ResourcesRead => self.read_resource(ctx).await,
+            Method::PromptsGet => self.get_prompt(ctx).await,
+            Method::Complete => self.complete(ctx).await,
+            // Listen is answered above; a method added to the table later is not served yet.
+            _ => Err(crate::server::method_not_found(method.as_str())),
         }
     }
 

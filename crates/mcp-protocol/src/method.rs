@@ -1,0 +1,103 @@
+//! The request methods a 2026-07-28 server serves: one table of their properties (which accept
+//! MRTR `inputResponses`, which parameter `Mcp-Name` mirrors), used by server, HTTP transport
+//! and client alike.
+
+/// A request method of revision 2026-07-28 that servers serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// `server/discover`
+    Discover,
+    /// `tools/list`
+    ToolsList,
+    /// `tools/call`
+    ToolsCall,
+    /// `resources/list`
+    ResourcesList,
+    /// `resources/read`
+    ResourcesRead,
+    /// `resources/templates/list`
+    ResourceTemplatesList,
+    /// `prompts/list`
+    PromptsList,
+    /// `prompts/get`
+    PromptsGet,
+    /// `completion/complete`
+    Complete,
+    /// `subscriptions/listen`
+    SubscriptionsListen,
+}
+
+impl Method {
+    /// Every method, in the order of the spec's server features.
+    pub const ALL: [Method; 10] = [
+        Method::Discover,
+        Method::ToolsList,
+        Method::ToolsCall,
+        Method::ResourcesList,
+        Method::ResourcesRead,
+        Method::ResourceTemplatesList,
+        Method::PromptsList,
+        Method::PromptsGet,
+        Method::Complete,
+        Method::SubscriptionsListen,
+    ];
+
+    /// The method named `name`, if it is one of these.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Discover => "server/discover",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::ResourcesList => "resources/list",
+            Method::ResourcesRead => "resources/read",
+            Method::ResourceTemplatesList => "resources/templates/list",
+            Method::PromptsList => "prompts/list",
+            Method::PromptsGet => "prompts/get",
+            Method::Complete => "completion/complete",
+            Method::SubscriptionsListen => "subscriptions/listen",
+        }
+    }
+
+    /// Whether the method may answer `input_required` (and so accepts `inputResponses` and
+    /// `requestState` on the retry).
+    pub fn accepts_input_responses(self) -> bool {
+        matches!(self, Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead)
+    }
+
+    /// The request parameter the `Mcp-Name` header mirrors, if the method has one.
+    pub fn name_param(self) -> Option<&'static str> {
+        match self {
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::ResourcesRead => Some("uri"),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_properties_follow_the_spec() {
+        for m in Method::ALL {
+            assert_eq!(Method::parse(m.as_str()), Some(m));
+        }
+        assert_eq!(Method::parse("initialize"), None);
+        assert_eq!(Method::ResourcesRead.name_param(), Some("uri"));
+        assert!(Method::PromptsGet.accepts_input_responses());
+        assert!(!Method::ToolsList.accepts_input_responses());
+    }
+}
