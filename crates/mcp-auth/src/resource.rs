@@ -60,6 +60,12 @@ pub struct AuthConfigBuilder {
     edit: Vec<MetadataEdit>,
 }
 
+impl std::fmt::Debug for AuthConfigBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthConfigBuilder").field("resource", &self.resource).finish_non_exhaustive()
+    }
+}
+
 fn owned(scopes: impl IntoIterator<Item = impl Into<String>>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for s in scopes {

@@ -160,6 +160,7 @@ pub struct Report {
 }
 
 /// Collects latencies (nanoseconds) and counts; merged across tasks.
+#[derive(Debug)]
 pub struct Stats {
     /// Latency histogram in nanoseconds.
     pub hist: hdrhistogram::Histogram<u64>,

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 /// Cached results keyed by method + parameters (without `_meta`).
 #[derive(Debug, Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     entries: Mutex<HashMap<String, (Instant, Value)>>,
 }
 
 /// The cache key of a request.
-pub fn key(method: &str, params: &serde_json::Map<String, Value>) -> String {
+pub(crate) fn key(method: &str, params: &serde_json::Map<String, Value>) -> String {
     let mut p = params.clone();
     p.remove("_meta");
     format!("{method} {}", Value::Object(p))
@@ -20,7 +20,7 @@ pub fn key(method: &str, params: &serde_json::Map<String, Value>) -> String {
 
 impl Cache {
     /// A fresh cached result for `key`, if any.
-    pub fn get(&self, key: &str) -> Option<Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<Value> {
         let mut e = self.entries.lock().expect("lock");
         match e.get(key) {
             Some((until, v)) if Instant::now() < *until => Some(v.clone()),
@@ -33,7 +33,7 @@ impl Cache {
     }
 
     /// Stores `result` if it carries a positive `ttlMs` (negative or absent means do not cache).
-    pub fn put(&self, key: String, result: &Value) {
+    pub(crate) fn put(&self, key: String, result: &Value) {
         let ttl = result.get("ttlMs").and_then(Value::as_i64).unwrap_or(0);
         if ttl > 0 {
             let until = Instant::now() + Duration::from_millis(ttl as u64);
@@ -42,7 +42,7 @@ impl Cache {
     }
 
     /// Drops every entry whose key starts with `method` (on a list-changed notification).
-    pub fn invalidate(&self, method: &str) {
+    pub(crate) fn invalidate(&self, method: &str) {
         self.entries.lock().expect("lock").retain(|k, _| !k.starts_with(method));
     }
 }

@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 use tokio::sync::mpsc;
 
 /// Response body of the MCP endpoint.
+#[derive(Debug)]
 pub enum McpBody {
     /// A whole body (JSON or empty).
     Full(Option<Bytes>),
@@ -47,7 +48,7 @@ impl Body for McpBody {
 }
 
 /// Frames an already serialized JSON message as an SSE `message` event.
-pub fn sse_event_bytes(json: &[u8]) -> Bytes {
+pub(crate) fn sse_event_bytes(json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + 24);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(json);
@@ -56,7 +57,7 @@ pub fn sse_event_bytes(json: &[u8]) -> Bytes {
 }
 
 /// Frames one JSON message as an SSE `message` event.
-pub fn sse_event(msg: &serde_json::Value) -> Bytes {
+pub(crate) fn sse_event(msg: &serde_json::Value) -> Bytes {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"event: message\ndata: ");
     serde_json::to_writer(&mut out, msg).expect("JSON serializes");

@@ -101,6 +101,12 @@ pub struct McpService {
     sessions: Arc<Sessions>,
 }
 
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService").field("server", &self.server).field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
 type Resp = Response<McpBody>;
 
 fn bytes_response(status: StatusCode, body: Vec<u8>) -> Resp {

@@ -55,6 +55,12 @@ pub struct EnterpriseGrant {
     pub idp_client_secret: Option<String>,
 }
 
+impl std::fmt::Debug for EnterpriseGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseGrant").field("idp_token_endpoint", &self.idp_token_endpoint).finish_non_exhaustive()
+    }
+}
+
 /// Credentials registered out of band at an authorization server.
 #[derive(Clone)]
 pub struct StaticClient {

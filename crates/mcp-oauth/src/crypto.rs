@@ -9,31 +9,31 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 /// Base64url without padding.
-pub fn b64url(bytes: &[u8]) -> String {
+pub(crate) fn b64url(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// `n` random bytes, base64url-encoded.
-pub fn random_token(n: usize) -> String {
+pub(crate) fn random_token(n: usize) -> String {
     let mut buf = vec![0u8; n];
     rand::rngs::OsRng.fill_bytes(&mut buf);
     b64url(&buf)
 }
 
 /// base64url(SHA-256(`data`)).
-pub fn sha256_b64url(data: &[u8]) -> String {
+pub(crate) fn sha256_b64url(data: &[u8]) -> String {
     b64url(&Sha256::digest(data))
 }
 
 /// A PKCE pair (RFC 7636): a 43-character verifier and its S256 challenge.
-pub fn pkce_pair() -> (String, String) {
+pub(crate) fn pkce_pair() -> (String, String) {
     let verifier = random_token(32);
     let challenge = sha256_b64url(verifier.as_bytes());
     (verifier, challenge)
 }
 
 /// Seconds since the Unix epoch.
-pub fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 

@@ -10,7 +10,7 @@ use url::Url;
 
 /// A DPoP key and the nonces servers asked for.
 #[derive(Debug)]
-pub struct Dpop {
+pub(crate) struct Dpop {
     key: SigningKey,
     nonces: Mutex<HashMap<String, String>>,
 }
@@ -25,17 +25,17 @@ fn htu(url: &Url) -> String {
 
 impl Dpop {
     /// A fresh ES256 key.
-    pub fn generate() -> Result<Self, OAuthError> {
+    pub(crate) fn generate() -> Result<Self, OAuthError> {
         Ok(Self { key: SigningKey::generate()?, nonces: Mutex::default() })
     }
 
     /// The JWK thumbprint the tokens are bound to (`cnf.jkt`).
-    pub fn thumbprint(&self) -> String {
+    pub(crate) fn thumbprint(&self) -> String {
         self.key.thumbprint()
     }
 
     /// Remembers the nonce `url`'s origin asked for.
-    pub fn set_nonce(&self, url: &Url, nonce: &str) {
+    pub(crate) fn set_nonce(&self, url: &Url, nonce: &str) {
         self.nonces
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -44,7 +44,7 @@ impl Dpop {
 
     /// A fresh proof for `method` on `url` (with `ath` when presenting `access_token`, and the
     /// origin's nonce if it gave one).
-    pub fn proof(&self, method: &str, url: &Url, access_token: Option<&str>) -> Result<String, OAuthError> {
+    pub(crate) fn proof(&self, method: &str, url: &Url, access_token: Option<&str>) -> Result<String, OAuthError> {
         let mut claims = json!({ "jti": random_token(16), "htm": method, "htu": htu(url), "iat": now_secs() });
         if let Some(t) = access_token {
             claims["ath"] = json!(sha256_b64url(t.as_bytes()));

@@ -21,12 +21,12 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         (200..300).contains(&self.status)
     }
 
     /// `(error, error_description)` of an OAuth error body.
-    pub fn oauth_error(&self) -> (String, Option<String>) {
+    pub(crate) fn oauth_error(&self) -> (String, Option<String>) {
         let get = |k: &str| self.json.as_ref().and_then(|j| j.get(k)).and_then(Value::as_str).map(str::to_owned);
         (get("error").unwrap_or_else(|| format!("HTTP {}", self.status)), get("error_description"))
     }
@@ -39,7 +39,7 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub fn new(timeout: Duration) -> Result<Self, OAuthError> {
+    pub(crate) fn new(timeout: Duration) -> Result<Self, OAuthError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
@@ -68,21 +68,21 @@ impl Http {
     }
 
     /// GET expecting JSON.
-    pub async fn get_json(&self, url: &Url, what: &str) -> Result<Reply, OAuthError> {
+    pub(crate) async fn get_json(&self, url: &Url, what: &str) -> Result<Reply, OAuthError> {
         check_url(url, what)?;
         tracing::debug!(url = %redact(url), "GET {what}");
         self.send(self.client.get(url.clone()).header(ACCEPT, "application/json")).await
     }
 
     /// GET without following redirects (the headless user agent).
-    pub async fn get_raw(&self, url: &Url, what: &str) -> Result<Reply, OAuthError> {
+    pub(crate) async fn get_raw(&self, url: &Url, what: &str) -> Result<Reply, OAuthError> {
         check_url(url, what)?;
         tracing::debug!(url = %redact(url), "GET {what}");
         self.send(self.client.get(url.clone())).await
     }
 
     /// POST of a JSON body.
-    pub async fn post_json(&self, url: &Url, body: &Value, what: &str) -> Result<Reply, OAuthError> {
+    pub(crate) async fn post_json(&self, url: &Url, body: &Value, what: &str) -> Result<Reply, OAuthError> {
         check_url(url, what)?;
         tracing::debug!(url = %redact(url), "POST {what}");
         let rb =
@@ -92,7 +92,7 @@ impl Http {
 
     /// POST of an `application/x-www-form-urlencoded` body, with optional `Authorization` and
     /// `DPoP` headers. Values are never logged.
-    pub async fn post_form(
+    pub(crate) async fn post_form(
         &self,
         url: &Url,
         form: &[(String, String)],

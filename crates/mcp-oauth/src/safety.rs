@@ -26,7 +26,7 @@ pub fn check_endpoint(raw: &str, what: &str) -> Result<Url, OAuthError> {
 }
 
 /// Checks an already parsed URL against the endpoint rules.
-pub fn check_url(url: &Url, what: &str) -> Result<(), OAuthError> {
+pub(crate) fn check_url(url: &Url, what: &str) -> Result<(), OAuthError> {
     match url.scheme() {
         "https" => {}
         "http" if is_loopback(url) => {}
@@ -51,7 +51,7 @@ pub fn check_url(url: &Url, what: &str) -> Result<(), OAuthError> {
 }
 
 /// A URL fit for logs: scheme, host, port and path only.
-pub fn redact(url: &Url) -> String {
+pub(crate) fn redact(url: &Url) -> String {
     format!(
         "{}://{}{}",
         url.scheme(),

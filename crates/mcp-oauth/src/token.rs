@@ -59,7 +59,7 @@ impl ClientAuth {
     }
 
     /// The client id sent, if any.
-    pub fn client_id(&self) -> Option<&str> {
+    pub(crate) fn client_id(&self) -> Option<&str> {
         match self {
             Self::None { client_id }
             | Self::Basic { client_id, .. }

@@ -23,7 +23,7 @@ pub trait UserAgent: Send + Sync + 'static {
 }
 
 /// Whether `candidate` is a callback at `redirect_uri` (same scheme, host, port and path).
-pub fn is_callback_for(candidate: &Url, redirect_uri: &Url) -> bool {
+pub(crate) fn is_callback_for(candidate: &Url, redirect_uri: &Url) -> bool {
     candidate.scheme() == redirect_uri.scheme()
         && candidate.host_str() == redirect_uri.host_str()
         && candidate.port_or_known_default() == redirect_uri.port_or_known_default()

@@ -14,19 +14,21 @@ use std::sync::Arc;
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// Type-erased tool handler: arguments in, serialized `CallToolResult` out.
-pub type ToolFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub(crate) type ToolFn =
+    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased resource handler: URI and matched template variables in, serialized
 /// `ReadResourceResult` out.
-pub type ResourceFn =
+pub(crate) type ResourceFn =
     Arc<dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Type-erased prompt handler: string arguments in, serialized `GetPromptResult` out.
-pub type PromptFn = Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+pub(crate) type PromptFn =
+    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 /// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
-pub type CompletionFn =
+pub(crate) type CompletionFn =
     Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
 
 /// Completes one prompt argument: the value typed so far in, candidates out.
-pub type ArgCompleter = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
+pub(crate) type ArgCompleter = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
 /// A registered tool.
 pub struct ToolEntry {
@@ -48,6 +50,12 @@ impl ToolEntry {
     /// Whether the tool may run as a task.
     pub fn task_support(&self) -> crate::defs::TaskSupport {
         self.task_support
+    }
+}
+
+impl std::fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolEntry").field("name", &self.name).finish_non_exhaustive()
     }
 }
 

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 /// Splits `key=value` (the value may contain `=`).
-pub fn split_pair<'a>(flag: &str, s: &'a str) -> Result<(&'a str, &'a str), String> {
+pub(super) fn split_pair<'a>(flag: &str, s: &'a str) -> Result<(&'a str, &'a str), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k, v)),
         _ => Err(format!("{flag} expects KEY=VALUE, got {s:?}")),
@@ -36,7 +36,7 @@ fn schema_types(prop: &Value) -> Vec<String> {
 /// a string. A property typed `string` keeps the raw text (`"3"` stays `"3"`); a property
 /// typed otherwise must parse as JSON (a bare word is still accepted as a string when the
 /// schema allows strings too).
-pub fn typed_value(key: &str, raw: &str, prop: Option<&Value>) -> Result<Value, String> {
+pub(super) fn typed_value(key: &str, raw: &str, prop: Option<&Value>) -> Result<Value, String> {
     let parsed = serde_json::from_str::<Value>(raw).ok();
     let Some(prop) = prop else {
         return Ok(parsed.unwrap_or_else(|| Value::String(raw.to_owned())));
@@ -68,7 +68,7 @@ pub fn typed_value(key: &str, raw: &str, prop: Option<&Value>) -> Result<Value, 
 }
 
 /// Builds a tool's `arguments`: the `ARGS_JSON` object (if any), then each `--arg` pair on top.
-pub fn tool_arguments(
+pub(super) fn tool_arguments(
     json_text: Option<&str>,
     pairs: &[String],
     input_schema: Option<&Value>,
@@ -91,7 +91,7 @@ pub fn tool_arguments(
 }
 
 /// A prompt's `arguments` (always strings).
-pub fn prompt_arguments(pairs: &[String]) -> Result<Map<String, Value>, String> {
+pub(super) fn prompt_arguments(pairs: &[String]) -> Result<Map<String, Value>, String> {
     let mut args = Map::new();
     for pair in pairs {
         let (k, v) = split_pair("--arg", pair)?;
@@ -112,7 +112,7 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Parses `Name: value` into a lower-case header name and its value.
-pub fn parse_header(s: &str) -> Result<(String, String), String> {
+pub(super) fn parse_header(s: &str) -> Result<(String, String), String> {
     let (name, value) = s.split_once(':').ok_or_else(|| format!("--header expects 'Name: value', got {s:?}"))?;
     let name = name.trim();
     let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
@@ -127,7 +127,7 @@ pub fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 /// A `--root`: a URI as given, or a local path turned into a `file://` URI.
-pub fn root(s: &str) -> Result<Value, String> {
+pub(super) fn root(s: &str) -> Result<Value, String> {
     let uri = if s.contains("://") || s.starts_with("file:") {
         s.to_owned()
     } else {
@@ -145,7 +145,7 @@ pub fn root(s: &str) -> Result<Value, String> {
 
 /// A short description of a JSON Schema property's type: `string`, `integer (1..100)`,
 /// `"a" | "b"`...
-pub fn type_summary(prop: &Value) -> String {
+pub(super) fn type_summary(prop: &Value) -> String {
     if let Some(vals) = prop.get("enum").and_then(Value::as_array) {
         return vals.iter().map(Value::to_string).collect::<Vec<_>>().join(" | ");
     }
@@ -174,7 +174,7 @@ pub fn type_summary(prop: &Value) -> String {
 }
 
 /// Lines describing the arguments a tool takes, for error hints.
-pub fn schema_hint(tool: &str, input_schema: &Value) -> Vec<String> {
+pub(super) fn schema_hint(tool: &str, input_schema: &Value) -> Vec<String> {
     let props = input_schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
     if props.is_empty() {
         return vec![format!("`{tool}` takes no arguments")];
@@ -199,7 +199,7 @@ pub fn schema_hint(tool: &str, input_schema: &Value) -> Vec<String> {
 }
 
 /// The first line of `s`, with runs of whitespace collapsed.
-pub fn first_line(s: &str) -> String {
+pub(super) fn first_line(s: &str) -> String {
     s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

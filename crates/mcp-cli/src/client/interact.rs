@@ -17,7 +17,7 @@ static PROMPT: Mutex<()> = Mutex::new(());
 
 /// Shared terminal state of one command.
 #[derive(Debug)]
-pub struct Ui {
+pub(super) struct Ui {
     /// May ask the user (elicitation/sampling enabled and stdin usable).
     prompt: bool,
     /// stdin is a real terminal (a browser may be opened, with consent).
@@ -45,13 +45,13 @@ fn num(x: f64) -> String {
 impl Ui {
     /// `enabled`: elicitation/sampling are on (not `--no-input`); `force`: prompt even when
     /// stdin is not a terminal (`--interactive`).
-    pub fn new(enabled: bool, force: bool) -> Self {
+    pub(super) fn new(enabled: bool, force: bool) -> Self {
         let tty = std::io::stdin().is_terminal();
         Self { prompt: enabled && (tty || force), tty, bar: Mutex::new(None), server: Mutex::new("the server".into()) }
     }
 
     /// Names the server in prompts.
-    pub fn set_server(&self, name: String) {
+    pub(super) fn set_server(&self, name: String) {
         *self.server.lock().expect("lock") = name;
     }
 
@@ -60,7 +60,7 @@ impl Ui {
     }
 
     /// Shows a `notifications/progress` update.
-    pub fn progress(&self, p: &Value) {
+    pub(super) fn progress(&self, p: &Value) {
         let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
             return;
         };
@@ -88,14 +88,14 @@ impl Ui {
     }
 
     /// Removes the progress bar (before a prompt, and when the call is over).
-    pub fn finish_progress(&self) {
+    pub(super) fn finish_progress(&self) {
         if let Some(b) = self.bar.lock().expect("lock").take() {
             b.finish_and_clear();
         }
     }
 
     /// Prints a line on stderr without tearing the progress bar.
-    pub fn note(&self, line: &str) {
+    pub(super) fn note(&self, line: &str) {
         let g = self.bar.lock().expect("lock");
         match g.as_ref() {
             Some(b) => b.suspend(|| eprintln!("{line}")),
@@ -104,7 +104,7 @@ impl Ui {
     }
 
     /// Shows a `notifications/message` (server log) line.
-    pub fn log(&self, p: &Value) {
+    pub(super) fn log(&self, p: &Value) {
         let level = p.get("level").and_then(Value::as_str).unwrap_or("info");
         let logger = p.get("logger").and_then(Value::as_str).map(|l| format!(" {l}")).unwrap_or_default();
         let data = match p.get("data") {
@@ -116,7 +116,7 @@ impl Ui {
     }
 
     /// Answers `elicitation/create`.
-    pub async fn elicit(self: Arc<Self>, params: Value) -> Result<Value, ClientError> {
+    pub(super) async fn elicit(self: Arc<Self>, params: Value) -> Result<Value, ClientError> {
         self.finish_progress();
         tokio::task::spawn_blocking(move || self.elicit_blocking(&params))
             .await
@@ -148,7 +148,7 @@ impl Ui {
     }
 
     /// Answers `sampling/createMessage` with the user's typed reply.
-    pub async fn sample(self: Arc<Self>, params: Value) -> Result<Value, ClientError> {
+    pub(super) async fn sample(self: Arc<Self>, params: Value) -> Result<Value, ClientError> {
         self.finish_progress();
         tokio::task::spawn_blocking(move || self.sample_blocking(&params))
             .await

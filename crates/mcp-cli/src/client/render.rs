@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Where rendered text goes: stdout for results, stderr for tool errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
+pub(super) enum Stream {
     /// Standard output.
     Out,
     /// Standard error.
@@ -19,7 +19,7 @@ pub enum Stream {
 
 impl Stream {
     /// Writes `s` (a broken pipe is ignored: `mcp ... | head` must not panic).
-    pub fn write(self, s: &str) {
+    pub(super) fn write(self, s: &str) {
         let r = match self {
             Stream::Out => {
                 let mut o = std::io::stdout().lock();
@@ -31,7 +31,7 @@ impl Stream {
     }
 
     /// Writes `s` and a newline.
-    pub fn line(self, s: &str) {
+    pub(super) fn line(self, s: &str) {
         self.write(&format!("{s}\n"));
     }
 
@@ -43,7 +43,7 @@ impl Stream {
     }
 
     /// Bold text when this stream shows colours.
-    pub fn bold(self, s: &str) -> String {
+    pub(super) fn bold(self, s: &str) -> String {
         let st = style(s).bold();
         match self {
             Stream::Out => st.to_string(),
@@ -52,7 +52,7 @@ impl Stream {
     }
 
     /// Dimmed text when this stream shows colours.
-    pub fn dim(self, s: &str) -> String {
+    pub(super) fn dim(self, s: &str) -> String {
         let st = style(s).dim();
         match self {
             Stream::Out => st.to_string(),
@@ -62,12 +62,12 @@ impl Stream {
 }
 
 /// Prints one JSON document (pretty) on stdout.
-pub fn print_json(v: &Value) {
+pub(super) fn print_json(v: &Value) {
     Stream::Out.line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
 }
 
 /// Prints one JSON document on a single line on stdout (event streams).
-pub fn print_json_line(v: &Value) {
+pub(super) fn print_json_line(v: &Value) {
     Stream::Out.line(&v.to_string());
 }
 
@@ -81,7 +81,7 @@ fn terminal_width() -> Option<usize> {
 
 /// A table: every column padded to its widest cell except the last, which is cut to the
 /// terminal width (when there is a terminal).
-pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     table_with_width(headers, rows, terminal_width())
 }
 
@@ -178,7 +178,7 @@ fn hints(tool: &Value) -> String {
 }
 
 /// The `tools list` table.
-pub fn tools_table(tools: &[Value]) -> String {
+pub(super) fn tools_table(tools: &[Value]) -> String {
     if tools.is_empty() {
         return "(no tools)\n".into();
     }
@@ -188,7 +188,7 @@ pub fn tools_table(tools: &[Value]) -> String {
 }
 
 /// The `resources list` table.
-pub fn resources_table(resources: &[Value]) -> String {
+pub(super) fn resources_table(resources: &[Value]) -> String {
     if resources.is_empty() {
         return "(no resources)\n".into();
     }
@@ -207,7 +207,7 @@ pub fn resources_table(resources: &[Value]) -> String {
 }
 
 /// The `resources templates` table.
-pub fn templates_table(templates: &[Value]) -> String {
+pub(super) fn templates_table(templates: &[Value]) -> String {
     if templates.is_empty() {
         return "(no resource templates)\n".into();
     }
@@ -226,7 +226,7 @@ pub fn templates_table(templates: &[Value]) -> String {
 }
 
 /// The `prompts list` table (`*` marks required arguments).
-pub fn prompts_table(prompts: &[Value]) -> String {
+pub(super) fn prompts_table(prompts: &[Value]) -> String {
     if prompts.is_empty() {
         return "(no prompts)\n".into();
     }
@@ -257,7 +257,7 @@ pub fn prompts_table(prompts: &[Value]) -> String {
 }
 
 /// Argument lines of a prompt, for error hints.
-pub fn prompt_hint(prompt: &Value) -> Vec<String> {
+pub(super) fn prompt_hint(prompt: &Value) -> Vec<String> {
     let name = str_field(prompt, "name").unwrap_or("?");
     let args = prompt.get("arguments").and_then(Value::as_array).cloned().unwrap_or_default();
     if args.is_empty() {
@@ -273,7 +273,7 @@ pub fn prompt_hint(prompt: &Value) -> Vec<String> {
 }
 
 /// The `discover` summary.
-pub fn discover(era: &str, version: &str, result: &Value) -> String {
+pub(super) fn discover(era: &str, version: &str, result: &Value) -> String {
     let info = result
         .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
         .or_else(|| result.get("serverInfo"))
@@ -316,7 +316,7 @@ fn era_line(era: &str, version: &str) -> String {
 }
 
 /// `tools (listChanged), resources (subscribe, listChanged), ...`
-pub fn capabilities(caps: &Value) -> String {
+pub(super) fn capabilities(caps: &Value) -> String {
     let Some(m) = caps.as_object().filter(|m| !m.is_empty()) else {
         return "(none)".into();
     };
@@ -343,7 +343,7 @@ pub fn capabilities(caps: &Value) -> String {
 
 /// Writes binary content to a new file in `dir`, named after `stem` with an extension for
 /// `mime`; never overwrites an existing file. Returns the path.
-pub fn save_base64(dir: &Path, stem: &str, mime: Option<&str>, data: &str) -> Result<PathBuf, String> {
+pub(super) fn save_base64(dir: &Path, stem: &str, mime: Option<&str>, data: &str) -> Result<PathBuf, String> {
     let cleaned: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(cleaned.as_bytes())
@@ -392,7 +392,7 @@ fn sanitize(s: &str) -> String {
 }
 
 /// A file extension for a MIME type.
-pub fn extension_for(mime: &str) -> &'static str {
+pub(super) fn extension_for(mime: &str) -> &'static str {
     let m = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     match m.as_str() {
         "image/png" => "png",
@@ -418,7 +418,7 @@ pub fn extension_for(mime: &str) -> &'static str {
 }
 
 /// Renders content blocks (tool results, prompt messages).
-pub struct ContentRenderer<'a> {
+pub(super) struct ContentRenderer<'a> {
     /// Where binary content is saved.
     pub out_dir: &'a Path,
     /// File name stem for saved content (`<stem>-<n>.<ext>`).
@@ -429,7 +429,7 @@ pub struct ContentRenderer<'a> {
 
 impl ContentRenderer<'_> {
     /// Renders one content block as text (saving binary data to a file).
-    pub fn block(&mut self, b: &Value) -> String {
+    pub(super) fn block(&mut self, b: &Value) -> String {
         let ty = str_field(b, "type").unwrap_or("");
         match ty {
             "text" => {
@@ -478,7 +478,7 @@ impl ContentRenderer<'_> {
     }
 
     /// An embedded resource: a heading, then its text (or the file its blob went to).
-    pub fn embedded(&mut self, r: &Value) -> String {
+    pub(super) fn embedded(&mut self, r: &Value) -> String {
         let uri = str_field(r, "uri").unwrap_or("?");
         let mime = str_field(r, "mimeType");
         let mut s = format!("[resource {uri}{}]\n", mime.map(|m| format!(" ({m})")).unwrap_or_default());
@@ -517,7 +517,7 @@ fn human_bytes(n: usize) -> String {
 
 /// Renders a `CallToolResult`: content blocks, then `structuredContent` as pretty JSON
 /// (once: a text block that only repeats it is left out).
-pub fn tool_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
+pub(super) fn tool_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
     let structured = result.get("structuredContent");
     let mut out = String::new();
     for b in result.get("content").and_then(Value::as_array).into_iter().flatten() {
@@ -536,7 +536,7 @@ pub fn tool_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
 }
 
 /// Renders a `GetPromptResult`: the description, then each message under a role heading.
-pub fn prompt_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
+pub(super) fn prompt_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
     let mut out = String::new();
     if let Some(d) = str_field(result, "description") {
         out.push_str(&format!("{}\n", Stream::Out.dim(d)));
@@ -558,7 +558,7 @@ pub fn prompt_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
 }
 
 /// A one-line summary of a listen event.
-pub fn notification_line(method: &str, params: &Value) -> String {
+pub(super) fn notification_line(method: &str, params: &Value) -> String {
     let short = method.strip_prefix("notifications/").unwrap_or(method);
     let mut s = format!("{} {short}", timestamp());
     if let Some(uri) = str_field(params, "uri") {

@@ -52,7 +52,7 @@ async fn touch_watched_resource(ctx: Context) -> &'static str {
 }
 
 /// Adds resources, templates, prompts and the completion handler.
-pub fn register(b: ServerBuilder) -> ServerBuilder {
+pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
     b.resources([
         static_text::resource(),
         static_binary::resource(),

@@ -98,7 +98,7 @@ async fn toggle_extra_tool(ctx: Context) -> Result<&'static str, HandlerError> {
 }
 
 /// Adds the demo tools to `b`.
-pub fn register(b: ServerBuilder) -> ServerBuilder {
+pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
     b.tools([
         echo::tool(),
         add::tool(),

@@ -7,10 +7,10 @@ use mcp::types::SamplingMessage;
 use std::time::Duration;
 
 /// A 1x1 PNG.
-pub const PNG: &str =
+pub(super) const PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A tiny WAV file.
-pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+pub(super) const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
 type ToolResult = Result<CallToolResult, HandlerError>;
 
@@ -183,7 +183,7 @@ fn x_mcp_header() -> Tool {
 }
 
 /// Adds the content, diagnostic and MRTR fixture tools.
-pub fn register(b: ServerBuilder) -> ServerBuilder {
+pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
     b.tools([
         test_simple_text::tool(),
         test_image_content::tool(),

@@ -96,7 +96,7 @@ async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, HandlerE
 }
 
 /// Adds the legacy-era fixture tools.
-pub fn register(b: ServerBuilder) -> ServerBuilder {
+pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
     b.tools([
         test_reconnection::tool(),
         test_tool_with_logging::tool(),

@@ -26,20 +26,20 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 /// The protocol revision under test.
-pub const PV: &str = "2026-07-28";
+pub(crate) const PV: &str = "2026-07-28";
 // `_meta` keys.
-pub const K_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const K_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const K_INFO: &str = "io.modelcontextprotocol/clientInfo";
-pub const K_LOG: &str = "io.modelcontextprotocol/logLevel";
-pub const K_SUB: &str = "io.modelcontextprotocol/subscriptionId";
-pub const K_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const K_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const K_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const K_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const K_LOG: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const K_SUB: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const K_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Generous bound on every wait, so a broken server fails a test instead of hanging it.
-pub const WAIT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
 /// Awaits `f`, panicking with `what` after [`WAIT`].
-pub async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
+pub(crate) async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
     match tokio::time::timeout(WAIT, f).await {
         Ok(v) => v,
         Err(_) => panic!("timed out after {WAIT:?} waiting for {what}"),
@@ -47,7 +47,7 @@ pub async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
 }
 
 /// Polls `cond` every 10 ms until it holds (bounded by [`WAIT`]).
-pub async fn eventually(what: &str, cond: impl Fn() -> bool) {
+pub(crate) async fn eventually(what: &str, cond: impl Fn() -> bool) {
     let poll = async {
         while !cond() {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -61,13 +61,13 @@ pub async fn eventually(what: &str, cond: impl Fn() -> bool) {
 // ------------------------------------------------------------------------------------------
 
 /// The default per-request `_meta` (no client capabilities).
-pub fn meta() -> Value {
+pub(crate) fn meta() -> Value {
     let info = json!({"name": "integration-tests", "version": "1.0.0"});
     json!({K_VERSION: PV, K_INFO: info, K_CAPS: {}})
 }
 
 /// `params` with the default `_meta` merged in (keys already in `params._meta` win).
-pub fn with_meta(params: Value) -> Value {
+pub(crate) fn with_meta(params: Value) -> Value {
     let Value::Object(mut p) = params else { panic!("params must be an object, got {params}") };
     let mut m = meta().as_object().cloned().unwrap_or_default();
     if let Some(Value::Object(extra)) = p.remove("_meta") {
@@ -78,7 +78,7 @@ pub fn with_meta(params: Value) -> Value {
 }
 
 /// `params` with the default `_meta` plus the given `_meta` entries.
-pub fn with_meta_kv(params: Value, kv: &[(&str, Value)]) -> Value {
+pub(crate) fn with_meta_kv(params: Value, kv: &[(&str, Value)]) -> Value {
     let mut p = with_meta(params);
     for (k, v) in kv {
         p["_meta"][*k] = v.clone();
@@ -87,57 +87,57 @@ pub fn with_meta_kv(params: Value, kv: &[(&str, Value)]) -> Value {
 }
 
 /// `params` declaring the client capabilities `c`.
-pub fn caps(params: Value, c: Value) -> Value {
+pub(crate) fn caps(params: Value, c: Value) -> Value {
     with_meta_kv(params, &[(K_CAPS, c)])
 }
 
 /// The members of object `b` added to object `a`.
-pub fn merged(mut a: Value, b: Value) -> Value {
+pub(crate) fn merged(mut a: Value, b: Value) -> Value {
     let (Some(a_obj), Value::Object(b)) = (a.as_object_mut(), b) else { panic!("merged() takes two objects") };
     a_obj.extend(b);
     a
 }
 
 /// A JSON-RPC request with the default `_meta`.
-pub fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
+pub(crate) fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
     let params = with_meta(params);
     json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
 }
 
 /// A JSON-RPC request with `params` exactly as given (no `_meta` added).
-pub fn req_raw(id: impl Into<Value>, method: &str, params: Value) -> Value {
+pub(crate) fn req_raw(id: impl Into<Value>, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
 }
 
 /// `tools/call` params.
-pub fn call(name: &str, args: Value) -> Value {
+pub(crate) fn call(name: &str, args: Value) -> Value {
     json!({"name": name, "arguments": args})
 }
 
 /// A `tools/call` request with the default `_meta`.
-pub fn tcall(id: impl Into<Value>, name: &str, args: Value) -> Value {
+pub(crate) fn tcall(id: impl Into<Value>, name: &str, args: Value) -> Value {
     req(id, "tools/call", call(name, args))
 }
 
 /// A `resources/read` request with the default `_meta`.
-pub fn read(id: impl Into<Value>, uri: &str) -> Value {
+pub(crate) fn read(id: impl Into<Value>, uri: &str) -> Value {
     req(id, "resources/read", json!({"uri": uri}))
 }
 
 /// A `subscriptions/listen` request for `filter`.
-pub fn listen(id: impl Into<Value>, filter: Value) -> Value {
+pub(crate) fn listen(id: impl Into<Value>, filter: Value) -> Value {
     req(id, "subscriptions/listen", json!({"notifications": filter}))
 }
 
 /// A `notifications/cancelled` for request `id`.
-pub fn cancelled(id: impl Into<Value>) -> Value {
+pub(crate) fn cancelled(id: impl Into<Value>) -> Value {
     let params = json!({"requestId": id.into()});
     json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
 }
 
 /// Asserts `v` is a JSON-RPC error response with `code` and the given `id` (`None`: no id).
 #[track_caller]
-pub fn assert_error(v: &Value, code: i64, id: Option<&Value>) {
+pub(crate) fn assert_error(v: &Value, code: i64, id: Option<&Value>) {
     assert_eq!(v["jsonrpc"], "2.0", "not a JSON-RPC message: {v}");
     assert_eq!(v["error"]["code"], json!(code), "unexpected error in {v}");
     assert!(v["error"]["message"].is_string(), "no message: {v}");
@@ -150,7 +150,7 @@ pub fn assert_error(v: &Value, code: i64, id: Option<&Value>) {
 
 /// Asserts the HTTP status and JSON-RPC error of `r` (`what` labels failures); returns the body.
 #[track_caller]
-pub fn expect_err(what: impl std::fmt::Debug, r: &Resp, status: u16, code: i64, id: Option<&Value>) -> Value {
+pub(crate) fn expect_err(what: impl std::fmt::Debug, r: &Resp, status: u16, code: i64, id: Option<&Value>) -> Value {
     assert_eq!(r.status, status, "{what:?}: {}", r.text());
     let v = r.json();
     assert_error(&v, code, id);
@@ -159,7 +159,7 @@ pub fn expect_err(what: impl std::fmt::Debug, r: &Resp, status: u16, code: i64, 
 
 /// Asserts `v` is a successful response to `id` and returns its `result`.
 #[track_caller]
-pub fn result_of(v: &Value, id: &Value) -> Value {
+pub(crate) fn result_of(v: &Value, id: &Value) -> Value {
     assert_eq!(v["jsonrpc"], "2.0", "not a JSON-RPC message: {v}");
     assert_eq!(v.get("id"), Some(id), "wrong id: {v}");
     assert!(v.get("error").is_none(), "expected a result, got {v}");
@@ -167,7 +167,7 @@ pub fn result_of(v: &Value, id: &Value) -> Value {
 }
 
 /// The text of the first content block of a `CallToolResult`.
-pub fn first_text(result: &Value) -> &str {
+pub(crate) fn first_text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
@@ -192,13 +192,13 @@ type Validators = Mutex<HashMap<String, Arc<jsonschema::Validator>>>;
 
 /// Asserts `v` is valid against the 2026-07-28 schema definition `def` (e.g. `ListToolsResult`).
 #[track_caller]
-pub fn assert_schema(def: &str, v: &Value) {
+pub(crate) fn assert_schema(def: &str, v: &Value) {
     assert_schema_of("2026-07-28", def, v);
 }
 
 /// Asserts `v` is valid against the definition `def` of the schema of protocol `version`.
 #[track_caller]
-pub fn assert_schema_of(version: &str, def: &str, v: &Value) {
+pub(crate) fn assert_schema_of(version: &str, def: &str, v: &Value) {
     static CACHE: OnceLock<Validators> = OnceLock::new();
     let validator = {
         let mut cache = CACHE.get_or_init(Default::default).lock().expect("cache");
@@ -220,7 +220,7 @@ pub fn assert_schema_of(version: &str, def: &str, v: &Value) {
 
 /// Checks any message a server sends against the schema's envelope (and typed errors).
 #[track_caller]
-pub fn assert_wire(v: &Value) {
+pub(crate) fn assert_wire(v: &Value) {
     if v.get("method").is_some() {
         assert!(v.get("id").is_none(), "the server sent a request: {v}");
         assert_schema("ServerNotification", v);
@@ -244,11 +244,11 @@ pub fn assert_wire(v: &Value) {
 }
 
 /// The legacy revision the dual-era tests speak.
-pub const LEGACY_PV: &str = "2025-11-25";
+pub(crate) const LEGACY_PV: &str = "2025-11-25";
 
 /// Headers of a legacy Streamable HTTP POST: no modern headers; with a session, its id and the
 /// negotiated version.
-pub fn legacy_headers(session: Option<&str>) -> Headers {
+pub(crate) fn legacy_headers(session: Option<&str>) -> Headers {
     let mut h = vec![
         ("content-type".to_owned(), "application/json".to_owned()),
         ("accept".to_owned(), "application/json, text/event-stream".to_owned()),
@@ -262,7 +262,7 @@ pub fn legacy_headers(session: Option<&str>) -> Headers {
 
 /// The real `mcp serve everything --stdio` child process (killed on drop), its stdin and its
 /// stdout as lines.
-pub fn spawn_stdio_everything() -> (
+pub(crate) fn spawn_stdio_everything() -> (
     tokio::process::Child,
     tokio::process::ChildStdin,
     tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
@@ -283,7 +283,7 @@ pub fn spawn_stdio_everything() -> (
 
 /// Checks any message a server sends to a legacy (2025-11-25) client against that schema.
 #[track_caller]
-pub fn assert_legacy_wire(v: &Value) {
+pub(crate) fn assert_legacy_wire(v: &Value) {
     let def = match (v.get("method"), v.get("id"), v.get("error")) {
         (Some(_), Some(_), _) => "ServerRequest",
         (Some(_), None, _) => "ServerNotification",
@@ -295,7 +295,7 @@ pub fn assert_legacy_wire(v: &Value) {
 
 /// Checks a `result` against the result type of `method`.
 #[track_caller]
-pub fn assert_result_schema(method: &str, result: &Value) {
+pub(crate) fn assert_result_schema(method: &str, result: &Value) {
     let def = match method {
         _ if result["resultType"] == "input_required" => "InputRequiredResult",
         "server/discover" => "DiscoverResult",
@@ -318,10 +318,10 @@ pub fn assert_result_schema(method: &str, result: &Value) {
 // ------------------------------------------------------------------------------------------
 
 /// Request headers as (name, value) pairs, sent verbatim.
-pub type Headers = Vec<(String, String)>;
+pub(crate) type Headers = Vec<(String, String)>;
 
 /// The standard Streamable HTTP headers for `body` (a request object).
-pub fn std_headers(body: &Value) -> Headers {
+pub(crate) fn std_headers(body: &Value) -> Headers {
     let method = body["method"].as_str().unwrap_or_default();
     let name = match method {
         "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
@@ -339,7 +339,7 @@ pub fn std_headers(body: &Value) -> Headers {
 }
 
 /// `headers` with `name` replaced by `value` (or removed when `value` is `None`).
-pub fn set_header(mut headers: Headers, name: &str, value: Option<&str>) -> Headers {
+pub(crate) fn set_header(mut headers: Headers, name: &str, value: Option<&str>) -> Headers {
     headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
     if let Some(v) = value {
         headers.push((name.to_owned(), v.to_owned()));
@@ -348,7 +348,7 @@ pub fn set_header(mut headers: Headers, name: &str, value: Option<&str>) -> Head
 }
 
 /// A server listening on 127.0.0.1 (random port), served by `mcp::http::serve`.
-pub struct TestServer {
+pub(crate) struct TestServer {
     pub addr: SocketAddr,
     pub server: Server,
     pub task: JoinHandle<std::io::Result<()>>,
@@ -356,7 +356,7 @@ pub struct TestServer {
 
 impl TestServer {
     /// Serves `server` with `config`.
-    pub async fn start(server: Server, config: HttpConfig) -> Self {
+    pub(crate) async fn start(server: Server, config: HttpConfig) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let task = tokio::spawn(mcp::http::serve(server.clone(), listener, config));
@@ -364,7 +364,7 @@ impl TestServer {
     }
 
     /// The `everything` server with the default config.
-    pub async fn everything() -> Self {
+    pub(crate) async fn everything() -> Self {
         let config = HttpConfig::default();
         Self::start(mcp_cli::everything::server(), config).await
     }
@@ -379,17 +379,17 @@ impl TestServer {
     }
 
     /// POSTs `body` with the standard headers plus/overridden by `extra`.
-    pub async fn post(&self, body: &Value, extra: &[(&str, &str)]) -> Resp {
+    pub(crate) async fn post(&self, body: &Value, extra: &[(&str, &str)]) -> Resp {
         post(self.addr, &Self::headers(body, extra), body.to_string()).await
     }
 
     /// Sends a well-formed request (default `_meta`, standard headers) and returns the response.
-    pub async fn rpc(&self, id: impl Into<Value>, method: &str, params: Value) -> Resp {
+    pub(crate) async fn rpc(&self, id: impl Into<Value>, method: &str, params: Value) -> Resp {
         self.post(&req(id, method, params), &[]).await
     }
 
     /// Like [`TestServer::rpc`], but expects HTTP 200 and a valid result, and returns it.
-    pub async fn ok(&self, id: impl Into<Value>, method: &str, params: Value) -> Value {
+    pub(crate) async fn ok(&self, id: impl Into<Value>, method: &str, params: Value) -> Value {
         let id = id.into();
         let r = self.rpc(id.clone(), method, params).await;
         assert_eq!(r.status, 200, "{method}: {}", r.text());
@@ -399,22 +399,22 @@ impl TestServer {
     }
 
     /// `tools/call` of `name` with `args` (default `_meta`, standard headers).
-    pub async fn tool(&self, id: impl Into<Value>, name: &str, args: Value) -> Resp {
+    pub(crate) async fn tool(&self, id: impl Into<Value>, name: &str, args: Value) -> Resp {
         self.rpc(id, "tools/call", call(name, args)).await
     }
 
     /// Like [`TestServer::tool`], but expects success and returns the `result`.
-    pub async fn tool_ok(&self, id: impl Into<Value>, name: &str, args: Value) -> Value {
+    pub(crate) async fn tool_ok(&self, id: impl Into<Value>, name: &str, args: Value) -> Value {
         self.ok(id, "tools/call", call(name, args)).await
     }
 
     /// Opens a `subscriptions/listen` stream for `filter`.
-    pub async fn listen(&self, id: impl Into<Value>, filter: Value) -> Streaming {
+    pub(crate) async fn listen(&self, id: impl Into<Value>, filter: Value) -> Streaming {
         self.open(&listen(id, filter), &[]).await
     }
 
     /// Opens a streaming request with the standard headers plus `extra`.
-    pub async fn open(&self, body: &Value, extra: &[(&str, &str)]) -> Streaming {
+    pub(crate) async fn open(&self, body: &Value, extra: &[(&str, &str)]) -> Streaming {
         let h = Self::headers(body, extra);
         open(self.addr, "POST", "/mcp", &h, full(body.to_string())).await
     }
@@ -424,18 +424,18 @@ impl TestServer {
 // Test servers and tools
 // ------------------------------------------------------------------------------------------
 
-pub fn b64(s: &str) -> String {
+pub(crate) fn b64(s: &str) -> String {
     let enc = base64::engine::general_purpose::STANDARD.encode(s);
     format!("=?base64?{enc}?=")
 }
 
-pub fn text(t: impl std::fmt::Display) -> Value {
+pub(crate) fn text(t: impl std::fmt::Display) -> Value {
     json!({"content": [{"type": "text", "text": t.to_string()}]})
 }
 
 /// A tool `name` with input schema `schema` whose handler gets the raw arguments and returns a
 /// `CallToolResult` as JSON (so tests can send any well-formed result).
-pub fn raw_tool<F, Fut>(name: &str, schema: Value, f: F) -> Tool
+pub(crate) fn raw_tool<F, Fut>(name: &str, schema: Value, f: F) -> Tool
 where
     F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<Value, HandlerError>> + Send + 'static,
@@ -450,7 +450,7 @@ where
 }
 
 /// A server with one raw tool `name` whose handler is `f`.
-pub fn one_tool<F, Fut>(name: &str, schema: Value, f: F) -> Server
+pub(crate) fn one_tool<F, Fut>(name: &str, schema: Value, f: F) -> Server
 where
     F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<Value, HandlerError>> + Send + 'static,
@@ -458,14 +458,14 @@ where
     Server::builder("test", "1.0.0").tool(raw_tool(name, schema, f)).build().expect("server")
 }
 
-pub fn config(f: impl FnOnce(&mut HttpConfig)) -> HttpConfig {
+pub(crate) fn config(f: impl FnOnce(&mut HttpConfig)) -> HttpConfig {
     let mut c = HttpConfig::default();
     f(&mut c);
     c
 }
 
 /// Sets a flag when dropped (proves a handler future was dropped).
-pub struct SetOnDrop(pub Arc<AtomicBool>);
+pub(crate) struct SetOnDrop(pub Arc<AtomicBool>);
 impl Drop for SetOnDrop {
     fn drop(&mut self) {
         self.0.store(true, SeqCst);
@@ -473,10 +473,10 @@ impl Drop for SetOnDrop {
 }
 
 /// Flags set by the `slow` tool: started, handler dropped, cancellation token fired.
-pub type Flags = [Arc<AtomicBool>; 3];
+pub(crate) type Flags = [Arc<AtomicBool>; 3];
 
 /// A server whose `slow` tool runs forever, reporting progress unless `quiet` is set.
-pub fn slow_server(request_timeout: Duration) -> (Server, Flags) {
+pub(crate) fn slow_server(request_timeout: Duration) -> (Server, Flags) {
     let flags: Flags = Default::default();
     let f = flags.clone();
     let handler = move |ctx: McpContext, args: Map<String, Value>| {
@@ -509,7 +509,7 @@ pub fn slow_server(request_timeout: Duration) -> (Server, Flags) {
 
 /// A complete HTTP response.
 #[derive(Debug)]
-pub struct Resp {
+pub(crate) struct Resp {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Bytes,
@@ -521,23 +521,23 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> &'a str {
 
 impl Resp {
     /// The body as text (for messages).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
     /// A response header, or "".
-    pub fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         header(&self.headers, name)
     }
 
     /// The `Content-Type` header, or "".
-    pub fn content_type(&self) -> &str {
+    pub(crate) fn content_type(&self) -> &str {
         self.header("content-type")
     }
 
     /// Parses and wire-checks a JSON body (asserting the content type).
     #[track_caller]
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let ct = self.content_type();
         let (status, text) = (self.status, self.text());
         let is_json = ct.starts_with("application/json");
@@ -549,7 +549,7 @@ impl Resp {
 
     /// Every SSE event of a complete `text/event-stream` body (each wire-checked).
     #[track_caller]
-    pub fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         let ct = self.content_type();
         let is_sse = ct.starts_with("text/event-stream");
         assert!(is_sse, "{ct:?}: {}", self.text());
@@ -562,7 +562,7 @@ impl Resp {
 
     /// The final JSON-RPC message: the JSON body, or the last SSE event.
     #[track_caller]
-    pub fn message(&self) -> Value {
+    pub(crate) fn message(&self) -> Value {
         if self.content_type().starts_with("text/event-stream") {
             self.events().pop().expect("an SSE response with no events")
         } else {
@@ -584,12 +584,12 @@ async fn connect(addr: SocketAddr) -> (Sender, JoinHandle<()>) {
 }
 
 /// A body with `Content-Length`.
-pub fn full(b: impl Into<Bytes>) -> BoxBody<Bytes, Infallible> {
+pub(crate) fn full(b: impl Into<Bytes>) -> BoxBody<Bytes, Infallible> {
     Full::new(b.into()).boxed()
 }
 
 /// A body sent with chunked transfer encoding (no `Content-Length`), in 16 KiB chunks.
-pub fn chunked(data: Vec<u8>) -> BoxBody<Bytes, Infallible> {
+pub(crate) fn chunked(data: Vec<u8>) -> BoxBody<Bytes, Infallible> {
     let chunks = data.chunks(16 * 1024).map(Bytes::copy_from_slice);
     Chunks(chunks.collect()).boxed()
 }
@@ -606,7 +606,7 @@ impl hyper::body::Body for Chunks {
 }
 
 /// Sends one request and returns as soon as the response head arrives.
-pub async fn open(
+pub(crate) async fn open(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -636,7 +636,7 @@ pub async fn open(
 }
 
 /// Sends one request and reads the whole response.
-pub async fn send(
+pub(crate) async fn send(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -651,12 +651,12 @@ pub async fn send(
 }
 
 /// POSTs `body` to `/mcp` with exactly `headers` (plus `Host` if absent).
-pub async fn post(addr: SocketAddr, headers: &[(String, String)], body: impl Into<Bytes>) -> Resp {
+pub(crate) async fn post(addr: SocketAddr, headers: &[(String, String)], body: impl Into<Bytes>) -> Resp {
     send(addr, "POST", "/mcp", headers, full(body)).await
 }
 
 /// A response whose body is read incrementally as SSE.
-pub struct Streaming {
+pub(crate) struct Streaming {
     pub status: u16,
     pub headers: HeaderMap,
     body: Option<Incoming>,
@@ -673,23 +673,23 @@ impl Drop for Streaming {
 
 impl Streaming {
     /// Checks events against the legacy (2025-11-25) schema instead.
-    pub fn legacy(mut self) -> Self {
+    pub(crate) fn legacy(mut self) -> Self {
         self.parser.legacy = true;
         self
     }
 
     /// A response header, or "".
-    pub fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         header(&self.headers, name)
     }
 
     /// The `Content-Type` header, or "".
-    pub fn content_type(&self) -> &str {
+    pub(crate) fn content_type(&self) -> &str {
         header(&self.headers, "content-type")
     }
 
     /// The next SSE event (wire-checked), or `None` when the stream ended (bounded by [`WAIT`]).
-    pub async fn next(&mut self) -> Option<Value> {
+    pub(crate) async fn next(&mut self) -> Option<Value> {
         within("the next SSE event", self.next_unbounded()).await
     }
 
@@ -715,24 +715,24 @@ impl Streaming {
 
 /// Splits an SSE byte stream into events and parses (and wire-checks) each event's `data`.
 #[derive(Default)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     buf: Vec<u8>,
     /// Check events against the legacy schema (see [`Streaming::legacy`]).
     legacy: bool,
 }
 
 impl SseParser {
-    pub fn push(&mut self, b: &[u8]) {
+    pub(crate) fn push(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
 
     /// Whether only whitespace is left (no partial event).
-    pub fn is_drained(&self) -> bool {
+    pub(crate) fn is_drained(&self) -> bool {
         self.buf.iter().all(u8::is_ascii_whitespace)
     }
 
     /// The next complete event that has data (comments and data-less events are skipped).
-    pub fn next_event(&mut self) -> Option<Value> {
+    pub(crate) fn next_event(&mut self) -> Option<Value> {
         loop {
             let (end, sep) = (0..self.buf.len()).find_map(|i| {
                 let rest = &self.buf[i..];
@@ -772,13 +772,13 @@ impl SseParser {
 
 /// A response read off a raw socket.
 #[derive(Debug)]
-pub struct RawResp {
+pub(crate) struct RawResp {
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 impl RawResp {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let text = String::from_utf8_lossy(&self.body);
         let v = serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("bad JSON ({e}): {text}"));
         assert_wire(&v);
@@ -787,7 +787,7 @@ impl RawResp {
 }
 
 /// A request head with `Host` and `Connection: close` plus `headers` written verbatim.
-pub fn raw_head(addr: SocketAddr, method: &str, headers: &[(&str, &str)]) -> String {
+pub(crate) fn raw_head(addr: SocketAddr, method: &str, headers: &[(&str, &str)]) -> String {
     let mut s = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
         s.push_str(&format!("{k}: {v}\r\n"));
@@ -796,13 +796,13 @@ pub fn raw_head(addr: SocketAddr, method: &str, headers: &[(&str, &str)]) -> Str
 }
 
 /// A plain TCP connection to `addr`.
-pub async fn tcp(addr: SocketAddr) -> TcpStream {
+pub(crate) async fn tcp(addr: SocketAddr) -> TcpStream {
     within("connect", TcpStream::connect(addr)).await.expect("connect")
 }
 
 /// Writes `head` then `body` (from a separate task, ignoring write errors: the server may answer
 /// and close before reading it all) and reads one response.
-pub async fn raw(addr: SocketAddr, head: String, body: Vec<u8>) -> RawResp {
+pub(crate) async fn raw(addr: SocketAddr, head: String, body: Vec<u8>) -> RawResp {
     let (mut rd, mut wr) = tcp(addr).await.into_split();
     let writer = tokio::spawn(async move {
         if wr.write_all(head.as_bytes()).await.is_ok() && !body.is_empty() {

@@ -13,17 +13,17 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 /// Every test is bounded.
-pub async fn bounded<T>(f: impl Future<Output = T>) -> T {
+pub(crate) async fn bounded<T>(f: impl Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
 }
 
 /// Waits for one item, bounded.
-pub async fn recv<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> T {
+pub(crate) async fn recv<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> T {
     tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("timed out waiting").expect("channel closed")
 }
 
 #[derive(Debug, Clone)]
-pub struct Req {
+pub(crate) struct Req {
     pub method: String,
     pub path: String,
     pub headers: HashMap<String, String>,
@@ -31,18 +31,18 @@ pub struct Req {
 }
 
 impl Req {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(String::as_str)
     }
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
-    pub fn rpc_method(&self) -> String {
+    pub(crate) fn rpc_method(&self) -> String {
         self.json()["method"].as_str().unwrap_or_default().to_owned()
     }
 }
 
-pub async fn read_request(s: &mut TcpStream) -> Option<Req> {
+pub(crate) async fn read_request(s: &mut TcpStream) -> Option<Req> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 4096];
     let head_end = loop {
@@ -77,7 +77,7 @@ pub async fn read_request(s: &mut TcpStream) -> Option<Req> {
 }
 
 /// Serves one request per connection with `f`; returns the MCP endpoint URL.
-pub async fn serve<F, Fut>(f: F) -> String
+pub(crate) async fn serve<F, Fut>(f: F) -> String
 where
     F: Fn(Req, TcpStream) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
@@ -98,7 +98,7 @@ where
     format!("http://{addr}/mcp")
 }
 
-pub async fn respond(mut s: TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
+pub(crate) async fn respond(mut s: TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
     let mut out = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
     for (k, v) in headers {
         out.push_str(&format!("{k}: {v}\r\n"));
@@ -109,14 +109,14 @@ pub async fn respond(mut s: TcpStream, status: &str, headers: &[(&str, &str)], b
     let _ = s.shutdown().await;
 }
 
-pub async fn respond_json(s: TcpStream, status: &str, headers: &[(&str, &str)], body: &Value) {
+pub(crate) async fn respond_json(s: TcpStream, status: &str, headers: &[(&str, &str)], body: &Value) {
     let mut h = vec![("Content-Type", "application/json")];
     h.extend_from_slice(headers);
     respond(s, status, &h, body.to_string().as_bytes()).await;
 }
 
 /// Starts a close-delimited SSE body.
-pub async fn start_sse(s: &mut TcpStream, headers: &[(&str, &str)]) {
+pub(crate) async fn start_sse(s: &mut TcpStream, headers: &[(&str, &str)]) {
     let mut out =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n"
             .to_owned();
@@ -127,17 +127,17 @@ pub async fn start_sse(s: &mut TcpStream, headers: &[(&str, &str)]) {
     s.write_all(out.as_bytes()).await.unwrap();
 }
 
-pub async fn event(s: &mut TcpStream, text: &str) {
+pub(crate) async fn event(s: &mut TcpStream, text: &str) {
     let _ = s.write_all(text.as_bytes()).await;
     let _ = s.flush().await;
 }
 
-pub fn data(m: &Value) -> String {
+pub(crate) fn data(m: &Value) -> String {
     format!("event: message\ndata: {m}\n\n")
 }
 
 /// Reads until the peer closes the connection.
-pub async fn wait_closed(s: &mut TcpStream) {
+pub(crate) async fn wait_closed(s: &mut TcpStream) {
     let mut tmp = [0u8; 1024];
     while let Ok(n) = s.read(&mut tmp).await {
         if n == 0 {
@@ -146,19 +146,19 @@ pub async fn wait_closed(s: &mut TcpStream) {
     }
 }
 
-pub fn request(id: i64, method: &str) -> OutgoingRequest {
+pub(crate) fn request(id: i64, method: &str) -> OutgoingRequest {
     OutgoingRequest {
         message: json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": {} }),
         headers: vec![("mcp-method".into(), method.into()), ("mcp-protocol-version".into(), "2026-07-28".into())],
     }
 }
 
-pub fn response(id: i64) -> Value {
+pub(crate) fn response(id: i64) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": { "ok": id } })
 }
 
-pub type Log = Arc<Mutex<Vec<Req>>>;
+pub(crate) type Log = Arc<Mutex<Vec<Req>>>;
 
-pub fn log() -> Log {
+pub(crate) fn log() -> Log {
     Arc::new(Mutex::new(Vec::new()))
 }

@@ -11,7 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One request the mock saw.
 #[derive(Debug, Clone)]
-pub struct Req {
+pub(crate) struct Req {
     pub method: String,
     pub path: String,
     pub query: HashMap<String, String>,
@@ -20,17 +20,17 @@ pub struct Req {
 }
 
 impl Req {
-    pub fn form(&self) -> HashMap<String, String> {
+    pub(crate) fn form(&self) -> HashMap<String, String> {
         url::form_urlencoded::parse(self.body.as_bytes()).into_owned().collect()
     }
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
 }
 
 /// What the mock does.
 #[derive(Debug, Clone)]
-pub struct Cfg {
+pub(crate) struct Cfg {
     /// Overrides the `issuer` of the AS metadata.
     pub metadata_issuer: Option<String>,
     /// Overrides the PRM `resource`.
@@ -85,13 +85,13 @@ struct Inner {
 
 /// The running mock.
 #[derive(Clone)]
-pub struct Mock {
+pub(crate) struct Mock {
     pub base: String,
     inner: Arc<Mutex<Inner>>,
 }
 
 impl Mock {
-    pub async fn start(cfg: Cfg) -> Mock {
+    pub(crate) async fn start(cfg: Cfg) -> Mock {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let mock = Mock { base, inner: Arc::new(Mutex::new(Inner { cfg, ..Default::default() })) };
@@ -105,15 +105,15 @@ impl Mock {
         mock
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("{}/mcp", self.base)
     }
 
-    pub fn requests(&self, path: &str) -> Vec<Req> {
+    pub(crate) fn requests(&self, path: &str) -> Vec<Req> {
         self.inner.lock().unwrap().log.iter().filter(|r| r.path == path).cloned().collect()
     }
 
-    pub fn revoke_all(&self) {
+    pub(crate) fn revoke_all(&self) {
         self.inner.lock().unwrap().tokens.clear();
     }
 
