@@ -16,7 +16,7 @@ pub struct ServeAuth {
     #[arg(long, value_name = "URL", requires = "auth_audience", conflicts_with = "stdio")]
     pub auth_issuer: Option<String>,
     /// This server's canonical URI, the audience tokens must be issued for
-    /// (e.g. https://mcp.example.com/mcp); also the metadata's `resource`.
+    /// (e.g. `https://mcp.example.com/mcp`); also the metadata's `resource`.
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     pub auth_audience: Option<String>,
     /// JWKS URL (default: the issuer metadata's jwks_uri, via RFC 8414 then OpenID discovery).

@@ -34,7 +34,7 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// Deepest accepted JSON nesting (default 64).
     pub max_depth: usize,
-    /// Accepted `Host` names without port (default: localhost, 127.0.0.1, [::1]); empty = any.
+    /// Accepted `Host` names without port (default: `localhost`, `127.0.0.1`, `[::1]`); empty = any.
     pub allowed_hosts: Vec<String>,
     /// Accepted `Origin`s: exact origins (`https://app.example`) or `host:NAME` for any scheme
     /// and port on NAME (default: the loopback hosts). Requests without `Origin` are accepted.

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 pub struct InputRequired {
     /// Input requests keyed by server-chosen ids (`{method, params}` objects).
     pub requests: Map<String, Value>,
-    /// Application state to carry (sealed) to the retry; read it with [`crate::Context::state`].
+    /// Request-scoped state to carry (sealed) to the retry; read it with [`crate::Context::round_state`].
     pub state: Value,
 }
 
@@ -147,7 +147,7 @@ impl<'a> Inputs<'a> {
         self.request(key, "roots/list", json!({}))
     }
 
-    /// Sets application state to carry to the retry (sealed; see [`crate::Context::state`]).
+    /// Sets request-scoped state to carry to the retry (sealed; see [`crate::Context::round_state`]).
     pub fn set_state(&mut self, state: Value) {
         self.state = state;
     }
