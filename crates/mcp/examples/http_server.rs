@@ -1,8 +1,8 @@
 //! An MCP server on Streamable HTTP (127.0.0.1:3000/mcp) with application state, a resource, a
 //! prompt, a tool reporting progress, and a tool that asks the user through MRTR elicitation.
 //!
-//! Run: `cargo run -p mcp-stack --features http --example http_server`, then
-//! `mcp tools call http://127.0.0.1:3000/mcp delete_note --interactive`.
+//! Run: `cargo run -p mcp-stack --features http --example http_server [ADDR]` (default
+//! `127.0.0.1:3000`), then `mcp tools call http://127.0.0.1:3000/mcp delete_note --interactive`.
 
 use mcp::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -63,6 +63,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .prompt(summarize::prompt())
         .tools([write_note::tool(), delete_note::tool()])
         .build()?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:3000".into());
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    eprintln!("serving on http://{}/mcp", listener.local_addr()?);
     Ok(mcp::http::serve(server, listener, mcp::http::HttpConfig::default()).await?)
 }
