@@ -1,0 +1,113 @@
+//! The stdio transport over an in-memory duplex pipe: no child process.
+
+use mcp::prelude::*;
+use mcp::stdio::{serve, StdioConfig};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// Echoes the text, after reporting progress once.
+#[tool]
+async fn echo(ctx: Context, text: String) -> String {
+    ctx.progress(1.0, Some(1.0), None);
+    text
+}
+
+/// Adds tool `late` at run time.
+#[tool]
+async fn grow(ctx: Context) -> Result<&'static str, HandlerError> {
+    /// Added at run time.
+    #[tool]
+    async fn late() -> &'static str {
+        "late"
+    }
+    ctx.server().add_tool(late::tool())?;
+    Ok("grown")
+}
+
+struct Peer {
+    to_server: tokio::io::DuplexStream,
+    from_server: tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+fn start(config: StdioConfig) -> Peer {
+    let server = Server::builder("duplex", "1").tools([echo::tool(), grow::tool()]).build().unwrap();
+    let (client_in, server_out) = tokio::io::duplex(1 << 16);
+    let (server_in, client_out) = tokio::io::duplex(1 << 16);
+    let served = tokio::spawn(serve(server, server_in, server_out, config));
+    Peer { to_server: client_out, from_server: BufReader::new(client_in).lines(), served }
+}
+
+impl Peer {
+    async fn send(&mut self, line: &str) {
+        self.to_server.write_all(line.as_bytes()).await.unwrap();
+        self.to_server.write_all(b"\n").await.unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), self.from_server.next_line())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+            .expect("a line");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn modern(id: i64, method: &str, mut params: Value) -> String {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": id});
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[tokio::test]
+async fn modern_requests_get_notifications_then_their_response() {
+    let mut p = start(StdioConfig::default());
+    p.send(&modern(1, "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}))).await;
+    let progress = p.recv().await;
+    assert_eq!(
+        (progress["method"].as_str(), progress["params"]["progressToken"].as_i64()),
+        (Some("notifications/progress"), Some(1))
+    );
+    let r = p.recv().await;
+    assert_eq!((r["id"].as_i64(), r["result"]["content"][0]["text"].as_str()), (Some(1), Some("hi")));
+}
+
+#[tokio::test]
+async fn bad_lines_get_errors_and_the_transport_keeps_serving() {
+    let mut p = start(StdioConfig { max_line_bytes: 256, ..StdioConfig::default() });
+    p.send("{not json").await;
+    assert_eq!(p.recv().await["error"]["code"], -32700);
+    p.send(&"x".repeat(1000)).await;
+    assert_eq!(p.recv().await["error"]["code"], -32600, "an over-long line is refused");
+    p.send(r#"{"jsonrpc": "2.0", "id": 7, "method": "nope", "params": {}}"#).await;
+    assert_eq!(p.recv().await["error"]["code"], -32601);
+    p.send(&modern(8, "tools/call", json!({"name": "echo", "arguments": {"text": "still"}}))).await;
+    let _progress = p.recv().await;
+    assert_eq!(p.recv().await["result"]["content"][0]["text"], "still");
+}
+
+#[tokio::test]
+async fn a_legacy_session_gets_list_changes_unsolicited() {
+    let mut p = start(StdioConfig::default());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}});
+    p.send(&init.to_string()).await;
+    assert_eq!(p.recv().await["result"]["protocolVersion"], "2025-11-25");
+    p.send(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#).await;
+    p.send(r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "grow", "arguments": {}}}"#).await;
+    let (mut changed, mut answered) = (false, false);
+    for _ in 0..2 {
+        let m = p.recv().await;
+        changed |= m["method"] == "notifications/tools/list_changed";
+        answered |= m["id"] == 2 && m["result"]["content"][0]["text"] == "grown";
+    }
+    assert!(changed && answered);
+}
+
+#[tokio::test]
+async fn end_of_input_ends_the_transport_cleanly() {
+    let Peer { to_server, served, .. } = start(StdioConfig::default());
+    drop(to_server);
+    let done = tokio::time::timeout(std::time::Duration::from_secs(10), served).await.expect("ends").unwrap();
+    assert!(done.is_ok());
+}
