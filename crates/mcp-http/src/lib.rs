@@ -22,6 +22,7 @@
 //! requests on the POST's SSE stream, answers POSTed back, GET for the session's notification
 //! stream, DELETE to end it). See [`HttpConfig::max_sessions`].
 
+mod auth_layer;
 mod body;
 mod cors;
 mod legacy;
@@ -30,6 +31,7 @@ mod serve;
 mod service;
 mod validate;
 
+pub use auth_layer::{AuthLayer, AuthService, Authenticated};
 pub use body::McpBody;
 pub use cors::CorsConfig;
 /// The resource-server building blocks ([`auth::AuthConfig`], validators, metadata).

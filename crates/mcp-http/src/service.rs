@@ -1,5 +1,6 @@
 //! The hyper service for the MCP endpoint and the accept loop.
 
+use crate::auth_layer::Authenticated;
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::cors::CorsConfig;
 use crate::legacy::{
@@ -186,16 +187,21 @@ impl McpService {
         }
         // Authorization before anything else is read: an unauthenticated client cannot make the
         // server buffer a body, and no handler runs for it.
-        let principal = match &self.config.auth {
-            None => None,
+        // ... or by an `AuthLayer` in front of this service, which left its verdict behind.
+        let admitted = match &self.config.auth {
             Some(auth) => match auth.authenticate(req.headers(), req.uri().query()).await {
-                Ok(p) => Some(p),
+                Ok(principal) => Some(Authenticated { principal, config: auth.clone() }),
                 Err(e) => return auth_refusal(auth, &e),
             },
+            None => req.extensions().get::<Authenticated>().cloned(),
+        };
+        let (auth, principal) = match admitted {
+            Some(a) => (Some(a.config), Some(a.principal)),
+            None => (None, None),
         };
         if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
             let sid = sid.to_owned();
-            return self.session_call(req, &sid, principal).await;
+            return self.session_call(req, &sid, auth.as_deref(), principal).await;
         }
         if req.method() != Method::POST {
             let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
@@ -222,7 +228,7 @@ impl McpService {
             return error_response(&e, Some(&req.id));
         }
         // Per-tool scopes (the Mcp-Name header was just checked against this name).
-        if let Some(refusal) = self.tool_scope_refusal(principal.as_ref(), &req) {
+        if let Some(refusal) = tool_scope_refusal(auth.as_deref(), principal.as_ref(), &req) {
             return refusal;
         }
         if !is_known_method(&req.method) {
@@ -257,16 +263,6 @@ impl McpService {
         }
     }
 
-    /// The refusal of a `tools/call` the principal's scopes do not cover, if any.
-    fn tool_scope_refusal(&self, principal: Option<&Principal>, req: &mcp_protocol::Request) -> Option<Resp> {
-        let (Some(auth), Some(p)) = (&self.config.auth, principal) else { return None };
-        if req.method != "tools/call" {
-            return None;
-        }
-        let name = req.params.get("name").and_then(Value::as_str)?;
-        auth.check_tool(p, name).err().map(|e| auth_refusal(auth, &e))
-    }
-
     /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
     /// subject, if any) and answers with its id.
     fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
@@ -291,7 +287,13 @@ impl McpService {
 
     /// A request carrying `Mcp-Session-Id`: served in that legacy session. A session belongs to
     /// the subject that opened it: to anyone else it does not exist (404).
-    async fn session_call<B: RequestBody>(&self, req: Request<B>, sid: &str, principal: Option<Principal>) -> Resp {
+    async fn session_call<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        sid: &str,
+        auth: Option<&AuthConfig>,
+        principal: Option<Principal>,
+    ) -> Resp {
         let subject = principal.as_ref().map(|p| p.subject.as_str());
         let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
             return error_response(&ProtocolError::SessionNotFound, None);
@@ -343,7 +345,7 @@ impl McpService {
                 return error_response(&rej.error, rej.id.as_ref());
             }
         };
-        if let Some(refusal) = self.tool_scope_refusal(principal.as_ref(), &req) {
+        if let Some(refusal) = tool_scope_refusal(auth, principal.as_ref(), &req) {
             return refusal;
         }
         let id = req.id.clone();
@@ -552,7 +554,21 @@ fn request_env(
 
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from
 /// [`AuthConfig::refusal`].
-fn auth_refusal(auth: &AuthConfig, e: &AuthError) -> Resp {
+/// The refusal of a `tools/call` the principal's scopes do not cover, if any.
+fn tool_scope_refusal(
+    auth: Option<&AuthConfig>,
+    principal: Option<&Principal>,
+    req: &mcp_protocol::Request,
+) -> Option<Resp> {
+    let (Some(auth), Some(p)) = (auth, principal) else { return None };
+    if req.method != "tools/call" {
+        return None;
+    }
+    let name = req.params.get("name").and_then(Value::as_str)?;
+    auth.check_tool(p, name).err().map(|e| auth_refusal(auth, &e))
+}
+
+pub(crate) fn auth_refusal(auth: &AuthConfig, e: &AuthError) -> Resp {
     let refusal = auth.refusal(e);
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(refusal.body))));
     *r.status_mut() = refusal.status;
@@ -566,7 +582,7 @@ fn auth_refusal(auth: &AuthConfig, e: &AuthError) -> Resp {
 }
 
 /// The protected-resource metadata document (GET/HEAD, no authentication, any origin).
-fn metadata_response(auth: &AuthConfig, method: &Method) -> Resp {
+pub(crate) fn metadata_response(auth: &AuthConfig, method: &Method) -> Resp {
     let (status, body) = match *method {
         Method::GET | Method::HEAD => (StatusCode::OK, McpBody::Full(Some(auth.metadata_json().clone()))),
         Method::OPTIONS => (StatusCode::NO_CONTENT, McpBody::empty()),

@@ -93,3 +93,78 @@ async fn cors_is_opt_in_and_limited_to_the_allowed_origins() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN, "other origins are refused by the Origin check");
     assert!(r.headers().get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
 }
+
+mod auth_layer {
+    use super::*;
+    use mcp::http::auth::{AuthConfig, AuthError, BoxFuture, Principal, TokenValidator};
+    use mcp::http::AuthLayer;
+    use std::sync::Arc;
+    use tower::Layer;
+
+    /// Accepts `good` (scopes `mcp`) and `admin` (scopes `mcp admin`) as tokens of subject `ada`.
+    struct Tokens;
+
+    impl TokenValidator for Tokens {
+        fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+            let scopes: &[&str] = match token {
+                "good" => &["mcp"],
+                "admin" => &["mcp", "admin"],
+                _ => &[],
+            };
+            let r = if scopes.is_empty() {
+                Err(AuthError::Inactive)
+            } else {
+                Ok(Principal {
+                    subject: "ada".into(),
+                    scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                    client_id: None,
+                    claims: Default::default(),
+                })
+            };
+            Box::pin(async move { r })
+        }
+    }
+
+    fn protected() -> axum::Router {
+        let auth = AuthConfig::builder("http://127.0.0.1/mcp", Arc::new(Tokens))
+            .authorization_server("https://as.example")
+            .required_scopes(["mcp"])
+            .tool_scopes("hello", ["admin"])
+            .build()
+            .unwrap();
+        let svc = AuthLayer::new(Arc::new(auth), "/mcp").layer(service(HttpConfig::default()));
+        axum::Router::new()
+            .route_service("/mcp", svc.clone())
+            .route_service("/.well-known/oauth-protected-resource/mcp", svc)
+    }
+
+    fn with_token(token: &str) -> Request<Body> {
+        let mut r = call_hello("/mcp");
+        r.headers_mut().insert(header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+        r
+    }
+
+    #[tokio::test]
+    async fn the_layer_authenticates_and_the_service_checks_tool_scopes() {
+        let r = protected().oneshot(call_hello("/mcp")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert!(r.headers()[header::WWW_AUTHENTICATE].to_str().unwrap().contains("resource_metadata="));
+        let r = protected().oneshot(with_token("bad")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        let r = protected().oneshot(with_token("good")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "`hello` needs the admin scope");
+        let r = protected().oneshot(with_token("admin")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!");
+    }
+
+    #[tokio::test]
+    async fn the_layer_serves_the_protected_resource_metadata_without_a_token() {
+        let get = Request::get("/.well-known/oauth-protected-resource/mcp").body(Body::empty()).unwrap();
+        let r = protected().oneshot(get).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let doc = json_body(r).await;
+        assert_eq!(doc["resource"], "http://127.0.0.1/mcp");
+        assert_eq!(doc["authorization_servers"], json!(["https://as.example"]));
+    }
+}
