@@ -165,6 +165,17 @@ fn valid_name(n: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn logging_levels_rank_in_declaration_order() {
+        use crate::types::LoggingLevel as L;
+        let all = [L::Debug, L::Info, L::Notice, L::Warning, L::Error, L::Critical, L::Alert, L::Emergency];
+        for (rank, level) in all.into_iter().enumerate() {
+            assert_eq!(serde_json::to_value(level).unwrap(), LOG_LEVELS[level as usize]);
+            assert_eq!(level as usize, rank);
+        }
+    }
+
     use super::*;
     use serde_json::json;
 

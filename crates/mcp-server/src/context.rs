@@ -2,7 +2,8 @@
 
 use crate::mrtr::Inputs;
 use mcp_protocol::jsonrpc::notification;
-use mcp_protocol::meta::{log_level_rank, RequestMeta, LOG_LEVELS};
+use mcp_protocol::meta::{RequestMeta, LOG_LEVELS};
+use mcp_protocol::types::LoggingLevel;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -192,13 +193,11 @@ impl Context {
     /// Sends `notifications/message` when the request set a log level at or below `level`.
     ///
     /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent.
-    pub fn log(&self, level: &str, logger: Option<&str>, data: Value) {
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
         let (Some(min), Some(sink)) = (self.inner.meta.log_level, &self.inner.env.sink) else {
             return;
         };
-        let Some(rank) = log_level_rank(level) else {
-            return;
-        };
+        let rank = level as u8;
         if rank < min {
             return;
         }

@@ -139,14 +139,23 @@ impl Server {
         self.catalog().tool(name).cloned()
     }
 
-    /// The server's capabilities, as declared in `server/discover`.
+    /// The server's capabilities, as declared in `server/discover` (and `initialize`): what is
+    /// registered right now (tools, resources, prompts, completions), plus logging and the
+    /// builder's extra entries.
     pub fn capabilities(&self) -> Value {
+        let catalog = self.catalog();
         let mut caps = Map::new();
-        caps.insert("tools".into(), json!({ "listChanged": true }));
-        caps.insert("resources".into(), json!({ "listChanged": true, "subscribe": true }));
-        caps.insert("prompts".into(), json!({ "listChanged": true }));
+        if !catalog.tools.is_empty() {
+            caps.insert("tools".into(), json!({ "listChanged": true }));
+        }
+        if !catalog.resources.is_empty() || !catalog.templates.is_empty() {
+            caps.insert("resources".into(), json!({ "listChanged": true, "subscribe": true }));
+        }
+        if !catalog.prompts.is_empty() {
+            caps.insert("prompts".into(), json!({ "listChanged": true }));
+        }
         caps.insert("logging".into(), json!({}));
-        if self.inner.completion.is_some() || self.catalog().prompts.iter().any(|p| !p.completers.is_empty()) {
+        if self.inner.completion.is_some() || catalog.prompts.iter().any(|p| !p.completers.is_empty()) {
             caps.insert("completions".into(), json!({}));
         }
         for (k, v) in &self.inner.config.extra_capabilities {

@@ -98,8 +98,8 @@ fn server() -> Server {
         .tool_raw(
             json!({"name": "noisy", "description": "logs and reports progress", "inputSchema": {"type": "object"}}),
             |ctx: Context, _args| async move {
-                ctx.log("debug", None, json!("debug line"));
-                ctx.log("warning", Some("w"), json!("warning line"));
+                ctx.log(mcp_protocol::types::LoggingLevel::Debug, None, json!("debug line"));
+                ctx.log(mcp_protocol::types::LoggingLevel::Warning, Some("w"), json!("warning line"));
                 ctx.progress(1.0, None, None);
                 Ok::<_, HandlerError>(text("done"))
             },
@@ -455,4 +455,18 @@ async fn encode_response_matches_handle() {
         };
         assert_eq!(strip(encoded), strip(handled), "{method}");
     }
+}
+
+#[tokio::test]
+async fn capabilities_follow_what_is_registered() {
+    let only_prompts =
+        Server::builder("p", "1").prompt(mcp_server::Prompt::new("hi").handler(|| async { "hello" })).build().unwrap();
+    let caps = only_prompts.capabilities();
+    assert!(caps.get("prompts").is_some() && caps.get("logging").is_some());
+    assert!(caps.get("tools").is_none() && caps.get("resources").is_none() && caps.get("completions").is_none());
+    let d = call(&only_prompts, req(1, "server/discover", json!({}), json!({}))).await.unwrap();
+    assert_eq!(d["capabilities"], caps);
+    let full = server();
+    let caps = full.capabilities();
+    assert!(caps.get("tools").is_some() && caps.get("completions").is_some());
 }

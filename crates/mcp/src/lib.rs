@@ -40,8 +40,8 @@ pub mod prelude {
     pub use mcp_macros::{prompt, resource, schema, tool};
     pub use mcp_protocol::types::{
         AudioContent, CacheScope, CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, Icon, ImageContent,
-        PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
-        ToolAnnotations,
+        LoggingLevel, PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent,
+        TextResourceContents, ToolAnnotations,
     };
     pub use mcp_protocol::ProtocolError;
     #[cfg(feature = "server")]

@@ -49,7 +49,7 @@ async fn count_with_progress(ctx: Context, Args(a): Args<CountArgs>) -> Result<S
         }
         tokio::time::sleep(Duration::from_millis(a.delay_ms.unwrap_or(50).min(5_000))).await;
         ctx.progress(f64::from(i), Some(f64::from(steps)), Some(&format!("step {i} of {steps}")));
-        ctx.log("info", Some("count"), json!(format!("reached {i}")));
+        ctx.log(LoggingLevel::Info, Some("count"), json!(format!("reached {i}")));
     }
     Ok(format!("counted to {steps}"))
 }

@@ -156,7 +156,7 @@ async fn test_streaming_elicitation(ctx: Context) -> ToolResult {
 /// Logs at info level when the request asks for logs.
 #[tool]
 async fn test_logging_tool(ctx: Context) -> &'static str {
-    ctx.log("info", Some("conformance"), json!("test_logging_tool evaluated"));
+    ctx.log(LoggingLevel::Info, Some("conformance"), json!("test_logging_tool evaluated"));
     "Logging evaluated"
 }
 

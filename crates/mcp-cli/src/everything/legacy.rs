@@ -59,7 +59,7 @@ async fn test_reconnection(ctx: Context) -> &'static str {
 #[tool]
 async fn test_tool_with_logging(ctx: Context) -> &'static str {
     for message in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
-        ctx.log("info", None, json!(message));
+        ctx.log(LoggingLevel::Info, None, json!(message));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     "Tool with logging executed successfully"
