@@ -5,6 +5,7 @@ use crate::error::{ClientError, TransportError};
 use crate::transport::OutgoingRequest;
 use mcp_protocol::headers as h;
 use mcp_protocol::meta::PROGRESS_TOKEN;
+use mcp_protocol::ProtocolError;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
@@ -68,7 +69,7 @@ impl Client {
                 (p, headers)
             }
         };
-        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let msg = mcp_protocol::jsonrpc::request(&json!(id), method, params);
         let response = self.exchange(msg, headers, opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
@@ -138,11 +139,11 @@ impl Client {
     /// Answers a legacy server-to-client request with the registered handlers.
     pub(crate) async fn answer_server_request(&self, id: &Value, method: &str, params: Option<Value>) -> Value {
         match self.inner.config.handlers.answer(method, params.unwrap_or(json!({}))).await {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Ok(result) => mcp_protocol::jsonrpc::result_response(id, result),
             Err(ClientError::Unsupported(what)) => {
-                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": format!("client does not support {what}") } })
+                ProtocolError::MethodNotFound(format!("the client does not support {what}")).to_response(Some(id))
             }
-            Err(e) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": e.to_string() } }),
+            Err(e) => ProtocolError::Internal(e.to_string()).to_response(Some(id)),
         }
     }
 

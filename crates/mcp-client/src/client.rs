@@ -278,7 +278,7 @@ impl Client {
     async fn probe(&self, version: &str) -> Result<Probe, ClientError> {
         let id = self.next_id();
         let params = self.modern_params(version, Map::new(), None, None);
-        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params });
+        let msg = mcp_protocol::jsonrpc::request(&json!(id), "server/discover", params);
         let headers = self.modern_headers(version, "server/discover", &msg["params"]);
         let timeout = if self.inner.transport.kind() == TransportKind::Stdio {
             self.inner.config.probe_timeout

@@ -25,7 +25,7 @@ impl Client {
         self.inner.transport.begin_legacy_session().await?;
         self.inner
             .transport
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }), self.legacy_headers())
+            .send(mcp_protocol::jsonrpc::notification("notifications/initialized", Value::Null), self.legacy_headers())
             .await?;
         self.spawn_unsolicited_handler();
         Ok(())
@@ -40,11 +40,12 @@ impl Client {
                 *e = Map::new();
             }
         }
-        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        let params = json!({
             "protocolVersion": self.inner.config.legacy_version,
             "capabilities": caps,
             "clientInfo": self.inner.config.info,
-        }});
+        });
+        let msg = mcp_protocol::jsonrpc::request(&json!(id), "initialize", params);
         let response = self.exchange(msg, Vec::new(), &Default::default()).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));

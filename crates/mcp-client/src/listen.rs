@@ -110,7 +110,7 @@ impl Listener {
         params.insert("notifications".into(), self.filter.clone());
         let params = c.modern_params(&version, params, None, None);
         let headers = c.modern_headers(&version, "subscriptions/listen", &params);
-        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params });
+        let msg = mcp_protocol::jsonrpc::request(&json!(id), "subscriptions/listen", params);
         let mut ex = tokio::time::timeout(
             c.inner.config.timeout,
             c.inner.transport.request(OutgoingRequest { message: msg, headers }),

@@ -101,9 +101,25 @@ pub fn result_response(id: &Value, result: Value) -> Value {
     Value::Object(m)
 }
 
-/// Builds a JSON-RPC notification message.
+/// Builds a JSON-RPC notification message (`params` left out when `Null`).
 pub fn notification(method: &str, params: Value) -> Value {
-    serde_json::json!({ "jsonrpc": "2.0", "method": method, "params": params })
+    let mut m = Map::with_capacity(3);
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("method".into(), Value::String(method.into()));
+    if !params.is_null() {
+        m.insert("params".into(), params);
+    }
+    Value::Object(m)
+}
+
+/// Builds a JSON-RPC request message.
+pub fn request(id: &Value, method: &str, params: Value) -> Value {
+    let mut m = Map::with_capacity(4);
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("id".into(), id.clone());
+    m.insert("method".into(), Value::String(method.into()));
+    m.insert("params".into(), params);
+    Value::Object(m)
 }
 
 #[cfg(test)]

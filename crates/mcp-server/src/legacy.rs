@@ -80,7 +80,7 @@ impl PendingRequests {
             }
         }
         let forget = Forget { waiters: self.waiters.clone(), key };
-        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let message = mcp_protocol::jsonrpc::request(&id, method, params);
         let answer = Box::pin(async move {
             let _forget = forget;
             rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the client is gone".into())))

@@ -305,7 +305,10 @@ impl Transport for StdioTransport {
             let writer = self.writer.clone();
             let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
                 shared.pending.lock().expect("lock").remove(&key(&id));
-                let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+                let note = mcp_protocol::jsonrpc::notification(
+                    "notifications/cancelled",
+                    serde_json::json!({"requestId": id}),
+                );
                 if let Ok(mut line) = serde_json::to_vec(&note) {
                     line.push(b'\n');
                     let _ = writer.send(line);

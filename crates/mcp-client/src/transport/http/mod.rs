@@ -434,7 +434,10 @@ impl Inner {
         };
         let inner = self.clone();
         rt.spawn(async move {
-            let note = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id, "reason": "cancelled by the client" } });
+            let note = mcp_protocol::jsonrpc::notification(
+                "notifications/cancelled",
+                json!({ "requestId": id, "reason": "cancelled by the client" }),
+            );
             if let Err(e) = inner.send_message(&note, &headers).await {
                 tracing::debug!(error = %e, "could not send notifications/cancelled");
             }
