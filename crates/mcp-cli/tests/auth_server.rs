@@ -473,25 +473,36 @@ impl Drop for Child {
 async fn cli_serve_everything_with_auth_flags() {
     // Only OpenID discovery is served: the CLI falls back to it after RFC 8414.
     let auth = AuthServer::start(&[rsa(0)], false).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
-    let _child = Child(
-        std::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
-            .args(["serve", "everything", "--http", &addr.to_string(), "--auth-issuer", &auth.issuer])
-            .args(["--auth-audience", &resource, "--auth-scopes", "mcp,tools"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn mcp"),
-    );
-    eventually("the server to listen", || std::net::TcpStream::connect(addr).is_ok()).await;
+    // The canonical URI is the audience whatever port the server binds; it binds port 0 and
+    // announces its address (its readiness signal).
+    let resource = "http://127.0.0.1/mcp".to_owned();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "everything", "--http", "127.0.0.1:0", "--auth-issuer", &auth.issuer])
+        .args(["--auth-audience", &resource, "--auth-scopes", "mcp,tools"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn mcp");
+    let stderr = child.stderr.take().expect("piped");
+    let _child = Child(child);
+    let addr: std::net::SocketAddr = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let line = lines.by_ref().map_while(Result::ok).find(|l| l.starts_with("mcp: serving on http://"));
+        std::thread::spawn(move || lines.for_each(drop));
+        line.expect("the server announces its address")["mcp: serving on http://".len()..]
+            .trim_end_matches("/mcp")
+            .parse()
+            .expect("an address")
+    })
+    .await
+    .unwrap();
     assert_eq!(auth.hits("/.well-known/oauth-authorization-server"), 1);
     assert_eq!(auth.hits("/.well-known/openid-configuration"), 1);
 
     let body = tcall(1, "echo", json!({"text": "hi"}));
     let r = post(addr, &std_headers(&body), body.to_string()).await;
-    let metadata_url = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    let metadata_url = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp";
     let challenge = format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"mcp tools\"");
     assert_eq!((r.status, r.header("www-authenticate")), (401, challenge.as_str()), "{}", r.text());
     let r = send(addr, "GET", "/.well-known/oauth-protected-resource/mcp", &[], full(Vec::new())).await;

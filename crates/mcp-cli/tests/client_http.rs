@@ -78,11 +78,22 @@ async fn modern_server_over_http() {
 async fn killed_http_server_fails_pending_calls_promptly() {
     let mut server = Server::start();
     let client = ClientBuilder::new("t", "1").connect(HttpTransport::new(&server.url).unwrap()).await.unwrap();
+    // The first progress notification proves the call is in flight on the server.
+    let (started, in_flight) = tokio::sync::oneshot::channel::<()>();
+    let started = std::sync::Mutex::new(Some(started));
     let pending = {
         let c = client.clone();
-        tokio::spawn(async move { c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 1000})).await })
+        tokio::spawn(async move {
+            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 200}))
+                .on_progress(move |_| {
+                    if let Some(tx) = started.lock().unwrap().take() {
+                        let _ = tx.send(());
+                    }
+                })
+                .await
+        })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(T, in_flight).await.expect("the call starts").unwrap();
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let r = tokio::time::timeout(Duration::from_secs(5), pending)

@@ -135,12 +135,20 @@ async fn cancelled_notifications_stop_the_request() {
     let slow =
         rpc(5, "tools/call", json!({"name": "count_with_progress", "arguments": {"steps": 100, "delay_ms": 1000}}));
     let (addr, h) = (srv.addr, legacy_headers(Some(&sid)));
-    let call = tokio::spawn(async move { post(addr, &h, slow.to_string()).await });
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut call = tokio::spawn(async move { post(addr, &h, slow.to_string()).await });
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}});
-    assert_eq!(post_legacy(&srv, Some(&sid), &cancel).await.status, 202);
-    // Well before the 100 s the call would take.
-    let r = within("the cancelled call to end", call).await.expect("task");
+    // A cancellation that arrives before the request is registered is a no-op, so send it until
+    // the call ends (well before the 100 s it would take).
+    let r = within("the cancelled call to end", async {
+        loop {
+            assert_eq!(post_legacy(&srv, Some(&sid), &cancel).await.status, 202);
+            if let Ok(done) = tokio::time::timeout(std::time::Duration::from_millis(100), &mut call).await {
+                return done;
+            }
+        }
+    })
+    .await
+    .expect("task");
     let v = legacy_message(&r);
     assert_eq!(v["error"]["code"], -32603, "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("cancelled"), "{v}");

@@ -85,7 +85,9 @@ async fn legacy_session_with_sse_resumption() {
         let (at, last_id) = st.gets.iter().find(|(_, l)| l.is_some()).expect("a resuming GET");
         assert_eq!(last_id.as_deref(), Some("call-1"));
         let waited = at.duration_since(closed_at);
-        assert!(waited >= Duration::from_millis(250) && waited < Duration::from_millis(2000), "resumed after {waited:?}");
+        // The client honoured the server's `retry` (a lower bound; an upper bound would be a
+        // wall-clock assertion on a shared machine).
+        assert!(waited >= Duration::from_millis(250), "resumed after {waited:?}");
         let reqs = seen.lock().unwrap().clone();
         let init = reqs.iter().position(|r| r.rpc_method() == "initialize").unwrap();
         for r in &reqs[init + 1..] {
