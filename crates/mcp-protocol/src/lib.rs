@@ -9,6 +9,7 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
 pub mod method;
+pub mod outbound;
 pub mod sse;
 pub mod state;
 pub mod strict;

@@ -14,10 +14,12 @@
 use crate::context::RequestEnv;
 use crate::server::{method_not_found, ChangeEvent, Preset, Server};
 use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
+use mcp_protocol::outbound::{Answer, Matched, Outbound};
+use mcp_protocol::types::RequestId;
 use mcp_protocol::{version, ProtocolError, Request};
 use serde_json::{json, Map, Value};
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
@@ -36,54 +38,57 @@ pub trait ClientPeer: Send + Sync {
     fn request(&self, method: &str, params: Value) -> crate::BoxFuture<Result<Value, ProtocolError>>;
 }
 
-type Answer = Result<Value, ProtocolError>;
-
-/// Server-to-client requests waiting for the client's answers, by JSON-RPC id: the part of a
-/// [`ClientPeer`] every transport shares. Cheap to clone.
-#[derive(Clone, Default)]
+/// Server-to-client requests waiting for the client's answers: the sans-IO table
+/// ([`Outbound`]) behind a lock, with a oneshot channel per waiter. The part of a [`ClientPeer`]
+/// every transport shares. Cheap to clone.
+#[derive(Clone)]
 pub struct PendingRequests {
-    waiters: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
-    next_id: Arc<AtomicU64>,
-    closed: Arc<AtomicBool>,
+    table: Arc<Mutex<Outbound<oneshot::Sender<Answer>>>>,
+}
+
+impl Default for PendingRequests {
+    fn default() -> Self {
+        Self { table: Arc::new(Mutex::new(Outbound::new("s"))) }
+    }
 }
 
 impl std::fmt::Debug for PendingRequests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingRequests").field("waiting", &self.waiters.lock().map(|w| w.len()).ok()).finish()
+        f.debug_struct("PendingRequests").field("waiting", &self.table.lock().map(|t| t.len()).ok()).finish()
     }
 }
 
 /// Forgets a waiter when its future is dropped (answered, timed out or cancelled).
 struct Forget {
-    waiters: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
-    key: String,
+    table: Arc<Mutex<Outbound<oneshot::Sender<Answer>>>>,
+    id: RequestId,
 }
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        self.waiters.lock().expect("waiters lock").remove(&self.key);
+        self.table.lock().expect("pending lock").forget(&self.id);
     }
+}
+
+fn gone() -> ProtocolError {
+    ProtocolError::Internal("the client is gone".into())
 }
 
 impl PendingRequests {
     /// Starts a request: the JSON-RPC message to send, and the future of its answer. Dropping
     /// the future forgets the request (a late answer is then ignored).
     pub fn start(&self, method: &str, params: Value) -> (Value, crate::BoxFuture<Answer>) {
-        let id = Value::String(format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1));
-        let key = id.to_string();
         let (tx, rx) = oneshot::channel();
-        {
-            let mut waiters = self.waiters.lock().expect("waiters lock");
-            // Checked under the lock: `close` cannot slip in between.
-            if !self.closed.load(Ordering::Relaxed) {
-                waiters.insert(key.clone(), tx);
-            }
-        }
-        let forget = Forget { waiters: self.waiters.clone(), key };
-        let message = mcp_protocol::jsonrpc::request(&id, method, params);
+        let started = self.table.lock().expect("pending lock").start(method, params.clone(), tx, None);
+        let Ok((id, message)) = started else {
+            // The session ended: nothing will answer.
+            let message = mcp_protocol::jsonrpc::request(&Value::Null, method, params);
+            return (message, Box::pin(async { Err(gone()) }));
+        };
+        let forget = Forget { table: self.table.clone(), id };
         let answer = Box::pin(async move {
             let _forget = forget;
-            rx.await.unwrap_or_else(|_| Err(ProtocolError::Internal("the client is gone".into())))
+            rx.await.unwrap_or_else(|_| Err(gone()))
         });
         (message, answer)
     }
@@ -91,28 +96,21 @@ impl PendingRequests {
     /// Hands a JSON-RPC response from the client to the request waiting for it. Returns false
     /// when `msg` is not a response (one nobody waits for is dropped).
     pub fn resolve(&self, msg: &Map<String, Value>) -> bool {
-        if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
-            return false;
+        let matched = self.table.lock().expect("pending lock").handle_response(msg);
+        match matched {
+            Matched::Answer { token, answer, .. } => {
+                let _ = token.send(answer);
+                true
+            }
+            Matched::NotAResponse => false,
+            _ => true,
         }
-        let Some(id) = msg.get("id") else { return false };
-        if let Some(waiter) = self.waiters.lock().expect("waiters lock").remove(&id.to_string()) {
-            let answer = match (msg.get("result"), msg.get("error")) {
-                (Some(r), _) => Ok(r.clone()),
-                (None, e) => Err(ProtocolError::Internal(format!(
-                    "the client refused the request: {}",
-                    e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
-                ))),
-            };
-            let _ = waiter.send(answer);
-        }
-        true
     }
 
     /// Fails every waiting request and every later one (the client can no longer answer).
     pub fn fail_all(&self) {
-        let mut waiters = self.waiters.lock().expect("waiters lock");
-        self.closed.store(true, Ordering::Relaxed);
-        waiters.clear();
+        let waiting = self.table.lock().expect("pending lock").close();
+        drop(waiting);
     }
 }
 
@@ -387,7 +385,7 @@ mod tests {
         // A timed-out or cancelled request leaves nothing behind; its late answer is dropped.
         let (msg, answer) = pending.start("elicitation/create", json!({}));
         drop(answer);
-        assert!(pending.waiters.lock().unwrap().is_empty());
+        assert!(pending.table.lock().unwrap().is_empty());
         assert!(pending.resolve(&response(&msg["id"], json!({"result": {}}))));
         // Ending the session fails whoever still waits, and whoever asks later.
         let (_, answer) = pending.start("roots/list", json!({}));
