@@ -5,6 +5,7 @@ use super::{Exchange, OutgoingRequest, Transport, TransportKind};
 use crate::error::TransportError;
 use futures::future::BoxFuture;
 use mcp_protocol::meta::SUBSCRIPTION_ID;
+use mcp_protocol::types::RequestId;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -63,7 +64,7 @@ impl StdioCommand {
 type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
 
 struct Shared {
-    pending: Mutex<HashMap<String, Route>>,
+    pending: Mutex<HashMap<RequestId, Route>>,
     closed: Mutex<Option<String>>,
     stderr_tail: Mutex<VecDeque<String>>,
 }
@@ -96,8 +97,9 @@ impl std::fmt::Debug for StdioTransport {
     }
 }
 
-fn key(v: &Value) -> String {
-    v.to_string()
+/// The request id a message names (`None` for a value that is no id).
+fn key(v: &Value) -> Option<RequestId> {
+    serde::Deserialize::deserialize(v).ok()
 }
 
 impl StdioTransport {
@@ -263,14 +265,14 @@ enum Signal {
 fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value) {
     let is_response = msg.get("id").is_some() && (msg.get("result").is_some() || msg.get("error").is_some());
     let target = if is_response {
-        msg.get("id").map(key)
+        msg.get("id").and_then(key)
     } else if msg.get("id").is_none() {
         // Progress and subscription notifications name their request.
         let params = msg.get("params");
         params
             .and_then(|p| p.get("progressToken"))
             .or_else(|| params.and_then(|p| p.get("_meta")).and_then(|m| m.get(SUBSCRIPTION_ID)))
-            .map(key)
+            .and_then(key)
     } else {
         None
     };
@@ -295,16 +297,18 @@ impl Transport for StdioTransport {
         Box::pin(async move {
             let id =
                 req.message.get("id").cloned().ok_or_else(|| TransportError::Malformed("request without id".into()))?;
+            let k =
+                key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
             let (tx, rx) = mpsc::unbounded_channel();
-            self.shared.pending.lock().expect("lock").insert(key(&id), tx);
+            self.shared.pending.lock().expect("lock").insert(k.clone(), tx);
             if let Err(e) = self.write(&req.message) {
-                self.shared.pending.lock().expect("lock").remove(&key(&id));
+                self.shared.pending.lock().expect("lock").remove(&k);
                 return Err(e);
             }
             let shared = self.shared.clone();
             let writer = self.writer.clone();
             let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
-                shared.pending.lock().expect("lock").remove(&key(&id));
+                shared.pending.lock().expect("lock").remove(&k);
                 let note = mcp_protocol::jsonrpc::notification(
                     "notifications/cancelled",
                     serde_json::json!({"requestId": id}),

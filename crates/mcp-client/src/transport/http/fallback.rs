@@ -7,6 +7,7 @@ use crate::error::TransportError;
 use crate::transport::{Exchange, OutgoingRequest};
 use futures::{Stream, StreamExt};
 use mcp_protocol::sse::{SseEvent, SseParser};
+use mcp_protocol::types::RequestId;
 use reqwest::{Method, Url};
 use serde_json::Value;
 use std::sync::Arc;
@@ -111,7 +112,7 @@ where
 /// Removes a pending entry unless disarmed (the request future may be dropped mid-POST).
 struct PendingGuard<'a> {
     inner: &'a Inner,
-    key: Option<String>,
+    key: Option<RequestId>,
 }
 
 impl Drop for PendingGuard<'_> {
@@ -130,7 +131,7 @@ pub(super) async fn request(
     method: String,
     req: OutgoingRequest,
 ) -> Result<Exchange, TransportError> {
-    let k = key(&id);
+    let k = key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
     let (tx, rx) = mpsc::unbounded_channel();
     inner.lock().pending.insert(k.clone(), tx);
     let mut guard = PendingGuard { inner, key: Some(k.clone()) };

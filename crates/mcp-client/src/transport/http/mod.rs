@@ -23,6 +23,7 @@ use crate::auth::{AuthChallenge, AuthProvider};
 use crate::error::TransportError;
 use futures::future::BoxFuture;
 use mcp_protocol::headers as h;
+use mcp_protocol::types::RequestId;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde_json::{json, Value};
@@ -85,8 +86,9 @@ fn mime(headers: &HeaderMap) -> String {
         .unwrap_or_default()
 }
 
-fn key(v: &Value) -> String {
-    v.to_string()
+/// The request id a message names (`None` for a value that is no id).
+fn key(v: &Value) -> Option<RequestId> {
+    serde::Deserialize::deserialize(v).ok()
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -155,7 +157,7 @@ struct State {
     /// HTTP+SSE fallback: where to POST.
     endpoint: Option<Url>,
     /// Requests waiting for messages from a shared GET stream (HTTP+SSE fallback).
-    pending: HashMap<String, Route>,
+    pending: HashMap<RequestId, Route>,
     /// Background tasks to stop on close.
     tasks: Vec<AbortHandle>,
     /// Why the transport can no longer be used.
@@ -452,7 +454,7 @@ impl Inner {
             && (m.get("result").is_some() || m.get("error").is_some());
         let mut st = self.lock();
         if is_response {
-            match st.pending.remove(&key(&m["id"])) {
+            match key(&m["id"]).and_then(|k| st.pending.remove(&k)) {
                 Some(tx) => {
                     let _ = tx.send(Ok(m));
                 }
@@ -461,7 +463,7 @@ impl Inner {
             return;
         }
         if m.get("id").is_none() {
-            if let Some(tx) = m.pointer("/params/progressToken").and_then(|t| st.pending.get(&key(t))) {
+            if let Some(tx) = m.pointer("/params/progressToken").and_then(key).and_then(|k| st.pending.get(&k)) {
                 let _ = tx.send(Ok(m));
                 return;
             }
