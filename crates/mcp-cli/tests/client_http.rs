@@ -1,6 +1,8 @@
 //! The client library against our server over real HTTP: a modern session end to end, and a
 //! server killed in the middle of a request.
 
+#[path = "support/in_flight.rs"]
+mod in_flight;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{CallOptions, ClientBuilder, ClientError, ElicitationModes, ServerEra};
 use serde_json::{json, Value};
@@ -78,22 +80,7 @@ async fn modern_server_over_http() {
 async fn killed_http_server_fails_pending_calls_promptly() {
     let mut server = Server::start();
     let client = ClientBuilder::new("t", "1").connect(HttpTransport::new(&server.url).unwrap()).await.unwrap();
-    // The first progress notification proves the call is in flight on the server.
-    let (started, in_flight) = tokio::sync::oneshot::channel::<()>();
-    let started = std::sync::Mutex::new(Some(started));
-    let pending = {
-        let c = client.clone();
-        tokio::spawn(async move {
-            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 200}))
-                .on_progress(move |_| {
-                    if let Some(tx) = started.lock().unwrap().take() {
-                        let _ = tx.send(());
-                    }
-                })
-                .await
-        })
-    };
-    tokio::time::timeout(T, in_flight).await.expect("the call starts").unwrap();
+    let pending = in_flight::slow_call_in_flight(&client).await;
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let r = tokio::time::timeout(Duration::from_secs(5), pending)

@@ -1,6 +1,8 @@
 //! The client library against real stdio servers: our `everything` server (modern) and a
 //! legacy (initialize-based) server written here in Python.
 
+#[path = "support/in_flight.rs"]
+mod in_flight;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent, Sampling, ServerEra};
 use serde_json::{json, Value};
@@ -184,22 +186,7 @@ async fn killed_server_fails_pending_calls_promptly_and_leaves_no_process() {
     let t = StdioTransport::spawn(StdioCommand::new("sh").args(["-c", script, env!("CARGO_BIN_EXE_mcp")])).unwrap();
     let pid = t.pid().unwrap();
     let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
-    // The first progress notification proves the call is in flight on the server.
-    let (started, in_flight) = tokio::sync::oneshot::channel::<()>();
-    let started = std::sync::Mutex::new(Some(started));
-    let pending = {
-        let c = c.clone();
-        tokio::spawn(async move {
-            c.call_tool("count_with_progress", json!({"steps": 50, "delay_ms": 200}))
-                .on_progress(move |_| {
-                    if let Some(tx) = started.lock().unwrap().take() {
-                        let _ = tx.send(());
-                    }
-                })
-                .await
-        })
-    };
-    tokio::time::timeout(T, in_flight).await.expect("the call starts").unwrap();
+    let pending = in_flight::slow_call_in_flight(&c).await;
     // Kill the server process (not the group): pending calls must fail with a clear error.
     let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
     assert!(status.success());

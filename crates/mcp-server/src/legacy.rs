@@ -360,11 +360,8 @@ fn strip_modern_fields(result: &mut Value) {
 mod tests {
     use super::*;
 
-    fn response(id: &Value, body: Value) -> Map<String, Value> {
-        let mut m = body.as_object().cloned().unwrap();
-        m.insert("jsonrpc".into(), json!("2.0"));
-        m.insert("id".into(), id.clone());
-        m
+    fn ok(id: &Value, result: Value) -> Map<String, Value> {
+        mcp_protocol::jsonrpc::result_response(id, result).as_object().cloned().unwrap()
     }
 
     #[tokio::test]
@@ -372,11 +369,13 @@ mod tests {
         let pending = PendingRequests::default();
         let (msg, answer) = pending.start("roots/list", json!({}));
         assert_eq!((msg["method"].as_str(), msg["jsonrpc"].as_str()), (Some("roots/list"), Some("2.0")));
-        assert!(pending.resolve(&response(&msg["id"], json!({"result": {"roots": []}}))));
+        assert!(pending.resolve(&ok(&msg["id"], json!({"roots": []}))));
         assert_eq!(answer.await.unwrap(), json!({"roots": []}));
 
         let (msg, answer) = pending.start("sampling/createMessage", json!({}));
-        assert!(pending.resolve(&response(&msg["id"], json!({"error": {"code": -1, "message": "no"}}))));
+        let refusal =
+            ProtocolError::Custom { code: -1, message: "no".into(), data: None }.to_response(Some(&msg["id"]));
+        assert!(pending.resolve(refusal.as_object().unwrap()));
         let e = answer.await.unwrap_err();
         assert!(matches!(&e, ProtocolError::Internal(m) if m.contains("no")), "{e:?}");
 
@@ -386,7 +385,7 @@ mod tests {
         let (msg, answer) = pending.start("elicitation/create", json!({}));
         drop(answer);
         assert!(pending.table.lock().unwrap().is_empty());
-        assert!(pending.resolve(&response(&msg["id"], json!({"result": {}}))));
+        assert!(pending.resolve(&ok(&msg["id"], json!({}))));
         // Ending the session fails whoever still waits, and whoever asks later.
         let (_, answer) = pending.start("roots/list", json!({}));
         pending.fail_all();
