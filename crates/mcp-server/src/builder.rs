@@ -1,9 +1,8 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
 use crate::context::Context;
-use crate::defs::{Prompt, Resource, ResourceDef, Tool};
+use crate::defs::{admit, Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
-use crate::handler::StateMap;
 use crate::registry::*;
 use crate::server::{Server, ServerConfig, ServerInner};
 use crate::template::UriTemplate;
@@ -130,7 +129,7 @@ impl ServerBuilder {
 
     /// Registers a tool (see [`Tool`]; `#[mcp::tool]` functions give one with `name::tool()`).
     pub fn tool(mut self, tool: Tool) -> Self {
-        match self.checked(tool.errors.clone(), tool.check).and_then(|()| tool_entry(tool)) {
+        match admit(&tool.errors, tool.check, &self.config.state).and_then(|()| tool_entry(tool)) {
             Ok(t) if self.catalog.tools.iter().any(|x| x.name == t.name) => {
                 self.errors.push(BuildError::Duplicate { kind: ItemKind::Tool, name: t.name })
             }
@@ -145,16 +144,9 @@ impl ServerBuilder {
         tools.into_iter().fold(self, Self::tool)
     }
 
-    fn checked(&self, errors: Vec<BuildError>, check: fn(&StateMap) -> Result<(), String>) -> Result<(), BuildError> {
-        if let Some(e) = errors.into_iter().next() {
-            return Err(e);
-        }
-        check(&self.config.state).map_err(BuildError::MissingState)
-    }
-
     /// Registers a resource or resource template (see [`Resource`]).
     pub fn resource(mut self, resource: Resource) -> Self {
-        if let Err(e) = self.checked(resource.errors.clone(), resource.check) {
+        if let Err(e) = admit(&resource.errors, resource.check, &self.config.state) {
             self.errors.push(e);
             return self;
         }
@@ -193,7 +185,7 @@ impl ServerBuilder {
 
     /// Registers a prompt (see [`Prompt`]).
     pub fn prompt(mut self, prompt: Prompt) -> Self {
-        if let Err(e) = self.checked(prompt.errors.clone(), prompt.check) {
+        if let Err(e) = admit(&prompt.errors, prompt.check, &self.config.state) {
             self.errors.push(e);
             return self;
         }

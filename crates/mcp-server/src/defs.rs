@@ -37,6 +37,15 @@ pub enum TaskSupport {
 
 type CheckFn = fn(&StateMap) -> Result<(), String>;
 
+/// Whether a definition may be registered: the first error its builder recorded, else whether
+/// the server has the state its handler asks for.
+pub(crate) fn admit(errors: &[BuildError], check: CheckFn, state: &StateMap) -> Result<(), BuildError> {
+    if let Some(e) = errors.first() {
+        return Err(e.clone());
+    }
+    check(state).map_err(BuildError::MissingState)
+}
+
 fn to_json<R: serde::Serialize>(result: R) -> Result<Value, crate::HandlerError> {
     serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
 }

@@ -194,10 +194,7 @@ impl Server {
 
     /// Adds (or replaces) a tool at run time and announces the change.
     pub fn add_tool(&self, tool: Tool) -> Result<(), BuildError> {
-        if let Some(e) = tool.errors.first() {
-            return Err(e.clone());
-        }
-        (tool.check)(&self.inner.config.state).map_err(BuildError::MissingState)?;
+        crate::defs::admit(&tool.errors, tool.check, &self.inner.config.state)?;
         let entry = tool_entry(tool)?;
         self.update_catalog(|c| {
             c.tools.retain(|t| t.name != entry.name);
