@@ -30,6 +30,19 @@ pub struct Authenticated {
     pub(crate) config: Arc<AuthConfig>,
 }
 
+/// Authenticates a request's bearer token: the verdict the endpoint (with
+/// [`crate::HttpConfig::auth`]) and [`AuthLayer`] both act on, or the 401/403 refusal.
+pub(crate) async fn authenticate(
+    auth: &Arc<AuthConfig>,
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
+) -> Result<Authenticated, Response<McpBody>> {
+    match auth.authenticate(headers, uri.query()).await {
+        Ok(principal) => Ok(Authenticated { principal, config: auth.clone() }),
+        Err(e) => Err(auth_refusal(auth, &e)),
+    }
+}
+
 /// Requires a valid bearer token on every request except the RFC 9728 metadata documents (which
 /// it serves) and CORS preflights, answering 401/403 with the `WWW-Authenticate` challenge
 /// otherwise.
@@ -88,11 +101,11 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         Box::pin(async move {
             if req.method() != Method::OPTIONS {
-                match auth.authenticate(req.headers(), req.uri().query()).await {
-                    Ok(principal) => {
-                        req.extensions_mut().insert(Authenticated { principal, config: auth.clone() });
+                match authenticate(&auth, req.headers(), req.uri()).await {
+                    Ok(admitted) => {
+                        req.extensions_mut().insert(admitted);
                     }
-                    Err(e) => return Ok(auth_refusal(&auth, &e)),
+                    Err(refusal) => return Ok(refusal),
                 }
             }
             inner.call(req).await

@@ -189,9 +189,9 @@ impl McpService {
         // server buffer a body, and no handler runs for it.
         // ... or by an `AuthLayer` in front of this service, which left its verdict behind.
         let admitted = match &self.config.auth {
-            Some(auth) => match auth.authenticate(req.headers(), req.uri().query()).await {
-                Ok(principal) => Some(Authenticated { principal, config: auth.clone() }),
-                Err(e) => return auth_refusal(auth, &e),
+            Some(auth) => match crate::auth_layer::authenticate(auth, req.headers(), req.uri()).await {
+                Ok(a) => Some(a),
+                Err(refusal) => return refusal,
             },
             None => req.extensions().get::<Authenticated>().cloned(),
         };
