@@ -2,7 +2,7 @@
 //!
 //! A POST of `initialize` without modern `_meta` opens a session and answers with its
 //! `Mcp-Session-Id`. Requests carrying that header are served in the session (see
-//! [`mcp_server::LegacySession`]); a handler's server-to-client requests (elicitation,
+//! [`mcp_server::session::Session`], one per session); a handler's server-to-client requests (elicitation,
 //! sampling, roots) go out on the request's SSE stream and the client POSTs the answers back
 //! (202). GET with the header opens the session's stream of list-change and subscribed
 //! resource-update notifications; DELETE ends the session. Unknown or ended sessions get 404.
@@ -11,8 +11,9 @@ use crate::body::{sse_event, McpBody};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use mcp_protocol::ProtocolError;
-use mcp_server::{ClientPeer, LegacySession, NotificationSink, PendingRequests, Server};
-use serde_json::{Map, Value};
+use mcp_server::session::{Event, Job, Session, SharedSession};
+use mcp_server::Server;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,90 +23,82 @@ use tokio_util::sync::CancellationToken;
 /// The session header of legacy Streamable HTTP.
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
-/// One legacy session.
+/// What the session core sends the POST serving one call.
+pub(crate) enum Delivery {
+    /// Run this round of the call.
+    Serve(Job),
+    /// A message for the call's stream: a server-to-client request, or the response.
+    Message(Vec<u8>),
+    /// The call is over.
+    Finished,
+}
+
+/// The POSTs serving calls, by JSON-RPC id: where the core's events for each call go.
+pub(crate) type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Delivery>>>>;
+
+/// One legacy session: the protocol state lives in its [`Session`] core; this adds what only
+/// HTTP has (owner, idle time, resumable streams, the GET stream).
 pub(crate) struct HttpSession {
-    pub(crate) session: LegacySession,
+    pub(crate) core: Arc<SharedSession>,
+    /// The negotiated version (the `MCP-Protocol-Version` header must match it).
+    pub(crate) version: String,
     /// The authenticated subject that opened the session (`None` without authorization).
     pub(crate) owner: Option<String>,
-    /// Server-to-client requests waiting for the client's POSTed answer.
-    pending: PendingRequests,
+    pub(crate) routes: Routes,
     last_used: Mutex<Instant>,
-    /// Requests being served, by JSON-RPC id (for `notifications/cancelled`).
-    in_flight: Arc<Mutex<HashMap<String, CancellationToken>>>,
     /// Resumable response streams.
     pub(crate) streams: crate::resume::Streams,
-    /// Cancelled when the session ends (DELETE or expiry): its streams end, waits fail.
+    /// Cancelled when the session ends (DELETE or expiry): its streams end.
     ended: CancellationToken,
     /// The open notification stream (GET); a new GET replaces it.
     listener: Mutex<Option<CancellationToken>>,
 }
 
-/// Removes a request from its session's in-flight table when dropped.
-pub(crate) struct InFlight {
-    table: Arc<Mutex<HashMap<String, CancellationToken>>>,
-    key: String,
+pub(crate) fn route_key(id: &Value) -> String {
+    id.to_string()
 }
 
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.table.lock().expect("lock").remove(&self.key);
+/// Carries out one event of a session core: each goes to the POST serving its call.
+fn route(routes: &Routes, core: &Arc<SharedSession>, event: Event) {
+    let (id, delivery) = match event {
+        Event::Serve(job) => (job.id().clone(), Delivery::Serve(job)),
+        Event::Transmit(t) => match t.call {
+            Some(id) => (id, Delivery::Message(t.message)),
+            None => return,
+        },
+        Event::Finished(id) => {
+            if let Some(tx) = routes.lock().expect("routes lock").remove(&route_key(&id)) {
+                let _ = tx.send(Delivery::Finished);
+            }
+            return;
+        }
+        Event::Listen(job) => {
+            // A modern listen belongs on a modern request, not in a legacy session.
+            let id = job.id().clone();
+            let e = ProtocolError::InvalidRequest("subscriptions/listen is not served in a legacy session".into());
+            let message = serde_json::to_vec(&e.to_response(Some(&id))).expect("JSON serializes");
+            core.run(|s, _| s.handle_stream_end(&id));
+            (id, Delivery::Message(message))
+        }
+        _ => return,
+    };
+    let routes = routes.lock().expect("routes lock");
+    if let Some(tx) = routes.get(&route_key(&id)) {
+        let _ = tx.send(delivery);
     }
 }
 
 impl HttpSession {
-    /// Ends the session: waiting server-to-client requests fail, in-flight requests are
-    /// cancelled, the notification stream closes.
+    /// Ends the session: every call is cancelled, nothing waits for the client any more, the
+    /// notification stream closes.
     fn end(&self) {
-        self.pending.fail_all();
+        self.core.run(|s, _| s.close());
         self.ended.cancel();
-        for (_, token) in self.in_flight.lock().expect("lock").drain() {
-            token.cancel();
-        }
     }
 
     /// Marks the session as used now (an open stream keeps it alive).
     pub(crate) fn touch(&self) {
         *self.last_used.lock().expect("lock") = Instant::now();
-    }
-
-    /// Registers request `id` as in flight with its cancellation token; the entry goes when the
-    /// returned guard is dropped.
-    pub(crate) fn track(&self, id: &Value, cancel: CancellationToken) -> InFlight {
-        let key = id.to_string();
-        self.in_flight.lock().expect("lock").insert(key.clone(), cancel);
-        InFlight { table: self.in_flight.clone(), key }
-    }
-
-    /// `notifications/cancelled`: cancels request `id` if it is still being served.
-    pub(crate) fn cancel(&self, id: &Value) {
-        if let Some(token) = self.in_flight.lock().expect("lock").remove(&id.to_string()) {
-            token.cancel();
-        }
-    }
-
-    /// A peer that sends this session's server-to-client requests through `sink` (the SSE
-    /// stream of the POST being served).
-    pub(crate) fn peer(&self, sink: NotificationSink) -> Arc<dyn ClientPeer> {
-        Arc::new(StreamPeer { sink, pending: self.pending.clone() })
-    }
-
-    /// Hands a JSON-RPC response POSTed by the client to the request waiting for it. Returns
-    /// false when the message is not a response.
-    pub(crate) fn take_response(&self, msg: &Map<String, Value>) -> bool {
-        self.pending.resolve(msg)
-    }
-}
-
-struct StreamPeer {
-    sink: NotificationSink,
-    pending: PendingRequests,
-}
-
-impl ClientPeer for StreamPeer {
-    fn request(&self, method: &str, params: Value) -> mcp_server::BoxFuture<Result<Value, ProtocolError>> {
-        let (message, answer) = self.pending.start(method, params);
-        self.sink.send(message);
-        answer
     }
 }
 
@@ -121,8 +114,9 @@ impl Sessions {
         Self { map: Mutex::default(), max, idle }
     }
 
-    /// Opens a session; `None` when the limit is reached even after dropping idle ones.
-    pub(crate) fn open(&self, session: LegacySession, owner: Option<String>) -> Option<(String, Arc<HttpSession>)> {
+    /// Opens a session around `core` (already initialized); `None` when the limit is reached
+    /// even after dropping idle ones.
+    pub(crate) fn open(&self, core: Session, owner: Option<String>) -> Option<(String, Arc<HttpSession>)> {
         let mut map = self.map.lock().expect("sessions lock");
         if map.len() >= self.max {
             let idle = self.idle;
@@ -138,12 +132,18 @@ impl Sessions {
             }
         }
         let id = format!("{:032x}", rand::random::<u128>());
+        let version = core.legacy().map(|l| l.protocol_version().to_owned()).unwrap_or_default();
+        let routes = Routes::default();
+        let core = {
+            let routes = routes.clone();
+            SharedSession::new(core, move |core, e| route(&routes, core, e))
+        };
         let s = Arc::new(HttpSession {
-            session,
+            core,
+            version,
             owner,
-            pending: PendingRequests::default(),
+            routes,
             last_used: Mutex::new(Instant::now()),
-            in_flight: Arc::default(),
             streams: Default::default(),
             ended: CancellationToken::new(),
             listener: Mutex::default(),
@@ -168,7 +168,7 @@ impl Sessions {
         Some(s)
     }
 
-    /// Ends session `id`; whether it existed. Waiting server-to-client requests fail.
+    /// Ends session `id`; whether it existed. Its calls are cancelled.
     pub(crate) fn close(&self, id: &str) -> bool {
         let removed = self.map.lock().expect("sessions lock").remove(id);
         if let Some(s) = &removed {
@@ -184,13 +184,13 @@ pub(crate) fn session_header(h: &HeaderMap) -> Option<&str> {
 }
 
 /// A legacy request's `MCP-Protocol-Version` header must be the negotiated version when sent.
-pub(crate) fn check_version_header(h: &HeaderMap, session: &LegacySession) -> Result<(), ProtocolError> {
+pub(crate) fn check_version_header(h: &HeaderMap, session: &HttpSession) -> Result<(), ProtocolError> {
     match h.get(mcp_protocol::headers::PROTOCOL_VERSION).map(|v| v.to_str().unwrap_or("")) {
         None => Ok(()),
-        Some(v) if v == session.protocol_version() => Ok(()),
+        Some(v) if v == session.version => Ok(()),
         Some(v) => Err(ProtocolError::InvalidRequest(format!(
             "MCP-Protocol-Version {v:?} is not this session's version {}",
-            session.protocol_version()
+            session.version
         ))),
     }
 }
@@ -206,7 +206,7 @@ pub(crate) fn has_modern_version_header(h: &HeaderMap) -> bool {
 /// Whether a POST is a legacy client's opening `initialize` (no modern `_meta`, and no modern
 /// version in the header).
 pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -> bool {
-    req.method == "initialize" && !mcp_server::is_modern_request(&req.params) && !has_modern_version_header(h)
+    req.method == "initialize" && !mcp_server::session::is_modern_request(&req.params) && !has_modern_version_header(h)
 }
 
 /// The session's standalone stream: list changes and subscribed resource updates, with SSE
@@ -225,9 +225,11 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
         loop {
             tokio::select! {
-                changes = feed.next(|| session.session.subscribed_uris()) => {
+                changes = feed.next(|| session.core.inspect(|c| c.legacy().map(|l| l.subscribed_uris()).unwrap_or_default())) => {
                     let Some(changes) = changes else { return };
-                    for n in changes.iter().filter_map(|e| session.session.notification_for(e)) {
+                    let notes: Vec<Value> =
+                        session.core.inspect(|c| changes.iter().filter_map(|e| c.legacy()?.notification_for(e)).collect());
+                    for n in notes {
                         if tx.send(sse_event(&n)).await.is_err() { return }
                     }
                 }

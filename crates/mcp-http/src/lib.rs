@@ -26,6 +26,7 @@ mod auth_layer;
 mod body;
 mod cors;
 mod legacy;
+mod legacy_call;
 mod resume;
 mod serve;
 mod service;

@@ -3,10 +3,7 @@
 use crate::auth_layer::Authenticated;
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::cors::CorsConfig;
-use crate::legacy::{
-    accepted, check_version_header, has_modern_version_header, is_legacy_initialize, session_header, session_stream,
-    status_only, with_session, HttpSession, Sessions,
-};
+use crate::legacy::{accepted, has_modern_version_header, is_legacy_initialize, session_header, status_only, Sessions};
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -15,7 +12,6 @@ use http_body_util::{BodyExt, Limited};
 use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
-use mcp_protocol::version::Era;
 use mcp_protocol::ProtocolError;
 use mcp_server::{is_known_method, RequestEnv, Server};
 use serde_json::Value;
@@ -97,9 +93,9 @@ impl<B> RequestBody for B where
 /// in an axum `Router` or under tower layers; [`crate::serve`] runs it on hyper. Cheap to clone.
 #[derive(Clone)]
 pub struct McpService {
-    server: Server,
-    config: Arc<HttpConfig>,
-    sessions: Arc<Sessions>,
+    pub(crate) server: Server,
+    pub(crate) config: Arc<HttpConfig>,
+    pub(crate) sessions: Arc<Sessions>,
 }
 
 impl std::fmt::Debug for McpService {
@@ -108,9 +104,9 @@ impl std::fmt::Debug for McpService {
     }
 }
 
-type Resp = Response<McpBody>;
+pub(crate) type Resp = Response<McpBody>;
 
-fn bytes_response(status: StatusCode, body: Vec<u8>) -> Resp {
+pub(crate) fn bytes_response(status: StatusCode, body: Vec<u8>) -> Resp {
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *r.status_mut() = status;
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -125,7 +121,7 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
     r
 }
 
-fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
+pub(crate) fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
     json_response(e.http_status(), &e.to_response(id))
 }
 
@@ -243,7 +239,10 @@ impl McpService {
     }
 
     /// Reads a POST body within the size limit (413 beyond it).
-    async fn read_body<B: RequestBody>(&self, req: Request<B>) -> Result<(http::request::Parts, Bytes), Resp> {
+    pub(crate) async fn read_body<B: RequestBody>(
+        &self,
+        req: Request<B>,
+    ) -> Result<(http::request::Parts, Bytes), Resp> {
         let limit = self.config.max_body_bytes;
         let too_large = ProtocolError::PayloadTooLarge { limit };
         if let Some(len) =
@@ -261,173 +260,6 @@ impl McpService {
             }
             Err(_) => Err(error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None)),
         }
-    }
-
-    /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
-    /// subject, if any) and answers with its id.
-    fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
-        if self.config.max_sessions == 0 {
-            let versions = mcp_protocol::version::MODERN.join(", ");
-            let e = ProtocolError::MethodNotFound(format!(
-                "initialize (legacy sessions are off; supported versions: {versions})"
-            ));
-            return error_response(&e, Some(&req.id));
-        }
-        let (session, result) = match self.server.initialize(&req.params) {
-            Ok(x) => x,
-            Err(e) => return error_response(&e, Some(&req.id)),
-        };
-        let Some((sid, s)) = self.sessions.open(session, owner) else {
-            let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
-            return error_response(&e, Some(&req.id));
-        };
-        let body = s.session.encode_response(&req.id, &Ok(result));
-        with_session(bytes_response(StatusCode::OK, body), &sid)
-    }
-
-    /// A request carrying `Mcp-Session-Id`: served in that legacy session. A session belongs to
-    /// the subject that opened it: to anyone else it does not exist (404).
-    async fn session_call<B: RequestBody>(
-        &self,
-        req: Request<B>,
-        sid: &str,
-        auth: Option<&AuthConfig>,
-        principal: Option<Principal>,
-    ) -> Resp {
-        let subject = principal.as_ref().map(|p| p.subject.as_str());
-        let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
-            return error_response(&ProtocolError::SessionNotFound, None);
-        };
-        match *req.method() {
-            Method::DELETE => {
-                self.sessions.close(sid);
-                return status_only(StatusCode::OK);
-            }
-            Method::GET => {
-                let Some(last) = req.headers().get("last-event-id") else {
-                    return session_stream(&self.server, s, self.config.keep_alive);
-                };
-                // An unknown stream is 400, not 404: 404 would tell the client the session ended.
-                return match s.streams.resume(last.to_str().unwrap_or("")) {
-                    Some(rx) => with_session(sse_response(rx), sid),
-                    None => status_only(StatusCode::BAD_REQUEST),
-                };
-            }
-            Method::POST => {}
-            _ => {
-                let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
-                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-                return r;
-            }
-        }
-        let (parts, bytes) = match self.read_body(req).await {
-            Ok(x) => x,
-            Err(r) => return r,
-        };
-        if let Err(e) = check_version_header(&parts.headers, &s.session) {
-            return error_response(&e, None);
-        }
-        let req = match parse_incoming(&bytes, self.config.max_depth) {
-            Ok(Incoming::Request(r)) => r,
-            Ok(Incoming::Notification(n)) => {
-                match n.params.get("requestId") {
-                    Some(id) if n.method == "notifications/cancelled" => s.cancel(id),
-                    _ => s.session.notification(&n.method),
-                }
-                return accepted();
-            }
-            Err(rej) => {
-                // The client's answer to one of our requests.
-                let msg = serde_json::from_slice::<Value>(&bytes).ok();
-                if msg.as_ref().and_then(Value::as_object).is_some_and(|m| s.take_response(m)) {
-                    return accepted();
-                }
-                return error_response(&rej.error, rej.id.as_ref());
-            }
-        };
-        if let Some(refusal) = tool_scope_refusal(auth, principal.as_ref(), &req) {
-            return refusal;
-        }
-        let id = req.id.clone();
-        let (mut env, note_rx, cancel) = request_env(principal.map(|p| p.subject), Some(parts));
-        let close = CancellationToken::new();
-        env.close_stream = Some(close.clone());
-        let peer = s.peer(env.sink.clone().expect("sink"));
-        let session = s.session.clone();
-        let tracked = s.track(&id, cancel.clone());
-        let cancelled = cancel.clone();
-        // `notifications/cancelled` drops the handler; the client ignores what the POST gets.
-        let fut: Handling = Box::pin(async move {
-            let _tracked = tracked;
-            tokio::select! {
-                r = session.handle(req, env, Some(peer)) => r,
-                _ = cancelled.cancelled() => Err(ProtocolError::Internal("request cancelled by the client".into())),
-            }
-        });
-        with_session(self.respond_legacy(s, id, fut, note_rx, cancel, close).await, sid)
-    }
-
-    /// Runs a legacy request: one JSON response if it finishes without notifying, else a
-    /// resumable SSE stream (see `resume.rs`). Once streaming, a disconnect does not cancel the
-    /// handler (the client may resume); `notifications/cancelled` does.
-    async fn respond_legacy(
-        &self,
-        s: Arc<HttpSession>,
-        id: Value,
-        mut fut: Handling,
-        mut note_rx: mpsc::UnboundedReceiver<Value>,
-        cancel: CancellationToken,
-        close: CancellationToken,
-    ) -> Resp {
-        let cancelled = cancel.clone();
-        let guard = cancel.drop_guard();
-        let (first, outcome) = tokio::select! {
-            biased;
-            r = &mut fut => match note_rx.try_recv() {
-                Err(_) => {
-                    guard.disarm();
-                    return bytes_response(StatusCode::OK, self.server.encode_response_in(Era::Legacy, &id, &r));
-                }
-                Ok(n) => (Some(n), Some(r)),
-            },
-            Some(n) = note_rx.recv() => (Some(n), None),
-            _ = close.cancelled() => (None, None),
-        };
-        guard.disarm();
-        let (stream, rx) = s.streams.open();
-        if let Some(n) = first {
-            stream.push_message(&n);
-        }
-        let mut closed = close.is_cancelled();
-        if closed {
-            stream.detach(); // the priming event is already queued: the response carries just it
-        }
-        let server = self.server.clone();
-        tokio::spawn(async move {
-            let outcome = match outcome {
-                Some(r) => r,
-                None => loop {
-                    tokio::select! {
-                        biased;
-                        Some(n) = note_rx.recv() => stream.push_message(&n),
-                        r = &mut fut => break r,
-                        _ = close.cancelled(), if !closed => {
-                            closed = true;
-                            stream.detach();
-                        }
-                    }
-                },
-            };
-            while let Ok(n) = note_rx.try_recv() {
-                stream.push_message(&n);
-            }
-            // A request the client cancelled gets no response.
-            if !cancelled.is_cancelled() {
-                stream.push(&server.encode_response_in(Era::Legacy, &id, &outcome));
-            }
-            stream.finish();
-        });
-        sse_response(rx)
     }
 
     fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
@@ -555,7 +387,7 @@ fn request_env(
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from
 /// [`AuthConfig::refusal`].
 /// The refusal of a `tools/call` the principal's scopes do not cover, if any.
-fn tool_scope_refusal(
+pub(crate) fn tool_scope_refusal(
     auth: Option<&AuthConfig>,
     principal: Option<&Principal>,
     req: &mcp_protocol::Request,

@@ -26,12 +26,12 @@ mod defs;
 mod dispatch;
 mod error;
 pub mod handler;
-mod legacy;
 mod listen;
 mod mrtr;
 mod registry;
 pub mod result;
 mod server;
+pub mod session;
 pub mod template;
 
 pub use ask::Elicitation;
@@ -42,13 +42,13 @@ pub use defs::{Prompt, Resource, TaskSupport, Tool};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{BuildError, HandlerError, ItemKind};
 pub use handler::{Args, FromRequest, Handler, HttpRequest, State};
-pub use legacy::{is_modern_request, ClientPeer, LegacySession, PendingRequests};
 pub use listen::SubscriptionFilter;
 pub use mcp_protocol;
 pub use mrtr::{declares, InputRequired, Inputs};
 pub use registry::{BoxFuture, ToolEntry};
 pub use result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use server::{ChangeEvent, Server};
+pub use session::is_modern_request;
 
 /// Support for the code `mcp`'s attribute macros generate; not a stable API.
 #[doc(hidden)]

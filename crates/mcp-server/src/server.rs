@@ -9,7 +9,6 @@ use crate::mrtr::InputRequired;
 use crate::registry::*;
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
-use mcp_protocol::version::Era;
 use mcp_protocol::{version, ProtocolError, Request};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, RwLock};
@@ -306,15 +305,6 @@ impl Server {
             }
         }
         out
-    }
-
-    /// [`Server::encode_response`] for a client of `era`: legacy results are written as they
-    /// are (no `resultType`, no `serverInfo`), like [`crate::LegacySession::encode_response`].
-    pub fn encode_response_in(&self, era: Era, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
-        match era {
-            Era::Modern => self.encode_response(id, outcome),
-            Era::Legacy => crate::legacy::encode_plain(id, outcome),
-        }
     }
 
     fn write_result(&self, out: &mut Vec<u8>, result: &Value) {

@@ -13,19 +13,18 @@
 //! requests (bounded by a grace period), flushes and returns.
 
 use futures::StreamExt;
-use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
-use mcp_protocol::version::Era;
 use mcp_protocol::ProtocolError;
-use mcp_server::{is_modern_request, ClientPeer, LegacySession, NotificationSink, PendingRequests, RequestEnv, Server};
+use mcp_server::session::{Event, Job, Outcome, Session, SessionConfig, SharedSession};
+use mcp_server::{NotificationSink, RequestEnv, Server};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// Limits and behaviour of the stdio transport.
 #[derive(Debug, Clone)]
@@ -90,41 +89,34 @@ fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
     tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
 }
 
-type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
-
 /// Answers served inline between two chances for the writer to flush.
 const FLUSH_EVERY: u32 = 16;
 
-fn id_key(id: &Value) -> String {
-    id.to_string()
-}
-
 /// Serves `server` over any byte streams (used by tests and by [`serve_stdio`]).
+///
+/// The process's one [`Session`] holds the protocol state (era routing, the legacy session,
+/// calls in flight, the MRTR-to-legacy bridge); this loop only moves bytes and runs handlers.
 pub async fn serve<R, W>(server: Server, input: R, output: W, config: StdioConfig) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let sink = {
-        let tx = out_tx.clone();
-        NotificationSink::new(move |v: Value| {
-            let _ = tx.send(encode(&v));
-        })
-    };
     let writer = tokio::spawn(write_loop(output, out_rx));
-    let in_flight: InFlight = Arc::default();
-    let limit = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight));
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut reader = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::with_capacity(4096);
-    let mut inline_budget = FLUSH_EVERY;
-    // Set by a legacy client's `initialize`; requests without modern `_meta` are then served in it.
-    let mut session: Option<LegacySession> = None;
-    let peer = Arc::new(Peer { out: out_tx.clone(), pending: PendingRequests::default() });
     let stop = CancellationToken::new();
     // Stops the change forwarder on every way out, errors included (it holds a writer sender).
     let _stop_on_exit = stop.clone().drop_guard();
+    let driver = Arc::new(Driver::new(out_tx.clone(), stop.clone()));
+    let session = {
+        let d = driver.clone();
+        let core = Session::new(server.clone(), SessionConfig::default().max_depth(config.max_depth));
+        SharedSession::new(core, move |s, e| d.dispatch(s, e))
+    };
+    let limit = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight));
+    let mut reader = BufReader::with_capacity(64 * 1024, input);
+    let mut line = Vec::with_capacity(4096);
+    let mut inline_budget = FLUSH_EVERY;
+    let (mut events, mut done) = (Vec::with_capacity(4), Vec::with_capacity(4));
     loop {
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
@@ -140,205 +132,152 @@ where
         if text.is_empty() {
             continue;
         }
-        match parse_incoming(text, config.max_depth) {
-            // A legacy session's client answers our requests: hand each answer to its waiter.
-            Err(_) if session.is_some() && peer.take_response(text) => {}
-            Err(rej) => {
-                let _ = out_tx.send(encode(&rej.error.to_response(rej.id.as_ref())));
-            }
-            Ok(Incoming::Notification(n)) => {
-                if n.method == "notifications/cancelled" {
-                    if let Some(id) = n.params.get("requestId") {
-                        if let Some(tok) = in_flight.lock().expect("lock").remove(&id_key(id)) {
-                            tok.cancel();
+        session.with(|s, now| s.handle_bytes(text, now), &mut events);
+        for event in events.drain(..) {
+            match event {
+                Event::Serve(job) => {
+                    // Poll the handler once right here: most requests complete without waiting,
+                    // and then need no task and no wake-ups.
+                    let mut fut = Box::pin(job.run(driver.env()));
+                    if let Poll::Ready(outcome) = futures::poll!(fut.as_mut()) {
+                        session.with(|s, now| s.handle_outcome(outcome, now), &mut done);
+                        done.drain(..).for_each(|e| driver.dispatch(&session, e));
+                        // Let the writer flush every few answers while more input is queued: the
+                        // client can consume them (and send more) while we keep working.
+                        inline_budget -= 1;
+                        if inline_budget == 0 {
+                            inline_budget = FLUSH_EVERY;
+                            tokio::task::yield_now().await;
                         }
+                        continue;
                     }
-                } else if let Some(session) = &session {
-                    session.notification(&n.method);
+                    let permit = limit.clone().acquire_owned().await.expect("semaphore open");
+                    driver.spawn_job(&session, fut, Some(permit));
                 }
-            }
-            Ok(Incoming::Request(req)) if req.method == "initialize" && !is_modern_request(&req.params) => {
-                let outcome = match &session {
-                    Some(_) => Err(ProtocolError::InvalidRequest("the session is already initialized".into())),
-                    None => server.initialize(&req.params).map(|(s, result)| {
-                        forward_changes(&server, &s, out_tx.clone(), stop.clone());
-                        session = Some(s);
-                        result
-                    }),
-                };
-                let era = if session.is_some() { Era::Legacy } else { Era::Modern };
-                let _ = out_tx.send(server.encode_response_in(era, &req.id, &outcome));
-            }
-            Ok(Incoming::Request(req)) if req.method != "subscriptions/listen" || legacy(&session, &req) => {
-                // Poll the handler once right here: most requests complete without waiting,
-                // and then need no task, no registration and no wake-ups.
-                let cancel = CancellationToken::new();
-                let env = RequestEnv {
-                    principal: None,
-                    sink: Some(sink.clone()),
-                    cancel: cancel.clone(),
-                    close_stream: None,
-                    http: None,
-                };
-                let id = req.id.clone();
-                let (mut fut, era) = match &session {
-                    Some(s) if legacy(&session, &req) => {
-                        let (s, peer) = (s.clone(), peer.clone() as Arc<dyn ClientPeer>);
-                        let fut: Handling = Box::pin(async move { s.handle(req, env, Some(peer)).await });
-                        (fut, Era::Legacy)
-                    }
-                    _ => {
-                        let s = server.clone();
-                        let fut: Handling = Box::pin(async move { s.process(req, env).await });
-                        (fut, Era::Modern)
-                    }
-                };
-                if let Poll::Ready(result) = futures::poll!(fut.as_mut()) {
-                    let _ = out_tx.send(server.encode_response_in(era, &id, &result));
-                    // Let the writer flush every few answers while more input is queued: the
-                    // client can consume them (and send more) while we keep working.
-                    inline_budget -= 1;
-                    if inline_budget == 0 {
-                        inline_budget = FLUSH_EVERY;
-                        tokio::task::yield_now().await;
-                    }
-                    continue;
+                Event::Listen(job) => {
+                    let permit = limit.clone().acquire_owned().await.expect("semaphore open");
+                    driver.spawn_listen(&session, job, Some(permit));
                 }
-                // A legacy request may be waiting for answers only this loop can read: never
-                // block the reader for it (it runs without a permit when none is free).
-                let permit = match era {
-                    Era::Modern => Some(limit.clone().acquire_owned().await.expect("semaphore open")),
-                    Era::Legacy => limit.clone().try_acquire_owned().ok(),
-                };
-                let key = id_key(&id);
-                in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let (out, in_flight, server) = (out_tx.clone(), in_flight.clone(), server.clone());
-                tasks.spawn(async move {
-                    tokio::select! {
-                        r = fut => { let _ = out.send(server.encode_response_in(era, &id, &r)); }
-                        _ = cancel.cancelled() => {} // cancelled: no response
-                    }
-                    in_flight.lock().expect("lock").remove(&key);
-                    drop(permit);
-                });
-            }
-            Ok(Incoming::Request(req)) => {
-                let permit = limit.clone().acquire_owned().await.expect("semaphore open");
-                let cancel = CancellationToken::new();
-                let key = id_key(&req.id);
-                in_flight.lock().expect("lock").insert(key.clone(), cancel.clone());
-                let env =
-                    RequestEnv { principal: None, sink: None, cancel: cancel.clone(), close_stream: None, http: None };
-                let (server, out, in_flight) = (server.clone(), out_tx.clone(), in_flight.clone());
-                tasks.spawn(async move {
-                    listen_one(&server, req, env, &out).await;
-                    in_flight.lock().expect("lock").remove(&key);
-                    drop(permit);
-                });
+                other => driver.dispatch(&session, other),
             }
         }
-        while tasks.try_join_next().is_some() {}
     }
-    // End of input: close listen streams gracefully, give in-flight requests a grace period.
+    // End of input: close listen streams gracefully, fail what waits for the client's answers,
+    // give in-flight requests a grace period, then cancel them.
     server.shutdown();
     stop.cancel();
-    peer.pending.fail_all();
-    let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
-        tasks.abort_all();
+    session.run(|s, _| s.handle_peer_gone());
+    driver.tasks.close();
+    if tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await.is_err() {
+        session.run(|s, _| s.close());
+        let _ = tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await;
     }
-    // The sink and the peer hold senders too: the writer ends when every sender is gone.
-    drop(sink);
-    drop(peer);
+    // The driver holds a sender too: the writer ends when every sender is gone.
+    drop(session);
+    drop(driver);
     drop(out_tx);
     writer.await.map_err(std::io::Error::other)?
 }
 
-type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ProtocolError>> + Send>>;
+type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>;
 
-/// Whether a request belongs to the legacy session (there is one and the request has no modern `_meta`).
-fn legacy(session: &Option<LegacySession>, req: &mcp_protocol::Request) -> bool {
-    session.is_some() && !is_modern_request(&req.params)
-}
-
-/// Server-to-client requests of a legacy session: written to stdout, answered on stdin.
-struct Peer {
+/// What the session's events turn into on stdio: writes to stdout and spawned handlers.
+struct Driver {
     out: mpsc::UnboundedSender<Vec<u8>>,
-    pending: PendingRequests,
-}
-
-impl Peer {
-    /// Routes a line that is a JSON-RPC response to the request waiting for it.
-    fn take_response(&self, text: &[u8]) -> bool {
-        matches!(serde_json::from_slice::<Value>(text), Ok(Value::Object(msg)) if self.pending.resolve(&msg))
-    }
-}
-
-impl ClientPeer for Peer {
-    fn request(&self, method: &str, params: Value) -> mcp_server::BoxFuture<Result<Value, ProtocolError>> {
-        let (message, answer) = self.pending.start(method, params);
-        if self.out.send(encode(&message)).is_err() {
-            return Box::pin(async { Err(ProtocolError::Internal("the client is gone".into())) });
-        }
-        answer
-    }
-}
-
-/// Writes the change notifications a legacy session should see until `stop`.
-fn forward_changes(
-    server: &Server,
-    session: &LegacySession,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    sink: NotificationSink,
+    tasks: TaskTracker,
     stop: CancellationToken,
-) {
-    let mut feed = server.change_feed();
-    let session = session.clone();
-    tokio::spawn(async move {
-        loop {
-            let changes = tokio::select! {
-                _ = stop.cancelled() => return,
-                c = feed.next(|| session.subscribed_uris()) => c,
-            };
-            let Some(changes) = changes else { return };
-            for n in changes.iter().filter_map(|e| session.notification_for(e)) {
-                if out.send(encode(&n)).is_err() {
-                    return;
+}
+
+impl Driver {
+    fn new(out: mpsc::UnboundedSender<Vec<u8>>, stop: CancellationToken) -> Self {
+        let tx = out.clone();
+        let sink = NotificationSink::new(move |v: Value| {
+            let _ = tx.send(encode(&v));
+        });
+        Self { out, sink, tasks: TaskTracker::new(), stop }
+    }
+
+    fn env(&self) -> RequestEnv {
+        RequestEnv { sink: Some(self.sink.clone()), ..RequestEnv::default() }
+    }
+
+    fn dispatch(&self, session: &Arc<SharedSession>, event: Event) {
+        match event {
+            Event::Transmit(t) => {
+                let _ = self.out.send(t.message);
+            }
+            Event::Serve(job) => self.spawn_job(session, Box::pin(job.run(self.env())), None),
+            Event::Listen(job) => self.spawn_listen(session, job, None),
+            Event::LegacyOpened => self.forward_changes(session),
+            _ => {}
+        }
+    }
+
+    /// Runs a handler that did not finish at once; its outcome goes back to the session.
+    fn spawn_job(&self, session: &Arc<SharedSession>, fut: Handling, permit: Option<OwnedSemaphorePermit>) {
+        let session = session.clone();
+        self.tasks.spawn(async move {
+            let outcome = fut.await;
+            session.run(|s, now| s.handle_outcome(outcome, now));
+            drop(permit);
+        });
+    }
+
+    /// Serves a `subscriptions/listen` stream until it ends or is cancelled.
+    fn spawn_listen(&self, session: &Arc<SharedSession>, job: Job, permit: Option<OwnedSemaphorePermit>) {
+        let (session, out) = (session.clone(), self.out.clone());
+        self.tasks.spawn(async move {
+            let id = job.id().clone();
+            let cancel = job.cancellation().clone();
+            match job.listen(RequestEnv::default()) {
+                Ok(stream) => {
+                    let mut stream = std::pin::pin!(stream);
+                    loop {
+                        tokio::select! {
+                            _ = cancel.cancelled() => break,
+                            item = stream.next() => match item {
+                                Some(v) => { let _ = out.send(encode(&v)); }
+                                None => break,
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = out.send(encode(&e.to_response(Some(&id))));
                 }
             }
-        }
-    });
+            session.run(|s, _| s.handle_stream_end(&id));
+            drop(permit);
+        });
+    }
+
+    /// Writes the change notifications the legacy session should see until `stop`.
+    fn forward_changes(&self, session: &Arc<SharedSession>) {
+        let (session, out, stop) = (session.clone(), self.out.clone(), self.stop.clone());
+        let mut feed = session.inspect(|s| s.server().change_feed());
+        tokio::spawn(async move {
+            loop {
+                let subscribed = || session.inspect(|s| s.legacy().map(|l| l.subscribed_uris()).unwrap_or_default());
+                let changes = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    c = feed.next(subscribed) => c,
+                };
+                let Some(changes) = changes else { return };
+                let notes: Vec<Value> =
+                    session.inspect(|s| changes.iter().filter_map(|e| s.legacy()?.notification_for(e)).collect());
+                for n in notes {
+                    if out.send(encode(&n)).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+    }
 }
 
 fn encode(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("JSON serializes")
-}
-
-/// Serves a `subscriptions/listen` request until it ends or is cancelled.
-async fn listen_one(
-    server: &Server,
-    req: mcp_protocol::Request,
-    env: RequestEnv,
-    out: &mpsc::UnboundedSender<Vec<u8>>,
-) {
-    let id = req.id.clone();
-    let cancel = env.cancel.clone();
-    match server.listen(req, env) {
-        Ok(stream) => {
-            let mut stream = std::pin::pin!(stream);
-            loop {
-                tokio::select! {
-                    _ = cancel.cancelled() => return,
-                    item = stream.next() => match item {
-                        Some(v) => { let _ = out.send(encode(&v)); }
-                        None => return,
-                    }
-                }
-            }
-        }
-        Err(e) => {
-            let _ = out.send(encode(&e.to_response(Some(&id))));
-        }
-    }
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) -> std::io::Result<()> {

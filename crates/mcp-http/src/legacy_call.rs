@@ -1,0 +1,267 @@
+//! Serving the POSTs of a legacy session: `initialize`, requests, notifications and the client's
+//! answers to server-to-client requests, all fed to the session's core; one call's events
+//! (its rounds, its server-to-client requests, its response) come back to the POST serving it.
+
+use crate::legacy::{
+    accepted, check_version_header, route_key, session_stream, status_only, with_session, Delivery, HttpSession,
+};
+use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
+use http::{header, HeaderValue, Method, Request, StatusCode};
+use mcp_auth::{AuthConfig, Principal};
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
+use mcp_protocol::ProtocolError;
+use mcp_server::session::{Event, Outcome, Session, SessionConfig, SharedSession};
+use mcp_server::RequestEnv;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+type Round = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// Cancels the call in the session core if the POST serving it goes away before it streams.
+struct CancelOnDrop {
+    core: Option<Arc<SharedSession>>,
+    id: Value,
+}
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.core = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(core) = self.core.take() {
+            core.run(|s, _| s.cancel(&self.id));
+        }
+    }
+}
+
+impl McpService {
+    /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
+    /// subject, if any) and answers with its id.
+    pub(crate) fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
+        let config =
+            SessionConfig::default().max_depth(self.config.max_depth).accept_legacy(self.config.max_sessions > 0);
+        let mut core = Session::new(self.server.clone(), config);
+        let id = req.id.clone();
+        core.handle_request(req, owner.clone(), mcp_server::session::now());
+        let Some(Event::Transmit(answer)) = core.poll_event() else {
+            return error_response(&ProtocolError::Internal("initialize produced no answer".into()), Some(&id));
+        };
+        let status = answer.error.as_ref().map_or(StatusCode::OK, ProtocolError::http_status);
+        let response = bytes_response(status, answer.message);
+        if core.legacy().is_none() {
+            return response; // refused: the error is the answer
+        }
+        let Some((sid, _)) = self.sessions.open(core, owner) else {
+            let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
+            return error_response(&e, Some(&id));
+        };
+        with_session(response, &sid)
+    }
+
+    /// A request carrying `Mcp-Session-Id`: served in that legacy session. A session belongs to
+    /// the subject that opened it: to anyone else it does not exist (404).
+    pub(crate) async fn session_call<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        sid: &str,
+        auth: Option<&AuthConfig>,
+        principal: Option<Principal>,
+    ) -> Resp {
+        let subject = principal.as_ref().map(|p| p.subject.as_str());
+        let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
+            return error_response(&ProtocolError::SessionNotFound, None);
+        };
+        match *req.method() {
+            Method::DELETE => {
+                self.sessions.close(sid);
+                return status_only(StatusCode::OK);
+            }
+            Method::GET => {
+                let Some(last) = req.headers().get("last-event-id") else {
+                    return session_stream(&self.server, s, self.config.keep_alive);
+                };
+                // An unknown stream is 400, not 404: 404 would tell the client the session ended.
+                return match s.streams.resume(last.to_str().unwrap_or("")) {
+                    Some(rx) => with_session(sse_response(rx), sid),
+                    None => status_only(StatusCode::BAD_REQUEST),
+                };
+            }
+            Method::POST => {}
+            _ => {
+                let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
+                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                return r;
+            }
+        }
+        let (parts, bytes) = match self.read_body(req).await {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        if let Err(e) = check_version_header(&parts.headers, &s) {
+            return error_response(&e, None);
+        }
+        let req = match parse_incoming(&bytes, self.config.max_depth) {
+            Ok(Incoming::Request(r)) => r,
+            Ok(Incoming::Notification(n)) => {
+                s.core.run(|c, _| c.handle_notification(n));
+                return accepted();
+            }
+            Err(rej) => {
+                // The client's answer to one of our requests.
+                if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
+                    if s.core.run(|c, now| c.handle_response(&m, now)) {
+                        return accepted();
+                    }
+                }
+                return error_response(&rej.error, rej.id.as_ref());
+            }
+        };
+        if let Some(refusal) = tool_scope_refusal(auth, principal.as_ref(), &req) {
+            return refusal;
+        }
+        let id = req.id.clone();
+        let (tx, rx) = mpsc::unbounded_channel();
+        {
+            let mut routes = s.routes.lock().expect("routes lock");
+            if routes.contains_key(&route_key(&id)) {
+                drop(routes);
+                let e = ProtocolError::InvalidRequest(format!("request id {id} is already in use"));
+                return error_response(&e, Some(&id));
+            }
+            routes.insert(route_key(&id), tx);
+        }
+        let subject = principal.map(|p| p.subject);
+        s.core.run(|c, now| c.handle_request(req, subject.clone(), now));
+        let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
+        let close = CancellationToken::new();
+        let env = RequestEnv {
+            principal: subject,
+            sink: Some(note_tx.into()),
+            close_stream: Some(close.clone()),
+            http: Some(Arc::new(parts)),
+            ..RequestEnv::default()
+        };
+        with_session(self.respond_legacy(s, id, rx, note_rx, env, close).await, sid)
+    }
+
+    /// Serves one legacy call from the core's deliveries: one JSON response if it finishes
+    /// without anything else to send, else a resumable SSE stream (see `resume.rs`) of its
+    /// notifications, server-to-client requests and response. Once streaming, a disconnect does
+    /// not cancel the call (the client may resume); `notifications/cancelled` does.
+    async fn respond_legacy(
+        &self,
+        s: Arc<HttpSession>,
+        id: Value,
+        mut rx: mpsc::UnboundedReceiver<Delivery>,
+        mut note_rx: mpsc::UnboundedReceiver<Value>,
+        env: RequestEnv,
+        close: CancellationToken,
+    ) -> Resp {
+        let mut guard = CancelOnDrop { core: Some(s.core.clone()), id: id.clone() };
+        let mut round: Option<Round> = None;
+        let mut first: Vec<Vec<u8>> = Vec::new();
+        loop {
+            tokio::select! {
+                biased;
+                Some(n) = note_rx.recv() => {
+                    first.push(serde_json::to_vec(&n).expect("JSON serializes"));
+                    break;
+                }
+                outcome = async { round.as_mut().expect("guarded").await }, if round.is_some() => {
+                    round = None;
+                    s.core.run(|c, now| c.handle_outcome(outcome, now));
+                }
+                d = rx.recv() => match d {
+                    Some(Delivery::Serve(job)) => round = Some(Box::pin(job.run(env.clone()))),
+                    Some(Delivery::Message(m)) => match rx.try_recv() {
+                        Ok(Delivery::Finished) if note_rx.is_empty() => {
+                            guard.disarm();
+                            return bytes_response(StatusCode::OK, m);
+                        }
+                        next => {
+                            first.push(m);
+                            guard.disarm();
+                            return self.stream_call(s, rx, note_rx, env, close, round, first, next.ok());
+                        }
+                    },
+                    Some(Delivery::Finished) | None => {
+                        guard.disarm();
+                        let e = ProtocolError::Internal("request cancelled by the client".into());
+                        return error_response(&e, Some(&id));
+                    }
+                },
+                _ = close.cancelled() => break,
+            }
+        }
+        guard.disarm();
+        self.stream_call(s, rx, note_rx, env, close, round, first, None)
+    }
+
+    /// Switches a legacy call to a resumable SSE stream, served by a task of its own.
+    #[allow(clippy::too_many_arguments)]
+    fn stream_call(
+        &self,
+        s: Arc<HttpSession>,
+        mut rx: mpsc::UnboundedReceiver<Delivery>,
+        mut note_rx: mpsc::UnboundedReceiver<Value>,
+        env: RequestEnv,
+        close: CancellationToken,
+        mut round: Option<Round>,
+        first: Vec<Vec<u8>>,
+        mut pending: Option<Delivery>,
+    ) -> Resp {
+        let (stream, live) = s.streams.open();
+        for message in &first {
+            stream.push(message);
+        }
+        let mut closed = close.is_cancelled();
+        if closed {
+            stream.detach(); // the priming event is already queued: the response carries just it
+        }
+        let session = s.clone();
+        tokio::spawn(async move {
+            let mut finished = false;
+            while !finished {
+                if let Some(d) = pending.take() {
+                    match d {
+                        Delivery::Serve(job) => round = Some(Box::pin(job.run(env.clone()))),
+                        Delivery::Message(m) => stream.push(&m),
+                        Delivery::Finished => break,
+                    }
+                    continue;
+                }
+                tokio::select! {
+                    biased;
+                    Some(n) = note_rx.recv() => stream.push_message(&n),
+                    outcome = async { round.as_mut().expect("guarded").await }, if round.is_some() => {
+                        round = None;
+                        session.core.run(|c, now| c.handle_outcome(outcome, now));
+                    }
+                    d = rx.recv() => match d {
+                        Some(Delivery::Serve(job)) => round = Some(Box::pin(job.run(env.clone()))),
+                        Some(Delivery::Message(m)) => {
+                            while let Ok(n) = note_rx.try_recv() {
+                                stream.push_message(&n);
+                            }
+                            stream.push(&m);
+                        }
+                        Some(Delivery::Finished) | None => finished = true,
+                    },
+                    _ = close.cancelled(), if !closed => {
+                        closed = true;
+                        stream.detach();
+                    }
+                }
+            }
+            stream.finish();
+        });
+        sse_response(live)
+    }
+}

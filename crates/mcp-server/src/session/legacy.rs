@@ -1,0 +1,190 @@
+//! The legacy (initialize-based, 2025-11-25 and earlier) half of a session: what the handshake
+//! negotiated and what the session's requests changed (log level, resource subscriptions).
+//!
+//! Handlers are written once: a legacy request is served by the same handlers as a modern one,
+//! with the per-request fields taken from the session instead of `_meta`.
+
+use super::{Call, Event, Job, Session, Transmit};
+use crate::server::{method_not_found, ChangeEvent, Preset, Server};
+use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
+use mcp_protocol::version::Era;
+use mcp_protocol::{version, ProtocolError, Request};
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use tokio_util::sync::CancellationToken;
+
+/// What a legacy session negotiated and remembers.
+#[derive(Debug, Clone)]
+pub struct LegacyState {
+    protocol_version: String,
+    client_capabilities: Map<String, Value>,
+    client_info: Option<Value>,
+    log_level: Option<u8>,
+    pub(super) initialized: bool,
+    subscriptions: HashSet<String>,
+}
+
+impl LegacyState {
+    /// Answers `initialize`: negotiates the version (the client's if it is a legacy version we
+    /// speak, else our newest legacy version, as the legacy handshake says) and returns the new
+    /// state with the `InitializeResult`.
+    pub(super) fn initialize(server: &Server, params: &Map<String, Value>) -> Result<(Self, Value), ProtocolError> {
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::invalid_params("initialize requires a string `protocolVersion`"))?;
+        let client_capabilities = match params.get("capabilities") {
+            Some(Value::Object(c)) => c.clone(),
+            None => Map::new(),
+            Some(_) => return Err(ProtocolError::invalid_params("`capabilities` must be an object")),
+        };
+        let client_info = match params.get("clientInfo") {
+            None => None,
+            Some(v) if mcp_protocol::meta::is_implementation(v) => Some(v.clone()),
+            Some(_) => return Err(ProtocolError::invalid_params("`clientInfo` must be an Implementation object")),
+        };
+        let negotiated = if version::LEGACY.contains(&requested) { requested } else { version::LEGACY[0] };
+        let mut result = Map::new();
+        result.insert("protocolVersion".into(), json!(negotiated));
+        result.insert("capabilities".into(), server.capabilities());
+        result.insert("serverInfo".into(), server.server_info().clone());
+        if let Some(i) = &server.inner.config.instructions {
+            result.insert("instructions".into(), json!(i));
+        }
+        let state = Self {
+            protocol_version: negotiated.to_owned(),
+            client_capabilities,
+            client_info,
+            log_level: None,
+            initialized: false,
+            subscriptions: HashSet::new(),
+        };
+        Ok((state, Value::Object(result)))
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> &str {
+        &self.protocol_version
+    }
+
+    /// The capabilities the client declared in `initialize`.
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.client_capabilities
+    }
+
+    /// Whether the client has sent `notifications/initialized`.
+    pub fn is_initialized(&self) -> bool {
+        self.initialized
+    }
+
+    /// The resource URIs the session subscribed to.
+    pub fn subscribed_uris(&self) -> Vec<String> {
+        self.subscriptions.iter().cloned().collect()
+    }
+
+    /// The notification a change event means for this session, if any: list changes always,
+    /// `notifications/resources/updated` only for subscribed URIs.
+    pub fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
+        if let ChangeEvent::ResourceUpdated(uri) = event {
+            if !self.subscriptions.contains(uri) {
+                return None;
+            }
+        }
+        let (method, params) = event.notification();
+        Some(mcp_protocol::jsonrpc::notification(method, params))
+    }
+
+    /// The per-request fields a modern request would carry, from the session.
+    pub(super) fn request_meta(&self, params: &Map<String, Value>) -> RequestMeta {
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get(PROGRESS_TOKEN))
+            .filter(|t| t.is_string() || t.as_i64().is_some() || t.as_u64().is_some())
+            .cloned();
+        RequestMeta {
+            protocol_version: self.protocol_version.clone(),
+            client_capabilities: self.client_capabilities.clone(),
+            client_info: self.client_info.clone(),
+            log_level: self.log_level,
+            progress_token,
+        }
+    }
+
+    /// Serves the session-state methods; `None` for a method the handlers serve.
+    fn handle_own(&mut self, req: &Request) -> Option<Result<Value, ProtocolError>> {
+        let params = &req.params;
+        Some(match req.method.as_str() {
+            "ping" => Ok(json!({})),
+            "logging/setLevel" => (|| {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ProtocolError::invalid_params("logging/setLevel requires a string `level`"))?;
+                let rank = log_level_rank(level)
+                    .ok_or_else(|| ProtocolError::invalid_params(format!("invalid log level {level:?}")))?;
+                self.log_level = Some(rank);
+                Ok(json!({}))
+            })(),
+            "resources/subscribe" | "resources/unsubscribe" => match params.get("uri").and_then(Value::as_str) {
+                None => Err(ProtocolError::invalid_params(format!("{} requires a string `uri`", req.method))),
+                Some(uri) => {
+                    if req.method == "resources/subscribe" {
+                        self.subscriptions.insert(uri.to_owned());
+                    } else {
+                        self.subscriptions.remove(uri);
+                    }
+                    Ok(json!({}))
+                }
+            },
+            // Modern-only methods do not exist in a legacy session.
+            "server/discover" | "subscriptions/listen" => Err(method_not_found(&req.method)),
+            _ => return None,
+        })
+    }
+}
+
+/// A JSON-RPC response with the result as it is (no `resultType`, no `serverInfo`).
+pub(super) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+    let message = match outcome {
+        Ok(v) => mcp_protocol::jsonrpc::result_response(id, v.clone()),
+        Err(e) => e.to_response(Some(id)),
+    };
+    serde_json::to_vec(&message).expect("JSON serializes")
+}
+
+impl Session {
+    /// A request of the legacy session (no modern `_meta`).
+    pub(super) fn legacy_request(&mut self, req: Request, principal: Option<String>) {
+        let legacy = self.legacy.as_mut().expect("a legacy session");
+        if let Some(result) = legacy.handle_own(&req) {
+            let message = encode_plain(&req.id, &result);
+            self.events.push_back(Event::Transmit(Transmit { call: Some(req.id.clone()), message, error: None }));
+            return self.events.push_back(Event::Finished(req.id));
+        }
+        let key = super::key_of(&req.id);
+        if self.calls.contains_key(&key) {
+            let e = ProtocolError::InvalidRequest(format!("request id {} is already in use", req.id));
+            return self.transmit_error(&req.id, &e);
+        }
+        let cancel = CancellationToken::new();
+        let bridge = super::bridge::Bridge::new(req.clone(), principal);
+        let call =
+            Call { id: req.id.clone(), era: Era::Legacy, cancel: cancel.clone(), bridge: Some(Box::new(bridge)) };
+        self.calls.insert(key.clone(), call);
+        self.serve_legacy(key, req, None, cancel);
+    }
+
+    /// Queues one round of a legacy call, with `state` carried from the previous round.
+    pub(super) fn serve_legacy(
+        &mut self,
+        key: mcp_protocol::types::RequestId,
+        request: Request,
+        state: Option<Value>,
+        cancel: CancellationToken,
+    ) {
+        let meta = self.legacy.as_ref().expect("a legacy session").request_meta(&request.params);
+        let preset = Some(Box::new(Preset { meta, state }));
+        let job = Job { key, request, era: Era::Legacy, preset, cancel, server: self.server.clone() };
+        self.events.push_back(Event::Serve(job));
+    }
+}

@@ -1,0 +1,448 @@
+//! The session core: everything a connection to one client needs to remember, as a deterministic
+//! machine with no IO, no runtime and no clock of its own (the quinn-proto shape).
+//!
+//! A transport feeds it what the client sent (`handle_*`, with the time passed in) and drains
+//! what it wants done (`poll_event`): run a handler ([`Event::Serve`]), open a listen stream
+//! ([`Event::Listen`]), write a message ([`Event::Transmit`]). When a handler finishes, the
+//! transport hands its [`Outcome`] back with [`Session::handle_outcome`]; [`Session::poll_timeout`]
+//! says when to call [`Session::handle_timeout`].
+//!
+//! What lives here and nowhere else:
+//! - **era routing**: a legacy client's `initialize` opens the legacy session; later requests
+//!   without modern `_meta` are served in it, every other request statelessly;
+//! - **legacy session state**: negotiated version, client capabilities and info, log level,
+//!   resource subscriptions, `notifications/initialized`;
+//! - **the calls in flight**, and their cancellation by `notifications/cancelled`;
+//! - **the MRTR-to-legacy bridge**: a legacy request whose handler answers `input_required` has
+//!   its input requests sent to the client as server-to-client requests (with deadlines), and
+//!   runs again with the answers, as a modern client's retry would;
+//! - **encoding by era**: modern results get `resultType` and `serverInfo`, legacy ones neither.
+//!
+//! stdio drives one `Session` per process; Streamable HTTP drives one per legacy
+//! `Mcp-Session-Id` (its modern requests need no session at all).
+//!
+//! ```
+//! use mcp_server::session::{Event, Session, SessionConfig};
+//! use mcp_server::{RequestEnv, Server};
+//! use std::time::Instant;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let server = Server::builder("demo", "1").build().unwrap();
+//! let mut session = Session::new(server, SessionConfig::default());
+//! let now = Instant::now();
+//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#, now);
+//! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
+//! assert!(std::str::from_utf8(&t.message).unwrap().contains("\"protocolVersion\":\"2025-11-25\""));
+//! assert!(matches!(session.poll_event(), Some(Event::LegacyOpened)));
+//!
+//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, now);
+//! let Some(Event::Serve(job)) = session.poll_event() else { panic!() };
+//! let outcome = job.run(RequestEnv::default()).await; // the transport runs handlers
+//! session.handle_outcome(outcome, Instant::now());
+//! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
+//! assert!(!std::str::from_utf8(&t.message).unwrap().contains("resultType")); // legacy encoding
+//! # });
+//! ```
+
+mod bridge;
+mod legacy;
+mod shared;
+#[cfg(test)]
+mod tests;
+
+pub use legacy::LegacyState;
+pub use shared::{now, SharedSession};
+
+use crate::context::RequestEnv;
+use crate::server::{Preset, Server};
+use futures::Stream;
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Request};
+use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
+use mcp_protocol::types::RequestId;
+use mcp_protocol::version::Era;
+use mcp_protocol::ProtocolError;
+use serde_json::{Map, Value};
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Limits of one session.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// Whether a legacy client's `initialize` opens a session (default true); when false it gets
+    /// `-32601` naming the supported versions.
+    pub accept_legacy: bool,
+    /// Deepest accepted JSON nesting in [`Session::handle_bytes`] (default 64).
+    pub max_depth: usize,
+    /// How many rounds of client input one legacy request may take (default 16).
+    pub max_input_rounds: usize,
+    /// How long the client has to answer a server-to-client request (default: the server's
+    /// request timeout).
+    pub answer_timeout: Option<Duration>,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self { accept_legacy: true, max_depth: DEFAULT_MAX_DEPTH, max_input_rounds: 16, answer_timeout: None }
+    }
+}
+
+impl SessionConfig {
+    /// Whether `initialize` may open a legacy session.
+    pub fn accept_legacy(mut self, yes: bool) -> Self {
+        self.accept_legacy = yes;
+        self
+    }
+
+    /// The deepest accepted JSON nesting.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// How long the client has to answer a server-to-client request.
+    pub fn answer_timeout(mut self, limit: Duration) -> Self {
+        self.answer_timeout = Some(limit);
+        self
+    }
+}
+
+/// What the session wants its transport to do.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// Run this request's handler ([`Job::run`]) and hand the outcome to
+    /// [`Session::handle_outcome`].
+    Serve(Job),
+    /// Open this `subscriptions/listen` stream ([`Job::listen`]); report its end with
+    /// [`Session::handle_stream_end`].
+    Listen(Job),
+    /// Write this message to the client.
+    Transmit(Transmit),
+    /// The call with this JSON-RPC id is over (answered, or cancelled without an answer): a
+    /// transport with a stream per call closes it.
+    Finished(Value),
+    /// A legacy session was opened: the transport starts sending it change notifications
+    /// ([`Session::notification_for`]).
+    LegacyOpened,
+}
+
+/// One message for the client.
+#[derive(Debug)]
+pub struct Transmit {
+    /// The JSON-RPC id of the call the message belongs to (its response, or a server-to-client
+    /// request made on its behalf); `None` for a message about no call.
+    pub call: Option<Value>,
+    /// The serialized JSON-RPC message (no trailing newline).
+    pub message: Vec<u8>,
+    /// The error, when the message is an error the session itself answered with (malformed
+    /// input, a refused `initialize`, a reused id), for transports that map it to a status.
+    pub error: Option<ProtocolError>,
+}
+
+/// A request to serve: run it with [`Job::run`] (or [`Job::listen`]).
+pub struct Job {
+    key: RequestId,
+    request: Request,
+    era: Era,
+    preset: Option<Box<Preset>>,
+    cancel: CancellationToken,
+    server: Server,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").field("id", &self.request.id).field("method", &self.request.method).finish()
+    }
+}
+
+impl Job {
+    /// The request's JSON-RPC id.
+    pub fn id(&self) -> &Value {
+        &self.request.id
+    }
+
+    /// The request being served.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// The era the request is served in.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// Cancelled when the client cancels the call or the session ends.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Runs the handler with `env` (its `cancel` is replaced by the job's). A cancelled call
+    /// stops at once: its handler future is dropped.
+    pub fn run(self, mut env: RequestEnv) -> impl std::future::Future<Output = Outcome> + Send + 'static {
+        env.cancel = self.cancel.clone();
+        let Job { key, request, preset, cancel, server, .. } = self;
+        async move {
+            let fut = server.process_with(request, env, preset);
+            let result = tokio::select! {
+                biased;
+                r = fut => r,
+                _ = cancel.cancelled() => Err(ProtocolError::Internal("request cancelled by the client".into())),
+            };
+            Outcome { key, result }
+        }
+    }
+
+    /// Opens the listen stream with `env` (its `cancel` is replaced by the job's): the
+    /// acknowledgement, then change notifications, then the closing response at shutdown.
+    pub fn listen(self, mut env: RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
+        env.cancel = self.cancel;
+        self.server.listen(self.request, env)
+    }
+}
+
+/// A handler's outcome, to hand back to [`Session::handle_outcome`].
+#[derive(Debug)]
+pub struct Outcome {
+    key: RequestId,
+    result: Result<Value, ProtocolError>,
+}
+
+/// A call in flight.
+struct Call {
+    id: Value,
+    era: Era,
+    cancel: CancellationToken,
+    /// The MRTR-to-legacy bridge state of a legacy call (boxed: most calls are modern).
+    bridge: Option<Box<bridge::Bridge>>,
+}
+
+/// The state of one connection (see the module docs).
+pub struct Session {
+    server: Server,
+    config: SessionConfig,
+    legacy: Option<LegacyState>,
+    calls: HashMap<RequestId, Call>,
+    outbound: mcp_protocol::outbound::Outbound<bridge::Asked>,
+    events: VecDeque<Event>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("legacy", &self.legacy)
+            .field("calls", &self.calls.len())
+            .field("asked", &self.outbound.len())
+            .finish()
+    }
+}
+
+/// The key a JSON-RPC id is tracked under (ids are strings or integers).
+fn key_of(id: &Value) -> RequestId {
+    match id {
+        Value::Number(n) => n.as_i64().map_or_else(|| RequestId::String(format!("#{n}")), RequestId::Integer),
+        Value::String(s) => RequestId::String(s.clone()),
+        other => RequestId::String(other.to_string()),
+    }
+}
+
+/// Whether a request carries the modern per-request `_meta` (so is served statelessly even when
+/// a legacy session exists on the same connection).
+pub fn is_modern_request(params: &Map<String, Value>) -> bool {
+    params.get("_meta").and_then(Value::as_object).is_some_and(|m| m.contains_key(mcp_protocol::meta::PROTOCOL_VERSION))
+}
+
+impl Session {
+    /// A session of `server` with nothing negotiated yet.
+    pub fn new(server: Server, config: SessionConfig) -> Self {
+        Self {
+            server,
+            config,
+            legacy: None,
+            calls: HashMap::new(),
+            outbound: mcp_protocol::outbound::Outbound::new("s"),
+            events: VecDeque::new(),
+        }
+    }
+
+    /// The server this session serves.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The legacy session opened by `initialize`, if any.
+    pub fn legacy(&self) -> Option<&LegacyState> {
+        self.legacy.as_ref()
+    }
+
+    /// The next thing the transport should do, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// How many calls are in flight (served, or waiting for the client's input).
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Takes one message from the client as bytes: a request, a notification, or (in a legacy
+    /// session) the answer to a server-to-client request. Malformed input is answered with the
+    /// JSON-RPC error it deserves.
+    pub fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
+        match parse_incoming(bytes, self.config.max_depth) {
+            Ok(Incoming::Request(req)) => self.handle_request(req, None, now),
+            Ok(Incoming::Notification(n)) => self.handle_notification(n),
+            Err(rejected) => {
+                if self.legacy.is_some() {
+                    if let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(bytes) {
+                        if self.handle_response(&msg, now) {
+                            return;
+                        }
+                    }
+                }
+                let message = encode(&rejected.error.to_response(rejected.id.as_ref()));
+                let error = Some(rejected.error);
+                self.events.push_back(Event::Transmit(Transmit { call: None, message, error }));
+            }
+        }
+    }
+
+    /// Takes one request from the client, authenticated as `principal` (if the transport did).
+    pub fn handle_request(&mut self, req: Request, principal: Option<String>, now: Instant) {
+        let _ = now;
+        if req.method == "initialize" && !is_modern_request(&req.params) {
+            return self.initialize(req);
+        }
+        if self.legacy.is_some() && !is_modern_request(&req.params) {
+            return self.legacy_request(req, principal);
+        }
+        let key = key_of(&req.id);
+        if self.calls.contains_key(&key) {
+            let e = ProtocolError::InvalidRequest(format!("request id {} is already in use", req.id));
+            return self.transmit_error(&req.id, &e);
+        }
+        let cancel = CancellationToken::new();
+        self.calls
+            .insert(key.clone(), Call { id: req.id.clone(), era: Era::Modern, cancel: cancel.clone(), bridge: None });
+        let listen = req.method == "subscriptions/listen";
+        let job = Job { key, request: req, era: Era::Modern, preset: None, cancel, server: self.server.clone() };
+        self.events.push_back(if listen { Event::Listen(job) } else { Event::Serve(job) });
+    }
+
+    /// Takes one notification from the client: `notifications/cancelled` cancels its call;
+    /// `notifications/initialized` completes a legacy handshake; others mean nothing here.
+    pub fn handle_notification(&mut self, n: Notification) {
+        match n.method.as_str() {
+            "notifications/cancelled" => {
+                if let Some(id) = n.params.get("requestId") {
+                    self.cancel(id);
+                }
+            }
+            "notifications/initialized" => {
+                if let Some(l) = &mut self.legacy {
+                    l.initialized = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Cancels the call `id`, if it is in flight: its handler stops, nothing is sent for it.
+    pub fn cancel(&mut self, id: &Value) {
+        if let Some(call) = self.calls.remove(&key_of(id)) {
+            call.cancel.cancel();
+            if let Some(b) = call.bridge {
+                self.forget_asked(&b);
+            }
+            self.events.push_back(Event::Finished(call.id));
+        }
+    }
+
+    /// Takes a handler's outcome: the response goes out (encoded for the call's era), or, for a
+    /// legacy call that needs client input, the input requests go to the client.
+    pub fn handle_outcome(&mut self, outcome: Outcome, now: Instant) {
+        let Outcome { key, result } = outcome;
+        let Some(call) = self.calls.get_mut(&key) else { return }; // cancelled: no response
+        if call.era == Era::Legacy {
+            return self.legacy_outcome(key, result, now);
+        }
+        let call = self.calls.remove(&key).expect("call present");
+        let message = self.server.encode_response(&call.id, &result);
+        self.events.push_back(Event::Transmit(Transmit { call: Some(call.id.clone()), message, error: None }));
+        self.events.push_back(Event::Finished(call.id));
+    }
+
+    /// A listen stream opened from [`Event::Listen`] ended.
+    pub fn handle_stream_end(&mut self, id: &Value) {
+        self.calls.remove(&key_of(id));
+    }
+
+    /// When [`Session::handle_timeout`] should next be called, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.outbound.poll_timeout()
+    }
+
+    /// Fails every call whose client input is overdue at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for (_, asked) in self.outbound.handle_timeout(now) {
+            let limit = self.answer_timeout();
+            let e = ProtocolError::Internal(format!("the client did not answer within {} s", limit.as_secs()));
+            self.fail_call(&asked.call, e);
+        }
+    }
+
+    /// The client can no longer answer (its input ended): calls waiting for its answers fail,
+    /// calls still running go on (their responses may still reach it).
+    pub fn handle_peer_gone(&mut self) {
+        for asked in self.outbound.close() {
+            self.fail_call(&asked.call, ProtocolError::Internal("the client is gone".into()));
+        }
+    }
+
+    /// The session ends (the client went away, or it was deleted): every call is cancelled,
+    /// nothing waits for the client any more.
+    pub fn close(&mut self) {
+        for (_, call) in self.calls.drain() {
+            call.cancel.cancel();
+            self.events.push_back(Event::Finished(call.id));
+        }
+        self.outbound.close();
+    }
+
+    fn answer_timeout(&self) -> Duration {
+        self.config.answer_timeout.unwrap_or(self.server.inner.config.request_timeout)
+    }
+
+    fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
+        let message = encode(&e.to_response(Some(id)));
+        self.events.push_back(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
+    }
+
+    fn initialize(&mut self, req: Request) {
+        if self.legacy.is_some() {
+            let e = ProtocolError::InvalidRequest("the session is already initialized".into());
+            return self.transmit_error(&req.id, &e);
+        }
+        if !self.config.accept_legacy {
+            let versions = mcp_protocol::version::MODERN.join(", ");
+            let e = ProtocolError::MethodNotFound(format!(
+                "initialize (legacy sessions are off; supported versions: {versions})"
+            ));
+            return self.transmit_error(&req.id, &e);
+        }
+        match LegacyState::initialize(&self.server, &req.params) {
+            Ok((state, result)) => {
+                self.legacy = Some(state);
+                let message = legacy::encode_plain(&req.id, &Ok(result));
+                self.events.push_back(Event::Transmit(Transmit { call: Some(req.id), message, error: None }));
+                self.events.push_back(Event::LegacyOpened);
+            }
+            Err(e) => self.transmit_error(&req.id, &e),
+        }
+    }
+}
+
+fn encode(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).expect("JSON serializes")
+}
