@@ -1,7 +1,8 @@
 //! One logical call: rounds of request/response with MRTR input gathering, progress, timeouts.
 
-use crate::client::{check_result_type, CallOptions, Client, ServerEra};
+use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::{ClientError, TransportError};
+use crate::protocol::{RoundStep, Rounds};
 use crate::transport::OutgoingRequest;
 use mcp_protocol::headers as h;
 use mcp_protocol::meta::PROGRESS_TOKEN;
@@ -18,31 +19,19 @@ impl Client {
         params: Map<String, Value>,
         opts: &CallOptions,
     ) -> Result<Value, ClientError> {
-        let mut params = params;
-        let max_rounds = self.inner.config.max_rounds;
-        for _round in 0..max_rounds {
-            let result = self.round(method, params.clone(), opts).await?;
-            if check_result_type(&result)? != "input_required" {
-                return Ok(result);
-            }
-            let requests = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut rounds = Rounds::new(params, self.inner.config.max_rounds);
+        loop {
+            let result = self.round(method, rounds.params().clone(), opts).await?;
+            let questions = match rounds.handle_result(result)? {
+                RoundStep::Done(result) => return Ok(result),
+                RoundStep::Ask(questions) => questions,
+            };
             let mut responses = Map::new();
-            for (key, req) in &requests {
-                let m = req.get("method").and_then(Value::as_str).unwrap_or_default();
-                let p = req.get("params").cloned().unwrap_or(json!({}));
-                responses.insert(key.clone(), self.inner.config.handlers.answer(m, p).await?);
+            for q in questions {
+                responses.insert(q.key, self.inner.config.handlers.answer(&q.method, q.params).await?);
             }
-            params.remove("inputResponses");
-            params.remove("requestState");
-            if !responses.is_empty() {
-                params.insert("inputResponses".into(), Value::Object(responses));
-            }
-            // Echo requestState exactly as received; never invent one.
-            if let Some(state) = result.get("requestState") {
-                params.insert("requestState".into(), state.clone());
-            }
+            rounds.handle_answers(responses);
         }
-        Err(ClientError::TooManyRounds(max_rounds))
     }
 
     /// One request/response round. Returns the `result` object.

@@ -3,6 +3,7 @@
 use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
 use crate::handlers::{boxed, Handlers};
+use crate::protocol::{Negotiation, Probed, Step};
 use crate::transport::{Transport, TransportKind};
 use mcp_protocol::headers::{self as h, encode_value, HeaderParam};
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
@@ -221,22 +222,6 @@ impl std::fmt::Debug for Client {
 }
 
 /// Whether an error response identifies a modern server (so no legacy fallback).
-fn is_modern_error(err: &Value) -> bool {
-    let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
-    use mcp_protocol::error::code::*;
-    match code {
-        UNSUPPORTED_PROTOCOL_VERSION => err.pointer("/data/supported").is_some_and(Value::is_array),
-        HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY => true,
-        _ => false,
-    }
-}
-
-enum Probe {
-    Modern(ServerEra),
-    Retry(String),
-    Legacy(String),
-}
-
 impl Client {
     async fn connect(config: ClientBuilder, transport: Arc<dyn Transport>) -> Result<Self, ClientError> {
         let client = Client {
@@ -253,29 +238,33 @@ impl Client {
             client.initialize().await?;
             return Ok(client);
         }
-        let mut version = version::LATEST.to_owned();
-        for _ in 0..3 {
-            match client.probe(&version).await? {
-                Probe::Modern(era) => {
-                    *client.inner.era.lock().expect("lock") = Some(era);
+        let mut negotiation = Negotiation::new(client.inner.config.allow_legacy);
+        loop {
+            let version = negotiation.version().to_owned();
+            let response = client.probe(&version).await?;
+            let probed = match &response {
+                Some(Ok(r)) => Probed::Response(r),
+                Some(Err(status)) => Probed::HttpStatus(*status),
+                None => Probed::Silence,
+            };
+            match negotiation.handle(probed)? {
+                Step::Probe => {}
+                Step::Modern { version, discover } => {
+                    *client.inner.era.lock().expect("lock") = Some(ServerEra::Modern { version, discover });
                     return Ok(client);
                 }
-                Probe::Retry(v) => version = v,
-                Probe::Legacy(why) => {
-                    if !client.inner.config.allow_legacy {
-                        return Err(ClientError::InvalidResponse(format!("server is not a modern MCP server ({why})")));
-                    }
+                Step::Legacy(why) => {
                     tracing::info!(reason = %why, "falling back to the legacy initialize handshake");
                     client.initialize().await?;
                     return Ok(client);
                 }
             }
         }
-        Err(ClientError::InvalidResponse("version negotiation did not converge".into()))
     }
 
-    /// `server/discover` with `version`; classifies the server.
-    async fn probe(&self, version: &str) -> Result<Probe, ClientError> {
+    /// Sends `server/discover` with `version`: the response, an HTTP 4xx status, or `None`
+    /// when the server stays silent past the probe timeout.
+    async fn probe(&self, version: &str) -> Result<Option<Result<Value, u16>>, ClientError> {
         let id = self.next_id();
         let params = self.modern_params(version, Map::new(), None, None);
         let msg = mcp_protocol::jsonrpc::request(&json!(id), "server/discover", params);
@@ -288,47 +277,13 @@ impl Client {
         // The shared exchange loop (401/403 already become `AuthRequired` there); its own idle
         // timeout is set past the probe's so that silence means "legacy", not an error.
         let opts = CallOptions { timeout: Some(timeout * 2), ..CallOptions::default() };
-        let response = match tokio::time::timeout(timeout, self.exchange(msg, headers, &opts)).await {
-            Err(_) => return Ok(Probe::Legacy("no answer to server/discover".into())),
-            Ok(Err(ClientError::Transport(TransportError::Http { status, body, www_authenticate }))) => {
-                if (400..500).contains(&status) {
-                    return Ok(Probe::Legacy(format!("HTTP {status}: {body}")));
-                }
-                return Err(TransportError::Http { status, body, www_authenticate }.into());
+        match tokio::time::timeout(timeout, self.exchange(msg, headers, &opts)).await {
+            Err(_) => Ok(None),
+            Ok(Err(ClientError::Transport(TransportError::Http { status, .. }))) if (400..500).contains(&status) => {
+                Ok(Some(Err(status)))
             }
-            Ok(r) => r?,
-        };
-        if let Some(err) = response.get("error") {
-            if !is_modern_error(err) {
-                return Ok(Probe::Legacy(format!("server/discover failed: {err}")));
-            }
-            if let Some(supported) = err.pointer("/data/supported").and_then(Value::as_array) {
-                let theirs: Vec<String> = supported.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
-                // Retry with the best common modern version (even the one just sent: a server
-                // may refuse a first attempt and name it as supported; the caller bounds retries).
-                if let Some(v) = version::MODERN.iter().find(|v| theirs.iter().any(|t| t == *v)) {
-                    return Ok(Probe::Retry((*v).to_owned()));
-                }
-                if theirs.iter().any(|t| version::LEGACY.contains(&t.as_str())) {
-                    return Ok(Probe::Legacy(format!("server supports only {theirs:?}")));
-                }
-                return Err(ClientError::NoCommonVersion { server: theirs });
-            }
-            return Err(ClientError::from_error_object(err));
+            Ok(r) => r.map(|v| Some(Ok(v))),
         }
-        let result = response
-            .get("result")
-            .cloned()
-            .ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))?;
-        // A legacy server may answer unknown methods with an empty result: only a real
-        // DiscoverResult (supportedVersions + capabilities) identifies a modern server.
-        if !result.get("supportedVersions").is_some_and(Value::is_array)
-            || !result.get("capabilities").is_some_and(Value::is_object)
-        {
-            return Ok(Probe::Legacy(format!("server/discover answered without a DiscoverResult: {result}")));
-        }
-        check_result_type(&result)?;
-        Ok(Probe::Modern(ServerEra::Modern { version: version.to_owned(), discover: result }))
     }
 
     /// The era and negotiated version.
@@ -417,14 +372,5 @@ impl Client {
     /// Closes the connection (stdio: terminates the server's process tree).
     pub async fn close(&self) {
         self.inner.transport.close().await;
-    }
-}
-
-/// Checks `resultType`: absent means complete; unknown values are invalid.
-pub(crate) fn check_result_type(result: &Value) -> Result<&str, ClientError> {
-    match result.get("resultType") {
-        None => Ok("complete"),
-        Some(Value::String(s)) if s == "complete" || s == "input_required" => Ok(s.as_str()),
-        Some(other) => Err(ClientError::InvalidResponse(format!("unknown resultType {other}"))),
     }
 }

@@ -22,6 +22,7 @@ mod error;
 mod handlers;
 mod legacy;
 mod listen;
+pub mod protocol;
 mod result;
 pub mod transport;
 

@@ -10,16 +10,12 @@ use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Event, Outcome, Session, SessionConfig, SharedSession};
+use mcp_server::session::{Event, Running, Session, SessionConfig, SharedSession};
 use mcp_server::RequestEnv;
 use serde_json::Value;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-type Round = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
 /// Cancels the call in the session core if the POST serving it goes away before it streams.
 struct CancelOnDrop {
@@ -41,6 +37,13 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// Starts one round of a call, tracked so that the client can cancel it.
+fn start(core: &Arc<SharedSession>, job: mcp_server::session::Job, env: &RequestEnv) -> Running {
+    let mut running = job.run(env);
+    core.run(|c, _| c.handle_pending(&mut running));
+    running
+}
+
 impl McpService {
     /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
     /// subject, if any) and answers with its id.
@@ -49,7 +52,7 @@ impl McpService {
             SessionConfig::default().max_depth(self.config.max_depth).accept_legacy(self.config.max_sessions > 0);
         let mut core = Session::new(self.server.clone(), config);
         let id = req.id.clone();
-        core.handle_request(req, owner.clone(), mcp_server::session::now());
+        core.handle_request(req, owner.clone());
         let Some(Event::Transmit(answer)) = core.poll_event() else {
             return error_response(&ProtocolError::Internal("initialize produced no answer".into()), Some(&id));
         };
@@ -116,7 +119,7 @@ impl McpService {
             Err(rej) => {
                 // The client's answer to one of our requests.
                 if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
-                    if s.core.run(|c, now| c.handle_response(&m, now)) {
+                    if s.core.run(|c, _| c.handle_response(&m)) {
                         return accepted();
                     }
                 }
@@ -138,7 +141,7 @@ impl McpService {
             routes.insert(route_key(&id), tx);
         }
         let subject = principal.map(|p| p.subject);
-        s.core.run(|c, now| c.handle_request(req, subject.clone(), now));
+        s.core.run(|c, _| c.handle_request(req, subject.clone()));
         let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
         let close = CancellationToken::new();
         let env = RequestEnv {
@@ -165,7 +168,7 @@ impl McpService {
         close: CancellationToken,
     ) -> Resp {
         let mut guard = CancelOnDrop { core: Some(s.core.clone()), id: id.clone() };
-        let mut round: Option<Round> = None;
+        let mut round: Option<Running> = None;
         let mut first: Vec<Vec<u8>> = Vec::new();
         loop {
             tokio::select! {
@@ -176,10 +179,10 @@ impl McpService {
                 }
                 outcome = async { round.as_mut().expect("guarded").await }, if round.is_some() => {
                     round = None;
-                    s.core.run(|c, now| c.handle_outcome(outcome, now));
+                    s.core.run(|c, clock| c.handle_outcome(outcome, clock));
                 }
                 d = rx.recv() => match d {
-                    Some(Delivery::Serve(job)) => round = Some(Box::pin(job.run(env.clone()))),
+                    Some(Delivery::Serve(job)) => round = Some(start(&s.core, job, &env)),
                     Some(Delivery::Message(m)) => match rx.try_recv() {
                         Ok(Delivery::Finished) if note_rx.is_empty() => {
                             guard.disarm();
@@ -213,7 +216,7 @@ impl McpService {
         mut note_rx: mpsc::UnboundedReceiver<Value>,
         env: RequestEnv,
         close: CancellationToken,
-        mut round: Option<Round>,
+        mut round: Option<Running>,
         first: Vec<Vec<u8>>,
         mut pending: Option<Delivery>,
     ) -> Resp {
@@ -231,7 +234,7 @@ impl McpService {
             while !finished {
                 if let Some(d) = pending.take() {
                     match d {
-                        Delivery::Serve(job) => round = Some(Box::pin(job.run(env.clone()))),
+                        Delivery::Serve(job) => round = Some(start(&session.core, job, &env)),
                         Delivery::Message(m) => stream.push(&m),
                         Delivery::Finished => break,
                     }
@@ -242,10 +245,10 @@ impl McpService {
                     Some(n) = note_rx.recv() => stream.push_message(&n),
                     outcome = async { round.as_mut().expect("guarded").await }, if round.is_some() => {
                         round = None;
-                        session.core.run(|c, now| c.handle_outcome(outcome, now));
+                        session.core.run(|c, clock| c.handle_outcome(outcome, clock));
                     }
                     d = rx.recv() => match d {
-                        Some(Delivery::Serve(job)) => round = Some(Box::pin(job.run(env.clone()))),
+                        Some(Delivery::Serve(job)) => round = Some(start(&session.core, job, &env)),
                         Some(Delivery::Message(m)) => {
                             while let Ok(n) = note_rx.try_recv() {
                                 stream.push_message(&n);

@@ -27,8 +27,20 @@ pub enum StrictJsonError {
 }
 
 /// Parses `bytes` into a [`Value`], rejecting duplicate keys and nesting deeper than `max_depth`.
+///
+/// The input is checked as UTF-8 once, up front: serde_json then reads it as a `str` and skips
+/// checking each string again (invalid input takes the byte path, for serde_json's own error).
 pub fn parse_strict(bytes: &[u8], max_depth: usize) -> Result<Value, StrictJsonError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_with(serde_json::Deserializer::from_str(text), max_depth),
+        Err(_) => parse_with(serde_json::Deserializer::from_slice(bytes), max_depth),
+    }
+}
+
+fn parse_with<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    max_depth: usize,
+) -> Result<Value, StrictJsonError> {
     let value = Seed { depth: 0, max: max_depth }.deserialize(&mut de).map_err(classify)?;
     de.end().map_err(|e| StrictJsonError::Syntax(e.to_string()))?;
     Ok(value)

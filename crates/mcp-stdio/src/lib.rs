@@ -15,9 +15,10 @@
 use futures::StreamExt;
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Event, Job, Outcome, Session, SessionConfig, SharedSession};
+use mcp_server::session::{Event, Job, Running, Session, SessionConfig, SharedSession};
 use mcp_server::{NotificationSink, RequestEnv, Server};
 use serde_json::Value;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -116,7 +117,7 @@ where
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     let mut inline_budget = FLUSH_EVERY;
-    let (mut events, mut done) = (Vec::with_capacity(4), Vec::with_capacity(4));
+    let (mut events, mut done) = (VecDeque::with_capacity(4), VecDeque::with_capacity(4));
     loop {
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
@@ -132,16 +133,18 @@ where
         if text.is_empty() {
             continue;
         }
-        session.with(|s, now| s.handle_bytes(text, now), &mut events);
-        for event in events.drain(..) {
+        session.with(|s, _| s.handle_bytes(text), &mut events);
+        while let Some(event) = events.pop_front() {
             match event {
                 Event::Serve(job) => {
                     // Poll the handler once right here: most requests complete without waiting,
                     // and then need no task and no wake-ups.
-                    let mut fut = Box::pin(job.run(driver.env()));
-                    if let Poll::Ready(outcome) = futures::poll!(fut.as_mut()) {
-                        session.with(|s, now| s.handle_outcome(outcome, now), &mut done);
-                        done.drain(..).for_each(|e| driver.dispatch(&session, e));
+                    let mut fut = job.run(&driver.env);
+                    if let Poll::Ready(outcome) = futures::poll!(&mut fut) {
+                        session.with(|s, clock| s.handle_outcome(outcome, clock), &mut done);
+                        while let Some(e) = done.pop_front() {
+                            driver.dispatch(&session, e);
+                        }
                         // Let the writer flush every few answers while more input is queued: the
                         // client can consume them (and send more) while we keep working.
                         inline_budget -= 1;
@@ -179,12 +182,11 @@ where
     writer.await.map_err(std::io::Error::other)?
 }
 
-type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>;
-
 /// What the session's events turn into on stdio: writes to stdout and spawned handlers.
 struct Driver {
     out: mpsc::UnboundedSender<Vec<u8>>,
-    sink: NotificationSink,
+    /// What every request's handler gets: the sink writing to stdout.
+    env: RequestEnv,
     tasks: TaskTracker,
     stop: CancellationToken,
 }
@@ -195,11 +197,7 @@ impl Driver {
         let sink = NotificationSink::new(move |v: Value| {
             let _ = tx.send(encode(&v));
         });
-        Self { out, sink, tasks: TaskTracker::new(), stop }
-    }
-
-    fn env(&self) -> RequestEnv {
-        RequestEnv { sink: Some(self.sink.clone()), ..RequestEnv::default() }
+        Self { out, env: RequestEnv { sink: Some(sink), ..RequestEnv::default() }, tasks: TaskTracker::new(), stop }
     }
 
     fn dispatch(&self, session: &Arc<SharedSession>, event: Event) {
@@ -207,19 +205,21 @@ impl Driver {
             Event::Transmit(t) => {
                 let _ = self.out.send(t.message);
             }
-            Event::Serve(job) => self.spawn_job(session, Box::pin(job.run(self.env())), None),
+            Event::Serve(job) => self.spawn_job(session, job.run(&self.env), None),
             Event::Listen(job) => self.spawn_listen(session, job, None),
             Event::LegacyOpened => self.forward_changes(session),
             _ => {}
         }
     }
 
-    /// Runs a handler that did not finish at once; its outcome goes back to the session.
-    fn spawn_job(&self, session: &Arc<SharedSession>, fut: Handling, permit: Option<OwnedSemaphorePermit>) {
+    /// Runs a handler that did not finish at once (tracked from now on, so the client can
+    /// cancel it); its outcome goes back to the session.
+    fn spawn_job(&self, session: &Arc<SharedSession>, mut fut: Running, permit: Option<OwnedSemaphorePermit>) {
+        session.run(|s, _| s.handle_pending(&mut fut));
         let session = session.clone();
         self.tasks.spawn(async move {
             let outcome = fut.await;
-            session.run(|s, now| s.handle_outcome(outcome, now));
+            session.run(|s, clock| s.handle_outcome(outcome, clock));
             drop(permit);
         });
     }
@@ -230,7 +230,7 @@ impl Driver {
         self.tasks.spawn(async move {
             let id = job.id().clone();
             let cancel = job.cancellation().clone();
-            match job.listen(RequestEnv::default()) {
+            match job.listen(&RequestEnv::default()) {
                 Ok(stream) => {
                     let mut stream = std::pin::pin!(stream);
                     loop {

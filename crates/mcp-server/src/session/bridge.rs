@@ -120,8 +120,7 @@ impl Session {
 
     /// Takes a JSON-RPC response from the client: the answer to one of the session's questions.
     /// Returns false when `msg` is not a response (a response to nothing is dropped).
-    pub fn handle_response(&mut self, msg: &Map<String, Value>, now: std::time::Instant) -> bool {
-        let _ = now;
+    pub fn handle_response(&mut self, msg: &Map<String, Value>) -> bool {
         let (oid, asked, answer) = match self.outbound.handle_response(msg) {
             Matched::NotAResponse => return false,
             Matched::Answer { id, token, answer } => (id, token, answer),

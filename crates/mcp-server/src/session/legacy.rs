@@ -168,8 +168,7 @@ impl Session {
         }
         let cancel = CancellationToken::new();
         let bridge = super::bridge::Bridge::new(req.clone(), principal);
-        let call =
-            Call { id: req.id.clone(), era: Era::Legacy, cancel: cancel.clone(), bridge: Some(Box::new(bridge)) };
+        let call = Call { id: req.id.clone(), cancel: cancel.clone(), bridge: Some(Box::new(bridge)) };
         self.calls.insert(key.clone(), call);
         self.serve_legacy(key, req, None, cancel);
     }

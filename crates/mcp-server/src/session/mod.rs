@@ -29,16 +29,15 @@
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let server = Server::builder("demo", "1").build().unwrap();
 //! let mut session = Session::new(server, SessionConfig::default());
-//! let now = Instant::now();
-//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#, now);
+//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#);
 //! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
 //! assert!(std::str::from_utf8(&t.message).unwrap().contains("\"protocolVersion\":\"2025-11-25\""));
 //! assert!(matches!(session.poll_event(), Some(Event::LegacyOpened)));
 //!
-//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, now);
+//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
 //! let Some(Event::Serve(job)) = session.poll_event() else { panic!() };
-//! let outcome = job.run(RequestEnv::default()).await; // the transport runs handlers
-//! session.handle_outcome(outcome, Instant::now());
+//! let outcome = job.run(&RequestEnv::default()).await; // the transport runs handlers
+//! session.handle_outcome(outcome, &Instant::now());
 //! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
 //! assert!(!std::str::from_utf8(&t.message).unwrap().contains("resultType")); // legacy encoding
 //! # });
@@ -178,27 +177,104 @@ impl Job {
         &self.cancel
     }
 
-    /// Runs the handler with `env` (its `cancel` is replaced by the job's). A cancelled call
-    /// stops at once: its handler future is dropped.
-    pub fn run(self, mut env: RequestEnv) -> impl std::future::Future<Output = Outcome> + Send + 'static {
-        env.cancel = self.cancel.clone();
-        let Job { key, request, preset, cancel, server, .. } = self;
-        async move {
-            let fut = server.process_with(request, env, preset);
-            let result = tokio::select! {
-                biased;
-                r = fut => r,
-                _ = cancel.cancelled() => Err(ProtocolError::Internal("request cancelled by the client".into())),
-            };
-            Outcome { key, result }
-        }
+    /// Runs the handler with what the transport knows about the request (`env`: principal,
+    /// notification sink, HTTP parts; its `cancel` is ignored: the job's own token is used,
+    /// which `notifications/cancelled` fires). A cancelled call stops at once: its handler
+    /// future is dropped.
+    ///
+    /// A modern call is tracked (for `notifications/cancelled` and for duplicate ids) only once
+    /// its transport says it is still running: a transport that cannot finish it at once hands
+    /// it to [`Session::handle_pending`] before reading more input. Most calls finish on their
+    /// first poll and so are never tracked.
+    pub fn run(self, env: &RequestEnv) -> Running {
+        let env = RequestEnv {
+            principal: env.principal.clone(),
+            sink: env.sink.clone(),
+            cancel: self.cancel.clone(),
+            close_stream: env.close_stream.clone(),
+            http: env.http.clone(),
+        };
+        let Job { key, request, era, preset, cancel, server } = self;
+        let id = request.id.clone();
+        let fut = Box::pin(async move { server.process_with(request, env, preset).await });
+        Running { fut, key: Some(key), id, era, cancel, tracked: false, cancelled: None }
     }
 
-    /// Opens the listen stream with `env` (its `cancel` is replaced by the job's): the
-    /// acknowledgement, then change notifications, then the closing response at shutdown.
-    pub fn listen(self, mut env: RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
-        env.cancel = self.cancel;
+    /// Opens the listen stream with `env` (as for [`Job::run`]): the acknowledgement, then
+    /// change notifications, then the closing response at shutdown.
+    pub fn listen(self, env: &RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
+        let env = RequestEnv {
+            principal: env.principal.clone(),
+            sink: env.sink.clone(),
+            cancel: self.cancel,
+            close_stream: env.close_stream.clone(),
+            http: env.http.clone(),
+        };
         self.server.listen(self.request, env)
+    }
+}
+
+type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ProtocolError>> + Send + 'static>>;
+
+/// A running job: the future of its [`Outcome`] (see [`Job::run`]).
+pub struct Running {
+    fut: Handling,
+    key: Option<RequestId>,
+    id: Value,
+    era: Era,
+    cancel: CancellationToken,
+    /// Whether the session tracks it ([`Session::handle_pending`]), so it can be cancelled.
+    tracked: bool,
+    /// Set up on the first poll that does not finish (most never need it).
+    cancelled: Option<std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>>,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running").field("key", &self.key).field("era", &self.era).finish_non_exhaustive()
+    }
+}
+
+impl std::future::Future for Running {
+    type Output = Outcome;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Outcome> {
+        use std::task::Poll;
+        let this = &mut *self;
+        let (result, cancelled) = match this.fut.as_mut().poll(cx) {
+            // Only a tracked job can have been cancelled (the check takes a lock).
+            Poll::Ready(r) => (r, this.tracked && this.cancel.is_cancelled()),
+            Poll::Pending => {
+                let cancel = &this.cancel;
+                let cancelled = this.cancelled.get_or_insert_with(|| Box::pin(cancel.clone().cancelled_owned()));
+                if cancelled.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                (Err(ProtocolError::Internal("request cancelled by the client".into())), true)
+            }
+        };
+        let key = this.key.take().expect("polled after completion");
+        let (id, era) = (std::mem::take(&mut this.id), this.era);
+        Poll::Ready(Outcome { key, id, era, cancelled, result })
+    }
+}
+
+/// The time, read only when the session needs it (most calls never do): an [`Instant`] is one,
+/// and so is a closure returning one.
+pub trait Clock {
+    /// The current time.
+    fn now(&self) -> Instant;
+}
+
+impl Clock for Instant {
+    fn now(&self) -> Instant {
+        *self
+    }
+}
+
+impl<F: Fn() -> Instant> Clock for F {
+    fn now(&self) -> Instant {
+        self()
     }
 }
 
@@ -206,13 +282,15 @@ impl Job {
 #[derive(Debug)]
 pub struct Outcome {
     key: RequestId,
+    id: Value,
+    era: Era,
+    cancelled: bool,
     result: Result<Value, ProtocolError>,
 }
 
 /// A call in flight.
 struct Call {
     id: Value,
-    era: Era,
     cancel: CancellationToken,
     /// The MRTR-to-legacy bridge state of a legacy call (boxed: most calls are modern).
     bridge: Option<Box<bridge::Bridge>>,
@@ -223,7 +301,8 @@ pub struct Session {
     server: Server,
     config: SessionConfig,
     legacy: Option<LegacyState>,
-    calls: HashMap<RequestId, Call>,
+    /// foldhash: seeded per process (ids come from the client), faster than SipHash.
+    calls: HashMap<RequestId, Call, foldhash::fast::RandomState>,
     outbound: mcp_protocol::outbound::Outbound<bridge::Asked>,
     events: VecDeque<Event>,
 }
@@ -260,7 +339,7 @@ impl Session {
             server,
             config,
             legacy: None,
-            calls: HashMap::new(),
+            calls: HashMap::default(),
             outbound: mcp_protocol::outbound::Outbound::new("s"),
             events: VecDeque::new(),
         }
@@ -289,14 +368,14 @@ impl Session {
     /// Takes one message from the client as bytes: a request, a notification, or (in a legacy
     /// session) the answer to a server-to-client request. Malformed input is answered with the
     /// JSON-RPC error it deserves.
-    pub fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
+    pub fn handle_bytes(&mut self, bytes: &[u8]) {
         match parse_incoming(bytes, self.config.max_depth) {
-            Ok(Incoming::Request(req)) => self.handle_request(req, None, now),
+            Ok(Incoming::Request(req)) => self.handle_request(req, None),
             Ok(Incoming::Notification(n)) => self.handle_notification(n),
             Err(rejected) => {
                 if self.legacy.is_some() {
                     if let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(bytes) {
-                        if self.handle_response(&msg, now) {
+                        if self.handle_response(&msg) {
                             return;
                         }
                     }
@@ -309,8 +388,7 @@ impl Session {
     }
 
     /// Takes one request from the client, authenticated as `principal` (if the transport did).
-    pub fn handle_request(&mut self, req: Request, principal: Option<String>, now: Instant) {
-        let _ = now;
+    pub fn handle_request(&mut self, req: Request, principal: Option<String>) {
         if req.method == "initialize" && !is_modern_request(&req.params) {
             return self.initialize(req);
         }
@@ -323,8 +401,7 @@ impl Session {
             return self.transmit_error(&req.id, &e);
         }
         let cancel = CancellationToken::new();
-        self.calls
-            .insert(key.clone(), Call { id: req.id.clone(), era: Era::Modern, cancel: cancel.clone(), bridge: None });
+        self.calls.insert(key.clone(), Call { id: req.id.clone(), cancel: cancel.clone(), bridge: None });
         let listen = req.method == "subscriptions/listen";
         let job = Job { key, request: req, era: Era::Modern, preset: None, cancel, server: self.server.clone() };
         self.events.push_back(if listen { Event::Listen(job) } else { Event::Serve(job) });
@@ -359,18 +436,36 @@ impl Session {
         }
     }
 
+    /// A job that did not finish at once: from now on `notifications/cancelled` stops it and its
+    /// id counts as in use (see [`Job::run`]). Legacy calls are tracked from the start.
+    pub fn handle_pending(&mut self, running: &mut Running) {
+        running.tracked = true;
+        let Some(key) = &running.key else { return };
+        if running.era == Era::Modern && !self.calls.contains_key(key) {
+            let id = running.id.clone();
+            self.calls.insert(key.clone(), Call { id, cancel: running.cancel.clone(), bridge: None });
+        }
+    }
+
     /// Takes a handler's outcome: the response goes out (encoded for the call's era), or, for a
     /// legacy call that needs client input, the input requests go to the client.
-    pub fn handle_outcome(&mut self, outcome: Outcome, now: Instant) {
-        let Outcome { key, result } = outcome;
-        let Some(call) = self.calls.get_mut(&key) else { return }; // cancelled: no response
-        if call.era == Era::Legacy {
-            return self.legacy_outcome(key, result, now);
+    pub fn handle_outcome(&mut self, outcome: Outcome, now: &impl Clock) {
+        let Outcome { key, id, era, cancelled, result } = outcome;
+        if era == Era::Legacy {
+            if cancelled || !self.calls.contains_key(&key) {
+                return; // cancelled: no response
+            }
+            return self.legacy_outcome(key, result, now.now());
         }
-        let call = self.calls.remove(&key).expect("call present");
-        let message = self.server.encode_response(&call.id, &result);
-        self.events.push_back(Event::Transmit(Transmit { call: Some(call.id.clone()), message, error: None }));
-        self.events.push_back(Event::Finished(call.id));
+        if !self.calls.is_empty() {
+            self.calls.remove(&key);
+        }
+        if cancelled {
+            return; // no response for a cancelled call
+        }
+        let message = self.server.encode_response(&id, &result);
+        self.events.push_back(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
+        self.events.push_back(Event::Finished(id));
     }
 
     /// A listen stream opened from [`Event::Listen`] ended.

@@ -2,6 +2,7 @@
 //! hands events to the transport. The only part of the session layer that knows a runtime.
 
 use super::{Event, Session};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -33,13 +34,24 @@ impl SharedSession {
         Arc::new(Self { core: Mutex::new(session), timer: Mutex::new(None), dispatch: Box::new(dispatch) })
     }
 
-    /// Runs `f` on the session at the current time and moves the events it queued into `out`
-    /// (for the caller to carry out, outside the lock). Arms the timer the session asks for.
-    pub fn with<R>(self: &Arc<Self>, f: impl FnOnce(&mut Session, Instant) -> R, out: &mut Vec<Event>) -> R {
+    /// Runs `f` on the session and moves the events it queued into `out` (for the caller to
+    /// carry out, outside the lock). Arms the timer the session asks for. `f` gets the clock to
+    /// pass on (it reads the time only if asked).
+    /// A caller that keeps `out` between calls (drained each time) trades buffers with the
+    /// session instead of moving events.
+    pub fn with<R>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Session, &fn() -> Instant) -> R,
+        out: &mut VecDeque<Event>,
+    ) -> R {
         let (r, wake) = {
             let mut core = self.core.lock().expect("session lock");
-            let r = f(&mut core, now());
-            out.extend(core.events.drain(..));
+            let r = f(&mut core, &(now as fn() -> Instant));
+            if out.is_empty() && out.capacity() > 0 {
+                std::mem::swap(&mut core.events, out);
+            } else {
+                out.extend(core.events.drain(..));
+            }
             (r, core.poll_timeout())
         };
         if let Some(at) = wake {
@@ -49,8 +61,8 @@ impl SharedSession {
     }
 
     /// [`SharedSession::with`], then every event goes to the transport's `dispatch`.
-    pub fn run<R>(self: &Arc<Self>, f: impl FnOnce(&mut Session, Instant) -> R) -> R {
-        let mut events = Vec::new();
+    pub fn run<R>(self: &Arc<Self>, f: impl FnOnce(&mut Session, &fn() -> Instant) -> R) -> R {
+        let mut events = VecDeque::new();
         let r = self.with(f, &mut events);
         for e in events {
             (self.dispatch)(self, e);
@@ -86,7 +98,7 @@ impl SharedSession {
                     *armed = None;
                 }
             }
-            me.run(|s, now| s.handle_timeout(now));
+            me.run(|s, clock| s.handle_timeout(clock()));
         });
     }
 }
