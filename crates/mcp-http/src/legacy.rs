@@ -8,8 +8,9 @@
 //! resource-update notifications; DELETE ends the session. Unknown or ended sessions get 404.
 
 use crate::body::{sse_event, McpBody};
+pub(crate) use crate::service::{accepted, status_only};
 use bytes::Bytes;
-use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
+use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
 use mcp_server::session::{Event, Job, Session, SharedSession};
 use mcp_server::Server;
@@ -245,17 +246,6 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
         }
     });
     crate::service::sse_response(rx)
-}
-
-/// `202 Accepted` with no body (notifications and responses POSTed by the client).
-pub(crate) fn accepted() -> Response<McpBody> {
-    status_only(StatusCode::ACCEPTED)
-}
-
-pub(crate) fn status_only(status: StatusCode) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::empty());
-    *r.status_mut() = status;
-    r
 }
 
 /// Adds the session id header to a response.

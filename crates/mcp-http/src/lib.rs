@@ -25,8 +25,11 @@
 mod auth_layer;
 mod body;
 mod cors;
+#[cfg(feature = "legacy")]
 mod legacy;
+#[cfg(feature = "legacy")]
 mod legacy_call;
+#[cfg(feature = "legacy")]
 mod resume;
 mod serve;
 mod service;

@@ -3,7 +3,8 @@
 use crate::auth_layer::Authenticated;
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::cors::CorsConfig;
-use crate::legacy::{accepted, has_modern_version_header, is_legacy_initialize, session_header, status_only, Sessions};
+#[cfg(feature = "legacy")]
+use crate::legacy::{has_modern_version_header, is_legacy_initialize, session_header, Sessions};
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -95,6 +96,7 @@ impl<B> RequestBody for B where
 pub struct McpService {
     pub(crate) server: Server,
     pub(crate) config: Arc<HttpConfig>,
+    #[cfg(feature = "legacy")]
     pub(crate) sessions: Arc<Sessions>,
 }
 
@@ -105,6 +107,17 @@ impl std::fmt::Debug for McpService {
 }
 
 pub(crate) type Resp = Response<McpBody>;
+
+/// `202 Accepted` with no body (notifications and responses POSTed by the client).
+pub(crate) fn accepted() -> Response<McpBody> {
+    status_only(StatusCode::ACCEPTED)
+}
+
+pub(crate) fn status_only(status: StatusCode) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = status;
+    r
+}
 
 pub(crate) fn bytes_response(status: StatusCode, body: Vec<u8>) -> Resp {
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
@@ -146,8 +159,12 @@ impl McpService {
                 cors.allow_origins.iter().filter(|o| !config.allowed_origins.contains(o)).cloned().collect();
             config.allowed_origins.extend(extra);
         }
-        let sessions = Arc::new(Sessions::new(config.max_sessions, config.session_idle));
-        Self { server, config: Arc::new(config), sessions }
+        Self {
+            server,
+            #[cfg(feature = "legacy")]
+            sessions: Arc::new(Sessions::new(config.max_sessions, config.session_idle)),
+            config: Arc::new(config),
+        }
     }
 
     /// Handles one HTTP request (any body type: hyper's, axum's, a test's `Full<Bytes>`).
@@ -195,6 +212,7 @@ impl McpService {
             Some(a) => (Some(a.config), Some(a.principal)),
             None => (None, None),
         };
+        #[cfg(feature = "legacy")]
         if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
             let sid = sid.to_owned();
             return self.session_call(req, &sid, auth.as_deref(), principal).await;
@@ -215,6 +233,7 @@ impl McpService {
         let req = match msg {
             // No client notification has meaning over HTTP in this revision; accept and ignore.
             Incoming::Notification(_) => return accepted(),
+            #[cfg(feature = "legacy")]
             Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
                 return self.open_session(r, principal.map(|p| p.subject))
             }
@@ -265,7 +284,8 @@ impl McpService {
     fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
-        let env = RequestEnv { principal, sink: None, cancel: cancel.clone(), close_stream: None, http: None };
+        let mut env = RequestEnv::new(cancel.clone());
+        env.principal = principal;
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -374,13 +394,10 @@ fn request_env(
 ) -> (RequestEnv, mpsc::UnboundedReceiver<Value>, CancellationToken) {
     let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
     let cancel = CancellationToken::new();
-    let env = RequestEnv {
-        principal,
-        sink: Some(note_tx.into()),
-        cancel: cancel.clone(),
-        close_stream: None,
-        http: http.map(Arc::new),
-    };
+    let mut env = RequestEnv::new(cancel.clone());
+    env.principal = principal;
+    env.sink = Some(note_tx.into());
+    env.http = http.map(Arc::new);
     (env, note_rx, cancel)
 }
 

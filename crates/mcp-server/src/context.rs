@@ -52,10 +52,26 @@ pub struct RequestEnv {
     /// Set by transports whose response streams the client can resume (legacy Streamable HTTP
     /// sessions): [`Context::close_stream`] fires it and the transport ends the stream while the
     /// handler keeps running. `None` elsewhere.
+    #[cfg(feature = "legacy")]
     pub close_stream: Option<CancellationToken>,
     /// The HTTP request the call arrived in (Streamable HTTP only), for the
     /// [`crate::HttpRequest`] extractor.
     pub http: Option<Arc<http::request::Parts>>,
+}
+
+impl RequestEnv {
+    /// An environment with only a cancellation token (no principal, sink or HTTP parts); set
+    /// the other fields as the transport knows them.
+    pub fn new(cancel: CancellationToken) -> Self {
+        Self {
+            principal: None,
+            sink: None,
+            cancel,
+            #[cfg(feature = "legacy")]
+            close_stream: None,
+            http: None,
+        }
+    }
 }
 
 pub(crate) struct ContextInner {
@@ -131,7 +147,8 @@ impl Context {
     /// Asks the transport to end this request's response stream now; the handler keeps running
     /// and the client picks up the rest by resuming the stream (`Last-Event-ID`). Only legacy
     /// Streamable HTTP sessions support this (long-running work behind proxies that cut idle
-    /// connections); elsewhere it does nothing.
+    /// connections); elsewhere it does nothing. (Feature `legacy`.)
+    #[cfg(feature = "legacy")]
     pub fn close_stream(&self) {
         if let Some(t) = &self.inner.env.close_stream {
             t.cancel();

@@ -188,6 +188,8 @@ struct Driver {
     /// What every request's handler gets: the sink writing to stdout.
     env: RequestEnv,
     tasks: TaskTracker,
+    /// Ends the legacy session's change forwarder.
+    #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
     stop: CancellationToken,
 }
 
@@ -207,6 +209,7 @@ impl Driver {
             }
             Event::Serve(job) => self.spawn_job(session, job.run(&self.env), None),
             Event::Listen(job) => self.spawn_listen(session, job, None),
+            #[cfg(feature = "legacy")]
             Event::LegacyOpened => self.forward_changes(session),
             _ => {}
         }
@@ -253,6 +256,7 @@ impl Driver {
     }
 
     /// Writes the change notifications the legacy session should see until `stop`.
+    #[cfg(feature = "legacy")]
     fn forward_changes(&self, session: &Arc<SharedSession>) {
         let (session, out, stop) = (session.clone(), self.out.clone(), self.stop.clone());
         let mut feed = session.inspect(|s| s.server().change_feed());

@@ -147,6 +147,27 @@ impl Session {
         true
     }
 
+    /// How long the client has to answer a question.
+    pub(super) fn answer_timeout(&self) -> std::time::Duration {
+        self.config.answer_timeout.unwrap_or(self.server.inner.config.request_timeout)
+    }
+
+    /// Fails every call with a question overdue at `now`.
+    pub(super) fn expire_questions(&mut self, now: std::time::Instant) {
+        for (_, asked) in self.outbound.handle_timeout(now) {
+            let limit = self.answer_timeout();
+            let e = ProtocolError::Internal(format!("the client did not answer within {} s", limit.as_secs()));
+            self.fail_call(&asked.call, e);
+        }
+    }
+
+    /// Nothing can answer any more: every call waiting for an answer fails.
+    pub(super) fn drop_questions(&mut self) {
+        for asked in self.outbound.close() {
+            self.fail_call(&asked.call, ProtocolError::Internal("the client is gone".into()));
+        }
+    }
+
     /// Ends a call with an error: its open questions are forgotten.
     pub(super) fn fail_call(&mut self, key: &RequestId, e: ProtocolError) {
         self.finish_call(key, Err(e));

@@ -153,6 +153,30 @@ pub(super) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -
 }
 
 impl Session {
+    /// A legacy client's `initialize`: opens the legacy session (once).
+    pub(super) fn initialize(&mut self, req: Request) {
+        if self.legacy.is_some() {
+            let e = ProtocolError::InvalidRequest("the session is already initialized".into());
+            return self.transmit_error(&req.id, &e);
+        }
+        if !self.config.accept_legacy {
+            let versions = mcp_protocol::version::MODERN.join(", ");
+            let e = ProtocolError::MethodNotFound(format!(
+                "initialize (legacy sessions are off; supported versions: {versions})"
+            ));
+            return self.transmit_error(&req.id, &e);
+        }
+        match LegacyState::initialize(&self.server, &req.params) {
+            Ok((state, result)) => {
+                self.legacy = Some(state);
+                let message = encode_plain(&req.id, &Ok(result));
+                self.events.push_back(Event::Transmit(Transmit { call: Some(req.id), message, error: None }));
+                self.events.push_back(Event::LegacyOpened);
+            }
+            Err(e) => self.transmit_error(&req.id, &e),
+        }
+    }
+
     /// A request of the legacy session (no modern `_meta`).
     pub(super) fn legacy_request(&mut self, req: Request, principal: Option<String>) {
         let legacy = self.legacy.as_mut().expect("a legacy session");

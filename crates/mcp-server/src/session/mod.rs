@@ -43,12 +43,15 @@
 //! # });
 //! ```
 
+#[cfg(feature = "legacy")]
 mod bridge;
+#[cfg(feature = "legacy")]
 mod legacy;
 mod shared;
-#[cfg(test)]
+#[cfg(all(test, feature = "legacy"))]
 mod tests;
 
+#[cfg(feature = "legacy")]
 pub use legacy::LegacyState;
 pub use shared::{now, SharedSession};
 
@@ -123,7 +126,7 @@ pub enum Event {
     /// transport with a stream per call closes it.
     Finished(Value),
     /// A legacy session was opened: the transport starts sending it change notifications
-    /// ([`Session::notification_for`]).
+    /// (`LegacyState::notification_for`).
     LegacyOpened,
 }
 
@@ -191,6 +194,7 @@ impl Job {
             principal: env.principal.clone(),
             sink: env.sink.clone(),
             cancel: self.cancel.clone(),
+            #[cfg(feature = "legacy")]
             close_stream: env.close_stream.clone(),
             http: env.http.clone(),
         };
@@ -207,6 +211,7 @@ impl Job {
             principal: env.principal.clone(),
             sink: env.sink.clone(),
             cancel: self.cancel,
+            #[cfg(feature = "legacy")]
             close_stream: env.close_stream.clone(),
             http: env.http.clone(),
         };
@@ -293,27 +298,41 @@ struct Call {
     id: Value,
     cancel: CancellationToken,
     /// The MRTR-to-legacy bridge state of a legacy call (boxed: most calls are modern).
+    #[cfg(feature = "legacy")]
     bridge: Option<Box<bridge::Bridge>>,
+}
+
+impl Call {
+    fn modern(id: Value, cancel: CancellationToken) -> Self {
+        Self {
+            id,
+            cancel,
+            #[cfg(feature = "legacy")]
+            bridge: None,
+        }
+    }
 }
 
 /// The state of one connection (see the module docs).
 pub struct Session {
     server: Server,
     config: SessionConfig,
+    #[cfg(feature = "legacy")]
     legacy: Option<LegacyState>,
     /// foldhash: seeded per process (ids come from the client), faster than SipHash.
     calls: HashMap<RequestId, Call, foldhash::fast::RandomState>,
+    /// The questions the MRTR-to-legacy bridge asked and waits on.
+    #[cfg(feature = "legacy")]
     outbound: mcp_protocol::outbound::Outbound<bridge::Asked>,
     events: VecDeque<Event>,
 }
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session")
-            .field("legacy", &self.legacy)
-            .field("calls", &self.calls.len())
-            .field("asked", &self.outbound.len())
-            .finish()
+        let mut d = f.debug_struct("Session");
+        #[cfg(feature = "legacy")]
+        d.field("legacy", &self.legacy).field("asked", &self.outbound.len());
+        d.field("calls", &self.calls.len()).finish()
     }
 }
 
@@ -338,8 +357,10 @@ impl Session {
         Self {
             server,
             config,
+            #[cfg(feature = "legacy")]
             legacy: None,
             calls: HashMap::default(),
+            #[cfg(feature = "legacy")]
             outbound: mcp_protocol::outbound::Outbound::new("s"),
             events: VecDeque::new(),
         }
@@ -351,6 +372,7 @@ impl Session {
     }
 
     /// The legacy session opened by `initialize`, if any.
+    #[cfg(feature = "legacy")]
     pub fn legacy(&self) -> Option<&LegacyState> {
         self.legacy.as_ref()
     }
@@ -373,6 +395,7 @@ impl Session {
             Ok(Incoming::Request(req)) => self.handle_request(req, None),
             Ok(Incoming::Notification(n)) => self.handle_notification(n),
             Err(rejected) => {
+                #[cfg(feature = "legacy")]
                 if self.legacy.is_some() {
                     if let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(bytes) {
                         if self.handle_response(&msg) {
@@ -389,20 +412,26 @@ impl Session {
 
     /// Takes one request from the client, authenticated as `principal` (if the transport did).
     pub fn handle_request(&mut self, req: Request, principal: Option<String>) {
+        #[cfg(feature = "legacy")]
         if req.method == "initialize" && !is_modern_request(&req.params) {
             return self.initialize(req);
         }
+        #[cfg(feature = "legacy")]
         if self.legacy.is_some() && !is_modern_request(&req.params) {
             return self.legacy_request(req, principal);
         }
+        let _ = principal; // modern calls carry their principal in the transport's env
         let key = key_of(&req.id);
         if self.calls.contains_key(&key) {
             let e = ProtocolError::InvalidRequest(format!("request id {} is already in use", req.id));
             return self.transmit_error(&req.id, &e);
         }
         let cancel = CancellationToken::new();
-        self.calls.insert(key.clone(), Call { id: req.id.clone(), cancel: cancel.clone(), bridge: None });
         let listen = req.method == "subscriptions/listen";
+        if listen {
+            // Streams are tracked from the start; other calls once pending (see `Job::run`).
+            self.calls.insert(key.clone(), Call::modern(req.id.clone(), cancel.clone()));
+        }
         let job = Job { key, request: req, era: Era::Modern, preset: None, cancel, server: self.server.clone() };
         self.events.push_back(if listen { Event::Listen(job) } else { Event::Serve(job) });
     }
@@ -416,6 +445,7 @@ impl Session {
                     self.cancel(id);
                 }
             }
+            #[cfg(feature = "legacy")]
             "notifications/initialized" => {
                 if let Some(l) = &mut self.legacy {
                     l.initialized = true;
@@ -429,6 +459,7 @@ impl Session {
     pub fn cancel(&mut self, id: &Value) {
         if let Some(call) = self.calls.remove(&key_of(id)) {
             call.cancel.cancel();
+            #[cfg(feature = "legacy")]
             if let Some(b) = call.bridge {
                 self.forget_asked(&b);
             }
@@ -443,7 +474,7 @@ impl Session {
         let Some(key) = &running.key else { return };
         if running.era == Era::Modern && !self.calls.contains_key(key) {
             let id = running.id.clone();
-            self.calls.insert(key.clone(), Call { id, cancel: running.cancel.clone(), bridge: None });
+            self.calls.insert(key.clone(), Call::modern(id, running.cancel.clone()));
         }
     }
 
@@ -451,12 +482,14 @@ impl Session {
     /// legacy call that needs client input, the input requests go to the client.
     pub fn handle_outcome(&mut self, outcome: Outcome, now: &impl Clock) {
         let Outcome { key, id, era, cancelled, result } = outcome;
+        #[cfg(feature = "legacy")]
         if era == Era::Legacy {
             if cancelled || !self.calls.contains_key(&key) {
                 return; // cancelled: no response
             }
             return self.legacy_outcome(key, result, now.now());
         }
+        let _ = (era, now);
         if !self.calls.is_empty() {
             self.calls.remove(&key);
         }
@@ -475,24 +508,25 @@ impl Session {
 
     /// When [`Session::handle_timeout`] should next be called, if ever.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.outbound.poll_timeout()
+        #[cfg(feature = "legacy")]
+        return self.outbound.poll_timeout();
+        #[cfg(not(feature = "legacy"))]
+        None
     }
 
     /// Fails every call whose client input is overdue at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
-        for (_, asked) in self.outbound.handle_timeout(now) {
-            let limit = self.answer_timeout();
-            let e = ProtocolError::Internal(format!("the client did not answer within {} s", limit.as_secs()));
-            self.fail_call(&asked.call, e);
-        }
+        #[cfg(feature = "legacy")]
+        self.expire_questions(now);
+        #[cfg(not(feature = "legacy"))]
+        let _ = now;
     }
 
     /// The client can no longer answer (its input ended): calls waiting for its answers fail,
     /// calls still running go on (their responses may still reach it).
     pub fn handle_peer_gone(&mut self) {
-        for asked in self.outbound.close() {
-            self.fail_call(&asked.call, ProtocolError::Internal("the client is gone".into()));
-        }
+        #[cfg(feature = "legacy")]
+        self.drop_questions();
     }
 
     /// The session ends (the client went away, or it was deleted): every call is cancelled,
@@ -502,39 +536,13 @@ impl Session {
             call.cancel.cancel();
             self.events.push_back(Event::Finished(call.id));
         }
+        #[cfg(feature = "legacy")]
         self.outbound.close();
-    }
-
-    fn answer_timeout(&self) -> Duration {
-        self.config.answer_timeout.unwrap_or(self.server.inner.config.request_timeout)
     }
 
     fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
         let message = encode(&e.to_response(Some(id)));
         self.events.push_back(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
-    }
-
-    fn initialize(&mut self, req: Request) {
-        if self.legacy.is_some() {
-            let e = ProtocolError::InvalidRequest("the session is already initialized".into());
-            return self.transmit_error(&req.id, &e);
-        }
-        if !self.config.accept_legacy {
-            let versions = mcp_protocol::version::MODERN.join(", ");
-            let e = ProtocolError::MethodNotFound(format!(
-                "initialize (legacy sessions are off; supported versions: {versions})"
-            ));
-            return self.transmit_error(&req.id, &e);
-        }
-        match LegacyState::initialize(&self.server, &req.params) {
-            Ok((state, result)) => {
-                self.legacy = Some(state);
-                let message = legacy::encode_plain(&req.id, &Ok(result));
-                self.events.push_back(Event::Transmit(Transmit { call: Some(req.id), message, error: None }));
-                self.events.push_back(Event::LegacyOpened);
-            }
-            Err(e) => self.transmit_error(&req.id, &e),
-        }
     }
 }
 
