@@ -86,13 +86,50 @@ impl ClientError {
     }
 }
 
-/// A transport-level failure.
+/// The error underneath a failure, kept for callers that inspect it (`Error::source`, or
+/// [`ErrorSource::downcast_ref`] to `std::io::Error`, `reqwest::Error`, an OAuth error...).
+/// Shared, since one transport failure may be reported to every call waiting on it.
+#[derive(Clone)]
+pub struct ErrorSource(std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl ErrorSource {
+    /// Keeps `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(error))
+    }
+
+    /// The error kept, as its concrete type if it is one.
+    pub fn downcast_ref<T: std::error::Error + 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for ErrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::fmt::Display for ErrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for ErrorSource {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// A transport-level failure. The message says what happened; where another error caused it,
+/// that error is kept as the [`std::error::Error::source`].
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum TransportError {
     /// Could not reach the server (connection refused, DNS, spawn failure).
     #[error("cannot connect: {0}")]
-    Connect(String),
+    Connect(String, #[source] Option<ErrorSource>),
     /// The connection or process went away before the response.
     #[error("connection closed: {0}")]
     Closed(String),
@@ -114,9 +151,9 @@ pub enum TransportError {
     Timeout,
     /// Any other I/O error.
     #[error("I/O error: {0}")]
-    Io(String),
+    Io(String, #[source] Option<ErrorSource>),
     /// The auth provider could not obtain credentials (discovery, registration or token
     /// request failed, or the authorization server was refused).
     #[error("authorization failed: {0}")]
-    Auth(String),
+    Auth(String, #[source] Option<ErrorSource>),
 }

@@ -28,7 +28,7 @@ pub mod transport;
 
 pub use auth::{AuthChallenge, AuthProvider};
 pub use client::{CallOptions, Client, ClientBuilder, ElicitationModes, NotificationCallback, Sampling, ServerEra};
-pub use error::{ClientError, TransportError};
+pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};
 pub use result::{CallTool, ToolResult};

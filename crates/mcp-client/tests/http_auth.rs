@@ -37,7 +37,7 @@ impl AuthProvider for Fake {
         Box::pin(async move {
             self.challenges.lock().unwrap().push(challenge);
             if self.fail {
-                return Err(TransportError::Auth("no way".into()));
+                return Err(TransportError::Auth("no way".into(), None));
             }
             self.generation.fetch_add(1, Ordering::SeqCst);
             Ok(self.handle)
@@ -114,7 +114,7 @@ async fn retries_are_bounded_and_unhandled_challenges_surface() {
         let url = server(99, log.clone()).await;
         let t = HttpTransport::builder(&url).auth(Arc::new(Fake { fail: true, ..Fake::default() })).build().unwrap();
         let err = t.request(request(1, "tools/list")).await.unwrap_err();
-        assert!(matches!(err, TransportError::Auth(_)), "{err:?}");
+        assert!(matches!(err, TransportError::Auth(..)), "{err:?}");
     })
     .await;
 }

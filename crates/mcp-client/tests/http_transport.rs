@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 fn refuses_other_schemes() {
     for bad in ["ftp://example.com/mcp", "file:///tmp/x", "ws://127.0.0.1/mcp", "not a url"] {
         match HttpTransport::new(bad) {
-            Err(TransportError::Connect(msg)) => assert!(msg.contains("URL"), "{bad}: {msg}"),
+            Err(TransportError::Connect(msg, _)) => assert!(msg.contains("URL"), "{bad}: {msg}"),
             other => panic!("{bad}: {other:?}"),
         }
     }
@@ -200,6 +200,20 @@ async fn accepted_for_a_request_is_malformed() {
 }
 
 #[tokio::test]
+async fn a_program_that_cannot_start_keeps_its_io_error() {
+    use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+    match StdioTransport::spawn(StdioCommand::new("/nonexistent/mcp-server-binary")) {
+        Err(TransportError::Connect(msg, Some(source))) => {
+            assert!(msg.contains("cannot start"), "{msg}");
+            let io = source.downcast_ref::<std::io::Error>().expect("an io::Error");
+            assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        }
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("spawned a program that does not exist"),
+    }
+}
+
+#[tokio::test]
 async fn connection_refused_is_connect_error() {
     bounded(async {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -207,14 +221,19 @@ async fn connection_refused_is_connect_error() {
         drop(l);
         let t = HttpTransport::new(&format!("http://{addr}/mcp")).unwrap();
         match t.request(request(1, "x")).await {
-            Err(TransportError::Connect(msg)) => {
-                assert!(msg.to_lowercase().contains("refused") || msg.contains("connect"), "{msg}")
+            Err(e @ TransportError::Connect(..)) => {
+                let msg = e.to_string();
+                assert!(msg.to_lowercase().contains("refused") || msg.contains("connect"), "{msg}");
+                // The cause is kept, not only its text.
+                let TransportError::Connect(_, Some(source)) = &e else { panic!("no source: {e:?}") };
+                assert!(source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_connect), "{source:?}");
+                assert!(std::error::Error::source(&e).is_some());
             }
             other => panic!("{other:?}"),
         }
         assert!(matches!(
             t.send(json!({"jsonrpc": "2.0", "method": "n"}), Vec::new()).await,
-            Err(TransportError::Connect(_))
+            Err(TransportError::Connect(..))
         ));
     })
     .await;

@@ -47,13 +47,13 @@ pub enum OAuthError {
     },
     /// An HTTP exchange with an authorization server or the metadata endpoints failed.
     #[error("HTTP error: {0}")]
-    Http(String),
+    Http(String, #[source] Option<mcp_client::ErrorSource>),
     /// The user-agent step (browser, redirect capture) failed.
     #[error("user agent: {0}")]
     UserAgent(String),
     /// The token store could not be read or written.
     #[error("token store: {0}")]
-    Store(String),
+    Store(String, #[source] Option<mcp_client::ErrorSource>),
     /// The configuration cannot work (missing credentials, bad key...).
     #[error("configuration: {0}")]
     Config(String),
@@ -61,7 +61,7 @@ pub enum OAuthError {
 
 impl From<OAuthError> for TransportError {
     fn from(e: OAuthError) -> Self {
-        TransportError::Auth(e.to_string())
+        TransportError::Auth(e.to_string(), Some(mcp_client::ErrorSource::new(e)))
     }
 }
 
@@ -77,5 +77,5 @@ pub(crate) fn http_error(e: reqwest::Error) -> OAuthError {
         }
         cur = err.source();
     }
-    OAuthError::Http(parts.join(": "))
+    OAuthError::Http(parts.join(": "), Some(mcp_client::ErrorSource::new(e)))
 }

@@ -59,7 +59,7 @@ impl Http {
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(http_error)? {
             if body.len() + chunk.len() > MAX_BODY {
-                return Err(OAuthError::Http(format!("response body larger than {MAX_BODY} bytes")));
+                return Err(OAuthError::Http(format!("response body larger than {MAX_BODY} bytes"), None));
             }
             body.extend_from_slice(&chunk);
         }

@@ -157,14 +157,16 @@ impl FileStore {
 }
 
 fn store_err(path: &Path, e: std::io::Error) -> OAuthError {
-    OAuthError::Store(format!("{}: {e}", path.display()))
+    OAuthError::Store(format!("{}: {e}", path.display()), Some(mcp_client::ErrorSource::new(e)))
 }
 
 impl TokenStore for FileStore {
     fn load(&self) -> Result<StoreData, OAuthError> {
         match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| OAuthError::Store(format!("{}: invalid contents: {e}", self.path.display()))),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                let what = format!("{}: invalid contents: {e}", self.path.display());
+                OAuthError::Store(what, Some(mcp_client::ErrorSource::new(e)))
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StoreData::default()),
             Err(e) => Err(store_err(&self.path, e)),
         }
@@ -182,7 +184,8 @@ impl TokenStore for FileStore {
             use std::os::unix::fs::OpenOptionsExt;
             opts.mode(0o600);
         }
-        let json = serde_json::to_vec_pretty(data).map_err(|e| OAuthError::Store(e.to_string()))?;
+        let json = serde_json::to_vec_pretty(data)
+            .map_err(|e| OAuthError::Store(e.to_string(), Some(mcp_client::ErrorSource::new(e))))?;
         let mut f = opts.open(&tmp).map_err(|e| store_err(&tmp, e))?;
         set_private(&tmp, 0o600).map_err(|e| store_err(&tmp, e))?;
         f.write_all(&json).and_then(|()| f.sync_all()).map_err(|e| store_err(&tmp, e))?;

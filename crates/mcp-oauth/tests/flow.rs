@@ -26,7 +26,7 @@ async fn connect(mock: &Mock, p: Arc<OAuthProvider>) -> Result<Client, ClientErr
 
 fn auth_error(r: Result<Client, ClientError>) -> String {
     match r {
-        Err(ClientError::Transport(TransportError::Auth(m))) => m,
+        Err(ClientError::Transport(TransportError::Auth(m, _))) => m,
         other => panic!("expected an authorization failure, got {other:?}"),
     }
 }

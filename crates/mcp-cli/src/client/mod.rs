@@ -318,7 +318,7 @@ fn http_transport(
         b = b.connect_timeout(t);
     }
     b.build().map_err(|e| match e {
-        TransportError::Connect(m) => Failure::usage(format!("{url}: {m}")),
+        TransportError::Connect(m, _) => Failure::usage(format!("{url}: {m}")),
         other => Failure::usage(format!("{url}: {other}")),
     })
 }
@@ -387,7 +387,7 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
     let t = target.describe();
     match e {
         ClientError::Transport(te) => match te {
-            TransportError::Connect(m) => match target {
+            TransportError::Connect(m, _) => match target {
                 Target::Http { url, .. } => Failure::new(format!("cannot connect to {url}: {}", connect_cause(&m))),
                 Target::Stdio { program, .. } => Failure::new(format!("cannot start {program}: {m}")),
             },
@@ -407,7 +407,7 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
                 f
             }
             TransportError::Timeout => timeout_failure(opts),
-            TransportError::Auth(m) => Failure::new(format!("{t}: authorization failed: {m}"))
+            TransportError::Auth(m, _) => Failure::new(format!("{t}: authorization failed: {m}"))
                 .hint(format!("log in again with `mcp auth login {}`", target.describe())),
             other => Failure::new(format!("{t}: {other}")),
         },

@@ -93,7 +93,7 @@ pub trait Transport: Send + Sync + 'static {
 
     /// Falls back to the deprecated HTTP+SSE transport (2024-11-05). Only HTTP implements it.
     fn fallback_to_sse(&self) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async { Err(TransportError::Connect("this transport has no HTTP+SSE fallback".into())) })
+        Box::pin(async { Err(TransportError::Connect("this transport has no HTTP+SSE fallback".into(), None)) })
     }
 
     /// Closes the transport (stdio: terminates the whole process tree; HTTP: ends the

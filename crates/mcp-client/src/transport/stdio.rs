@@ -2,7 +2,7 @@
 //! stdin/stdout, keeps its stderr apart, and terminates its whole process tree on close/drop.
 
 use super::{Exchange, OutgoingRequest, Transport, TransportKind};
-use crate::error::TransportError;
+use crate::error::{ErrorSource, TransportError};
 use futures::future::BoxFuture;
 use mcp_protocol::meta::SUBSCRIPTION_ID;
 use mcp_protocol::types::RequestId;
@@ -115,8 +115,9 @@ impl StdioTransport {
         if let Some(d) = &cmd.cwd {
             c.current_dir(d);
         }
-        let mut child =
-            c.spawn().map_err(|e| TransportError::Connect(format!("cannot start {:?}: {e}", cmd.program)))?;
+        let mut child = c.spawn().map_err(|e| {
+            TransportError::Connect(format!("cannot start {:?}: {e}", cmd.program), Some(ErrorSource::new(e)))
+        })?;
         let pgid = child.id().map(|p| p as i32);
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");

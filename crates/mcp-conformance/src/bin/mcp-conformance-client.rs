@@ -28,7 +28,7 @@ fn context() -> Value {
 fn oauth(scenario: &str, url: &str) -> Result<OAuthProvider, ClientError> {
     let ctx = context();
     let s = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
-    let err = |e: mcp_oauth::OAuthError| ClientError::Transport(TransportError::Auth(e.to_string()));
+    let err = |e: mcp_oauth::OAuthError| ClientError::Transport(TransportError::from(e));
     let ua = Arc::new(HeadlessRedirect::new(REDIRECT_URI).map_err(err)?);
     let mut b = OAuthProvider::builder(url)
         .client_name("mcp-rs-conformance-client")

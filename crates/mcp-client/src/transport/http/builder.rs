@@ -2,7 +2,7 @@
 
 use super::{describe, HttpTransport, Inner};
 use crate::auth::AuthProvider;
-use crate::error::TransportError;
+use crate::error::{ErrorSource, TransportError};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 use std::sync::{Arc, Mutex};
@@ -88,10 +88,12 @@ impl HttpTransportBuilder {
         let url = parse_url(&self.url)?;
         let mut headers = HeaderMap::new();
         for (k, v) in &self.headers {
-            let name = HeaderName::from_bytes(k.trim().as_bytes())
-                .map_err(|_| TransportError::Connect(format!("invalid header name {k:?}")))?;
-            let mut value = HeaderValue::from_str(v)
-                .map_err(|_| TransportError::Connect(format!("invalid value for header {name}")))?;
+            let name = HeaderName::from_bytes(k.trim().as_bytes()).map_err(|e| {
+                TransportError::Connect(format!("invalid header name {k:?}"), Some(ErrorSource::new(e)))
+            })?;
+            let mut value = HeaderValue::from_str(v).map_err(|e| {
+                TransportError::Connect(format!("invalid value for header {name}"), Some(ErrorSource::new(e)))
+            })?;
             if is_sensitive(&name) {
                 value.set_sensitive(true);
             }
@@ -111,7 +113,7 @@ impl HttpTransportBuilder {
             .redirect(redirects)
             .user_agent(concat!("mcp-client/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| TransportError::Connect(describe(&e)))?;
+            .map_err(|e| TransportError::Connect(describe(&e), Some(ErrorSource::new(e))))?;
         let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
         let inner = Inner {
             client,
@@ -130,17 +132,19 @@ impl HttpTransportBuilder {
 
 fn parse_url(raw: &str) -> Result<Url, TransportError> {
     // The raw text is not echoed: it may carry credentials.
-    let mut url = Url::parse(raw.trim()).map_err(|e| TransportError::Connect(format!("invalid server URL: {e}")))?;
+    let mut url = Url::parse(raw.trim())
+        .map_err(|e| TransportError::Connect(format!("invalid server URL: {e}"), Some(ErrorSource::new(e))))?;
     match url.scheme() {
         "http" | "https" => {}
         other => {
-            return Err(TransportError::Connect(format!(
-                "unsupported URL scheme {other:?}: the HTTP transport needs an http:// or https:// URL"
-            )))
+            return Err(TransportError::Connect(
+                format!("unsupported URL scheme {other:?}: the HTTP transport needs an http:// or https:// URL"),
+                None,
+            ))
         }
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(TransportError::Connect("the server URL has no host".into()));
+        return Err(TransportError::Connect("the server URL has no host".into(), None));
     }
     url.set_fragment(None);
     Ok(url)

@@ -20,7 +20,7 @@ use builder::{display_url, is_sensitive};
 
 use super::{Exchange, OutgoingRequest, Transport, TransportKind};
 use crate::auth::{AuthChallenge, AuthProvider};
-use crate::error::TransportError;
+use crate::error::{ErrorSource, TransportError};
 use futures::future::BoxFuture;
 use mcp_protocol::headers as h;
 use mcp_protocol::types::RequestId;
@@ -69,9 +69,9 @@ fn map_reqwest(url: &str, e: reqwest::Error) -> TransportError {
     if e.is_timeout() {
         TransportError::Timeout
     } else if e.is_connect() || e.is_builder() {
-        TransportError::Connect(if url.is_empty() { why } else { format!("{url}: {why}") })
+        TransportError::Connect(if url.is_empty() { why } else { format!("{url}: {why}") }, Some(ErrorSource::new(e)))
     } else if e.is_body() || e.is_decode() {
-        TransportError::Io(why)
+        TransportError::Io(why, Some(ErrorSource::new(e)))
     } else {
         TransportError::Closed(why)
     }
