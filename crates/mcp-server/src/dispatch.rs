@@ -3,7 +3,7 @@
 use crate::context::{Context, RequestEnv};
 use crate::error::HandlerError;
 use crate::server::Server;
-use mcp_protocol::{Method, ProtocolError, Request};
+use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{json, Map, Value};
 
 /// Whether `method` is a request method of revision 2026-07-28 that this server implements.
@@ -32,29 +32,34 @@ impl Server {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
         let ctx = self.prepare(req, env, preset)?;
-        let params = ctx.params();
-        match method {
-            Method::Discover => Ok(self.discover()),
-            Method::ToolsList => {
+        // Parsed once, borrowed from the request (the context owns it for the whole call).
+        match method.params(ctx.params())? {
+            Params::Discover => Ok(self.discover()),
+            Params::List { cursor } => {
                 let c = self.catalog();
-                self.list_page(c.tools.iter().map(|t| t.def.clone()), "tools", params)
+                match method {
+                    Method::ToolsList => self.list_page(c.tools.iter().map(|t| t.def.clone()), "tools", cursor),
+                    Method::ResourcesList => {
+                        self.list_page(c.resources.iter().map(|r| r.def.clone()), "resources", cursor)
+                    }
+                    Method::ResourceTemplatesList => {
+                        self.list_page(c.templates.iter().map(|r| r.def.clone()), "resourceTemplates", cursor)
+                    }
+                    _ => self.list_page(c.prompts.iter().map(|r| r.def.clone()), "prompts", cursor),
+                }
             }
-            Method::ResourcesList => {
-                let c = self.catalog();
-                self.list_page(c.resources.iter().map(|r| r.def.clone()), "resources", params)
+            Params::ToolsCall { name, arguments } => {
+                self.call_tool(&ctx, name, arguments.cloned().unwrap_or_default()).await
             }
-            Method::ResourceTemplatesList => {
-                let c = self.catalog();
-                self.list_page(c.templates.iter().map(|r| r.def.clone()), "resourceTemplates", params)
+            Params::ResourcesRead { uri } => self.read_resource(&ctx, uri).await,
+            Params::PromptsGet { name, arguments } => {
+                self.get_prompt(&ctx, name, arguments.cloned().unwrap_or_default()).await
             }
-            Method::PromptsList => {
-                let c = self.catalog();
-                self.list_page(c.prompts.iter().map(|r| r.def.clone()), "prompts", params)
+            Params::Complete { reference, argument, value, argument_object, context } => {
+                let (reference, argument_object) = (Value::Object(reference.clone()), argument_object.clone());
+                let (argument, value, context) = (argument.to_owned(), value.to_owned(), context.cloned());
+                self.complete(ctx, reference, argument_object, &argument, &value, context).await
             }
-            Method::ToolsCall => self.call_tool(ctx).await,
-            Method::ResourcesRead => self.read_resource(ctx).await,
-            Method::PromptsGet => self.get_prompt(ctx).await,
-            Method::Complete => self.complete(ctx).await,
             // Listen is answered above; a method added to the table later is not served yet.
             _ => Err(crate::server::method_not_found(method.as_str())),
         }
@@ -71,17 +76,7 @@ impl Server {
         }
     }
 
-    async fn call_tool(&self, ctx: Context) -> Result<Value, ProtocolError> {
-        let params = ctx.params();
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProtocolError::invalid_params("tools/call requires a string `name`"))?;
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(a)) => a.clone(),
-            Some(_) => return Err(ProtocolError::invalid_params("`arguments` must be an object")),
-        };
+    async fn call_tool(&self, ctx: &Context, name: &str, args: Map<String, Value>) -> Result<Value, ProtocolError> {
         let tool = self
             .catalog()
             .tool(name)
@@ -99,7 +94,7 @@ impl Server {
         }
         let Value::Object(args) = args_value else { unreachable!() };
         let r = (tool.handler)(ctx.clone(), args).await;
-        let result = self.outcome(&ctx, r, true)?;
+        let result = self.outcome(ctx, r, true)?;
         if let Some(out) = &tool.output {
             let out = out
                 .get()
@@ -126,68 +121,48 @@ impl Server {
         Ok(result)
     }
 
-    async fn read_resource(&self, ctx: Context) -> Result<Value, ProtocolError> {
-        let uri = ctx
-            .params()
-            .get("uri")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProtocolError::invalid_params("resources/read requires a string `uri`"))?
-            .to_owned();
+    async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Value, ProtocolError> {
         let catalog = self.catalog();
-        let r = if let Some(i) = catalog.resource_index.get(&uri) {
-            (catalog.resources[*i].handler)(ctx.clone(), uri.clone(), Default::default()).await
-        } else if let Some((t, vars)) = catalog.templates.iter().find_map(|t| t.template.matches(&uri).map(|v| (t, v)))
-        {
-            (t.handler)(ctx.clone(), uri.clone(), vars).await
+        let r = if let Some(i) = catalog.resource_index.get(uri) {
+            (catalog.resources[*i].handler)(ctx.clone(), uri.to_owned(), Default::default()).await
+        } else if let Some((t, vars)) = catalog.templates.iter().find_map(|t| t.template.matches(uri).map(|v| (t, v))) {
+            (t.handler)(ctx.clone(), uri.to_owned(), vars).await
         } else {
-            return Err(ProtocolError::resource_not_found(&uri));
+            return Err(ProtocolError::resource_not_found(uri));
         };
-        let mut result = self.outcome(&ctx, r, false)?;
+        let mut result = self.outcome(ctx, r, false)?;
         self.read_hints(&mut result);
         Ok(result)
     }
 
-    async fn get_prompt(&self, ctx: Context) -> Result<Value, ProtocolError> {
-        let params = ctx.params();
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProtocolError::invalid_params("prompts/get requires a string `name`"))?;
+    async fn get_prompt(&self, ctx: &Context, name: &str, args: Map<String, Value>) -> Result<Value, ProtocolError> {
         let catalog = self.catalog();
         let prompt = catalog
             .prompt_index
             .get(name)
             .map(|i| &catalog.prompts[*i])
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown prompt: {name}")))?;
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(a)) if a.values().all(Value::is_string) => a.clone(),
-            Some(_) => return Err(ProtocolError::invalid_params("prompt `arguments` must be an object of strings")),
-        };
         if let Some(missing) = prompt.required_args.iter().find(|a| !args.contains_key(*a)) {
             return Err(ProtocolError::invalid_params(format!(
                 "Missing required argument {missing:?} for prompt {name}"
             )));
         }
         let r = (prompt.handler)(ctx.clone(), args).await;
-        self.outcome(&ctx, r, false)
+        self.outcome(ctx, r, false)
     }
 
-    async fn complete(&self, ctx: Context) -> Result<Value, ProtocolError> {
-        let params = ctx.params();
-        let reference = params
-            .get("ref")
-            .filter(|r| r.is_object())
-            .cloned()
-            .ok_or_else(|| ProtocolError::invalid_params("`ref` is required"))?;
-        let argument = params
-            .get("argument")
-            .filter(|a| a.get("name").is_some_and(Value::is_string) && a.get("value").is_some_and(Value::is_string))
-            .cloned()
-            .ok_or_else(|| ProtocolError::invalid_params("`argument` with string `name` and `value` is required"))?;
-        let mut completion = match self.argument_completer(&reference, &argument) {
+    async fn complete(
+        &self,
+        ctx: Context,
+        reference: Value,
+        argument_object: Value,
+        argument: &str,
+        value: &str,
+        context: Option<Value>,
+    ) -> Result<Value, ProtocolError> {
+        let mut completion = match self.argument_completer(&reference, argument) {
             Some(complete) => {
-                let values = complete(argument["value"].as_str().unwrap_or_default());
+                let values = complete(value);
                 json!({ "values": values, "total": values.len(), "hasMore": false })
             }
             None => {
@@ -196,8 +171,7 @@ impl Server {
                         "completion/complete (no completions capability)".into(),
                     ));
                 };
-                let context = params.get("context").cloned();
-                handler(ctx.clone(), reference, argument, context).await.map_err(|e| match e {
+                handler(ctx.clone(), reference, argument_object, context).await.map_err(|e| match e {
                     HandlerError::Protocol(p) => p,
                     other => ProtocolError::Internal(other.to_string()),
                 })?
@@ -210,12 +184,11 @@ impl Server {
     }
 
     /// The completer a prompt registered for this argument, if the reference names one.
-    fn argument_completer(&self, reference: &Value, argument: &Value) -> Option<crate::registry::ArgCompleter> {
+    fn argument_completer(&self, reference: &Value, arg: &str) -> Option<crate::registry::ArgCompleter> {
         if reference.get("type").and_then(Value::as_str) != Some("ref/prompt") {
             return None;
         }
         let name = reference.get("name").and_then(Value::as_str)?;
-        let arg = argument.get("name").and_then(Value::as_str)?;
         let catalog = self.catalog();
         let prompt = catalog.prompt_index.get(name).map(|i| &catalog.prompts[*i])?;
         prompt.completers.iter().find(|(a, _)| a == arg).map(|(_, c)| c.clone())

@@ -5,7 +5,7 @@ use crate::server::{ChangeEvent, Server};
 use futures::Stream;
 use mcp_protocol::jsonrpc::{notification, result_response};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
-use mcp_protocol::{ProtocolError, Request};
+use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{json, Map, Value};
 
 /// The filter a client asked for, reduced to what this server honours.
@@ -23,10 +23,8 @@ pub struct SubscriptionFilter {
 
 impl SubscriptionFilter {
     fn parse(params: &Map<String, Value>) -> Result<Self, ProtocolError> {
-        let n = match params.get("notifications") {
-            Some(Value::Object(n)) => n,
-            None => return Err(ProtocolError::invalid_params("subscriptions/listen requires `notifications`")),
-            Some(_) => return Err(ProtocolError::invalid_params("`notifications` must be an object")),
+        let Params::Listen { notifications: n } = Method::SubscriptionsListen.params(params)? else {
+            unreachable!("listen params are Params::Listen")
         };
         let flag = |k: &str| -> Result<bool, ProtocolError> {
             match n.get(k) {

@@ -437,15 +437,14 @@ impl Server {
         &self,
         items: impl ExactSizeIterator<Item = Value>,
         key: &str,
-        params: &Map<String, Value>,
+        cursor: Option<&str>,
     ) -> Result<Value, ProtocolError> {
         let total = items.len();
-        let start = match params.get("cursor") {
-            None | Some(Value::Null) => 0,
-            Some(Value::String(c)) => decode_cursor(c)
+        let start = match cursor {
+            None => 0,
+            Some(c) => decode_cursor(c)
                 .filter(|s| *s <= total)
                 .ok_or_else(|| ProtocolError::invalid_params("Invalid cursor"))?,
-            Some(_) => return Err(ProtocolError::invalid_params("cursor must be a string")),
         };
         let size = self.inner.config.page_size;
         let page: Vec<Value> = items.skip(start).take(size).collect();
