@@ -135,8 +135,7 @@ impl McpService {
             let mut routes = s.routes.lock().expect("routes lock");
             if routes.contains_key(&route_key(&id)) {
                 drop(routes);
-                let e = ProtocolError::InvalidRequest(format!("request id {id} is already in use"));
-                return error_response(&e, Some(&id));
+                return error_response(&mcp_server::session::id_in_use(&id), Some(&id));
             }
             routes.insert(route_key(&id), tx);
         }
@@ -162,36 +161,39 @@ impl McpService {
         &self,
         s: Arc<HttpSession>,
         id: Value,
-        mut rx: mpsc::UnboundedReceiver<Delivery>,
-        mut note_rx: mpsc::UnboundedReceiver<Value>,
+        rx: mpsc::UnboundedReceiver<Delivery>,
+        note_rx: mpsc::UnboundedReceiver<Value>,
         env: RequestEnv,
         close: CancellationToken,
     ) -> Resp {
         let mut guard = CancelOnDrop { core: Some(s.core.clone()), id: id.clone() };
-        let mut round: Option<Running> = None;
-        let mut first: Vec<Vec<u8>> = Vec::new();
+        let mut call = LiveCall { core: s.core.clone(), rx, note_rx, env, round: None };
+        // What was already taken that the stream must still carry out, in order: the first
+        // notification, or a message and what followed it.
+        let mut first_note = None;
+        let mut pending = Vec::new();
         loop {
             tokio::select! {
                 biased;
-                Some(n) = note_rx.recv() => {
-                    first.push(serde_json::to_vec(&n).expect("JSON serializes"));
+                Some(n) = call.note_rx.recv() => {
+                    first_note = Some(n);
                     break;
                 }
-                outcome = async { round.as_mut().expect("guarded").await }, if round.is_some() => {
-                    round = None;
-                    s.core.run(|c, clock| c.handle_outcome(outcome, clock));
+                outcome = async { call.round.as_mut().expect("guarded").await }, if call.round.is_some() => {
+                    call.round = None;
+                    call.core.run(|c, clock| c.handle_outcome(outcome, clock));
                 }
-                d = rx.recv() => match d {
-                    Some(Delivery::Serve(job)) => round = Some(start(&s.core, job, &env)),
-                    Some(Delivery::Message(m)) => match rx.try_recv() {
-                        Ok(Delivery::Finished) if note_rx.is_empty() => {
+                d = call.rx.recv() => match d {
+                    Some(Delivery::Serve(job)) => call.round = Some(start(&call.core, job, &call.env)),
+                    Some(Delivery::Message(m)) => match call.rx.try_recv() {
+                        Ok(Delivery::Finished) if call.note_rx.is_empty() => {
                             guard.disarm();
                             return bytes_response(StatusCode::OK, m);
                         }
                         next => {
-                            first.push(m);
-                            guard.disarm();
-                            return self.stream_call(s, rx, note_rx, env, close, round, first, next.ok());
+                            pending.push(Delivery::Message(m));
+                            pending.extend(next.ok());
+                            break;
                         }
                     },
                     Some(Delivery::Finished) | None => {
@@ -204,59 +206,68 @@ impl McpService {
             }
         }
         guard.disarm();
-        self.stream_call(s, rx, note_rx, env, close, round, first, None)
+        call.stream(&s, close, first_note, pending)
+    }
+}
+
+/// A legacy call being served: its deliveries from the session core, its handler's
+/// notifications, and the round running now.
+struct LiveCall {
+    core: Arc<SharedSession>,
+    rx: mpsc::UnboundedReceiver<Delivery>,
+    note_rx: mpsc::UnboundedReceiver<Value>,
+    env: RequestEnv,
+    round: Option<Running>,
+}
+
+impl LiveCall {
+    /// Carries out one delivery on the call's stream; returns whether the call is over.
+    /// Notifications the handler emitted before a message go out before it.
+    fn deliver(&mut self, d: Option<Delivery>, stream: &crate::resume::Stream) -> bool {
+        match d {
+            Some(Delivery::Serve(job)) => self.round = Some(start(&self.core, job, &self.env)),
+            Some(Delivery::Message(m)) => {
+                while let Ok(n) = self.note_rx.try_recv() {
+                    stream.push_message(&n);
+                }
+                stream.push(&m);
+            }
+            Some(Delivery::Finished) | None => return true,
+        }
+        false
     }
 
-    /// Switches a legacy call to a resumable SSE stream, served by a task of its own.
-    #[allow(clippy::too_many_arguments)]
-    fn stream_call(
-        &self,
-        s: Arc<HttpSession>,
-        mut rx: mpsc::UnboundedReceiver<Delivery>,
-        mut note_rx: mpsc::UnboundedReceiver<Value>,
-        env: RequestEnv,
+    /// Switches the call to a resumable SSE stream, served by a task of its own, starting with
+    /// what was already taken.
+    fn stream(
+        mut self,
+        s: &HttpSession,
         close: CancellationToken,
-        mut round: Option<Running>,
-        first: Vec<Vec<u8>>,
-        mut pending: Option<Delivery>,
+        first_note: Option<Value>,
+        pending: Vec<Delivery>,
     ) -> Resp {
         let (stream, live) = s.streams.open();
-        for message in &first {
-            stream.push(message);
+        if let Some(n) = &first_note {
+            stream.push_message(n);
         }
         let mut closed = close.is_cancelled();
         if closed {
             stream.detach(); // the priming event is already queued: the response carries just it
         }
-        let session = s.clone();
         tokio::spawn(async move {
             let mut finished = false;
+            for d in pending {
+                finished = finished || self.deliver(Some(d), &stream);
+            }
             while !finished {
-                if let Some(d) = pending.take() {
-                    match d {
-                        Delivery::Serve(job) => round = Some(start(&session.core, job, &env)),
-                        Delivery::Message(m) => stream.push(&m),
-                        Delivery::Finished => break,
-                    }
-                    continue;
-                }
                 tokio::select! {
                     biased;
-                    Some(n) = note_rx.recv() => stream.push_message(&n),
-                    outcome = async { round.as_mut().expect("guarded").await }, if round.is_some() => {
-                        round = None;
-                        session.core.run(|c, clock| c.handle_outcome(outcome, clock));
+                    Some(n) = self.note_rx.recv() => stream.push_message(&n),
+                    outcome = async { self.round.as_mut().expect("guarded").await }, if self.round.is_some() => {
+                        self.round = None;
+                        self.core.run(|c, clock| c.handle_outcome(outcome, clock));
                     }
-                    d = rx.recv() => match d {
-                        Some(Delivery::Serve(job)) => round = Some(start(&session.core, job, &env)),
-                        Some(Delivery::Message(m)) => {
-                            while let Ok(n) = note_rx.try_recv() {
-                                stream.push_message(&n);
-                            }
-                            stream.push(&m);
-                        }
-                        Some(Delivery::Finished) | None => finished = true,
-                    },
+                    d = self.rx.recv() => finished = self.deliver(d, &stream),
                     _ = close.cancelled(), if !closed => {
                         closed = true;
                         stream.detach();

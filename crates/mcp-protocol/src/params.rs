@@ -64,18 +64,6 @@ fn string<'a>(params: &'a Map<String, Value>, key: &str, method: Method) -> Resu
         .ok_or_else(|| ProtocolError::invalid_params(format!("{method} requires a string `{key}`")))
 }
 
-fn optional_object<'a>(
-    params: &'a Map<String, Value>,
-    key: &str,
-    what: &str,
-) -> Result<Option<&'a Map<String, Value>>, ProtocolError> {
-    match params.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(o)) => Ok(Some(o)),
-        Some(_) => Err(ProtocolError::invalid_params(format!("{what} must be an object"))),
-    }
-}
-
 impl Method {
     /// Reads `params` as this method's params (see the module docs); a wrong shape is `-32602`.
     pub fn params(self, params: &Map<String, Value>) -> Result<Params<'_>, ProtocolError> {
@@ -89,10 +77,15 @@ impl Method {
                 };
                 Params::List { cursor }
             }
-            Method::ToolsCall => Params::ToolsCall {
-                name: string(params, "name", self)?,
-                arguments: optional_object(params, "arguments", "`arguments`")?,
-            },
+            Method::ToolsCall => {
+                let name = string(params, "name", self)?;
+                let arguments = match params.get("arguments") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Object(a)) => Some(a),
+                    Some(_) => return Err(ProtocolError::invalid_params("`arguments` must be an object")),
+                };
+                Params::ToolsCall { name, arguments }
+            }
             Method::ResourcesRead => Params::ResourcesRead { uri: string(params, "uri", self)? },
             Method::PromptsGet => {
                 let name = string(params, "name", self)?;

@@ -72,6 +72,18 @@ impl RequestEnv {
             http: None,
         }
     }
+
+    /// This environment with another cancellation token (what a session's job runs with).
+    pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
+        Self {
+            principal: self.principal.clone(),
+            sink: self.sink.clone(),
+            cancel,
+            #[cfg(feature = "legacy")]
+            close_stream: self.close_stream.clone(),
+            http: self.http.clone(),
+        }
+    }
 }
 
 pub(crate) struct ContextInner {

@@ -62,7 +62,7 @@ impl Session {
                 strip_modern_fields(&mut v);
                 return self.finish_call(&key, Ok(v));
             }
-            Err(e) => return self.finish_call(&key, Err(e)),
+            Err(e) => return self.fail_call(&key, e),
         };
         let max_rounds = self.config.max_input_rounds;
         let deadline = now + self.answer_timeout();
@@ -71,7 +71,7 @@ impl Session {
         bridge.rounds += 1;
         if bridge.rounds > max_rounds {
             let e = ProtocolError::Internal(format!("the handler asked for client input more than {max_rounds} times"));
-            return self.finish_call(&key, Err(e));
+            return self.fail_call(&key, e);
         }
         if let Some(sealed) = result.get_mut("requestState").map(Value::take) {
             let mut probe = bridge.request.clone();
@@ -80,15 +80,12 @@ impl Session {
             // 0: the state never left the server, so its expiry does not apply.
             match self.server.open_state_at(&probe, &env, 0) {
                 Ok(state) => bridge.state = Some(state),
-                Err(e) => return self.finish_call(&key, Err(e)),
+                Err(e) => return self.fail_call(&key, e),
             }
         }
         let requests = match result.get_mut("inputRequests").map(Value::take) {
             Some(Value::Object(r)) if !r.is_empty() => r,
-            _ => {
-                return self
-                    .finish_call(&key, Err(ProtocolError::Internal("input_required without input requests".into())))
-            }
+            _ => return self.fail_call(&key, ProtocolError::Internal("input_required without input requests".into())),
         };
         let id = call.id.clone();
         bridge.responses.clear();

@@ -187,8 +187,7 @@ impl Session {
         }
         let key = super::key_of(&req.id);
         if self.calls.contains_key(&key) {
-            let e = ProtocolError::InvalidRequest(format!("request id {} is already in use", req.id));
-            return self.transmit_error(&req.id, &e);
+            return self.transmit_error(&req.id, &super::id_in_use(&req.id));
         }
         let cancel = CancellationToken::new();
         let bridge = super::bridge::Bridge::new(req.clone(), principal);

@@ -190,14 +190,7 @@ impl Job {
     /// it to [`Session::handle_pending`] before reading more input. Most calls finish on their
     /// first poll and so are never tracked.
     pub fn run(self, env: &RequestEnv) -> Running {
-        let env = RequestEnv {
-            principal: env.principal.clone(),
-            sink: env.sink.clone(),
-            cancel: self.cancel.clone(),
-            #[cfg(feature = "legacy")]
-            close_stream: env.close_stream.clone(),
-            http: env.http.clone(),
-        };
+        let env = env.with_cancel(self.cancel.clone());
         let Job { key, request, era, preset, cancel, server } = self;
         let id = request.id.clone();
         let fut = Box::pin(async move { server.process_with(request, env, preset).await });
@@ -207,15 +200,7 @@ impl Job {
     /// Opens the listen stream with `env` (as for [`Job::run`]): the acknowledgement, then
     /// change notifications, then the closing response at shutdown.
     pub fn listen(self, env: &RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
-        let env = RequestEnv {
-            principal: env.principal.clone(),
-            sink: env.sink.clone(),
-            cancel: self.cancel,
-            #[cfg(feature = "legacy")]
-            close_stream: env.close_stream.clone(),
-            http: env.http.clone(),
-        };
-        self.server.listen(self.request, env)
+        self.server.listen(self.request, env.with_cancel(self.cancel))
     }
 }
 
@@ -345,6 +330,11 @@ fn key_of(id: &Value) -> RequestId {
     }
 }
 
+/// The error for a request whose id is already in flight on the same session.
+pub fn id_in_use(id: &Value) -> ProtocolError {
+    ProtocolError::InvalidRequest(format!("request id {id} is already in use"))
+}
+
 /// Whether a request carries the modern per-request `_meta` (so is served statelessly even when
 /// a legacy session exists on the same connection).
 pub fn is_modern_request(params: &Map<String, Value>) -> bool {
@@ -423,8 +413,7 @@ impl Session {
         let _ = principal; // modern calls carry their principal in the transport's env
         let key = key_of(&req.id);
         if self.calls.contains_key(&key) {
-            let e = ProtocolError::InvalidRequest(format!("request id {} is already in use", req.id));
-            return self.transmit_error(&req.id, &e);
+            return self.transmit_error(&req.id, &id_in_use(&req.id));
         }
         let cancel = CancellationToken::new();
         let listen = req.method == "subscriptions/listen";
