@@ -16,6 +16,8 @@ pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// `_meta` key: server name and version (on results).
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The tasks extension's identifier (capability key under `extensions`).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `_meta` key: progress token of a request.
 pub const PROGRESS_TOKEN: &str = "progressToken";
 

@@ -26,11 +26,17 @@ pub enum Method {
     Complete,
     /// `subscriptions/listen`
     SubscriptionsListen,
+    /// `tasks/get` (the tasks extension)
+    TasksGet,
+    /// `tasks/update` (the tasks extension)
+    TasksUpdate,
+    /// `tasks/cancel` (the tasks extension)
+    TasksCancel,
 }
 
 impl Method {
     /// Every method, in the order of the spec's server features.
-    pub const ALL: [Method; 10] = [
+    pub const ALL: [Method; 13] = [
         Method::Discover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -41,11 +47,20 @@ impl Method {
         Method::PromptsGet,
         Method::Complete,
         Method::SubscriptionsListen,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
     ];
 
     /// The method named `name`, if it is one of these.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// Whether the method belongs to the tasks extension (`io.modelcontextprotocol/tasks`):
+    /// only a request declaring the extension may call it.
+    pub fn is_task_method(self) -> bool {
+        matches!(self, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
     }
 
     /// The wire name.
@@ -61,6 +76,9 @@ impl Method {
             Method::PromptsGet => "prompts/get",
             Method::Complete => "completion/complete",
             Method::SubscriptionsListen => "subscriptions/listen",
+            Method::TasksGet => "tasks/get",
+            Method::TasksUpdate => "tasks/update",
+            Method::TasksCancel => "tasks/cancel",
         }
     }
 
@@ -75,6 +93,7 @@ impl Method {
         match self {
             Method::ToolsCall | Method::PromptsGet => Some("name"),
             Method::ResourcesRead => Some("uri"),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
             _ => None,
         }
     }
@@ -97,6 +116,9 @@ mod tests {
         }
         assert_eq!(Method::parse("initialize"), None);
         assert_eq!(Method::ResourcesRead.name_param(), Some("uri"));
+        assert_eq!(Method::TasksCancel.name_param(), Some("taskId"));
+        assert_eq!(Method::parse("tasks/list"), None);
+        assert_eq!(Method::parse("tasks/result"), None);
         assert!(Method::PromptsGet.accepts_input_responses());
         assert!(!Method::ToolsList.accepts_input_responses());
     }

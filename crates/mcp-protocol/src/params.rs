@@ -50,6 +50,18 @@ pub enum Params<'a> {
         /// `context`, if sent.
         context: Option<&'a Value>,
     },
+    /// `tasks/get` and `tasks/cancel`.
+    Task {
+        /// `taskId`.
+        task_id: &'a str,
+    },
+    /// `tasks/update`.
+    TaskUpdate {
+        /// `taskId`.
+        task_id: &'a str,
+        /// `inputResponses`: answers keyed like the task's `inputRequests`.
+        input_responses: &'a Map<String, Value>,
+    },
     /// `subscriptions/listen`: the `notifications` filter object.
     Listen {
         /// `notifications`.
@@ -110,6 +122,14 @@ impl Method {
                 };
                 Params::Complete { reference, argument, value, argument_object, context: params.get("context") }
             }
+            Method::TasksGet | Method::TasksCancel => Params::Task { task_id: string(params, "taskId", self)? },
+            Method::TasksUpdate => Params::TaskUpdate {
+                task_id: string(params, "taskId", self)?,
+                input_responses: params
+                    .get("inputResponses")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| ProtocolError::invalid_params("tasks/update requires an object `inputResponses`"))?,
+            },
             Method::SubscriptionsListen => match params.get("notifications") {
                 Some(Value::Object(notifications)) => Params::Listen { notifications },
                 None => return Err(ProtocolError::invalid_params("subscriptions/listen requires `notifications`")),
@@ -166,5 +186,11 @@ mod tests {
             "subscriptions/listen requires `notifications`"
         );
         assert_eq!(read(Method::Discover, json!({"anything": 1})).unwrap(), "Discover");
+        assert_eq!(read(Method::TasksGet, json!({"taskId": 1})).unwrap_err(), "tasks/get requires a string `taskId`");
+        assert_eq!(
+            read(Method::TasksUpdate, json!({"taskId": "t"})).unwrap_err(),
+            "tasks/update requires an object `inputResponses`"
+        );
+        assert!(read(Method::TasksUpdate, json!({"taskId": "t", "inputResponses": {}})).is_ok());
     }
 }

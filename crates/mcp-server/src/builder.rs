@@ -240,6 +240,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Runs tasks (the tasks extension) with this configuration. Without this call a server
+    /// whose tools allow tasks runs them with [`crate::tasks::TaskConfig::default`].
+    pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
+        self.config.tasks = Some(config);
+        self
+    }
+
     /// Checks every registration and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
         if let Some(e) = self.errors.into_iter().next() {
@@ -254,6 +261,11 @@ impl ServerBuilder {
             }
         }
         self.catalog.reindex();
+        if self.config.tasks.is_none()
+            && self.catalog.tools.iter().any(|t| t.task_support != crate::defs::TaskSupport::Forbidden)
+        {
+            self.config.tasks = Some(crate::tasks::TaskConfig::default());
+        }
         Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)))
     }
 }
@@ -280,5 +292,5 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     let hp = header_params(&tool.def.input_schema)
         .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
     let def = serde_json::to_value(&tool.def).expect("definitions serialize");
-    Ok(ToolEntry { name, def, input, output, header_params: hp.into(), task_support: tool.task_support, handler })
+    Ok(ToolEntry { name, def, input, output, header_params: hp.into(), task_support: tool.task_support, task_start: tool.task_start, handler })
 }

@@ -13,6 +13,8 @@ impl ChangeEvent {
             ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({})),
             ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({})),
             ChangeEvent::ResourceUpdated(uri) => ("notifications/resources/updated", json!({ "uri": uri })),
+            // A cue only: listen streams send the full `DetailedTask` (see `Server::listen`).
+            ChangeEvent::TaskStatus(id) => ("notifications/tasks", json!({ "taskId": id })),
         }
     }
 }

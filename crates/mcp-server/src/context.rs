@@ -96,6 +96,12 @@ pub(crate) struct ContextInner {
     pub(crate) state: Value,
     /// Input requests issued so far by the typed `elicit`/`sample`/`roots` calls.
     pub(crate) asked: std::sync::atomic::AtomicU32,
+    /// Served in a legacy (initialize-based) session.
+    pub(crate) legacy: bool,
+    /// The task this handler runs in, or the way to start one.
+    pub(crate) task: crate::tasks::TaskSlot,
+    /// Status messages sent so far (the progress counter outside tasks).
+    pub(crate) statuses: std::sync::atomic::AtomicU32,
 }
 
 /// Everything a handler may know about the request it serves. Cheap to clone.
@@ -199,9 +205,66 @@ impl Context {
         Inputs::new(self.input_responses(), &self.inner.meta.client_capabilities)
     }
 
-    /// Whether the client asked for progress notifications (sent a `progressToken`).
+    /// Whether the client asked for progress notifications (sent a `progressToken`). Never
+    /// inside a task: the tasks extension has no progress notifications.
     pub fn wants_progress(&self) -> bool {
-        self.inner.meta.progress_token.is_some() && self.inner.env.sink.is_some()
+        self.inner.meta.progress_token.is_some() && self.inner.env.sink.is_some() && self.task_id().is_none()
+    }
+
+    /// Whether this request declared the tasks extension in its own `_meta` client capabilities
+    /// (a legacy session never does).
+    pub fn declares_tasks(&self) -> bool {
+        !self.inner.legacy
+            && self
+                .inner
+                .meta
+                .client_capabilities
+                .get("extensions")
+                .and_then(|e| e.get(mcp_protocol::meta::TASKS_EXTENSION))
+                .is_some_and(Value::is_object)
+    }
+
+    /// The id of the task this handler runs in, if it runs in one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.bound.get().map(|b| b.id.as_str())
+    }
+
+    /// For tools registered with [`crate::tasks::TaskStart::Handler`]: creates the task now, if
+    /// this call may run as one, and returns once the rest of the handler runs in it (the
+    /// client has its `CreateTaskResult`). Questions asked before this call were answered
+    /// synchronously (MRTR); questions after it park the task. When the call cannot be a task
+    /// (the client did not declare the extension, or the tool is not registered that way) it
+    /// returns at once and the handler goes on synchronously.
+    ///
+    /// Fails when the tool requires a task and none can be created (capacity).
+    pub async fn start_task(&self) -> Result<(), crate::HandlerError> {
+        if self.task_id().is_some() {
+            return Ok(());
+        }
+        let Some(ask) = self.inner.task.start.lock().expect("task slot lock").take() else {
+            return Ok(());
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        if ask.send(reply).is_err() {
+            return Ok(());
+        }
+        match answer.await {
+            Ok(Err(e)) => Err(e.into()),
+            Ok(Ok(_)) | Err(_) => Ok(()),
+        }
+    }
+
+    /// Reports what the work is doing. Inside a task this sets the task's `statusMessage`
+    /// (seen by `tasks/get` and `notifications/tasks`); otherwise it is sent as a progress
+    /// notification when the client asked for progress, and dropped when it did not.
+    pub async fn status(&self, message: impl Into<String>) {
+        let message = message.into();
+        if let Some(b) = self.inner.task.bound.get() {
+            b.runtime.set_status(self.server(), &b.id, message).await;
+            return;
+        }
+        let n = self.inner.statuses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.progress(f64::from(n + 1), None, Some(&message));
     }
 
     /// Sends `notifications/progress` if the request carried a progress token.
@@ -209,6 +272,9 @@ impl Context {
         let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.env.sink) else {
             return;
         };
+        if self.task_id().is_some() {
+            return;
+        }
         let mut params = json!({ "progressToken": token, "progress": progress });
         if let Some(t) = total {
             params["total"] = json!(t);
@@ -221,11 +287,15 @@ impl Context {
 
     /// Sends `notifications/message` when the request set a log level at or below `level`.
     ///
-    /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent.
+    /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent, nor inside a
+    /// task (the tasks extension has no log notifications; use [`Context::status`]).
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
         let (Some(min), Some(sink)) = (self.inner.meta.log_level, &self.inner.env.sink) else {
             return;
         };
+        if self.task_id().is_some() {
+            return;
+        }
         let rank = level as u8;
         if rank < min {
             return;

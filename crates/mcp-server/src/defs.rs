@@ -103,6 +103,7 @@ pub struct Tool {
     pub(crate) handler: Option<ToolFn>,
     pub(crate) check: CheckFn,
     pub(crate) task_support: TaskSupport,
+    pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) errors: Vec<BuildError>,
 }
 
@@ -128,6 +129,7 @@ impl Tool {
             handler: None,
             check: no_check,
             task_support: TaskSupport::Forbidden,
+            task_start: crate::tasks::TaskStart::Immediate,
             errors: Vec::new(),
         }
     }
@@ -225,6 +227,14 @@ impl Tool {
     /// Whether the tool may run as a task (default [`TaskSupport::Forbidden`]).
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
+        self
+    }
+
+    /// When the task is created (default [`crate::tasks::TaskStart::Immediate`]: before the
+    /// handler runs). With [`crate::tasks::TaskStart::Handler`] the handler asks its MRTR
+    /// questions synchronously and calls [`crate::Context::start_task`] for the rest.
+    pub fn task_start(mut self, start: crate::tasks::TaskStart) -> Self {
+        self.task_start = start;
         self
     }
 

@@ -2,6 +2,7 @@
 
 use crate::context::{Context, RequestEnv};
 use crate::error::HandlerError;
+use crate::defs::TaskSupport;
 use crate::server::Server;
 use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{json, Map, Value};
@@ -16,7 +17,7 @@ pub fn supports_mrtr(method: &str) -> bool {
     Method::parse(method).is_some_and(Method::accepts_input_responses)
 }
 
-fn tool_error(message: String) -> Value {
+pub(crate) fn tool_error(message: String) -> Value {
     json!({ "content": [{ "type": "text", "text": message }], "isError": true })
 }
 
@@ -32,6 +33,10 @@ impl Server {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
         let ctx = self.prepare(req, env, preset)?;
+        if method.is_task_method() {
+            let rt = self.tasks_gate(&ctx)?.clone();
+            return rt.serve(self, &ctx, method.params(ctx.params())?).await;
+        }
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
             Params::Discover => Ok(self.discover()),
@@ -93,32 +98,29 @@ impl Server {
             return Ok(tool_error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))));
         }
         let Value::Object(args) = args_value else { unreachable!() };
-        let r = (tool.handler)(ctx.clone(), args).await;
-        let result = self.outcome(ctx, r, true)?;
-        if let Some(out) = &tool.output {
-            let out = out
-                .get()
-                .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid outputSchema: {e}")))?;
-            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-            let complete = result.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete";
-            if complete && !is_error {
-                match result.get("structuredContent") {
-                    None => {
-                        return Err(ProtocolError::Internal(format!(
-                            "tool {name} declares an outputSchema but returned no structuredContent"
-                        )))
-                    }
-                    Some(sc) => {
-                        if let Some(e) = out.iter_errors(sc).next() {
-                            return Err(ProtocolError::Internal(format!(
-                                "tool {name} returned structuredContent that violates its outputSchema: {e}"
-                            )));
-                        }
-                    }
-                }
+        let r = match (tool.task_support, self.tasks()) {
+            (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone(), args).await,
+            (support, Some(rt)) if ctx.declares_tasks() => {
+                let rt = rt.clone();
+                rt.call_tool(self, ctx, tool.clone(), args, support == TaskSupport::Required).await?
             }
+            (TaskSupport::Required, Some(_)) if ctx.inner.legacy => {
+                return Err(ProtocolError::invalid_params(format!(
+                    "tool {name} runs only as a task (the io.modelcontextprotocol/tasks extension of 2026-07-28)"
+                )))
+            }
+            (TaskSupport::Required, Some(_)) => {
+                return Err(ProtocolError::MissingRequiredClientCapability {
+                    required: crate::tasks::worker_required_capability(),
+                })
+            }
+            (_, Some(_)) => (tool.handler)(ctx.clone(), args).await,
+        };
+        let result = self.outcome(ctx, r, true)?;
+        if result.get("resultType").and_then(Value::as_str) == Some("task") {
+            return Ok(result);
         }
-        Ok(result)
+        self.check_tool_output(&tool, result)
     }
 
     async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Value, ProtocolError> {

@@ -19,6 +19,8 @@ pub struct SubscriptionFilter {
     pub resources: bool,
     /// `resourceSubscriptions`.
     pub resource_uris: Vec<String>,
+    /// `taskIds` (the tasks extension): tasks whose changes to announce.
+    pub task_ids: Vec<String>,
 }
 
 impl SubscriptionFilter {
@@ -33,20 +35,23 @@ impl SubscriptionFilter {
                 Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be a boolean"))),
             }
         };
-        let resource_uris = match n.get("resourceSubscriptions") {
-            None => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|u| u.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| ProtocolError::invalid_params("`resourceSubscriptions` must be strings"))?,
-            Some(_) => return Err(ProtocolError::invalid_params("`resourceSubscriptions` must be an array")),
+        let strings = |k: &str| -> Result<Vec<String>, ProtocolError> {
+            match n.get(k) {
+                None => Ok(Vec::new()),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|u| u.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| ProtocolError::invalid_params(format!("`{k}` must be strings"))),
+                Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be an array"))),
+            }
         };
         Ok(Self {
             tools: flag("toolsListChanged")?,
             prompts: flag("promptsListChanged")?,
             resources: flag("resourcesListChanged")?,
-            resource_uris,
+            resource_uris: strings("resourceSubscriptions")?,
+            task_ids: strings("taskIds")?,
         })
     }
 
@@ -64,6 +69,9 @@ impl SubscriptionFilter {
         if !self.resource_uris.is_empty() {
             m.insert("resourceSubscriptions".into(), json!(self.resource_uris));
         }
+        if !self.task_ids.is_empty() {
+            m.insert("taskIds".into(), json!(self.task_ids));
+        }
         Value::Object(m)
     }
 
@@ -73,6 +81,7 @@ impl SubscriptionFilter {
             ChangeEvent::PromptsListChanged => self.prompts,
             ChangeEvent::ResourcesListChanged => self.resources,
             ChangeEvent::ResourceUpdated(uri) => self.resource_uris.iter().any(|u| u == uri),
+            ChangeEvent::TaskStatus(id) => self.task_ids.iter().any(|t| t == id),
         }
     }
 }
@@ -94,7 +103,23 @@ impl Server {
         env: RequestEnv,
     ) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
         let ctx = self.prepare(req, env, None)?;
-        let filter = SubscriptionFilter::parse(ctx.params())?;
+        let mut filter = SubscriptionFilter::parse(ctx.params())?;
+        // Task ids need the extension on this very request; a server without tasks drops them.
+        let tasks = match self.tasks() {
+            Some(rt) if !filter.task_ids.is_empty() => {
+                if !ctx.declares_tasks() {
+                    return Err(ProtocolError::MissingRequiredClientCapability {
+                        required: crate::tasks::worker_required_capability(),
+                    });
+                }
+                Some(rt.clone())
+            }
+            _ => {
+                filter.task_ids.clear();
+                None
+            }
+        };
+        let principal = ctx.principal().map(str::to_owned);
         let id = ctx.request_id().clone();
         let mut feed = self.change_feed();
         let shutdown = self.shutdown_token();
@@ -106,6 +131,19 @@ impl Server {
             if tx.send(notification("notifications/subscriptions/acknowledged", ack)).is_err() {
                 return;
             }
+            // Where each watched task is now, so that nothing before the stream opened is missed.
+            let task_update = |id: String| {
+                let (tasks, principal) = (tasks.clone(), principal.clone());
+                async move {
+                    let rt = tasks?;
+                    rt.notification_params(&id, principal.as_deref()).await
+                }
+            };
+            for t in &filter.task_ids {
+                if let Some(p) = task_update(t.clone()).await {
+                    if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).is_err() { return; }
+                }
+            }
             loop {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
@@ -116,10 +154,20 @@ impl Server {
                     }
                     _ = tx.closed() => return,
                     changes = feed.next(|| filter.resource_uris.clone()) => {
-                        let Some(changes) = changes else { return };
+                        let Some(mut changes) = changes else { return };
+                        if changes.len() > 1 {
+                            // A catch-up after lag: every watched task may have changed too.
+                            changes.extend(filter.task_ids.iter().cloned().map(ChangeEvent::TaskStatus));
+                        }
                         for e in changes.iter().filter(|e| filter.wants(e)) {
-                            let (m, p) = e.notification();
-                            if tx.send(tagged(m, p, &id)).is_err() { return; }
+                            let message = match e {
+                                ChangeEvent::TaskStatus(t) => match task_update(t.clone()).await {
+                                    Some(p) => tagged("notifications/tasks", Value::Object(p), &id),
+                                    None => continue,
+                                },
+                                e => { let (m, p) = e.notification(); tagged(m, p, &id) }
+                            };
+                            if tx.send(message).is_err() { return; }
                         }
                     }
                 }

@@ -38,6 +38,7 @@ pub struct ToolEntry {
     pub(crate) output: Option<SchemaValidator>,
     pub(crate) header_params: Arc<[HeaderParam]>,
     pub(crate) task_support: crate::defs::TaskSupport,
+    pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) handler: ToolFn,
 }
 

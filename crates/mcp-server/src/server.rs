@@ -35,6 +35,9 @@ pub enum ChangeEvent {
     ResourcesListChanged,
     /// The resource with this URI was updated.
     ResourceUpdated(String),
+    /// The task with this id changed (status, message, input requests): `notifications/tasks`
+    /// on listen streams that asked for it.
+    TaskStatus(String),
 }
 
 pub(crate) struct ServerConfig {
@@ -51,6 +54,7 @@ pub(crate) struct ServerConfig {
     pub(crate) request_timeout: std::time::Duration,
     pub(crate) extra_capabilities: Map<String, Value>,
     pub(crate) state: StateMap,
+    pub(crate) tasks: Option<crate::tasks::TaskConfig>,
 }
 
 impl ServerConfig {
@@ -69,6 +73,7 @@ impl ServerConfig {
             request_timeout: std::time::Duration::from_secs(300),
             extra_capabilities: Map::new(),
             state: StateMap::default(),
+            tasks: None,
         }
     }
 }
@@ -81,13 +86,16 @@ pub(crate) struct ServerInner {
     pub(crate) completion: Option<CompletionFn>,
     pub(crate) events: broadcast::Sender<ChangeEvent>,
     pub(crate) shutdown: CancellationToken,
+    pub(crate) tasks: Option<Arc<crate::tasks::TaskRuntime>>,
 }
 
 impl ServerInner {
     pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
         let (events, _) = broadcast::channel(1024);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
+        let tasks = config.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
         Self {
+            tasks,
             config,
             server_info_json,
             catalog: RwLock::new(Arc::new(catalog)),
@@ -159,6 +167,12 @@ impl Server {
         }
         for (k, v) in &self.inner.config.extra_capabilities {
             caps.insert(k.clone(), v.clone());
+        }
+        if self.inner.tasks.is_some() {
+            let ext = caps.entry("extensions").or_insert_with(|| json!({}));
+            if let Value::Object(ext) = ext {
+                ext.insert(mcp_protocol::meta::TASKS_EXTENSION.into(), json!({}));
+            }
         }
         Value::Object(caps)
     }
@@ -369,6 +383,7 @@ impl Server {
         if !crate::dispatch::is_known_method(&req.method) {
             return Err(method_not_found(&req.method));
         }
+        let legacy = preset.is_some();
         let (meta, state) = match preset.map(|p| *p) {
             Some(Preset { meta, state: Some(state) }) => (meta, state),
             Some(Preset { meta, state: None }) => (meta, self.open_state(&req, &env)?),
@@ -384,6 +399,9 @@ impl Server {
                 env,
                 state,
                 asked: Default::default(),
+                legacy,
+                task: Default::default(),
+                statuses: Default::default(),
             }),
         })
     }

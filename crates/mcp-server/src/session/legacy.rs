@@ -85,10 +85,11 @@ impl LegacyState {
     /// The notification a change event means for this session, if any: list changes always,
     /// `notifications/resources/updated` only for subscribed URIs.
     pub fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
-        if let ChangeEvent::ResourceUpdated(uri) = event {
-            if !self.subscriptions.contains(uri) {
-                return None;
-            }
+        match event {
+            ChangeEvent::ResourceUpdated(uri) if !self.subscriptions.contains(uri) => return None,
+            // Tasks are not part of 2025-era sessions.
+            ChangeEvent::TaskStatus(_) => return None,
+            _ => {}
         }
         let (method, params) = event.notification();
         Some(mcp_protocol::jsonrpc::notification(method, params))

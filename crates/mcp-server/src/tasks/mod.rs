@@ -1,0 +1,237 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the server.
+//!
+//! A tool declares whether it may run as a task ([`crate::TaskSupport`]). When a `tools/call`
+//! declares the extension in its own `_meta` client capabilities and the tool allows it, the
+//! server creates a task (stored before the `CreateTaskResult` is returned), runs the same
+//! handler detached from the request, and answers `tasks/get`, `tasks/update` and
+//! `tasks/cancel`. Inside a task the handler's [`crate::Context`] still gives cancellation,
+//! status messages ([`crate::Context::status`]) and client input: a round that returns
+//! `input_required` parks the task with its `inputRequests` until `tasks/update` brings every
+//! answer, then the handler runs again with them (the MRTR contract, without retries).
+//!
+//! A handler that must ask before its task exists (MRTR first, then a task) is registered with
+//! [`TaskStart::Handler`] and calls [`crate::Context::start_task`] once its questions are
+//! answered: everything before runs synchronously, everything after in the task.
+
+pub mod record;
+pub mod store;
+mod wire;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use worker::tasks_required as worker_required_capability;
+pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
+pub use store::{InMemoryTaskStore, StoreFuture, TaskLimits, TaskStore, TaskStoreError, Updated};
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// When a task-capable tool's task is created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskStart {
+    /// Before the handler runs (the default).
+    #[default]
+    Immediate,
+    /// When the handler calls [`crate::Context::start_task`] (MRTR rounds before it are
+    /// answered synchronously). A handler that never calls it answers synchronously.
+    Handler,
+}
+
+/// How a server runs tasks: lifetimes, polling hint, caps and the store.
+#[derive(Clone)]
+pub struct TaskConfig {
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) poll_interval: Duration,
+    pub(crate) limits: TaskLimits,
+    pub(crate) max_input_rounds: usize,
+    pub(crate) sweep_interval: Duration,
+    pub(crate) store: Option<Arc<dyn TaskStore>>,
+}
+
+impl std::fmt::Debug for TaskConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskConfig")
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("limits", &self.limits)
+            .field("max_input_rounds", &self.max_input_rounds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            ttl: Some(Duration::from_secs(3600)),
+            poll_interval: Duration::from_secs(1),
+            limits: TaskLimits::default(),
+            max_input_rounds: 16,
+            sweep_interval: Duration::from_secs(30),
+            store: None,
+        }
+    }
+}
+
+impl TaskConfig {
+    /// The defaults: 1 h TTL, 1 s poll interval, [`TaskLimits::default`], 16 input rounds,
+    /// the in-memory store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How long a task lives after creation (`None`: until the server stops).
+    pub fn ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The `pollIntervalMs` suggested to clients.
+    pub fn poll_interval(mut self, every: Duration) -> Self {
+        self.poll_interval = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Caps on live tasks (used by the in-memory store; a custom store enforces its own).
+    pub fn limits(mut self, limits: TaskLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How many times one task may ask for input before it fails.
+    pub fn max_input_rounds(mut self, n: usize) -> Self {
+        self.max_input_rounds = n.max(1);
+        self
+    }
+
+    /// How often expired tasks are purged (and their work stopped).
+    pub fn sweep_interval(mut self, every: Duration) -> Self {
+        self.sweep_interval = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Where tasks are stored (default: [`InMemoryTaskStore`] with [`TaskConfig::limits`]).
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+}
+
+/// Wall-clock milliseconds that follow tokio's clock (so a paused test clock moves them).
+#[derive(Debug, Clone, Copy)]
+struct WallClock {
+    base_ms: u64,
+    base: tokio::time::Instant,
+}
+
+impl WallClock {
+    fn new() -> Self {
+        let base_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Self { base_ms, base: tokio::time::Instant::now() }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.base_ms + tokio::time::Instant::now().duration_since(self.base).as_millis() as u64
+    }
+}
+
+/// A server's task machinery: config, store, clock, and the cancellation tokens of the work
+/// running in this process.
+pub(crate) struct TaskRuntime {
+    config: TaskConfig,
+    store: Arc<dyn TaskStore>,
+    clock: WallClock,
+    live: Mutex<HashMap<String, CancellationToken>>,
+    sweeper: OnceLock<()>,
+}
+
+impl TaskRuntime {
+    pub(crate) fn new(config: TaskConfig) -> Self {
+        let store = config.store.clone().unwrap_or_else(|| Arc::new(InMemoryTaskStore::new(config.limits)));
+        Self { config, store, clock: WallClock::new(), live: Mutex::default(), sweeper: OnceLock::new() }
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// A fresh `working` record owned by `principal`, with an unguessable id (128 random bits).
+    fn new_record(&self, principal: Option<&str>) -> TaskRecord {
+        use rand::RngCore;
+        let mut bytes = [0u8; 16];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let ttl = self.config.ttl.map(|d| d.as_millis() as u64);
+        let poll = self.config.poll_interval.as_millis() as u64;
+        TaskRecord::new(id, principal.map(str::to_owned), self.now_ms(), ttl, poll)
+    }
+
+    /// Starts purging expired tasks (once; stops with the server or when the runtime is dropped).
+    fn start_sweeper(self: &Arc<Self>, shutdown: CancellationToken) {
+        if self.sweeper.set(()).is_err() {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let every = self.config.sweep_interval;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let Some(rt) = weak.upgrade() else { return };
+                let Ok(expired) = rt.store.purge_expired(rt.now_ms()).await else { continue };
+                let mut live = rt.live.lock().expect("task registry lock");
+                for id in expired {
+                    if let Some(token) = live.remove(&id) {
+                        token.cancel();
+                    }
+                }
+            }
+        });
+    }
+
+    fn register(&self, id: &str, token: CancellationToken) {
+        self.live.lock().expect("task registry lock").insert(id.to_owned(), token);
+    }
+
+    fn unregister(&self, id: &str) {
+        self.live.lock().expect("task registry lock").remove(id);
+    }
+
+    fn cancel_local(&self, id: &str) {
+        if let Some(t) = self.live.lock().expect("task registry lock").get(id) {
+            t.cancel();
+        }
+    }
+
+    /// How many tasks run (or wait for input) in this process.
+    pub(crate) fn running(&self) -> usize {
+        self.live.lock().expect("task registry lock").len()
+    }
+}
+
+/// What ties a handler's context to its task.
+pub(crate) struct TaskBinding {
+    pub(crate) id: String,
+    pub(crate) runtime: Arc<TaskRuntime>,
+}
+
+/// A request for the framework to create the task now ([`TaskStart::Handler`]); the reply says
+/// whether the handler now runs in a task (`Ok(true)`), synchronously (`Ok(false)`), or fails.
+pub(crate) type StartRequest = tokio::sync::oneshot::Sender<Result<bool, mcp_protocol::ProtocolError>>;
+
+/// The task side of a [`crate::Context`].
+#[derive(Default)]
+pub(crate) struct TaskSlot {
+    pub(crate) bound: OnceLock<TaskBinding>,
+    pub(crate) start: Mutex<Option<tokio::sync::oneshot::Sender<StartRequest>>>,
+}

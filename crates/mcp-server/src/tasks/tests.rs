@@ -1,0 +1,289 @@
+//! Deterministic tests of the tasks extension: in memory, on a paused clock.
+
+use super::{TaskConfig, TaskLimits, TaskStart};
+use crate::{Args, Context, HandlerError, RequestEnv, Server, TaskSupport, Tool};
+use mcp_protocol::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION, TASKS_EXTENSION};
+use mcp_protocol::{ProtocolError, Request};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+const WITH_TASKS: fn() -> Value = || json!({ "elicitation": {}, "extensions": { TASKS_EXTENSION: {} } });
+
+fn request(method: &str, params: Value, caps: Value) -> Request {
+    let mut params = params.as_object().cloned().unwrap_or_default();
+    params.insert("_meta".into(), json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: caps }));
+    Request { id: json!(1), method: method.into(), params }
+}
+
+fn env(principal: Option<&str>) -> RequestEnv {
+    let mut e = RequestEnv::new(CancellationToken::new());
+    e.principal = principal.map(str::to_owned);
+    e
+}
+
+async fn call(s: &Server, method: &str, params: Value, caps: Value, who: Option<&str>) -> Result<Value, ProtocolError> {
+    s.handle(request(method, params, caps), env(who)).await
+}
+
+async fn task(s: &Server, id: &str, who: Option<&str>) -> Result<Value, ProtocolError> {
+    call(s, "tasks/get", json!({ "taskId": id }), WITH_TASKS(), who).await
+}
+
+/// Polls `tasks/get` (on the paused clock) until the status is `want`.
+async fn wait_for(s: &Server, id: &str, want: &str) -> Value {
+    for _ in 0..200 {
+        let t = task(s, id, None).await.unwrap();
+        if t["status"] == want {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("task {id} never reached {want}: {}", task(s, id, None).await.unwrap());
+}
+
+/// Sets a flag when dropped: proves a handler future was dropped (stopped), not left running.
+struct DropFlag(Arc<AtomicBool>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn server(dropped: Arc<AtomicBool>, finished: Arc<AtomicUsize>, config: TaskConfig) -> Server {
+    let slow = Tool::new("slow").task_support(TaskSupport::Optional).handler(
+        move |ctx: Context, Args(a): Args<Map<String, Value>>| {
+            let (dropped, finished) = (dropped.clone(), finished.clone());
+            async move {
+                let _flag = DropFlag(dropped);
+                ctx.status("warming up").await;
+                let secs = a.get("seconds").and_then(Value::as_u64).unwrap_or(0);
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+                finished.fetch_add(1, Ordering::SeqCst);
+                format!("slept {secs}s")
+            }
+        },
+    );
+    let required = Tool::new("required")
+        .task_support(TaskSupport::Required)
+        .handler(|| async { Err::<String, _>(HandlerError::tool("job failed")) });
+    let two = Tool::new("two_questions").task_support(TaskSupport::Required).handler(|ctx: Context| async move {
+        let mut inputs = ctx.inputs();
+        let schema = json!({ "type": "object", "properties": { "x": { "type": "string" } } });
+        let a = inputs.elicit("first", "First?", schema.clone())?;
+        let b = inputs.elicit("second", "Second?", schema)?;
+        inputs.finish()?;
+        Ok::<_, HandlerError>(format!("{} {}", a.unwrap()["content"]["x"], b.unwrap()["content"]["x"]))
+    });
+    let deferred = Tool::new("deferred")
+        .task_support(TaskSupport::Required)
+        .task_start(TaskStart::Handler)
+        .handler(|ctx: Context| async move {
+            let mut inputs = ctx.inputs();
+            let name = inputs.elicit("name", "Name?", json!({ "type": "object" }))?;
+            inputs.finish()?;
+            ctx.start_task().await?;
+            assert!(ctx.task_id().is_some());
+            Ok::<_, HandlerError>(format!("hello {}", name.unwrap()["content"]["name"]))
+        });
+    let panics = Tool::new("panics").task_support(TaskSupport::Optional).handler(|| async {
+        if true {
+            panic!("kaboom");
+        }
+        "never"
+    });
+    Server::builder("t", "1").tasks(config).tools([slow, required, two, deferred, panics]).build().unwrap()
+}
+
+fn plain() -> Server {
+    server(Arc::default(), Arc::default(), TaskConfig::new().poll_interval(Duration::from_millis(250)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_declaring_call_becomes_a_task_and_a_plain_call_stays_synchronous() {
+    let s = plain();
+    let caps = s.capabilities();
+    assert_eq!(caps["extensions"][TASKS_EXTENSION], json!({}));
+    assert!(caps.get("tasks").is_none());
+    let sync = call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 1}}), json!({}), None).await;
+    assert_eq!(sync.unwrap()["content"][0]["text"], "slept 1s");
+
+    let created =
+        call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 5}}), WITH_TASKS(), None).await.unwrap();
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["pollIntervalMs"], 250);
+    assert_eq!(created["ttlMs"], 3_600_000);
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 32, "128 random bits, hex");
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let now = task(&s, &id, None).await.unwrap();
+    assert_eq!(now["resultType"], "complete");
+    assert_eq!(now["statusMessage"], "warming up");
+    let done = wait_for(&s, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "slept 5s");
+    assert!(done.get("error").is_none() && done.get("inputRequests").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_stops_the_handler_and_acks_again_on_a_terminal_task() {
+    let (dropped, finished) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let s = server(dropped.clone(), finished.clone(), TaskConfig::new());
+    let created =
+        call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 60}}), WITH_TASKS(), None).await.unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(s.running_tasks(), 1);
+    let ack = call(&s, "tasks/cancel", json!({ "taskId": id }), WITH_TASKS(), None).await.unwrap();
+    assert_eq!(ack.as_object().unwrap().keys().filter(|k| *k != "_meta").collect::<Vec<_>>(), ["resultType"]);
+    let t = wait_for(&s, id, "cancelled").await;
+    assert!(t.get("result").is_none());
+    assert!(dropped.load(Ordering::SeqCst), "the handler future was dropped");
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    assert_eq!(finished.load(Ordering::SeqCst), 0, "the handler never ran to its end");
+    assert_eq!(s.running_tasks(), 0);
+    let again = call(&s, "tasks/cancel", json!({ "taskId": id }), WITH_TASKS(), None).await.unwrap();
+    assert_eq!(again["resultType"], "complete");
+    assert_eq!(task(&s, id, None).await.unwrap()["status"], "cancelled");
+}
+
+#[tokio::test(start_paused = true)]
+async fn partial_answers_keep_the_task_waiting_for_the_rest() {
+    let s = plain();
+    let created = call(&s, "tools/call", json!({"name": "two_questions"}), WITH_TASKS(), None).await.unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    let parked = wait_for(&s, id, "input_required").await;
+    let keys: Vec<&String> = parked["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["first", "second"]);
+    assert_eq!(parked["inputRequests"]["first"]["method"], "elicitation/create");
+    let answer = |k: &str, x: &str| json!({ "taskId": id, "inputResponses": { k: {"action": "accept", "content": {"x": x}}, "bogus": 1 } });
+    call(&s, "tasks/update", answer("first", "a"), WITH_TASKS(), None).await.unwrap();
+    let still = task(&s, id, None).await.unwrap();
+    assert_eq!(still["status"], "input_required");
+    assert!(still["inputRequests"].get("first").is_none());
+    assert!(still["inputRequests"].get("second").is_some());
+    call(&s, "tasks/update", answer("second", "b"), WITH_TASKS(), None).await.unwrap();
+    let done = wait_for(&s, id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "\"a\" \"b\"");
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_principal_cannot_tell_a_task_exists() {
+    let s = plain();
+    let args = json!({"name": "slow", "arguments": {"seconds": 30}});
+    let created = call(&s, "tools/call", args, WITH_TASKS(), Some("alice")).await.unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    assert!(task(&s, id, Some("alice")).await.is_ok());
+    let unknown = task(&s, "no-such-task", Some("bob")).await.unwrap_err();
+    for (method, extra) in [("tasks/get", json!({})), ("tasks/cancel", json!({})), ("tasks/update", json!({"inputResponses": {}}))] {
+        let mut p = extra;
+        p["taskId"] = json!(id);
+        for who in [Some("bob"), None] {
+            let e = call(&s, method, p.clone(), WITH_TASKS(), who).await.unwrap_err();
+            assert_eq!((e.code(), e.message()), (unknown.code(), unknown.message()), "{method} as {who:?}");
+        }
+    }
+    assert_eq!(unknown.code(), -32602);
+    assert_eq!(task(&s, id, Some("alice")).await.unwrap()["status"], "working", "bob's cancel did nothing");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_expired_task_is_gone_and_its_work_is_stopped() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let config = TaskConfig::new().ttl(Some(Duration::from_secs(10))).sweep_interval(Duration::from_secs(1));
+    let s = server(dropped.clone(), Arc::default(), config);
+    let created =
+        call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 600}}), WITH_TASKS(), None).await.unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(9_900)).await;
+    assert_eq!(task(&s, id, None).await.unwrap()["status"], "working", "never before createdAt + ttlMs");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(task(&s, id, None).await.unwrap_err().code(), -32602);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(dropped.load(Ordering::SeqCst), "the sweeper stopped the expired task's work");
+    assert_eq!(s.running_tasks(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_gate_comes_first_and_required_tools_need_the_extension() {
+    let s = plain();
+    for m in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let e = call(&s, m, json!({"taskId": "x", "inputResponses": {}}), json!({}), None).await.unwrap_err();
+        assert_eq!(e.code(), -32021, "{m}");
+    }
+    for m in ["tasks/list", "tasks/result"] {
+        assert_eq!(call(&s, m, json!({"taskId": "x"}), WITH_TASKS(), None).await.unwrap_err().code(), -32601);
+    }
+    let e = call(&s, "tools/call", json!({"name": "required"}), json!({}), None).await.unwrap_err();
+    assert_eq!(e.code(), -32021);
+    assert_eq!(e.data().unwrap()["requiredCapabilities"]["extensions"][TASKS_EXTENSION], json!({}));
+    // A tool error inside a task completes it with isError; a panic fails it.
+    let created = call(&s, "tools/call", json!({"name": "required"}), WITH_TASKS(), None).await.unwrap();
+    let done = wait_for(&s, created["taskId"].as_str().unwrap(), "completed").await;
+    assert_eq!(done["result"]["isError"], true);
+    let created = call(&s, "tools/call", json!({"name": "panics"}), WITH_TASKS(), None).await.unwrap();
+    let failed = wait_for(&s, created["taskId"].as_str().unwrap(), "failed").await;
+    assert_eq!(failed["error"]["code"], -32603);
+    assert!(failed["statusMessage"].as_str().unwrap().contains("kaboom"));
+    // The 2025-11-25 `task` hint is ignored.
+    let hinted = json!({"name": "slow", "arguments": {"seconds": 0}, "task": {"ttl": 1000}});
+    assert_eq!(call(&s, "tools/call", hinted, json!({}), None).await.unwrap()["resultType"], "complete");
+}
+
+#[tokio::test(start_paused = true)]
+async fn questions_before_start_task_are_answered_synchronously_then_the_task_runs() {
+    let s = plain();
+    let first = call(&s, "tools/call", json!({"name": "deferred"}), WITH_TASKS(), None).await.unwrap();
+    assert_eq!(first["resultType"], "input_required");
+    assert!(first.get("taskId").is_none());
+    let retry = json!({
+        "name": "deferred",
+        "inputResponses": { "name": {"action": "accept", "content": {"name": "Alice"}} },
+        "requestState": first["requestState"],
+    });
+    let created = call(&s, "tools/call", retry, WITH_TASKS(), None).await.unwrap();
+    assert_eq!(created["resultType"], "task");
+    assert!(created.get("requestState").is_none() && created.get("inputRequests").is_none());
+    let done = wait_for(&s, created["taskId"].as_str().unwrap(), "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello \"Alice\"");
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_cap_optional_tools_run_synchronously_and_required_ones_fail_clearly() {
+    let limits = TaskLimits { max_tasks: 10, max_tasks_per_principal: 1 };
+    let s = server(Arc::default(), Arc::default(), TaskConfig::new().limits(limits));
+    let slow = json!({"name": "slow", "arguments": {"seconds": 100}});
+    assert_eq!(call(&s, "tools/call", slow, WITH_TASKS(), None).await.unwrap()["resultType"], "task");
+    let quick = json!({"name": "slow", "arguments": {"seconds": 0}});
+    assert_eq!(call(&s, "tools/call", quick, WITH_TASKS(), None).await.unwrap()["resultType"], "complete");
+    let e = call(&s, "tools/call", json!({"name": "required"}), WITH_TASKS(), None).await.unwrap_err();
+    assert_eq!(e.code(), -32603);
+    assert!(e.message().contains("1 live tasks for this principal"), "{}", e.message());
+    // Another principal has its own bucket.
+    let other = call(&s, "tools/call", json!({"name": "required"}), WITH_TASKS(), Some("carol")).await.unwrap();
+    assert_eq!(other["resultType"], "task");
+}
+
+#[tokio::test(start_paused = true)]
+async fn listen_streams_carry_the_detailed_task_of_watched_ids() {
+    use futures::StreamExt;
+    let s = plain();
+    let created =
+        call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 2}}), WITH_TASKS(), None).await.unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    let refused = s.listen(request("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), json!({})), env(None));
+    assert_eq!(refused.err().unwrap().code(), -32021);
+    let listen = request("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), WITH_TASKS());
+    let mut stream = Box::pin(s.listen(listen, env(None)).unwrap());
+    let ack = stream.next().await.unwrap();
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+    let mut last = Value::Null;
+    while last["params"]["status"] != "completed" {
+        last = tokio::time::timeout(Duration::from_secs(10), stream.next()).await.unwrap().unwrap();
+        assert_eq!(last["method"], "notifications/tasks");
+        assert_eq!(last["params"]["taskId"], id);
+    }
+    assert_eq!(last["params"]["result"]["content"][0]["text"], "slept 2s");
+}

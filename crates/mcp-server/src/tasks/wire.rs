@@ -1,0 +1,84 @@
+//! `tasks/get`, `tasks/update`, `tasks/cancel`: the capability gate, the principal binding,
+//! and the shapes they answer with.
+
+use super::{Applied, TaskChange, TaskRecord, TaskRuntime};
+use crate::context::Context;
+use crate::server::{ChangeEvent, Server};
+use mcp_protocol::{Params, ProtocolError};
+use serde_json::{json, Map, Value};
+
+/// The answer for a task that does not exist, expired, or belongs to another principal: the
+/// same in all three cases, so existence never leaks.
+fn not_found() -> ProtocolError {
+    ProtocolError::invalid_params("Failed to retrieve task: Task not found")
+}
+
+impl TaskRuntime {
+    /// The task `id` if `principal` owns it and it is live.
+    pub(crate) async fn owned(&self, id: &str, principal: Option<&str>) -> Result<TaskRecord, ProtocolError> {
+        match self.store.get(id, self.now_ms()).await {
+            Ok(Some(r)) if r.is_owned_by(principal) => Ok(r),
+            Ok(_) => Err(not_found()),
+            Err(e) => Err(ProtocolError::Internal(e.to_string())),
+        }
+    }
+
+    /// Serves one `tasks/*` request (the caller checked the gate).
+    pub(crate) async fn serve(&self, server: &Server, ctx: &Context, params: Params<'_>) -> Result<Value, ProtocolError> {
+        let principal = ctx.principal();
+        match (ctx.method(), params) {
+            ("tasks/get", Params::Task { task_id }) => {
+                Ok(Value::Object(self.owned(task_id, principal).await?.detailed()))
+            }
+            ("tasks/update", Params::TaskUpdate { task_id, input_responses }) => {
+                self.owned(task_id, principal).await?;
+                // Only outstanding keys are taken; values under other keys are never looked at.
+                self.apply(server, task_id, TaskChange::Answer(input_responses.clone())).await;
+                Ok(json!({}))
+            }
+            ("tasks/cancel", Params::Task { task_id }) => {
+                self.owned(task_id, principal).await?;
+                if self.apply(server, task_id, TaskChange::Cancel).await == Some(Applied::Changed) {
+                    self.cancel_local(task_id);
+                }
+                Ok(json!({}))
+            }
+            (method, _) => Err(ProtocolError::MethodNotFound(method.to_owned())),
+        }
+    }
+
+    /// The `notifications/tasks` params for `id` as `principal` may see them (`None`: not theirs).
+    pub(crate) async fn notification_params(&self, id: &str, principal: Option<&str>) -> Option<Map<String, Value>> {
+        self.owned(id, principal).await.ok().map(|r| r.detailed())
+    }
+}
+
+impl Server {
+    /// The task runtime, when the server runs tasks.
+    pub(crate) fn tasks(&self) -> Option<&std::sync::Arc<TaskRuntime>> {
+        self.inner.tasks.as_ref()
+    }
+
+    /// The `tasks/*` gate: only a request that declares the extension may call them (checked
+    /// before anything else about the request, so a non-declaring caller learns nothing).
+    pub(crate) fn tasks_gate(&self, ctx: &Context) -> Result<&std::sync::Arc<TaskRuntime>, ProtocolError> {
+        let rt = match self.tasks() {
+            Some(rt) if !ctx.inner.legacy => rt,
+            _ => return Err(crate::server::method_not_found(ctx.method())),
+        };
+        if !ctx.declares_tasks() {
+            return Err(ProtocolError::MissingRequiredClientCapability { required: super::worker::tasks_required() });
+        }
+        Ok(rt)
+    }
+
+    /// How many tasks run (or wait for input) in this process.
+    pub fn running_tasks(&self) -> usize {
+        self.tasks().map_or(0, |rt| rt.running())
+    }
+
+    /// Announces that task `id` changed (for custom stores that change records themselves).
+    pub fn notify_task_changed(&self, id: &str) {
+        self.notify(ChangeEvent::TaskStatus(id.to_owned()));
+    }
+}

@@ -1,0 +1,353 @@
+//! Creating a task for a `tools/call` and running its handler detached from the request:
+//! rounds, parking on input, cancellation, the terminal record.
+
+use super::{TaskBinding, TaskRecord, TaskRuntime, TaskStart, TaskStoreError, Terminal};
+use crate::context::{Context, ContextInner, RequestEnv};
+use crate::error::HandlerError;
+use crate::registry::{BoxFuture, ToolEntry};
+use crate::server::{ChangeEvent, Server};
+use crate::tasks::{Applied, TaskChange, TaskStatus};
+use mcp_protocol::ProtocolError;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+type Round = BoxFuture<Result<Value, HandlerError>>;
+
+/// How a parked round ended.
+enum Parked {
+    /// Every question was answered: these are the answers.
+    Answered(Map<String, Value>),
+    /// The task ended meanwhile (cancelled, expired, or the store lost it).
+    Over,
+    /// The round cannot park.
+    Failed(ProtocolError),
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "handler panicked".into())
+}
+
+impl Context {
+    /// A context for one round of a task's work: the request's `_meta` and params with the
+    /// answers so far as `inputResponses`, no notification sink (no progress or log in tasks),
+    /// the task's cancellation token.
+    pub(crate) fn for_task_round(
+        &self,
+        binding: Option<TaskBinding>,
+        answers: &Map<String, Value>,
+        state: Value,
+        cancel: CancellationToken,
+    ) -> Context {
+        let mut params = self.inner.params.clone();
+        params.remove("requestState");
+        if !answers.is_empty() {
+            params.insert("inputResponses".into(), Value::Object(answers.clone()));
+        }
+        let mut env = RequestEnv::new(cancel);
+        env.principal = self.inner.env.principal.clone();
+        env.http = self.inner.env.http.clone();
+        self.derive(binding, params, env, state)
+    }
+
+    /// A copy of this context with other params, environment and round state.
+    pub(crate) fn derive(
+        &self,
+        binding: Option<TaskBinding>,
+        params: Map<String, Value>,
+        env: RequestEnv,
+        state: Value,
+    ) -> Context {
+        let i = &self.inner;
+        let slot = crate::tasks::TaskSlot::default();
+        if let Some(b) = binding {
+            let _ = slot.bound.set(b);
+        }
+        Context {
+            inner: Arc::new(ContextInner {
+                server: i.server.clone(),
+                id: i.id.clone(),
+                method: i.method.clone(),
+                meta: i.meta.clone(),
+                params,
+                env,
+                state,
+                asked: Default::default(),
+                legacy: i.legacy,
+                task: slot,
+                statuses: Default::default(),
+            }),
+        }
+    }
+}
+
+impl TaskRuntime {
+    fn binding(self: &Arc<Self>, id: &str) -> TaskBinding {
+        TaskBinding { id: id.to_owned(), runtime: self.clone() }
+    }
+
+    /// Stores a new task for this request; `Err` carries why (capacity, store down).
+    async fn create(self: &Arc<Self>, server: &Server, ctx: &Context) -> Result<TaskRecord, TaskStoreError> {
+        self.start_sweeper(server.shutdown_token());
+        let record = self.new_record(ctx.principal());
+        self.store.create(record.clone(), self.now_ms()).await?;
+        Ok(record)
+    }
+
+    /// Serves a `tools/call` that may run as a task: creates it (now, or when the handler asks)
+    /// and returns the `CreateTaskResult`, or the synchronous outcome when no task was made.
+    pub(crate) async fn call_tool(
+        self: &Arc<Self>,
+        server: &Server,
+        ctx: &Context,
+        tool: Arc<ToolEntry>,
+        args: Map<String, Value>,
+        required: bool,
+    ) -> Result<Result<Value, HandlerError>, ProtocolError> {
+        let answers = ctx.input_responses().cloned().unwrap_or_default();
+        if tool.task_start == TaskStart::Handler {
+            return self.call_deferred(server, ctx, tool, args, required).await;
+        }
+        let record = match self.create(server, ctx).await {
+            Ok(r) => r,
+            Err(e) if required || !matches!(e, TaskStoreError::Capacity(_)) => {
+                return Err(ProtocolError::Internal(format!("cannot create the task: {e}")))
+            }
+            // An optional task past capacity runs synchronously instead.
+            Err(_) => return Ok((tool.handler)(ctx.clone(), args).await),
+        };
+        let token = CancellationToken::new();
+        self.register(&record.task_id, token.clone());
+        let round_ctx = ctx.for_task_round(Some(self.binding(&record.task_id)), &answers, ctx.round_state().clone(), token.clone());
+        let first = (tool.handler)(round_ctx, args.clone());
+        self.spawn_work(server, ctx, tool, args, &record.task_id, token, first, answers);
+        Ok(Ok(record.create_result()))
+    }
+
+    /// [`TaskStart::Handler`]: the handler runs in the request until it calls `start_task`.
+    async fn call_deferred(
+        self: &Arc<Self>,
+        server: &Server,
+        ctx: &Context,
+        tool: Arc<ToolEntry>,
+        args: Map<String, Value>,
+        required: bool,
+    ) -> Result<Result<Value, HandlerError>, ProtocolError> {
+        let token = CancellationToken::new();
+        // Until the task exists the handler serves the request: its inputResponses, requestState
+        // and notification sink; its own token, so that the task outlives the request.
+        let env = ctx.inner.env.with_cancel(token.clone());
+        let dctx = ctx.derive(None, ctx.params().clone(), env, ctx.round_state().clone());
+        let (ask, mut asked) = tokio::sync::oneshot::channel();
+        *dctx.inner.task.start.lock().expect("task slot lock") = Some(ask);
+        let mut fut = (tool.handler)(dctx.clone(), args.clone());
+        let request_cancel = ctx.cancellation().clone();
+        let mut forwarded = false;
+        loop {
+            tokio::select! {
+                biased;
+                r = &mut fut => return Ok(r),
+                _ = request_cancel.cancelled(), if !forwarded => { forwarded = true; token.cancel(); }
+                reply = &mut asked => {
+                    let Ok(reply) = reply else { return Ok(fut.await) };
+                    let record = match self.create(server, ctx).await {
+                        Ok(r) => r,
+                        Err(TaskStoreError::Capacity(_)) if !required => {
+                            let _ = reply.send(Ok(false));
+                            return Ok(fut.await);
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(ProtocolError::Internal(format!("cannot create the task: {e}"))));
+                            return Ok(fut.await);
+                        }
+                    };
+                    let _ = dctx.inner.task.bound.set(self.binding(&record.task_id));
+                    self.register(&record.task_id, token.clone());
+                    let _ = reply.send(Ok(true));
+                    self.spawn_work(server, ctx, tool, args, &record.task_id, token, fut, Map::new());
+                    return Ok(Ok(record.create_result()));
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_work(
+        self: &Arc<Self>,
+        server: &Server,
+        ctx: &Context,
+        tool: Arc<ToolEntry>,
+        args: Map<String, Value>,
+        id: &str,
+        token: CancellationToken,
+        first: Round,
+        answers: Map<String, Value>,
+    ) {
+        let (rt, server, ctx, id) = (self.clone(), server.clone(), ctx.clone(), id.to_owned());
+        tokio::spawn(async move {
+            rt.work(&server, &ctx, &tool, &args, &id, &token, first, answers).await;
+            rt.unregister(&id);
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn work(
+        self: &Arc<Self>,
+        server: &Server,
+        ctx: &Context,
+        tool: &Arc<ToolEntry>,
+        args: &Map<String, Value>,
+        id: &str,
+        token: &CancellationToken,
+        mut round: Round,
+        mut answers: Map<String, Value>,
+    ) {
+        use futures::FutureExt;
+        let shutdown = server.shutdown_token();
+        let mut rounds = 0;
+        let end = loop {
+            let r = tokio::select! {
+                biased;
+                _ = token.cancelled() => break Terminal::Cancelled,
+                _ = shutdown.cancelled() => break failed(ProtocolError::Internal("the server shut down before the task finished".into())),
+                r = std::panic::AssertUnwindSafe(&mut round).catch_unwind() => r,
+            };
+            let outcome = match r {
+                Err(panic) => {
+                    let msg = panic_message(&*panic);
+                    tracing::error!(panic = %msg, task = id, "task handler panicked");
+                    break failed(ProtocolError::Internal(format!("handler panicked: {msg}")));
+                }
+                Ok(outcome) => outcome,
+            };
+            let ir = match outcome {
+                Ok(v) => break match server.check_tool_output(tool, v) {
+                    Ok(v) => Terminal::Completed(v),
+                    Err(e) => failed(e),
+                },
+                Err(HandlerError::Tool { message, .. }) => break Terminal::Completed(crate::dispatch::tool_error(message)),
+                Err(HandlerError::Protocol(e)) => break failed(e),
+                Err(HandlerError::InputRequired(ir)) => ir,
+            };
+            rounds += 1;
+            if rounds > self.config.max_input_rounds {
+                let m = format!("the task asked for input more than {} times", self.config.max_input_rounds);
+                break failed(ProtocolError::Internal(m));
+            }
+            match self.park(server, id, ir.requests, token, &shutdown).await {
+                Parked::Answered(more) => answers.extend(more),
+                Parked::Over => return,
+                Parked::Failed(e) => break failed(e),
+            }
+            let next = ctx.for_task_round(Some(self.binding(id)), &answers, ir.state, token.clone());
+            round = (tool.handler)(next, args.clone());
+        };
+        self.apply(server, id, TaskChange::Finish(end)).await;
+    }
+
+    /// Parks the task on `requests` and waits until every one is answered.
+    async fn park(
+        &self,
+        server: &Server,
+        id: &str,
+        requests: Map<String, Value>,
+        token: &CancellationToken,
+        shutdown: &CancellationToken,
+    ) -> Parked {
+        let Some(mut revisions) = self.store.watch(id) else { return Parked::Over };
+        match self.apply(server, id, TaskChange::Park(requests)).await {
+            None => return Parked::Over,
+            Some(Applied::KeyReused(k)) => {
+                return Parked::Failed(ProtocolError::Internal(format!("input key {k:?} was already used by this task")))
+            }
+            Some(_) => {}
+        }
+        loop {
+            match self.store.get(id, self.now_ms()).await {
+                Ok(Some(r)) if r.status == TaskStatus::Working => break,
+                Ok(Some(r)) if !r.status.is_terminal() => {}
+                Ok(_) => return Parked::Over,
+                Err(e) => return Parked::Failed(ProtocolError::Internal(e.to_string())),
+            }
+            tokio::select! {
+                _ = token.cancelled() => {
+                    self.apply(server, id, TaskChange::Finish(Terminal::Cancelled)).await;
+                    return Parked::Over;
+                }
+                _ = shutdown.cancelled() => return Parked::Failed(ProtocolError::Internal("the server shut down before the task finished".into())),
+                changed = revisions.changed() => if changed.is_err() { return Parked::Over },
+            }
+        }
+        match self.store.update(id, TaskChange::TakeAnswers, self.now_ms()).await {
+            Ok(Some(u)) => match u.applied {
+                Applied::Answers(a) => Parked::Answered(a),
+                _ => Parked::Over,
+            },
+            Ok(None) => Parked::Over,
+            Err(e) => Parked::Failed(ProtocolError::Internal(e.to_string())),
+        }
+    }
+
+    /// Applies a change and announces it; `None` when the task is gone.
+    pub(crate) async fn apply(&self, server: &Server, id: &str, change: TaskChange) -> Option<Applied> {
+        match self.store.update(id, change, self.now_ms()).await {
+            Ok(Some(u)) => {
+                if u.applied == Applied::Changed {
+                    server.notify(ChangeEvent::TaskStatus(id.to_owned()));
+                }
+                Some(u.applied)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(task = id, error = %e, "task store update failed");
+                None
+            }
+        }
+    }
+
+    /// [`Context::status`] inside a task.
+    pub(crate) async fn set_status(&self, server: &Server, id: &str, message: String) {
+        self.apply(server, id, TaskChange::Message(message)).await;
+    }
+}
+
+fn failed(e: ProtocolError) -> Terminal {
+    Terminal::Failed(e.to_error_object())
+}
+
+impl Server {
+    /// Checks a tool's result against its `outputSchema` (when it declares one).
+    pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: Value) -> Result<Value, ProtocolError> {
+        if !result.is_object() {
+            return Err(ProtocolError::Internal("handler result is not a JSON object".into()));
+        }
+        let Some(out) = &tool.output else { return Ok(result) };
+        let name = &tool.name;
+        let out =
+            out.get().map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid outputSchema: {e}")))?;
+        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+        let complete = result.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete";
+        if complete && !is_error {
+            let Some(sc) = result.get("structuredContent") else {
+                return Err(ProtocolError::Internal(format!(
+                    "tool {name} declares an outputSchema but returned no structuredContent"
+                )));
+            };
+            if let Some(e) = out.iter_errors(sc).next() {
+                return Err(ProtocolError::Internal(format!(
+                    "tool {name} returned structuredContent that violates its outputSchema: {e}"
+                )));
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// The `data` of `-32021` for the tasks extension.
+pub(crate) fn tasks_required() -> Value {
+    json!({ "extensions": { mcp_protocol::meta::TASKS_EXTENSION: {} } })
+}
