@@ -5,6 +5,7 @@ mod content;
 mod demo;
 mod fixtures;
 mod legacy;
+mod tasks;
 
 use mcp::prelude::*;
 
@@ -17,5 +18,6 @@ pub fn server() -> Server {
     let b = content::register(b);
     let b = demo::register(b);
     let b = legacy::register(b);
+    let b = tasks::register(b);
     b.build().expect("everything server definitions are valid")
 }
