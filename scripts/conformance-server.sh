@@ -77,7 +77,7 @@ pending_count=$(echo $pending | wc -w)
 ext_pass=0
 extensions="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
             tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-required-task-error
-            tasks-mrtr-composition"
+            tasks-mrtr-composition sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest"
 for scenario in $extensions tasks-status-notifications; do
   "$conf" server --url "$url" --scenario "$scenario" -o "$out/$scenario" >"$out/$scenario.txt" 2>&1 || true
   line=$(grep -E "^Passed: [0-9]+/[0-9]+" "$out/$scenario.txt" | tail -1 || true)

@@ -81,6 +81,9 @@ enum Command {
         /// Extra Host names to accept (DNS-rebinding protection allows loopback names only by default).
         #[arg(long = "allow-host")]
         allow_hosts: Vec<String>,
+        /// Serve the skills in this folder (each subfolder with a SKILL.md) instead of the demo skills.
+        #[arg(long, value_name = "DIR")]
+        skills: Option<PathBuf>,
         /// OAuth protection (HTTP only): --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
         #[command(flatten)]
         auth: mcp_cli::ServeAuth,
@@ -309,7 +312,9 @@ fn main() -> std::process::ExitCode {
         .init();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match cli.command {
-        Command::Serve { name: _, http, stdio, allow_hosts, auth } => serve(&rt, http, stdio, allow_hosts, auth),
+        Command::Serve { name: _, http, stdio, allow_hosts, skills, auth } => {
+            serve(&rt, http, stdio, allow_hosts, skills, auth)
+        }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
         command => {
             let (target, action) = client_command(command);
@@ -336,10 +341,14 @@ fn serve(
     http: Option<SocketAddr>,
     stdio: bool,
     allow_hosts: Vec<String>,
+    skills: Option<PathBuf>,
     auth: mcp_cli::ServeAuth,
 ) -> std::process::ExitCode {
     let result = rt.block_on(async move {
-        let server = mcp_cli::everything::server();
+        let server = match skills {
+            None => mcp_cli::everything::server(),
+            Some(dir) => mcp_cli::everything::server_with_skills(&dir).map_err(std::io::Error::other)?,
+        };
         match (http, stdio) {
             (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth).await,
             (None, true) => mcp::stdio::serve_stdio(server).await,

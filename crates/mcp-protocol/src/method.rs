@@ -32,11 +32,17 @@ pub enum Method {
     TasksUpdate,
     /// `tasks/cancel` (the tasks extension)
     TasksCancel,
+    /// `skills/list` (the skills extension)
+    SkillsList,
+    /// `skills/get` (the skills extension)
+    SkillsGet,
+    /// `resources/directory/read` (the skills extension's `directoryRead`)
+    ResourcesDirectoryRead,
 }
 
 impl Method {
     /// Every method, in the order of the spec's server features.
-    pub const ALL: [Method; 13] = [
+    pub const ALL: [Method; 16] = [
         Method::Discover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -50,6 +56,9 @@ impl Method {
         Method::TasksGet,
         Method::TasksUpdate,
         Method::TasksCancel,
+        Method::SkillsList,
+        Method::SkillsGet,
+        Method::ResourcesDirectoryRead,
     ];
 
     /// The method named `name`, if it is one of these.
@@ -79,6 +88,9 @@ impl Method {
             Method::TasksGet => "tasks/get",
             Method::TasksUpdate => "tasks/update",
             Method::TasksCancel => "tasks/cancel",
+            Method::SkillsList => "skills/list",
+            Method::SkillsGet => "skills/get",
+            Method::ResourcesDirectoryRead => "resources/directory/read",
         }
     }
 

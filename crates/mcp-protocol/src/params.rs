@@ -50,6 +50,18 @@ pub enum Params<'a> {
         /// `context`, if sent.
         context: Option<&'a Value>,
     },
+    /// `skills/get`.
+    SkillsGet {
+        /// The skill's `SKILL.md` URI.
+        uri: &'a str,
+    },
+    /// `resources/directory/read`.
+    DirectoryRead {
+        /// The directory.
+        uri: &'a str,
+        /// The page to start from.
+        cursor: Option<&'a str>,
+    },
     /// `tasks/get` and `tasks/cancel`.
     Task {
         /// `taskId`.
@@ -76,18 +88,27 @@ fn string<'a>(params: &'a Map<String, Value>, key: &str, method: Method) -> Resu
         .ok_or_else(|| ProtocolError::invalid_params(format!("{method} requires a string `{key}`")))
 }
 
+fn cursor(params: &Map<String, Value>) -> Result<Option<&str>, ProtocolError> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(c)) => Ok(Some(c.as_str())),
+        Some(_) => Err(ProtocolError::invalid_params("cursor must be a string")),
+    }
+}
+
 impl Method {
     /// Reads `params` as this method's params (see the module docs); a wrong shape is `-32602`.
     pub fn params(self, params: &Map<String, Value>) -> Result<Params<'_>, ProtocolError> {
         Ok(match self {
             Method::Discover => Params::Discover,
-            Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
-                let cursor = match params.get("cursor") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(c)) => Some(c.as_str()),
-                    Some(_) => return Err(ProtocolError::invalid_params("cursor must be a string")),
-                };
-                Params::List { cursor }
+            Method::ToolsList
+            | Method::ResourcesList
+            | Method::ResourceTemplatesList
+            | Method::PromptsList
+            | Method::SkillsList => Params::List { cursor: cursor(params)? },
+            Method::SkillsGet => Params::SkillsGet { uri: string(params, "uri", self)? },
+            Method::ResourcesDirectoryRead => {
+                Params::DirectoryRead { uri: string(params, "uri", self)?, cursor: cursor(params)? }
             }
             Method::ToolsCall => {
                 let name = string(params, "name", self)?;

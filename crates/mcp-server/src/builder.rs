@@ -17,9 +17,9 @@ use std::sync::Arc;
 /// Builds a [`Server`]. Every registration is checked when [`ServerBuilder::build`] runs.
 pub struct ServerBuilder {
     pub(crate) config: ServerConfig,
-    catalog: Catalog,
+    pub(crate) catalog: Catalog,
     completion: Option<CompletionFn>,
-    errors: Vec<BuildError>,
+    pub(crate) errors: Vec<BuildError>,
     eager_schemas: bool,
 }
 

@@ -40,6 +40,7 @@ impl Server {
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
             Params::Discover => Ok(self.discover()),
+            p @ Params::List { .. } if method == Method::SkillsList => self.serve_skills(p),
             Params::List { cursor } => {
                 let c = self.catalog();
                 match method {
@@ -57,6 +58,7 @@ impl Server {
                 self.call_tool(&ctx, name, arguments.cloned().unwrap_or_default()).await
             }
             Params::ResourcesRead { uri } => self.read_resource(&ctx, uri).await,
+            p @ (Params::SkillsGet { .. } | Params::DirectoryRead { .. }) => self.serve_skills(p),
             Params::PromptsGet { name, arguments } => {
                 self.get_prompt(&ctx, name, arguments.cloned().unwrap_or_default()).await
             }

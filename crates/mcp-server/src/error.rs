@@ -188,6 +188,9 @@ pub enum BuildError {
     /// A handler asks for application state the builder was never given.
     #[error("{0}")]
     MissingState(String),
+    /// A skill (or skills folder) breaks the skills extension's rules.
+    #[error("skills: {0}")]
+    Skills(String),
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ mod registry;
 pub mod result;
 mod server;
 pub mod session;
+pub mod skills;
 pub mod tasks;
 pub mod template;
 

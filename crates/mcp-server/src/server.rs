@@ -55,6 +55,7 @@ pub(crate) struct ServerConfig {
     pub(crate) extra_capabilities: Map<String, Value>,
     pub(crate) state: StateMap,
     pub(crate) tasks: Option<crate::tasks::TaskConfig>,
+    pub(crate) skills: Option<Arc<mcp_skills::SkillSet>>,
 }
 
 impl ServerConfig {
@@ -74,6 +75,7 @@ impl ServerConfig {
             extra_capabilities: Map::new(),
             state: StateMap::default(),
             tasks: None,
+            skills: None,
         }
     }
 }
@@ -168,11 +170,16 @@ impl Server {
         for (k, v) in &self.inner.config.extra_capabilities {
             caps.insert(k.clone(), v.clone());
         }
-        if self.inner.tasks.is_some() {
-            let ext = caps.entry("extensions").or_insert_with(|| json!({}));
-            if let Value::Object(ext) = ext {
-                ext.insert(mcp_protocol::meta::TASKS_EXTENSION.into(), json!({}));
+        let mut extension = |id: &str, settings: Value| {
+            if let Value::Object(ext) = caps.entry("extensions").or_insert_with(|| json!({})) {
+                ext.insert(id.into(), settings);
             }
+        };
+        if self.inner.tasks.is_some() {
+            extension(mcp_protocol::meta::TASKS_EXTENSION, json!({}));
+        }
+        if self.inner.config.skills.is_some() {
+            extension(mcp_skills::SKILLS_EXTENSION, json!({ "directoryRead": true }));
         }
         Value::Object(caps)
     }

@@ -5,12 +5,22 @@ mod content;
 mod demo;
 mod fixtures;
 mod legacy;
+pub mod skills;
 mod tasks;
 
 use mcp::prelude::*;
 
-/// Builds the `everything` server.
+/// Builds the `everything` server (with the demo skills).
 pub fn server() -> Server {
+    builder().skills(skills::demo()).build().expect("everything server definitions are valid")
+}
+
+/// Builds the `everything` server serving the skills in `dir` instead of the demo ones.
+pub fn server_with_skills(dir: &std::path::Path) -> Result<Server, mcp::server::BuildError> {
+    builder().skills_dir(dir).build()
+}
+
+fn builder() -> mcp::server::ServerBuilder {
     let b = Server::builder("mcp-rs-everything", env!("CARGO_PKG_VERSION"))
         .title("mcp-rs everything server")
         .instructions("Demo server exposing every conformance fixture plus echo, add, progress, elicitation, sampling and list-change demo tools.");
@@ -18,6 +28,5 @@ pub fn server() -> Server {
     let b = content::register(b);
     let b = demo::register(b);
     let b = legacy::register(b);
-    let b = tasks::register(b);
-    b.build().expect("everything server definitions are valid")
+    tasks::register(b)
 }
