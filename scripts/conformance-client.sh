@@ -24,6 +24,8 @@ auth_ext=(client-credentials-jwt client-credentials-basic enterprise-managed-aut
 for s in "${auth_both[@]}" "${auth_2026[@]}"; do pairs+=("2026-07-28 auth/$s"); done
 for s in "${auth_both[@]}"; do pairs+=("2025-11-25 auth/$s"); done
 for s in "${auth_ext[@]}"; do pairs+=("2026-07-28 auth/$s force" "2025-11-25 auth/$s force"); done
+# The skills extension (SEP-2640): a host that never prefetches and refuses unverified content.
+for s in no-prefetch verify-digest verify-size verify-frontmatter; do pairs+=("2026-07-28 sep-2640-client-$s force"); done
 isolate=()
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && unshare -n true 2>/dev/null; then
   isolate=(unshare -n bash -c 'ip link set lo up && exec "$@"' isolate)

@@ -95,6 +95,7 @@ pub struct ClientBuilder {
     pub(crate) legacy_version: String,
     pub(crate) allow_legacy: bool,
     pub(crate) force_legacy: bool,
+    pub(crate) tasks: bool,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -116,6 +117,7 @@ impl ClientBuilder {
             legacy_version: version::LEGACY[0].to_owned(),
             allow_legacy: true,
             force_legacy: false,
+            tasks: false,
         }
     }
 
@@ -185,6 +187,14 @@ impl ClientBuilder {
     pub fn force_legacy(mut self, version: &str) -> Self {
         self.legacy_version = version.to_owned();
         self.force_legacy = true;
+        self
+    }
+
+    /// Declares the tasks extension on every modern request (default off): the server may then
+    /// answer a `tools/call` with a task, which [`Client::call_tool`] follows to its end
+    /// (see [`crate::TaskHandle`]).
+    pub fn tasks(mut self, on: bool) -> Self {
+        self.tasks = on;
         self
     }
 
@@ -330,7 +340,11 @@ impl Client {
             _ => Map::new(),
         };
         meta.insert(PROTOCOL_VERSION.into(), json!(version));
-        meta.insert(CLIENT_CAPABILITIES.into(), self.inner.config.handlers.capabilities());
+        let mut caps = self.inner.config.handlers.capabilities();
+        if self.inner.config.tasks {
+            caps["extensions"] = json!({ mcp_protocol::meta::TASKS_EXTENSION: {} });
+        }
+        meta.insert(CLIENT_CAPABILITIES.into(), caps);
         meta.insert(CLIENT_INFO.into(), self.inner.config.info.clone());
         if let Some(p) = progress {
             meta.insert(PROGRESS_TOKEN.into(), json!(p));

@@ -51,6 +51,13 @@ pub enum ClientError {
         /// Why.
         reason: String,
     },
+    /// The task was cancelled before it finished (by this client, another, or the server).
+    #[error("task {0} was cancelled")]
+    TaskCancelled(String),
+    /// Skill content did not match its listing (size, digest, frontmatter, unlisted file) and
+    /// was not used.
+    #[error("skill refused: {0}")]
+    SkillVerification(String),
     /// The server needs authorization.
     #[error("authorization required (HTTP {status}){}", www_authenticate.as_deref().map(|w| format!(": {w}")).unwrap_or_default())]
     AuthRequired {

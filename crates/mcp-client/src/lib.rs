@@ -24,6 +24,8 @@ mod legacy;
 mod listen;
 pub mod protocol;
 mod result;
+mod skills;
+mod tasks;
 pub mod transport;
 
 pub use auth::{AuthChallenge, AuthProvider};
@@ -32,3 +34,6 @@ pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};
 pub use result::{CallTool, ToolResult};
+pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};
+pub use skills::LoadedSkill;
+pub use tasks::{Started, TaskHandle};

@@ -139,7 +139,7 @@ impl Negotiation {
 pub fn result_type(result: &Value) -> Result<&str, ClientError> {
     match result.get("resultType") {
         None => Ok("complete"),
-        Some(Value::String(s)) if s == "complete" || s == "input_required" => Ok(s.as_str()),
+        Some(Value::String(s)) if matches!(s.as_str(), "complete" | "input_required" | "task") => Ok(s.as_str()),
         Some(other) => Err(ClientError::InvalidResponse(format!("unknown resultType {other}"))),
     }
 }

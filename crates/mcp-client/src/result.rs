@@ -94,6 +94,7 @@ pub struct CallTool<'a> {
     name: String,
     arguments: Value,
     options: CallOptions,
+    on_task: Option<NotificationCallback>,
 }
 
 impl std::fmt::Debug for CallTool<'_> {
@@ -104,7 +105,7 @@ impl std::fmt::Debug for CallTool<'_> {
 
 impl<'a> CallTool<'a> {
     pub(crate) fn new(client: &'a Client, name: &str, arguments: Value) -> Self {
-        Self { client, name: name.to_owned(), arguments, options: CallOptions::default() }
+        Self { client, name: name.to_owned(), arguments, options: CallOptions::default(), on_task: None }
     }
 
     /// Replaces every option at once.
@@ -126,10 +127,25 @@ impl<'a> CallTool<'a> {
         self
     }
 
-    /// Overrides the client's request timeout for this call.
+    /// Overrides the client's request timeout for this call (each request of it, when the
+    /// call runs as a task).
     pub fn timeout(mut self, t: Duration) -> Self {
         self.options.timeout = Some(t);
         self
+    }
+
+    /// Called with the task (as `tasks/get` shows it) each time its status or status message
+    /// changes, when the server runs the call as a task.
+    pub fn on_task_status(mut self, f: impl Fn(&Value) + Send + Sync + 'static) -> Self {
+        self.on_task = Some(Arc::new(f) as NotificationCallback);
+        self
+    }
+
+    /// Sends the call and returns what the server answered: the result, or the task it
+    /// created (to follow, cancel or detach with the [`crate::TaskHandle`]).
+    pub async fn start(self) -> Result<crate::Started, ClientError> {
+        let v = self.client.call_tool_with(&self.name, self.arguments, &self.options).await?;
+        self.client.started(v)
     }
 }
 
@@ -139,8 +155,18 @@ impl<'a> IntoFuture for CallTool<'a> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let v = self.client.call_tool_with(&self.name, self.arguments, &self.options).await?;
-            Ok(ToolResult::new(v))
+            let on_task = self.on_task.clone();
+            match self.start().await? {
+                crate::Started::Done(r) => Ok(r),
+                crate::Started::Task(task) => {
+                    task.wait_or_cancel(move |t| {
+                        if let Some(f) = &on_task {
+                            f(t)
+                        }
+                    })
+                    .await
+                }
+            }
         })
     }
 }

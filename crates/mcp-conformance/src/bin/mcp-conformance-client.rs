@@ -190,6 +190,28 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
             let r = client.call_tool("test_reconnection", json!({})).await?;
             println!("{}", r.text());
         }
+        "sep-2640-client-no-prefetch" => {
+            // A host lists skills and reads nothing until one is needed.
+            for s in client.list_skills().await? {
+                println!("skill {} ({}): {}", s.name(), s.uri, s.description());
+            }
+        }
+        verify if verify.starts_with("sep-2640-client-verify-") => {
+            // Load the skill (SKILL.md, verified); only then, and only if it verified, its files.
+            for entry in client.list_skills().await? {
+                match client.load_skill(&entry).await {
+                    Ok(skill) => {
+                        println!("loaded {} ({} bytes)", entry.name(), skill.skill_md().len());
+                        if let mcp_client::SkillResources::Files(files) = &entry.resources {
+                            for f in files.iter().filter(|f| f.uri != entry.uri) {
+                                skill.read(&f.uri).await?;
+                            }
+                        }
+                    }
+                    Err(e) => eprintln!("refused {}: {e}", entry.uri),
+                }
+            }
+        }
         auth if auth.starts_with("auth/") => {
             // The OAuth flow ran on the first request's 401; then two authenticated requests
             // (step-up and authorization-server migration need the second).
