@@ -1,7 +1,7 @@
 //! `mcp`: the Model Context Protocol command-line tool.
 
 use clap::{Args, Parser, Subcommand};
-use mcp_cli::client::{Action, CompleteRef, Options, TargetArgs};
+use mcp_cli::client::{Action, CompleteRef, Options, TargetArgs, TaskAction};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -108,6 +108,12 @@ enum Command {
     /// List or get prompts.
     #[command(subcommand)]
     Prompts(PromptsCmd),
+    /// Look at, wait for, or cancel a task (the tasks extension).
+    #[command(subcommand)]
+    Tasks(TasksCmd),
+    /// List a server's skills, show one, or load one and read its files (verified).
+    #[command(subcommand)]
+    Skills(SkillsCmd),
     /// Ask for completions of a prompt or resource template argument.
     #[command(
         override_usage = "mcp complete [OPTIONS] URL (--prompt NAME | --resource URI) --arg NAME [--value PREFIX]\n       \
@@ -180,6 +186,75 @@ enum ToolsCmd {
         /// Directory for images and audio the tool returns (default: current directory).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// If the server runs the call as a task, print the task id and exit (see `mcp tasks`).
+        #[arg(long)]
+        detach: bool,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+#[derive(Subcommand)]
+enum TasksCmd {
+    /// Show a task's status (and whether its result is ready).
+    #[command(override_usage = "mcp tasks get [OPTIONS] URL TASK_ID\n       mcp tasks get [OPTIONS] TASK_ID -- COMMAND...")]
+    Get {
+        /// [URL] TASK_ID
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Follow a task to its end, answering its questions, and print its result.
+    #[command(override_usage = "mcp tasks wait [OPTIONS] URL TASK_ID\n       mcp tasks wait [OPTIONS] TASK_ID -- COMMAND...")]
+    Wait {
+        /// [URL] TASK_ID
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Cancel a task.
+    #[command(
+        override_usage = "mcp tasks cancel [OPTIONS] URL TASK_ID\n       mcp tasks cancel [OPTIONS] TASK_ID -- COMMAND..."
+    )]
+    Cancel {
+        /// [URL] TASK_ID
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+#[derive(Subcommand)]
+enum SkillsCmd {
+    /// List the server's skills (nothing is read).
+    #[command(override_usage = "mcp skills list [OPTIONS] URL\n       mcp skills list [OPTIONS] -- COMMAND...")]
+    List {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Show a skill's listing: frontmatter, files, digests (by name or SKILL.md URI).
+    #[command(override_usage = "mcp skills get [OPTIONS] URL SKILL\n       mcp skills get [OPTIONS] SKILL -- COMMAND...")]
+    Get {
+        /// [URL] SKILL
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Load a skill and print its SKILL.md, or one of its files (FILE relative to the skill);
+    /// content that does not match the listing (size, digest, frontmatter) is refused.
+    #[command(
+        override_usage = "mcp skills read [OPTIONS] URL SKILL [FILE]\n       mcp skills read [OPTIONS] SKILL [FILE] -- COMMAND..."
+    )]
+    Read {
+        /// [URL] SKILL [FILE]
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
         #[command(flatten)]
         target: Target,
     },
@@ -259,9 +334,15 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
     match c {
         Command::Discover { pos, target: t } => (target(pos, t), Action::Discover),
         Command::Tools(ToolsCmd::List { pos, target: t }) => (target(pos, t), Action::ToolsList),
-        Command::Tools(ToolsCmd::Call { pos, args, out, target: t }) => {
-            (target(pos, t), Action::ToolsCall { args, out })
+        Command::Tools(ToolsCmd::Call { pos, args, out, detach, target: t }) => {
+            (target(pos, t), Action::ToolsCall { args, out, detach })
         }
+        Command::Tasks(TasksCmd::Get { pos, target: t }) => (target(pos, t), Action::Task(TaskAction::Get)),
+        Command::Tasks(TasksCmd::Wait { pos, target: t }) => (target(pos, t), Action::Task(TaskAction::Wait)),
+        Command::Tasks(TasksCmd::Cancel { pos, target: t }) => (target(pos, t), Action::Task(TaskAction::Cancel)),
+        Command::Skills(SkillsCmd::List { pos, target: t }) => (target(pos, t), Action::SkillsList),
+        Command::Skills(SkillsCmd::Get { pos, target: t }) => (target(pos, t), Action::SkillsGet),
+        Command::Skills(SkillsCmd::Read { pos, target: t }) => (target(pos, t), Action::SkillsRead),
         Command::Resources(ResourcesCmd::List { pos, target: t }) => (target(pos, t), Action::ResourcesList),
         Command::Resources(ResourcesCmd::Templates { pos, target: t }) => (target(pos, t), Action::ResourcesTemplates),
         Command::Resources(ResourcesCmd::Read { pos, out, target: t }) => {

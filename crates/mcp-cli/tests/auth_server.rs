@@ -196,6 +196,10 @@ async fn protected(auth: AuthServer) -> Rs {
         .tool(raw_tool("whoami", object.clone(), counted(&calls, whoami)))
         .tool(raw_tool("admin_op", object.clone(), counted(&calls, |_| Ok(text("done")))))
         .tool(raw_tool("ask", object, counted(&calls, ask)))
+        .tool(mcp::server::Tool::new("slow_task").task_support(mcp::server::TaskSupport::Optional).handler(|| async {
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            "done"
+        }))
         .build()
         .expect("server");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -458,6 +462,45 @@ async fn principal_reaches_handlers_and_binds_mrtr_state() {
     let done = result_of(&r.json(), &json!(4));
     assert_eq!(first_text(&done), "alice:Al", "{done}");
     assert_eq!(rs.calls(), 3);
+}
+
+#[tokio::test]
+async fn tasks_belong_to_their_subject_and_nobody_else_can_tell_they_exist() {
+    let rs = protected(AuthServer::start(&[rsa(0)], true).await).await;
+    let (alice, bob) = (rs.token("alice", "mcp"), rs.token("bob", "mcp"));
+    let ext = json!({"_meta": {K_CAPS: {"extensions": {"io.modelcontextprotocol/tasks": {}}}}});
+    let r = rs.call_with(&alice, 1, "slow_task", ext.clone()).await;
+    let created = result_of(&r.json(), &json!(1));
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let rs = &rs;
+    let (ext, id) = (&ext, &id);
+    let send = move |who: &str, n: i64, method: &str, extra: Value| {
+        let params = merged(merged(ext.clone(), json!({"taskId": id})), extra);
+        let bearer = format!("Bearer {who}");
+        let body = req(n, method, params);
+        async move { rs.s.post(&body, &[("authorization", bearer.as_str())]).await }
+    };
+    let mine = send(&alice, 2, "tasks/get", json!({})).await;
+    assert_eq!(result_of(&mine.json(), &json!(2))["status"], "working");
+    // Bob gets exactly what an unknown id gets, for every method, and changes nothing.
+    let unknown = {
+        let params = merged(ext.clone(), json!({"taskId": "no-such-task"}));
+        let bearer = format!("Bearer {bob}");
+        rs.s.post(&req(3, "tasks/get", params), &[("authorization", bearer.as_str())]).await
+    };
+    let unknown = expect_err("unknown task", &unknown, 400, -32602, Some(&json!(3)));
+    for (n, method, extra) in
+        [(4, "tasks/get", json!({})), (5, "tasks/cancel", json!({})), (6, "tasks/update", json!({"inputResponses": {"k": 1}}))]
+    {
+        let r = send(&bob, n, method, extra).await;
+        let e = expect_err(method, &r, 400, -32602, Some(&json!(n)));
+        assert_eq!(e["error"]["message"], unknown["error"]["message"], "{method}");
+    }
+    let still = send(&alice, 7, "tasks/get", json!({})).await;
+    assert_eq!(result_of(&still.json(), &json!(7))["status"], "working", "bob's cancel did nothing");
+    let ack = send(&alice, 8, "tasks/cancel", json!({})).await;
+    assert_eq!(result_of(&ack.json(), &json!(8))["resultType"], "complete");
 }
 
 /// Kills the child process on drop.

@@ -25,7 +25,6 @@ pub struct TaskHandle {
 
 /// A `tools/call` that may have become a task.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Started {
     /// The server answered at once.
     Done(crate::ToolResult),

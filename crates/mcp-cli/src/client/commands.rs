@@ -31,6 +31,7 @@ pub(super) async fn tools_call(
     args_json: Option<&str>,
     pairs: &[String],
     out: Option<PathBuf>,
+    detach: bool,
 ) -> Result<u8, Failure> {
     let c = ctx.client;
     // The schema types `--arg` values; fetched only when there are some.
@@ -49,7 +50,16 @@ pub(super) async fn tools_call(
         }
         f
     })?;
-    let result = c.call_tool(name, arguments).options(ctx.call_options()).await;
+    let started = tokio::select! {
+        r = c.call_tool(name, arguments).options(ctx.call_options()).start() => r,
+        _ = tokio::signal::ctrl_c() => return Err(Failure::new("interrupted").exit(130)),
+    };
+    let result = match started {
+        Ok(mcp_client::Started::Done(r)) => Ok(r),
+        Ok(mcp_client::Started::Task(task)) if detach => return Ok(super::extensions::detached(ctx, &task)),
+        Ok(mcp_client::Started::Task(task)) => super::extensions::follow(ctx, &task).await?,
+        Err(e) => Err(e),
+    };
     ctx.ui.finish_progress();
     let result = match result {
         Ok(r) => r,

@@ -87,6 +87,29 @@ impl Ui {
         }
     }
 
+    /// Shows a task's status (a spinner with its status message on a terminal; a line per
+    /// change otherwise).
+    pub(super) fn task_status(&self, task: &Value) {
+        let status = task.get("status").and_then(Value::as_str).unwrap_or("?");
+        let msg = task.get("statusMessage").and_then(Value::as_str).unwrap_or("");
+        let id = task.get("taskId").and_then(Value::as_str).unwrap_or("");
+        let line = if msg.is_empty() { format!("task {status}") } else { format!("task {status}: {msg}") };
+        if !std::io::stderr().is_terminal() {
+            eprintln!("{}", dim(&format!("[task {id}] {}", line.trim_start_matches("task "))));
+            return;
+        }
+        let mut g = self.bar.lock().expect("lock");
+        let bar = g.get_or_insert_with(|| {
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(s) = ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}") {
+                b.set_style(s);
+            }
+            b.enable_steady_tick(std::time::Duration::from_millis(120));
+            b
+        });
+        bar.set_message(line);
+    }
+
     /// Removes the progress bar (before a prompt, and when the call is over).
     pub(super) fn finish_progress(&self) {
         if let Some(b) = self.bar.lock().expect("lock").take() {

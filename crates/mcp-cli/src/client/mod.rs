@@ -8,6 +8,7 @@
 mod args;
 pub mod auth;
 mod commands;
+mod extensions;
 mod interact;
 mod render;
 
@@ -56,6 +57,17 @@ pub struct TargetArgs {
     pub cwd: Option<PathBuf>,
 }
 
+/// What `tasks` does with a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskAction {
+    /// `tasks get`: show it.
+    Get,
+    /// `tasks wait`: follow it to its end (answering its questions) and show the result.
+    Wait,
+    /// `tasks cancel`: cancel it.
+    Cancel,
+}
+
 /// What `complete` completes.
 #[derive(Debug, Clone)]
 pub enum CompleteRef {
@@ -79,7 +91,17 @@ pub enum Action {
         args: Vec<String>,
         /// Where images/audio are saved (default: the current directory).
         out: Option<PathBuf>,
+        /// When the server runs the call as a task: print its id and exit.
+        detach: bool,
     },
+    /// `tasks get|wait|cancel TASK_ID`.
+    Task(TaskAction),
+    /// `skills list`.
+    SkillsList,
+    /// `skills get SKILL`.
+    SkillsGet,
+    /// `skills read SKILL [FILE]`.
+    SkillsRead,
     /// `resources list`.
     ResourcesList,
     /// `resources templates`.
@@ -127,6 +149,9 @@ impl Action {
     fn operands(&self) -> (&'static [&'static str], &'static [&'static str]) {
         match self {
             Action::ToolsCall { .. } => (&["NAME"], &["ARGS_JSON"]),
+            Action::Task(_) => (&["TASK_ID"], &[]),
+            Action::SkillsGet => (&["SKILL"], &[]),
+            Action::SkillsRead => (&["SKILL"], &["FILE"]),
             Action::ResourcesRead { .. } => (&["URI"], &[]),
             Action::PromptsGet { .. } => (&["NAME"], &[]),
             _ => (&[], &[]),
@@ -137,7 +162,9 @@ impl Action {
 /// Runs one client command and returns the process exit code.
 pub async fn run(opts: Options, target: TargetArgs, action: Action) -> ExitCode {
     let json = opts.json;
-    let outcome = if matches!(action, Action::Listen { .. }) {
+    // These handle Ctrl-C themselves (a task is cancelled first, then detached).
+    let own_interrupt = matches!(action, Action::Listen { .. } | Action::ToolsCall { .. } | Action::Task(_));
+    let outcome = if own_interrupt {
         run_inner(opts, target, action).await
     } else {
         tokio::select! {
@@ -343,7 +370,8 @@ fn connect_cause(m: &str) -> String {
 }
 
 async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client, Failure> {
-    let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION"));
+    // The CLI follows tasks (spinner, Ctrl-C cancels), so it declares the extension.
+    let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).tasks(true);
     if let Some(t) = opts.timeout {
         b = b.timeout(t).probe_timeout(t);
     }
@@ -612,9 +640,13 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             }
             Ok(0)
         }
-        Action::ToolsCall { args, out } => {
-            commands::tools_call(ctx, &pos[0], pos.get(1).map(String::as_str), &args, out).await
+        Action::ToolsCall { args, out, detach } => {
+            commands::tools_call(ctx, &pos[0], pos.get(1).map(String::as_str), &args, out, detach).await
         }
+        Action::Task(t) => extensions::task(ctx, t, &pos[0]).await,
+        Action::SkillsList => extensions::skills_list(ctx).await,
+        Action::SkillsGet => extensions::skills_get(ctx, &pos[0]).await,
+        Action::SkillsRead => extensions::skills_read(ctx, &pos[0], pos.get(1).map(String::as_str)).await,
         Action::ResourcesList => {
             let items = c.list_resources().await.map_err(|e| ctx.fail(e, "resources/list"))?;
             if json {
@@ -766,7 +798,7 @@ mod tests {
         assert_eq!(resolve_target(&o, targs(&["ws://x"], &[])).unwrap_err().exit, 2);
         let h = Options { headers: vec!["X-A: 1".into()], ..Default::default() };
         assert!(resolve_target(&h, targs(&[], &["srv"])).is_err());
-        let call = Action::ToolsCall { args: vec![], out: None };
+        let call = Action::ToolsCall { args: vec![], out: None, detach: false };
         assert!(bind_operands(&call, vec![]).is_err());
         assert!(bind_operands(&call, vec!["a".into(), "{}".into(), "x".into()]).is_err());
         assert!(bind_operands(&call, vec!["a".into()]).is_ok());

@@ -326,6 +326,7 @@ pub(crate) fn std_headers(body: &Value) -> Headers {
     let name = match method {
         "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
         "resources/read" => body["params"]["uri"].as_str(),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => body["params"]["taskId"].as_str(),
         _ => None,
     };
     let h = [

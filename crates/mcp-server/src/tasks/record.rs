@@ -211,7 +211,7 @@ impl TaskRecord {
                     }
                     Terminal::Cancelled => {
                         self.status = TaskStatus::Cancelled;
-                        self.status_message.get_or_insert_with(|| "cancelled".into());
+                        self.status_message = Some("cancelled".into());
                     }
                 }
                 Applied::Changed
