@@ -197,7 +197,9 @@ enum ToolsCmd {
 #[derive(Subcommand)]
 enum TasksCmd {
     /// Show a task's status (and whether its result is ready).
-    #[command(override_usage = "mcp tasks get [OPTIONS] URL TASK_ID\n       mcp tasks get [OPTIONS] TASK_ID -- COMMAND...")]
+    #[command(
+        override_usage = "mcp tasks get [OPTIONS] URL TASK_ID\n       mcp tasks get [OPTIONS] TASK_ID -- COMMAND..."
+    )]
     Get {
         /// [URL] TASK_ID
         #[arg(value_name = "ARGS")]
@@ -206,7 +208,9 @@ enum TasksCmd {
         target: Target,
     },
     /// Follow a task to its end, answering its questions, and print its result.
-    #[command(override_usage = "mcp tasks wait [OPTIONS] URL TASK_ID\n       mcp tasks wait [OPTIONS] TASK_ID -- COMMAND...")]
+    #[command(
+        override_usage = "mcp tasks wait [OPTIONS] URL TASK_ID\n       mcp tasks wait [OPTIONS] TASK_ID -- COMMAND..."
+    )]
     Wait {
         /// [URL] TASK_ID
         #[arg(value_name = "ARGS")]
@@ -238,7 +242,9 @@ enum SkillsCmd {
         target: Target,
     },
     /// Show a skill's listing: frontmatter, files, digests (by name or SKILL.md URI).
-    #[command(override_usage = "mcp skills get [OPTIONS] URL SKILL\n       mcp skills get [OPTIONS] SKILL -- COMMAND...")]
+    #[command(
+        override_usage = "mcp skills get [OPTIONS] URL SKILL\n       mcp skills get [OPTIONS] SKILL -- COMMAND..."
+    )]
     Get {
         /// [URL] SKILL
         #[arg(value_name = "ARGS")]

@@ -490,9 +490,11 @@ async fn tasks_belong_to_their_subject_and_nobody_else_can_tell_they_exist() {
         rs.s.post(&req(3, "tasks/get", params), &[("authorization", bearer.as_str())]).await
     };
     let unknown = expect_err("unknown task", &unknown, 400, -32602, Some(&json!(3)));
-    for (n, method, extra) in
-        [(4, "tasks/get", json!({})), (5, "tasks/cancel", json!({})), (6, "tasks/update", json!({"inputResponses": {"k": 1}}))]
-    {
+    for (n, method, extra) in [
+        (4, "tasks/get", json!({})),
+        (5, "tasks/cancel", json!({})),
+        (6, "tasks/update", json!({"inputResponses": {"k": 1}})),
+    ] {
         let r = send(&bob, n, method, extra).await;
         let e = expect_err(method, &r, 400, -32602, Some(&json!(n)));
         assert_eq!(e["error"]["message"], unknown["error"]["message"], "{method}");

@@ -12,14 +12,19 @@ use std::time::Duration;
 const T: Duration = Duration::from_secs(20);
 
 fn builder(tasks: bool) -> ClientBuilder {
-    ClientBuilder::new("task-test", "0.0.1").tasks(tasks).on_elicitation(ElicitationModes::FORM, |p: Value| async move {
-        let mut content = serde_json::Map::new();
-        for (name, schema) in p.pointer("/requestedSchema/properties").and_then(Value::as_object).into_iter().flatten() {
-            let v = if schema["type"] == "boolean" { json!(true) } else { json!(format!("{name}-answer")) };
-            content.insert(name.clone(), v);
-        }
-        Ok(json!({"action": "accept", "content": content}))
-    })
+    ClientBuilder::new("task-test", "0.0.1").tasks(tasks).on_elicitation(
+        ElicitationModes::FORM,
+        |p: Value| async move {
+            let mut content = serde_json::Map::new();
+            for (name, schema) in
+                p.pointer("/requestedSchema/properties").and_then(Value::as_object).into_iter().flatten()
+            {
+                let v = if schema["type"] == "boolean" { json!(true) } else { json!(format!("{name}-answer")) };
+                content.insert(name.clone(), v);
+            }
+            Ok(json!({"action": "accept", "content": content}))
+        },
+    )
 }
 
 async fn stdio(tasks: bool) -> Client {
@@ -40,7 +45,8 @@ impl HttpServer {
             .spawn()
             .unwrap();
         let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = lines.by_ref().map_while(Result::ok).find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned));
+        let url =
+            lines.by_ref().map_while(Result::ok).find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned));
         std::thread::spawn(move || lines.for_each(drop));
         Self(child, url.expect("the server announces its address"))
     }
@@ -86,7 +92,8 @@ async fn task_life(c: &Client) {
     let e = c.call_tool("protocol_error_job", json!({})).await.unwrap_err();
     assert_eq!(e.code(), Some(-32603), "{e}");
     // Detach and resume by id.
-    let Started::Task(handle) = c.call_tool("slow_compute", json!({"seconds": 0.5, "label": "x"})).start().await.unwrap()
+    let Started::Task(handle) =
+        c.call_tool("slow_compute", json!({"seconds": 0.5, "label": "x"})).start().await.unwrap()
     else {
         panic!("slow_compute runs as a task for a declaring client")
     };

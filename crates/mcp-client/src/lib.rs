@@ -33,7 +33,7 @@ pub use client::{CallOptions, Client, ClientBuilder, ElicitationModes, Notificat
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};
-pub use result::{CallTool, ToolResult};
 pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};
+pub use result::{CallTool, ToolResult};
 pub use skills::LoadedSkill;
 pub use tasks::{Started, TaskHandle};

@@ -36,7 +36,10 @@ impl LoadedSkill {
     pub async fn read(&self, path: &str) -> Result<Vec<u8>, ClientError> {
         let uri = self.entry.resolve(path);
         if matches!(self.entry.resources, mcp_skills::SkillResources::Files(_)) && self.entry.file(&uri).is_none() {
-            return Err(refused(SkillError::Verification { uri, reason: "not listed in the skill's resources".into() }));
+            return Err(refused(SkillError::Verification {
+                uri,
+                reason: "not listed in the skill's resources".into(),
+            }));
         }
         let bytes = self.client.resource_bytes(&uri).await?;
         self.entry.verify(&uri, &bytes).map_err(refused)?;
@@ -79,7 +82,9 @@ impl Client {
     pub async fn read_directory(&self, uri: &str) -> Result<Vec<Value>, ClientError> {
         let declared = self.skills_capability().and_then(|c| c.get("directoryRead").and_then(Value::as_bool));
         if declared != Some(true) {
-            return Err(ClientError::Unsupported("resources/directory/read (the server does not declare directoryRead)".into()));
+            return Err(ClientError::Unsupported(
+                "resources/directory/read (the server does not declare directoryRead)".into(),
+            ));
         }
         let mut out = Vec::new();
         let mut cursor: Option<Value> = None;
@@ -105,7 +110,8 @@ impl Client {
         entry.check().map_err(refused)?;
         let bytes = self.resource_bytes(&entry.uri).await?;
         entry.verify(&entry.uri, &bytes).map_err(refused)?;
-        let skill_md = String::from_utf8(bytes).map_err(|_| ClientError::SkillVerification("SKILL.md is not UTF-8".into()))?;
+        let skill_md =
+            String::from_utf8(bytes).map_err(|_| ClientError::SkillVerification("SKILL.md is not UTF-8".into()))?;
         Ok(LoadedSkill { client: self.clone(), entry: entry.clone(), skill_md })
     }
 

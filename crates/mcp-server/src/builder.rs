@@ -292,5 +292,14 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     let hp = header_params(&tool.def.input_schema)
         .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
     let def = serde_json::to_value(&tool.def).expect("definitions serialize");
-    Ok(ToolEntry { name, def, input, output, header_params: hp.into(), task_support: tool.task_support, task_start: tool.task_start, handler })
+    Ok(ToolEntry {
+        name,
+        def,
+        input,
+        output,
+        header_params: hp.into(),
+        task_support: tool.task_support,
+        task_start: tool.task_start,
+        handler,
+    })
 }

@@ -1,8 +1,8 @@
 //! Per-method request handling.
 
 use crate::context::{Context, RequestEnv};
-use crate::error::HandlerError;
 use crate::defs::TaskSupport;
+use crate::error::HandlerError;
 use crate::server::Server;
 use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{json, Map, Value};

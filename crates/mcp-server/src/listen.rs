@@ -141,7 +141,9 @@ impl Server {
             };
             for t in &filter.task_ids {
                 if let Some(p) = task_update(t.clone()).await {
-                    if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).is_err() { return; }
+                    if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).is_err() {
+                        return;
+                    }
                 }
             }
             loop {

@@ -96,18 +96,26 @@ impl SkillSet {
         let mut all: BTreeMap<String, Vec<u8>> = BTreeMap::new();
         for (path, bytes) in files {
             if !path.split('/').all(is_uri_safe) {
-                return Err(invalid(path, "skill file paths may use only letters, digits and - _ . ~ + @, no hidden or empty segments"));
+                return Err(invalid(
+                    path,
+                    "skill file paths may use only letters, digits and - _ . ~ + @, no hidden or empty segments",
+                ));
             }
             all.insert(path, bytes);
         }
         let roots: Vec<String> = all
             .keys()
-            .filter_map(|p| p.strip_suffix("/SKILL.md").map(str::to_owned).or_else(|| (p == "SKILL.md").then(String::new)))
+            .filter_map(|p| {
+                p.strip_suffix("/SKILL.md").map(str::to_owned).or_else(|| (p == "SKILL.md").then(String::new))
+            })
             .collect();
         let mut set = SkillSet::default();
         for root in roots {
             if root.is_empty() {
-                return Err(invalid("SKILL.md", "a skill needs its own folder (the folder's name is the skill's name)"));
+                return Err(invalid(
+                    "SKILL.md",
+                    "a skill needs its own folder (the folder's name is the skill's name)",
+                ));
             }
             set.add_skill(&root, &all)?;
         }
@@ -116,7 +124,8 @@ impl SkillSet {
 
     fn add_skill(&mut self, root: &str, all: &BTreeMap<String, Vec<u8>>) -> Result<(), SkillError> {
         let skill_md_path = format!("{root}/SKILL.md");
-        let text = std::str::from_utf8(&all[&skill_md_path]).map_err(|_| invalid(&skill_md_path, "SKILL.md is not UTF-8"))?;
+        let text =
+            std::str::from_utf8(&all[&skill_md_path]).map_err(|_| invalid(&skill_md_path, "SKILL.md is not UTF-8"))?;
         let frontmatter = parse_frontmatter(text).map_err(|e| match e {
             SkillError::Invalid { reason, .. } => invalid(&skill_md_path, reason),
             other => other,
@@ -124,7 +133,10 @@ impl SkillSet {
         let name = frontmatter["name"].as_str().unwrap_or_default().to_owned();
         let folder = root.rsplit('/').next().unwrap_or(root);
         if !is_valid_skill_name(&name) {
-            return Err(invalid(&skill_md_path, format!("name {name:?}: 1-64 of a-z, 0-9 and -, no leading, trailing or double -")));
+            return Err(invalid(
+                &skill_md_path,
+                format!("name {name:?}: 1-64 of a-z, 0-9 and -, no leading, trailing or double -"),
+            ));
         }
         if folder != name {
             return Err(invalid(&skill_md_path, format!("name {name:?} must equal its folder's name {folder:?}")));
@@ -135,7 +147,10 @@ impl SkillSet {
         }
         if let Some(meta) = frontmatter.get("metadata").and_then(Value::as_object) {
             if let Some(k) = meta.keys().find(|k| k.starts_with("io.modelcontextprotocol/")) {
-                return Err(invalid(&skill_md_path, format!("metadata key {k:?} uses the reserved io.modelcontextprotocol/ prefix")));
+                return Err(invalid(
+                    &skill_md_path,
+                    format!("metadata key {k:?} uses the reserved io.modelcontextprotocol/ prefix"),
+                ));
             }
         }
         let prefix = format!("{root}/");
@@ -172,7 +187,8 @@ impl SkillSet {
                 self.files.insert(uri, file);
             }
         }
-        let entry = SkillEntry { uri: uri_of(&skill_md_path), frontmatter, resources: SkillResources::Files(resources) };
+        let entry =
+            SkillEntry { uri: uri_of(&skill_md_path), frontmatter, resources: SkillResources::Files(resources) };
         entry.check()?;
         self.entries.push(entry);
         Ok(())
@@ -240,7 +256,8 @@ fn walk(
     if depth > MAX_DEPTH {
         return Err(invalid(dir.display().to_string(), format!("nested deeper than {MAX_DEPTH} folders")));
     }
-    let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| io(dir, e))?.collect::<Result<_, _>>().map_err(|e| io(dir, e))?;
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).map_err(|e| io(dir, e))?.collect::<Result<_, _>>().map_err(|e| io(dir, e))?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -250,7 +267,10 @@ fn walk(
         let path = e.path();
         let child = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
         if !is_uri_safe(&name) {
-            return Err(invalid(path.display().to_string(), "names in a skills folder may use only letters, digits and - _ . ~ + @"));
+            return Err(invalid(
+                path.display().to_string(),
+                "names in a skills folder may use only letters, digits and - _ . ~ + @",
+            ));
         }
         // Resolve links and refuse any target outside the folder.
         let target = path.canonicalize().map_err(|e| io(&path, e))?;

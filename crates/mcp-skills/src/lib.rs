@@ -175,7 +175,9 @@ impl<'de> Deserialize<'de> for SkillResources {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Value::deserialize(d)? {
             Value::String(s) if s == "dynamic" => Ok(SkillResources::Dynamic),
-            v @ Value::Array(_) => serde_json::from_value(v).map(SkillResources::Files).map_err(serde::de::Error::custom),
+            v @ Value::Array(_) => {
+                serde_json::from_value(v).map(SkillResources::Files).map_err(serde::de::Error::custom)
+            }
             _ => Err(serde::de::Error::custom("`resources` must be an array or \"dynamic\"")),
         }
     }
@@ -231,7 +233,10 @@ impl SkillEntry {
                 return Err(invalid(&f.uri, "listed outside its skill"));
             }
             if !is_digest(&f.digest) {
-                return Err(invalid(&f.uri, format!("digest {:?} is not sha256: and 64 lowercase hex digits", f.digest)));
+                return Err(invalid(
+                    &f.uri,
+                    format!("digest {:?} is not sha256: and 64 lowercase hex digits", f.digest),
+                ));
             }
         }
         Ok(())
@@ -275,9 +280,13 @@ impl SkillEntry {
             let fm = parse_frontmatter(text).map_err(|e| unverified(uri, e.to_string()))?;
             let keys: std::collections::BTreeSet<&String> = fm.keys().chain(self.frontmatter.keys()).collect();
             for k in keys {
-                let (file, listed) = (fm.get(k).unwrap_or(&Value::Null), self.frontmatter.get(k).unwrap_or(&Value::Null));
+                let (file, listed) =
+                    (fm.get(k).unwrap_or(&Value::Null), self.frontmatter.get(k).unwrap_or(&Value::Null));
                 if file != listed {
-                    return Err(unverified(uri, format!("frontmatter `{k}` is {file} in the file but {listed} in the listing")));
+                    return Err(unverified(
+                        uri,
+                        format!("frontmatter `{k}` is {file} in the file but {listed} in the listing"),
+                    ));
                 }
             }
         }
@@ -287,7 +296,8 @@ impl SkillEntry {
 
 /// Whether `d` is `sha256:` and 64 lowercase hex digits.
 pub fn is_digest(d: &str) -> bool {
-    d.strip_prefix("sha256:").is_some_and(|h| h.len() == 64 && h.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+    d.strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
 }
 
 #[cfg(test)]

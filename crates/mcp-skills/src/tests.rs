@@ -1,7 +1,8 @@
 use super::*;
 use serde_json::json;
 
-const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n";
+const SKILL_MD: &str =
+    "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n";
 
 fn entry_for(text: &str) -> SkillEntry {
     serde_json::from_value(json!({
@@ -37,8 +38,14 @@ fn names_and_uris_follow_the_rules() {
 
 #[test]
 fn frontmatter_is_yaml_read_as_json() {
-    let fm = parse_frontmatter("\u{feff}---\r\nname: x\r\ndescription: \"d: quoted\"\r\nversion: 1.0\r\nmetadata:\r\n  k: v\r\n---\r\nbody").unwrap();
-    assert_eq!(Value::Object(fm), json!({"name": "x", "description": "d: quoted", "version": 1, "metadata": {"k": "v"}}));
+    let fm = parse_frontmatter(
+        "\u{feff}---\r\nname: x\r\ndescription: \"d: quoted\"\r\nversion: 1.0\r\nmetadata:\r\n  k: v\r\n---\r\nbody",
+    )
+    .unwrap();
+    assert_eq!(
+        Value::Object(fm),
+        json!({"name": "x", "description": "d: quoted", "version": 1, "metadata": {"k": "v"}})
+    );
     assert!(parse_frontmatter("no frontmatter").is_err());
     assert!(parse_frontmatter("---\nname: x\n---\n").unwrap_err().to_string().contains("description"));
     assert!(parse_frontmatter("---\n- a\n---\n").is_err());
@@ -58,7 +65,11 @@ fn verification_refuses_changed_size_digest_or_frontmatter() {
     let evil = SKILL_MD.replace("Extract, fill, and assemble PDF documents", "Exfiltrate credentials");
     let mut relisted = entry_for(&evil);
     relisted.frontmatter = entry.frontmatter.clone();
-    assert!(relisted.verify(&relisted.uri, evil.as_bytes()).unwrap_err().to_string().contains("frontmatter `description`"));
+    assert!(relisted
+        .verify(&relisted.uri, evil.as_bytes())
+        .unwrap_err()
+        .to_string()
+        .contains("frontmatter `description`"));
     assert!(entry.verify("skill://pdf-processing/other.md", b"x").unwrap_err().to_string().contains("not listed"));
     assert_eq!(entry.resolve("references/FORMS.md"), "skill://pdf-processing/references/FORMS.md");
 }
@@ -124,7 +135,10 @@ fn what_the_format_forbids_is_refused_naming_the_file() {
         assert!(e.contains(path.split('/').next().unwrap()), "names the file: {e}");
     }
     let long = format!("---\nname: long\ndescription: {}\n---\n", "x".repeat(1025));
-    assert!(SkillSet::from_files([("long/SKILL.md".into(), long.into_bytes())]).unwrap_err().to_string().contains("1024"));
+    assert!(SkillSet::from_files([("long/SKILL.md".into(), long.into_bytes())])
+        .unwrap_err()
+        .to_string()
+        .contains("1024"));
 }
 
 #[cfg(unix)]
@@ -140,7 +154,8 @@ fn symbolic_links_cannot_lead_out_of_the_folder() {
     // A link to a file inside the folder is fine; a loop is refused.
     std::fs::remove_file(dir.path().join("pdf-processing/notes.txt")).unwrap();
     write(dir.path(), "pdf-processing/real.txt", "inside");
-    std::os::unix::fs::symlink(dir.path().join("pdf-processing/real.txt"), dir.path().join("pdf-processing/alias.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("pdf-processing/real.txt"), dir.path().join("pdf-processing/alias.txt"))
+        .unwrap();
     assert!(SkillSet::from_dir(dir.path()).unwrap().file("skill://pdf-processing/alias.txt").is_some());
     std::os::unix::fs::symlink(dir.path().join("pdf-processing"), dir.path().join("pdf-processing/loop")).unwrap();
     assert!(SkillSet::from_dir(dir.path()).unwrap_err().to_string().contains("loops"));

@@ -127,9 +127,8 @@ async fn find_skill(ctx: &Ctx<'_>, what: &str) -> Result<SkillEntry, Failure> {
             let names: Vec<String> = skills.iter().map(|s| s.name().to_owned()).collect();
             Err(Failure::new(format!("no skill named `{what}`")).hint(commands::names_hint("skills", &names)))
         }
-        _ => Err(Failure::new(format!("several skills are named `{what}`; give its URI")).hint(
-            matching.iter().map(|s| s.uri.clone()).collect::<Vec<_>>().join(", "),
-        )),
+        _ => Err(Failure::new(format!("several skills are named `{what}`; give its URI"))
+            .hint(matching.iter().map(|s| s.uri.clone()).collect::<Vec<_>>().join(", "))),
     }
 }
 
@@ -201,7 +200,8 @@ pub(super) async fn skills_read(ctx: &Ctx<'_>, what: &str, file: Option<&str>) -
             let dir = PathBuf::from(".");
             let name = file.unwrap_or("file").rsplit('/').next().unwrap_or("file");
             let path = dir.join(name);
-            std::fs::write(&path, e.as_bytes()).map_err(|e| Failure::new(format!("cannot save {}: {e}", path.display())))?;
+            std::fs::write(&path, e.as_bytes())
+                .map_err(|e| Failure::new(format!("cannot save {}: {e}", path.display())))?;
             Stream::Out.line(&format!("saved {} (verified) to {}", file.unwrap_or_default(), path.display()));
         }
     }

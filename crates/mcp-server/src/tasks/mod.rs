@@ -21,9 +21,9 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use worker::tasks_required as worker_required_capability;
 pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
 pub use store::{InMemoryTaskStore, StoreFuture, TaskLimits, TaskStore, TaskStoreError, Updated};
+pub(crate) use worker::tasks_required as worker_required_capability;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -130,9 +130,8 @@ struct WallClock {
 
 impl WallClock {
     fn new() -> Self {
-        let base_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let base_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         Self { base_ms, base: tokio::time::Instant::now() }
     }
 

@@ -296,12 +296,7 @@ pub fn iso8601(ms: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
 }
 
 #[cfg(test)]
@@ -322,7 +317,8 @@ mod tests {
     #[test]
     fn partial_answers_keep_the_rest_outstanding_and_keys_are_never_reused() {
         let mut t = task();
-        let asks: Map<String, Value> = serde_json::from_value(json!({"a": {"method": "m"}, "b": {"method": "m"}})).unwrap();
+        let asks: Map<String, Value> =
+            serde_json::from_value(json!({"a": {"method": "m"}, "b": {"method": "m"}})).unwrap();
         assert_eq!(t.apply(TaskChange::Park(asks.clone()), 2_000), Applied::Changed);
         let one = serde_json::from_value(json!({"a": 1, "never-asked": 2})).unwrap();
         assert_eq!(t.apply(TaskChange::Answer(one), 2_100), Applied::Changed);

@@ -233,9 +233,10 @@ mod tests {
         assert!(matches!(e, TaskStoreError::Capacity(_)), "{e}");
         store.create(record("b1", Some("bob")), 10).await.unwrap();
         assert!(matches!(store.create(record("n1", None), 10).await, Err(TaskStoreError::Capacity(_))));
-        assert_eq!(store.create(record("b1", Some("bob")), 10).await, Err(TaskStoreError::Capacity(
-            "the server holds 3 tasks".into()
-        )));
+        assert_eq!(
+            store.create(record("b1", Some("bob")), 10).await,
+            Err(TaskStoreError::Capacity("the server holds 3 tasks".into()))
+        );
         // At 1 s every task above has expired: creation purges and succeeds.
         store.create(record("a3", Some("alice")), 1_000).await.unwrap();
         assert_eq!(store.len(), 1);

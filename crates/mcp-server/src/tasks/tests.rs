@@ -77,17 +77,16 @@ fn server(dropped: Arc<AtomicBool>, finished: Arc<AtomicUsize>, config: TaskConf
         inputs.finish()?;
         Ok::<_, HandlerError>(format!("{} {}", a.unwrap()["content"]["x"], b.unwrap()["content"]["x"]))
     });
-    let deferred = Tool::new("deferred")
-        .task_support(TaskSupport::Required)
-        .task_start(TaskStart::Handler)
-        .handler(|ctx: Context| async move {
+    let deferred = Tool::new("deferred").task_support(TaskSupport::Required).task_start(TaskStart::Handler).handler(
+        |ctx: Context| async move {
             let mut inputs = ctx.inputs();
             let name = inputs.elicit("name", "Name?", json!({ "type": "object" }))?;
             inputs.finish()?;
             ctx.start_task().await?;
             assert!(ctx.task_id().is_some());
             Ok::<_, HandlerError>(format!("hello {}", name.unwrap()["content"]["name"]))
-        });
+        },
+    );
     let panics = Tool::new("panics").task_support(TaskSupport::Optional).handler(|| async {
         if true {
             panic!("kaboom");
@@ -131,8 +130,9 @@ async fn a_declaring_call_becomes_a_task_and_a_plain_call_stays_synchronous() {
 async fn cancelling_stops_the_handler_and_acks_again_on_a_terminal_task() {
     let (dropped, finished) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let s = server(dropped.clone(), finished.clone(), TaskConfig::new());
-    let created =
-        call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 60}}), WITH_TASKS(), None).await.unwrap();
+    let created = call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 60}}), WITH_TASKS(), None)
+        .await
+        .unwrap();
     let id = created["taskId"].as_str().unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(s.running_tasks(), 1);
@@ -177,7 +177,9 @@ async fn another_principal_cannot_tell_a_task_exists() {
     let id = created["taskId"].as_str().unwrap();
     assert!(task(&s, id, Some("alice")).await.is_ok());
     let unknown = task(&s, "no-such-task", Some("bob")).await.unwrap_err();
-    for (method, extra) in [("tasks/get", json!({})), ("tasks/cancel", json!({})), ("tasks/update", json!({"inputResponses": {}}))] {
+    for (method, extra) in
+        [("tasks/get", json!({})), ("tasks/cancel", json!({})), ("tasks/update", json!({"inputResponses": {}}))]
+    {
         let mut p = extra;
         p["taskId"] = json!(id);
         for who in [Some("bob"), None] {
@@ -194,8 +196,9 @@ async fn an_expired_task_is_gone_and_its_work_is_stopped() {
     let dropped = Arc::new(AtomicBool::new(false));
     let config = TaskConfig::new().ttl(Some(Duration::from_secs(10))).sweep_interval(Duration::from_secs(1));
     let s = server(dropped.clone(), Arc::default(), config);
-    let created =
-        call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 600}}), WITH_TASKS(), None).await.unwrap();
+    let created = call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 600}}), WITH_TASKS(), None)
+        .await
+        .unwrap();
     let id = created["taskId"].as_str().unwrap();
     tokio::time::sleep(Duration::from_millis(9_900)).await;
     assert_eq!(task(&s, id, None).await.unwrap()["status"], "working", "never before createdAt + ttlMs");
@@ -273,7 +276,8 @@ async fn listen_streams_carry_the_detailed_task_of_watched_ids() {
     let created =
         call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 2}}), WITH_TASKS(), None).await.unwrap();
     let id = created["taskId"].as_str().unwrap();
-    let refused = s.listen(request("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), json!({})), env(None));
+    let refused =
+        s.listen(request("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), json!({})), env(None));
     assert_eq!(refused.err().unwrap().code(), -32021);
     let listen = request("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), WITH_TASKS());
     let mut stream = Box::pin(s.listen(listen, env(None)).unwrap());

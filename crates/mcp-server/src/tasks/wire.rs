@@ -24,7 +24,12 @@ impl TaskRuntime {
     }
 
     /// Serves one `tasks/*` request (the caller checked the gate).
-    pub(crate) async fn serve(&self, server: &Server, ctx: &Context, params: Params<'_>) -> Result<Value, ProtocolError> {
+    pub(crate) async fn serve(
+        &self,
+        server: &Server,
+        ctx: &Context,
+        params: Params<'_>,
+    ) -> Result<Value, ProtocolError> {
         let principal = ctx.principal();
         match (ctx.method(), params) {
             ("tasks/get", Params::Task { task_id }) => {

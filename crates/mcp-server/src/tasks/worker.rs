@@ -122,7 +122,8 @@ impl TaskRuntime {
         };
         let token = CancellationToken::new();
         self.register(&record.task_id, token.clone());
-        let round_ctx = ctx.for_task_round(Some(self.binding(&record.task_id)), &answers, ctx.round_state().clone(), token.clone());
+        let round_ctx =
+            ctx.for_task_round(Some(self.binding(&record.task_id)), &answers, ctx.round_state().clone(), token.clone());
         let first = (tool.handler)(round_ctx, args.clone());
         self.spawn_work(server, ctx, tool, args, &record.task_id, token, first, answers);
         Ok(Ok(record.create_result()))
@@ -225,11 +226,15 @@ impl TaskRuntime {
                 Ok(outcome) => outcome,
             };
             let ir = match outcome {
-                Ok(v) => break match server.check_tool_output(tool, v) {
-                    Ok(v) => Terminal::Completed(v),
-                    Err(e) => failed(e),
-                },
-                Err(HandlerError::Tool { message, .. }) => break Terminal::Completed(crate::dispatch::tool_error(message)),
+                Ok(v) => {
+                    break match server.check_tool_output(tool, v) {
+                        Ok(v) => Terminal::Completed(v),
+                        Err(e) => failed(e),
+                    }
+                }
+                Err(HandlerError::Tool { message, .. }) => {
+                    break Terminal::Completed(crate::dispatch::tool_error(message))
+                }
                 Err(HandlerError::Protocol(e)) => break failed(e),
                 Err(HandlerError::InputRequired(ir)) => ir,
             };
@@ -262,7 +267,9 @@ impl TaskRuntime {
         match self.apply(server, id, TaskChange::Park(requests)).await {
             None => return Parked::Over,
             Some(Applied::KeyReused(k)) => {
-                return Parked::Failed(ProtocolError::Internal(format!("input key {k:?} was already used by this task")))
+                return Parked::Failed(ProtocolError::Internal(format!(
+                    "input key {k:?} was already used by this task"
+                )))
             }
             Some(_) => {}
         }
