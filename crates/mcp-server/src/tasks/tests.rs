@@ -291,3 +291,30 @@ async fn listen_streams_carry_the_detailed_task_of_watched_ids() {
     }
     assert_eq!(last["params"]["result"]["content"][0]["text"], "slept 2s");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_legacy_session_never_sees_tasks_even_when_its_capabilities_name_the_extension() {
+    use crate::server::Preset;
+    use mcp_protocol::meta::RequestMeta;
+    let s = plain();
+    let legacy = |method: &str, params: Value| {
+        let preset = Preset {
+            meta: RequestMeta {
+                protocol_version: "2025-11-25".into(),
+                client_capabilities: WITH_TASKS().as_object().cloned().unwrap(),
+                client_info: None,
+                log_level: None,
+                progress_token: None,
+            },
+            state: None,
+        };
+        let req = Request { id: json!(1), method: method.into(), params: params.as_object().cloned().unwrap() };
+        s.process_with(req, env(None), Some(Box::new(preset)))
+    };
+    let r = legacy("tools/call", json!({"name": "slow", "arguments": {"seconds": 0}})).await.unwrap();
+    assert!(r.get("taskId").is_none(), "optional tools run synchronously: {r}");
+    let e = legacy("tools/call", json!({"name": "required"})).await.unwrap_err();
+    assert_eq!(e.code(), -32602);
+    assert!(e.message().contains("runs only as a task"), "{}", e.message());
+    assert_eq!(legacy("tasks/get", json!({"taskId": "x"})).await.unwrap_err().code(), -32601);
+}
