@@ -294,6 +294,8 @@ mod tests {
 
         let mut done = Rounds::new(Map::new(), 3);
         assert!(matches!(done.handle_result(json!({"content": []})).unwrap(), RoundStep::Done(_)));
-        assert!(done.handle_result(json!({"resultType": "task"})).is_err());
+        // A task is a final answer of its own (followed by the caller); unknown types are errors.
+        assert!(matches!(done.handle_result(json!({"resultType": "task"})).unwrap(), RoundStep::Done(_)));
+        assert!(done.handle_result(json!({"resultType": "later"})).is_err());
     }
 }
