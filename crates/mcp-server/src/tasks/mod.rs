@@ -165,7 +165,9 @@ impl TaskRuntime {
         use rand::RngCore;
         let mut bytes = [0u8; 16];
         rand::thread_rng().fill_bytes(&mut bytes);
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let id: String =
+            bytes.iter().flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]).map(char::from).collect();
         let ttl = self.config.ttl.map(|d| d.as_millis() as u64);
         let poll = self.config.poll_interval.as_millis() as u64;
         TaskRecord::new(id, principal.map(str::to_owned), self.now_ms(), ttl, poll)
