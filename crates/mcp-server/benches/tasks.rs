@@ -2,7 +2,7 @@
 //! `tools/call`, against the same call run as a task (created, run by its worker, and read back
 //! `completed` with `tasks/get`). `cargo bench -p mcp-stack-server --bench tasks`.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_main, Criterion};
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION, TASKS_EXTENSION};
 use mcp_protocol::Request;
 use mcp_server::tasks::{TaskConfig, TaskLimits};
@@ -58,5 +58,9 @@ fn tasks(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tasks);
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::tasks);
+}
+use group::benches;
 criterion_main!(benches);
