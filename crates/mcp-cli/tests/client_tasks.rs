@@ -100,6 +100,16 @@ async fn task_life(c: &Client) {
     let id = handle.id().to_owned();
     drop(handle);
     assert_eq!(c.task(&id).wait().await.unwrap().text(), "computed x in 0.5s");
+    // The status stream: each change once, ending with the terminal state.
+    let Ok(Started::Task(h)) = c.call_tool("build_project", json!({"steps": 2, "step_ms": 200})).start().await else {
+        panic!()
+    };
+    use futures::StreamExt;
+    let states: Vec<Value> = h.updates().map(Result::unwrap).collect().await;
+    let last = states.last().unwrap();
+    assert_eq!(last["status"], "completed");
+    assert_eq!(last["result"]["content"][0]["text"], "built in 2 steps");
+    assert!(states.iter().any(|s| s["statusMessage"] == "step 2 of 2: compiling"), "{states:?}");
     // Dropping a call that follows a task cancels the task (tasks/cancel, not a notification).
     let created = Arc::new(Mutex::new(None::<String>));
     let cr = created.clone();

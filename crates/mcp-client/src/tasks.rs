@@ -150,6 +150,43 @@ impl TaskHandle {
         }
     }
 
+    /// The task's states as they change (polled at its `pollIntervalMs`), ending after the
+    /// first terminal one. Unlike [`TaskHandle::wait_with`] it answers no questions: an
+    /// `input_required` state is reported and polling goes on (answer with
+    /// [`TaskHandle::update`]).
+    pub fn updates(&self) -> impl futures::Stream<Item = Result<Value, ClientError>> + Send + '_ {
+        struct St {
+            last: Option<(String, Option<String>, usize)>,
+            poll: Duration,
+            done: bool,
+        }
+        let start = St { last: None, poll: self.poll, done: false };
+        futures::stream::unfold(start, move |mut st| async move {
+            loop {
+                if st.done {
+                    return None;
+                }
+                let task = match self.get().await {
+                    Ok(t) => t,
+                    Err(e) => {
+                        st.done = true;
+                        return Some((Err(e), st));
+                    }
+                };
+                let asked = task.get("inputRequests").and_then(Value::as_object).map_or(0, Map::len);
+                let msg = task.get("statusMessage").and_then(Value::as_str).map(str::to_owned);
+                let now = (status(&task).to_owned(), msg, asked);
+                st.poll = task.get("pollIntervalMs").map_or(st.poll, |_| poll_interval(&task));
+                st.done = matches!(now.0.as_str(), "completed" | "failed" | "cancelled");
+                if st.last.as_ref() != Some(&now) {
+                    st.last = Some(now);
+                    return Some((Ok(task), st));
+                }
+                tokio::time::sleep(st.poll).await;
+            }
+        })
+    }
+
     /// [`TaskHandle::wait_with`] without a status callback.
     pub async fn wait(&self) -> Result<crate::ToolResult, ClientError> {
         self.wait_with(|_| {}).await
