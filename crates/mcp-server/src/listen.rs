@@ -120,6 +120,7 @@ impl Server {
             }
         };
         let principal = ctx.principal().map(str::to_owned);
+        let mut task_feed = tasks.as_ref().map(|_| self.inner.task_events.subscribe());
         let id = ctx.request_id().clone();
         let mut feed = self.change_feed();
         let shutdown = self.shutdown_token();
@@ -156,25 +157,39 @@ impl Server {
                     }
                     _ = tx.closed() => return,
                     changes = feed.next(|| filter.resource_uris.clone()) => {
-                        let Some(mut changes) = changes else { return };
-                        if changes.len() > 1 {
-                            // A catch-up after lag: every watched task may have changed too.
-                            changes.extend(filter.task_ids.iter().cloned().map(ChangeEvent::TaskStatus));
-                        }
+                        let Some(changes) = changes else { return };
                         for e in changes.iter().filter(|e| filter.wants(e)) {
-                            let message = match e {
-                                ChangeEvent::TaskStatus(t) => match task_update(t.clone()).await {
-                                    Some(p) => tagged("notifications/tasks", Value::Object(p), &id),
-                                    None => continue,
-                                },
-                                e => { let (m, p) = e.notification(); tagged(m, p, &id) }
-                            };
-                            if tx.send(message).is_err() { return; }
+                            let (m, p) = e.notification();
+                            if tx.send(tagged(m, p, &id)).is_err() { return; }
+                        }
+                    }
+                    changed = next_task(&mut task_feed, &filter.task_ids) => {
+                        for t in changed {
+                            if let Some(p) = task_update(t).await {
+                                if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).is_err() { return; }
+                            }
                         }
                     }
                 }
             }
         }))
+    }
+}
+
+/// The watched tasks that changed next (all of them after lag); pending forever without a feed.
+async fn next_task(feed: &mut Option<tokio::sync::broadcast::Receiver<String>>, watched: &[String]) -> Vec<String> {
+    use tokio::sync::broadcast::error::RecvError;
+    let Some(rx) = feed.as_mut() else { return std::future::pending().await };
+    loop {
+        match rx.recv().await {
+            Ok(id) if watched.contains(&id) => return vec![id],
+            Ok(_) => {}
+            Err(RecvError::Lagged(_)) => return watched.to_vec(),
+            Err(RecvError::Closed) => {
+                *feed = None;
+                return std::future::pending().await;
+            }
+        }
     }
 }
 

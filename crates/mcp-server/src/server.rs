@@ -87,6 +87,8 @@ pub(crate) struct ServerInner {
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) completion: Option<CompletionFn>,
     pub(crate) events: broadcast::Sender<ChangeEvent>,
+    /// Task changes (ids), apart from list changes: busy tasks never make list listeners lag.
+    pub(crate) task_events: broadcast::Sender<String>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) tasks: Option<Arc<crate::tasks::TaskRuntime>>,
 }
@@ -94,6 +96,7 @@ pub(crate) struct ServerInner {
 impl ServerInner {
     pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
         let (events, _) = broadcast::channel(1024);
+        let (task_events, _) = broadcast::channel(1024);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
         let tasks = config.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
         Self {
@@ -103,6 +106,7 @@ impl ServerInner {
             catalog: RwLock::new(Arc::new(catalog)),
             completion,
             events,
+            task_events,
             shutdown: CancellationToken::new(),
         }
     }
@@ -184,14 +188,20 @@ impl Server {
         Value::Object(caps)
     }
 
-    /// Subscribes to change events (what `subscriptions/listen` streams are fed from).
+    /// Subscribes to change events (what `subscriptions/listen` streams are fed from): list
+    /// changes and resource updates. Task changes travel apart (listen streams that watch
+    /// `taskIds` get them), so a busy task workload never makes list listeners lag.
     pub fn events(&self) -> broadcast::Receiver<ChangeEvent> {
         self.inner.events.subscribe()
     }
 
     /// Announces a change to every listening client.
     pub fn notify(&self, event: ChangeEvent) {
-        let _ = self.inner.events.send(event);
+        // A send fails only when nobody listens, which is fine.
+        match event {
+            ChangeEvent::TaskStatus(id) => drop(self.inner.task_events.send(id)),
+            other => drop(self.inner.events.send(other)),
+        }
     }
 
     /// Announces that the resource `uri` changed.

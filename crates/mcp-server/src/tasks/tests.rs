@@ -318,3 +318,14 @@ async fn a_legacy_session_never_sees_tasks_even_when_its_capabilities_name_the_e
     assert!(e.message().contains("runs only as a task"), "{}", e.message());
     assert_eq!(legacy("tasks/get", json!({"taskId": "x"})).await.unwrap_err().code(), -32601);
 }
+
+#[tokio::test(start_paused = true)]
+async fn busy_tasks_never_make_list_listeners_lag() {
+    let s = plain();
+    let mut feed = s.change_feed();
+    for i in 0..5_000 {
+        s.notify_task_changed(&format!("t{i}"));
+    }
+    s.notify(crate::ChangeEvent::ToolsListChanged);
+    assert_eq!(feed.next(Vec::new).await, Some(vec![crate::ChangeEvent::ToolsListChanged]), "no catch-up burst");
+}
