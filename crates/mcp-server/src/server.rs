@@ -96,7 +96,7 @@ pub(crate) struct ServerInner {
 impl ServerInner {
     pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
         let (events, _) = broadcast::channel(1024);
-        let (task_events, _) = broadcast::channel(1024);
+        let (task_events, _) = broadcast::channel(256);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
         let tasks = config.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
         Self {

@@ -22,6 +22,7 @@ pub(super) async fn follow(ctx: &Ctx<'_>, task: &TaskHandle) -> Result<Result<To
     let ui = ctx.ui.clone();
     let wait = task.wait_with(move |t| ui.task_status(t));
     tokio::pin!(wait);
+    let mut interrupts = Interrupts::new().map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
     let mut cancelling = false;
     loop {
         tokio::select! {
@@ -29,7 +30,7 @@ pub(super) async fn follow(ctx: &Ctx<'_>, task: &TaskHandle) -> Result<Result<To
                 ctx.ui.finish_progress();
                 return Ok(r);
             }
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupts.next() => {
                 if cancelling {
                     ctx.ui.finish_progress();
                     Stream::Err.line(&format!("detached: task {} goes on on the server", task.id()));
@@ -44,6 +45,23 @@ pub(super) async fn follow(ctx: &Ctx<'_>, task: &TaskHandle) -> Result<Result<To
                 }
             }
         }
+    }
+}
+
+/// Ctrl-C presses, counted from creation on: one registered before the first wait, so that a
+/// press while `tasks/cancel` is in flight is not lost.
+struct Interrupts(#[cfg(unix)] tokio::signal::unix::Signal, #[cfg(windows)] tokio::signal::windows::CtrlC);
+
+impl Interrupts {
+    fn new() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        return tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map(Self);
+        #[cfg(windows)]
+        return tokio::signal::windows::ctrl_c().map(Self);
+    }
+
+    async fn next(&mut self) {
+        self.0.recv().await;
     }
 }
 
