@@ -111,11 +111,7 @@ impl Server {
                     "tool {name} runs only as a task (the io.modelcontextprotocol/tasks extension of 2026-07-28)"
                 )))
             }
-            (TaskSupport::Required, Some(_)) => {
-                return Err(ProtocolError::MissingRequiredClientCapability {
-                    required: crate::tasks::worker_required_capability(),
-                })
-            }
+            (TaskSupport::Required, Some(_)) => return Err(crate::tasks::extension_required()),
             (_, Some(_)) => (tool.handler)(ctx.clone(), args).await,
         };
         let result = self.outcome(ctx, r, true)?;

@@ -108,9 +108,7 @@ impl Server {
         let tasks = match self.tasks() {
             Some(rt) if !filter.task_ids.is_empty() => {
                 if !ctx.declares_tasks() {
-                    return Err(ProtocolError::MissingRequiredClientCapability {
-                        required: crate::tasks::worker_required_capability(),
-                    });
+                    return Err(crate::tasks::extension_required());
                 }
                 Some(rt.clone())
             }

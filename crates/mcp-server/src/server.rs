@@ -272,7 +272,7 @@ impl Server {
         result
     }
 
-    fn cache_hints(&self, result: &mut Map<String, Value>, ttl: u64, public: bool) {
+    pub(crate) fn cache_hints(&self, result: &mut Map<String, Value>, ttl: u64, public: bool) {
         result.insert("ttlMs".into(), json!(ttl));
         result.insert("cacheScope".into(), json!(if public { "public" } else { "private" }));
     }
@@ -310,11 +310,7 @@ impl Server {
         match outcome {
             Ok(r) => r,
             Err(panic) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "handler panicked".into());
+                let msg = panic_message(&*panic);
                 tracing::error!(panic = %msg, "handler panicked");
                 Err(ProtocolError::Internal(format!("handler panicked: {msg}")))
             }
@@ -514,6 +510,15 @@ impl Server {
         self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
         Value::Object(out)
     }
+}
+
+/// What a caught handler panic says (its `&str` or `String` payload).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "handler panicked".into())
 }
 
 pub(crate) fn method_not_found(method: &str) -> ProtocolError {

@@ -8,7 +8,7 @@ use crate::registry::{ResourceEntry, ResourceFn};
 use crate::server::Server;
 use mcp_protocol::{Params, ProtocolError};
 pub use mcp_skills::{SkillEntry, SkillSet, SKILLS_EXTENSION};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 impl ServerBuilder {
@@ -73,17 +73,16 @@ impl Server {
         match params {
             Params::List { cursor } => {
                 let entries = set.entries().iter().map(|e| serde_json::to_value(e).expect("entries serialize"));
-                self.list_page(entries.collect::<Vec<_>>().into_iter(), "skills", cursor)
+                self.list_page(entries, "skills", cursor)
             }
             Params::SkillsGet { uri } => {
                 let entry = set
                     .entry(uri)
                     .ok_or_else(|| ProtocolError::invalid_params(format!("No skill is served at {uri}")))?;
-                let mut out = json!({ "skill": entry });
-                let (ttl, public) = (self.inner.config.list_ttl_ms, self.inner.config.list_public);
-                out["ttlMs"] = json!(ttl);
-                out["cacheScope"] = json!(if public { "public" } else { "private" });
-                Ok(out)
+                let mut out = Map::new();
+                out.insert("skill".into(), json!(entry));
+                self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
+                Ok(Value::Object(out))
             }
             Params::DirectoryRead { uri, cursor } => {
                 let children = set.directory(uri).ok_or_else(|| not_a_directory(uri))?;

@@ -266,12 +266,7 @@ fn walk(
         }
         let path = e.path();
         let child = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
-        if !is_uri_safe(&name) {
-            return Err(invalid(
-                path.display().to_string(),
-                "names in a skills folder may use only letters, digits and - _ . ~ + @",
-            ));
-        }
+        // Names are checked once, with every other path rule, in `SkillSet::from_files`.
         // Resolve links and refuse any target outside the folder.
         let target = path.canonicalize().map_err(|e| io(&path, e))?;
         if !target.starts_with(root) {

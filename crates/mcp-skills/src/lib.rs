@@ -108,7 +108,8 @@ pub fn digest(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for b in hash {
-        out.push_str(&format!("{b:02x}"));
+        use std::fmt::Write as _;
+        let _ = write!(out, "{b:02x}");
     }
     out
 }

@@ -23,12 +23,18 @@ mod tests;
 
 pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
 pub use store::{InMemoryTaskStore, StoreFuture, TaskLimits, TaskStore, TaskStoreError, Updated};
-pub(crate) use worker::tasks_required as worker_required_capability;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+/// `-32021` for a request that needs the tasks extension and did not declare it (with the
+/// `data.requiredCapabilities` the schema requires).
+pub(crate) fn extension_required() -> mcp_protocol::ProtocolError {
+    let required = serde_json::json!({ "extensions": { mcp_protocol::meta::TASKS_EXTENSION: {} } });
+    mcp_protocol::ProtocolError::MissingRequiredClientCapability { required }
+}
 
 /// When a task-capable tool's task is created.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -72,7 +72,7 @@ impl Server {
             _ => return Err(crate::server::method_not_found(ctx.method())),
         };
         if !ctx.declares_tasks() {
-            return Err(ProtocolError::MissingRequiredClientCapability { required: super::worker::tasks_required() });
+            return Err(super::extension_required());
         }
         Ok(rt)
     }

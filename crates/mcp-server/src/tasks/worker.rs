@@ -8,7 +8,7 @@ use crate::registry::{BoxFuture, ToolEntry};
 use crate::server::{ChangeEvent, Server};
 use crate::tasks::{Applied, TaskChange, TaskStatus};
 use mcp_protocol::ProtocolError;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -22,14 +22,6 @@ enum Parked {
     Over,
     /// The round cannot park.
     Failed(ProtocolError),
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "handler panicked".into())
 }
 
 impl Context {
@@ -90,12 +82,22 @@ impl TaskRuntime {
         TaskBinding { id: id.to_owned(), runtime: self.clone() }
     }
 
-    /// Stores a new task for this request; `Err` carries why (capacity, store down).
-    async fn create(self: &Arc<Self>, server: &Server, ctx: &Context) -> Result<TaskRecord, TaskStoreError> {
+    /// Stores a new task for this request. `Ok(None)`: no task, the call runs synchronously
+    /// (an optional task past capacity); a required task past capacity, or a store failure, is
+    /// the caller's error.
+    async fn create(
+        self: &Arc<Self>,
+        server: &Server,
+        ctx: &Context,
+        required: bool,
+    ) -> Result<Option<TaskRecord>, ProtocolError> {
         self.start_sweeper(server.shutdown_token());
         let record = self.new_record(ctx.principal());
-        self.store.create(record.clone(), self.now_ms()).await?;
-        Ok(record)
+        match self.store.create(record.clone(), self.now_ms()).await {
+            Ok(()) => Ok(Some(record)),
+            Err(TaskStoreError::Capacity(_)) if !required => Ok(None),
+            Err(e) => Err(ProtocolError::Internal(format!("cannot create the task: {e}"))),
+        }
     }
 
     /// Serves a `tools/call` that may run as a task: creates it (now, or when the handler asks)
@@ -112,13 +114,8 @@ impl TaskRuntime {
         if tool.task_start == TaskStart::Handler {
             return self.call_deferred(server, ctx, tool, args, required).await;
         }
-        let record = match self.create(server, ctx).await {
-            Ok(r) => r,
-            Err(e) if required || !matches!(e, TaskStoreError::Capacity(_)) => {
-                return Err(ProtocolError::Internal(format!("cannot create the task: {e}")))
-            }
-            // An optional task past capacity runs synchronously instead.
-            Err(_) => return Ok((tool.handler)(ctx.clone(), args).await),
+        let Some(record) = self.create(server, ctx, required).await? else {
+            return Ok((tool.handler)(ctx.clone(), args).await);
         };
         let token = CancellationToken::new();
         self.register(&record.task_id, token.clone());
@@ -155,14 +152,11 @@ impl TaskRuntime {
                 _ = request_cancel.cancelled(), if !forwarded => { forwarded = true; token.cancel(); }
                 reply = &mut asked => {
                     let Ok(reply) = reply else { return Ok(fut.await) };
-                    let record = match self.create(server, ctx).await {
-                        Ok(r) => r,
-                        Err(TaskStoreError::Capacity(_)) if !required => {
-                            let _ = reply.send(Ok(false));
-                            return Ok(fut.await);
-                        }
-                        Err(e) => {
-                            let _ = reply.send(Err(ProtocolError::Internal(format!("cannot create the task: {e}"))));
+                    let record = match self.create(server, ctx, required).await {
+                        Ok(Some(r)) => r,
+                        other => {
+                            // No task: the handler goes on synchronously (or fails with the error).
+                            let _ = reply.send(other.map(|_| false));
                             return Ok(fut.await);
                         }
                     };
@@ -219,7 +213,7 @@ impl TaskRuntime {
             };
             let outcome = match r {
                 Err(panic) => {
-                    let msg = panic_message(&*panic);
+                    let msg = crate::server::panic_message(&*panic);
                     tracing::error!(panic = %msg, task = id, "task handler panicked");
                     break failed(ProtocolError::Internal(format!("handler panicked: {msg}")));
                 }
@@ -352,9 +346,4 @@ impl Server {
         }
         Ok(result)
     }
-}
-
-/// The `data` of `-32021` for the tasks extension.
-pub(crate) fn tasks_required() -> Value {
-    json!({ "extensions": { mcp_protocol::meta::TASKS_EXTENSION: {} } })
 }
