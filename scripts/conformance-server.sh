@@ -54,15 +54,22 @@ PY
 scored 2026-07-28 --requirements scored
 scored 2025-11-25 --spec-version legacy
 
+# Runs one scenario (NAME, then the suite's arguments) into $out/NAME.txt; sets `line` to its
+# "Passed: ..." summary.
+one() {
+  local name="$1"; shift
+  "$conf" server --url "$url" "$@" -o "$out/$name" >"$out/$name.txt" 2>&1 || true
+  line=$(grep -E "^Passed: [0-9]+/[0-9]+" "$out/$name.txt" | tail -1 || true)
+  echo "$name: $line"
+}
+
 pending_pass=0
 pending="json-schema-2020-12@2026-07-28 http-header-validation@2026-07-28 http-custom-header-server-validation@2026-07-28
          json-schema-2020-12@2025-11-25 server-sse-polling@2025-11-25"
 for item in $pending; do
   scenario=${item%@*} version=${item#*@}
   echo "== conformance server --scenario $scenario --spec-version $version"
-  "$conf" server --url "$url" --scenario "$scenario" --spec-version "$version" -o "$out/$item" >"$out/$item.txt" 2>&1 || true
-  line=$(grep -E "^Passed: [0-9]+/[0-9]+" "$out/$item.txt" | tail -1 || true)
-  echo "$item: $line"
+  one "$item" --scenario "$scenario" --spec-version "$version"
   if echo "$line" | grep -qE "^Passed: ([1-9][0-9]*)/\1, 0 failed"; then
     pending_pass=$((pending_pass + 1))
   else
@@ -79,9 +86,7 @@ extensions="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks
             tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-required-task-error
             tasks-mrtr-composition sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest"
 for scenario in $extensions tasks-status-notifications; do
-  "$conf" server --url "$url" --scenario "$scenario" -o "$out/$scenario" >"$out/$scenario.txt" 2>&1 || true
-  line=$(grep -E "^Passed: [0-9]+/[0-9]+" "$out/$scenario.txt" | tail -1 || true)
-  echo "$scenario: $line"
+  one "$scenario" --scenario "$scenario"
   if [ "$scenario" = tasks-status-notifications ]; then
     grep -q "SKIPPED" "$out/$scenario.txt" || { echo "FAILED: $scenario no longer skips: check it"; status=1; }
   elif echo "$line" | grep -qE "^Passed: ([1-9][0-9]*)/\1, 0 failed, 0 warnings"; then

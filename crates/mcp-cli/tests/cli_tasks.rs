@@ -2,37 +2,15 @@
 //! one command, so the server is a long-lived child): `--detach`, `mcp tasks`, Ctrl-C (SIGINT)
 //! cancelling and then detaching, `mcp skills`.
 
+#[path = "support/http_server.rs"]
+mod http_server;
+use http_server::EverythingHttp as Server;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp");
-
-struct Server(Child, String);
-
-impl Server {
-    fn start() -> Self {
-        let mut child = Command::new(BIN)
-            .args(["serve", "everything", "--http", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url =
-            lines.by_ref().map_while(Result::ok).find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned));
-        std::thread::spawn(move || lines.for_each(drop));
-        Self(child, url.expect("the server announces its address"))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn mcp(args: &[&str]) -> Output {
     let out = Command::new(BIN).args(args).env_remove("MCP_LOG").stdin(Stdio::null()).output().unwrap();
@@ -88,21 +66,22 @@ fn wait(mut child: Child) -> i32 {
 #[test]
 fn detach_then_get_cancel_and_wait() {
     let s = Server::start();
-    let out = mcp(&["tools", "call", &s.1, "slow_compute", "--arg", "seconds=60", "--detach", "--json"]);
+    let out = mcp(&["tools", "call", &s.url, "slow_compute", "--arg", "seconds=60", "--detach", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let id = json(&out)["taskId"].as_str().unwrap().to_owned();
-    assert_eq!(status(&s.1, &id), "working");
-    assert_eq!(mcp(&["tasks", "cancel", &s.1, &id]).status.code(), Some(0));
-    let waited = mcp(&["tasks", "wait", &s.1, &id]);
+    assert_eq!(status(&s.url, &id), "working");
+    assert_eq!(mcp(&["tasks", "cancel", &s.url, &id]).status.code(), Some(0));
+    let waited = mcp(&["tasks", "wait", &s.url, &id]);
     assert_eq!(waited.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&waited.stderr).contains(&format!("task {id} was cancelled")));
-    assert_eq!(status(&s.1, &id), "cancelled");
+    assert_eq!(status(&s.url, &id), "cancelled");
     // A finished task's result, picked up later.
-    let out = mcp(&["tools", "call", &s.1, "slow_compute", "--arg", "seconds=0.2", "--arg", "label=later", "--detach"]);
+    let out =
+        mcp(&["tools", "call", &s.url, "slow_compute", "--arg", "seconds=0.2", "--arg", "label=later", "--detach"]);
     let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let done = mcp(&["tasks", "wait", &s.1, &id]);
+    let done = mcp(&["tasks", "wait", &s.url, &id]);
     assert_eq!(String::from_utf8_lossy(&done.stdout).trim(), "computed later in 0.2s");
-    let unknown = mcp(&["tasks", "get", &s.1, "no-such-task"]);
+    let unknown = mcp(&["tasks", "get", &s.url, "no-such-task"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("Task not found"));
 }
@@ -110,16 +89,16 @@ fn detach_then_get_cancel_and_wait() {
 #[test]
 fn ctrl_c_cancels_the_task_and_a_second_one_detaches() {
     let s = Server::start();
-    let (child, id, lines) = running_call(&s.1);
+    let (child, id, lines) = running_call(&s.url);
     sigint(&child);
     let code = wait(child);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert_eq!(code, 1, "{rest:?}");
     assert!(rest.iter().any(|l| l.contains(&format!("cancelling task {id}"))), "{rest:?}");
-    assert_eq!(status(&s.1, &id), "cancelled");
+    assert_eq!(status(&s.url, &id), "cancelled");
 
     // The second Ctrl-C (while the client waits for the server to confirm) detaches.
-    let (child, id, mut lines) = running_call(&s.1);
+    let (child, id, mut lines) = running_call(&s.url);
     sigint(&child);
     let seen = lines.by_ref().map_while(Result::ok).find(|l| l.contains("cancelling task"));
     assert!(seen.is_some(), "the first Ctrl-C cancels");
@@ -134,17 +113,17 @@ fn ctrl_c_cancels_the_task_and_a_second_one_detaches() {
 #[test]
 fn skills_list_get_and_verified_read() {
     let s = Server::start();
-    let list = json(&mcp(&["skills", "list", &s.1, "--json"]));
+    let list = json(&mcp(&["skills", "list", &s.url, "--json"]));
     let names: Vec<&str> =
         list["skills"].as_array().unwrap().iter().map(|k| k["frontmatter"]["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["pdf-processing", "release-notes"]);
-    let got = json(&mcp(&["skills", "get", &s.1, "pdf-processing", "--json"]));
+    let got = json(&mcp(&["skills", "get", &s.url, "pdf-processing", "--json"]));
     assert_eq!(got["skill"]["uri"], "skill://pdf-processing/SKILL.md");
-    let read = mcp(&["skills", "read", &s.1, "pdf-processing", "references/FORMS.md"]);
+    let read = mcp(&["skills", "read", &s.url, "pdf-processing", "references/FORMS.md"]);
     assert!(String::from_utf8_lossy(&read.stdout).starts_with("# PDF forms"));
-    let refused = mcp(&["skills", "read", &s.1, "pdf-processing", "../secret"]);
+    let refused = mcp(&["skills", "read", &s.url, "pdf-processing", "../secret"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not listed"));
-    let unknown = mcp(&["skills", "read", &s.1, "no-such-skill"]);
+    let unknown = mcp(&["skills", "read", &s.url, "no-such-skill"]);
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("available skills: pdf-processing, release-notes"));
 }

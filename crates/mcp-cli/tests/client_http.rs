@@ -1,50 +1,17 @@
 //! The client library against our server over real HTTP: a modern session end to end, and a
 //! server killed in the middle of a request.
 
+#[path = "support/http_server.rs"]
+mod http_server;
 #[path = "support/in_flight.rs"]
 mod in_flight;
+use http_server::EverythingHttp as Server;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{CallOptions, ClientBuilder, ClientError, ElicitationModes, ServerEra};
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(20);
-
-/// `mcp serve everything --http` on a free loopback port; killed on drop.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    /// Binds port 0 and waits for the server's "serving on URL" line (its readiness signal).
-    fn start() -> Self {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-            .args(["serve", "everything", "--http", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned))
-            .expect("the server announces its address");
-        // Keep draining stderr so the child never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Self { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[tokio::test]
 async fn modern_server_over_http() {

@@ -1,11 +1,13 @@
 //! Tasks and skills end to end: the client library against `mcp serve everything` as a real
 //! child process, over stdio and over HTTP (127.0.0.1:0).
 
+#[path = "support/http_server.rs"]
+mod http_server;
+use http_server::EverythingHttp;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Started};
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,36 +34,10 @@ async fn stdio(tasks: bool) -> Client {
     tokio::time::timeout(T, builder(tasks).connect(StdioTransport::spawn(cmd).unwrap())).await.unwrap().unwrap()
 }
 
-/// `mcp serve everything --http 127.0.0.1:0`; killed on drop.
-struct HttpServer(Child, String);
-
-impl HttpServer {
-    fn start() -> Self {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-            .args(["serve", "everything", "--http", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let url =
-            lines.by_ref().map_while(Result::ok).find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned));
-        std::thread::spawn(move || lines.for_each(drop));
-        Self(child, url.expect("the server announces its address"))
-    }
-
-    async fn client(&self, tasks: bool) -> Client {
-        let t = HttpTransport::builder(&self.1).build().unwrap();
-        tokio::time::timeout(T, builder(tasks).connect(t)).await.unwrap().unwrap()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// A client of the HTTP server.
+async fn http(server: &EverythingHttp, tasks: bool) -> Client {
+    let t = HttpTransport::builder(&server.url).build().unwrap();
+    tokio::time::timeout(T, builder(tasks).connect(t)).await.unwrap().unwrap()
 }
 
 async fn status_of(c: &Client, id: &str) -> String {
@@ -168,9 +144,9 @@ async fn tasks_and_skills_over_stdio() {
 
 #[tokio::test]
 async fn tasks_and_skills_over_http() {
-    let server = HttpServer::start();
-    let c = server.client(true).await;
+    let server = EverythingHttp::start();
+    let c = http(&server, true).await;
     task_life(&c).await;
     skills(&c).await;
-    without_tasks(&server.client(false).await).await;
+    without_tasks(&http(&server, false).await).await;
 }

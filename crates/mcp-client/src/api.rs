@@ -42,14 +42,30 @@ impl Client {
 
     /// Every item of a paginated list, following `nextCursor` (bounded to 1000 pages).
     pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        self.pages(method, key, Map::new(), true).await
+    }
+
+    /// The `key` items of every page of `method` with `params` (plus each page's `cursor`),
+    /// from the cache when `cached`; bounded to 1000 pages.
+    pub(crate) async fn pages(
+        &self,
+        method: &str,
+        key: &str,
+        params: Map<String, Value>,
+        cached: bool,
+    ) -> Result<Vec<Value>, ClientError> {
         let mut out = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..1000 {
-            let mut params = Map::new();
+            let mut params = params.clone();
             if let Some(c) = cursor.take() {
                 params.insert("cursor".into(), c);
             }
-            let page = self.cached(method, params).await?;
+            let page = if cached {
+                self.cached(method, params).await?
+            } else {
+                self.request(method, params, &CallOptions::default()).await?
+            };
             out.extend(page.get(key).and_then(Value::as_array).cloned().unwrap_or_default());
             match page.get("nextCursor") {
                 Some(c @ Value::String(_)) => cursor = Some(c.clone()),

@@ -86,22 +86,9 @@ impl Client {
                 "resources/directory/read (the server does not declare directoryRead)".into(),
             ));
         }
-        let mut out = Vec::new();
-        let mut cursor: Option<Value> = None;
-        for _ in 0..1000 {
-            let mut params = Map::new();
-            params.insert("uri".into(), json!(uri));
-            if let Some(c) = cursor.take() {
-                params.insert("cursor".into(), c);
-            }
-            let page = self.request("resources/directory/read", params, &CallOptions::default()).await?;
-            out.extend(page.get("resources").and_then(Value::as_array).cloned().unwrap_or_default());
-            match page.get("nextCursor") {
-                Some(c @ Value::String(_)) => cursor = Some(c.clone()),
-                _ => return Ok(out),
-            }
-        }
-        Err(ClientError::InvalidResponse("resources/directory/read: too many pages".into()))
+        let mut params = Map::new();
+        params.insert("uri".into(), json!(uri));
+        self.pages("resources/directory/read", "resources", params, false).await
     }
 
     /// Loads a listed skill: checks the entry (name, completeness, limits), reads `SKILL.md`
