@@ -29,6 +29,32 @@ pub enum StateError {
     /// It was issued for a different method or different request parameters.
     #[error("requestState was issued for a different request")]
     WrongRequest,
+    /// It was sealed by another service (a different audience) sharing the keys.
+    #[error("requestState was issued by a different server")]
+    WrongAudience,
+}
+
+/// Why a key ring could not be read from configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyRingError {
+    /// No secret at all.
+    #[error("no secret given (one base64 secret per line)")]
+    Empty,
+    /// A line is not base64.
+    #[error("secret {line} is not base64")]
+    NotBase64 {
+        /// 1-based position of the secret.
+        line: usize,
+    },
+    /// A secret is shorter than 32 bytes.
+    #[error("secret {line} has {len} bytes; at least 32 are needed (e.g. `openssl rand -base64 32`)")]
+    TooShort {
+        /// 1-based position of the secret.
+        line: usize,
+        /// Its decoded length.
+        len: usize,
+    },
 }
 
 /// A 256-bit key with a short identifier derived from it.
@@ -76,6 +102,55 @@ impl KeyRing {
         Self { keys }
     }
 
+    /// A ring from configuration text: one base64 secret (standard or URL-safe alphabet, at
+    /// least 32 bytes decoded) per line or separated by commas; blank lines and `#` comments are
+    /// skipped. The first secret seals, every secret opens. Each key is derived from its secret
+    /// with SHA-256, so secrets longer than 32 bytes are fine.
+    ///
+    /// Rotation without a failed retry: add the new secret second and roll out (every instance
+    /// now opens it), move it first and roll out (it seals), then drop the old one once the
+    /// state TTL has passed.
+    pub fn from_base64_lines(text: &str) -> Result<Self, KeyRingError> {
+        let engines = [
+            &base64::engine::general_purpose::STANDARD,
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ];
+        let mut keys = Vec::new();
+        let secrets = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or(""))
+            .flat_map(|l| l.split(','))
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        for (i, secret) in secrets.enumerate() {
+            let line = i + 1;
+            let raw = engines.iter().find_map(|e| e.decode(secret).ok()).ok_or(KeyRingError::NotBase64 { line })?;
+            if raw.len() < 32 {
+                return Err(KeyRingError::TooShort { line, len: raw.len() });
+            }
+            let mut h = Sha256::new();
+            h.update(b"mcp-request-state-key\0");
+            h.update(&raw);
+            keys.push(RingKey::new(&h.finalize().into()));
+        }
+        if keys.is_empty() {
+            return Err(KeyRingError::Empty);
+        }
+        Ok(Self { keys })
+    }
+
+    /// How many keys the ring holds (the first seals).
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Always false: a ring has at least one key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
     /// Seals `claims` into an opaque URL-safe string.
     pub fn seal(&self, claims: &StateClaims) -> String {
         let key = &self.keys[0];
@@ -101,6 +176,9 @@ impl KeyRing {
         let key = self.keys.iter().find(|k| k.id == id).ok_or(StateError::Tampered)?;
         let plain = key.cipher.decrypt(Nonce::from_slice(nonce), ct).map_err(|_| StateError::Tampered)?;
         let claims: StateClaims = serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
+        if claims.aud != expect.audience {
+            return Err(StateError::WrongAudience);
+        }
         if claims.exp <= now {
             return Err(StateError::Expired);
         }
@@ -120,6 +198,10 @@ pub struct StateClaims {
     /// The authenticated principal, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub: Option<String>,
+    /// The service that sealed it (by default the server's name): a state sealed by another
+    /// service sharing the key ring is refused.
+    #[serde(default)]
+    pub aud: String,
     /// Expiry, seconds since the Unix epoch.
     pub exp: u64,
     /// The method of the originating request.
@@ -134,6 +216,8 @@ pub struct StateClaims {
 /// What the retry must match.
 #[derive(Debug, Clone, Copy)]
 pub struct Expectation<'a> {
+    /// The audience of the server opening it.
+    pub audience: &'a str,
     /// The principal of the retry.
     pub principal: Option<&'a str>,
     /// The method of the retry.
@@ -193,6 +277,7 @@ mod tests {
     fn claims(digest: &str) -> StateClaims {
         StateClaims {
             sub: Some("alice".into()),
+            aud: "svc".into(),
             exp: 100,
             method: "tools/call".into(),
             digest: digest.into(),
@@ -206,7 +291,7 @@ mod tests {
         let params = json!({"name":"t","arguments":{"b":1,"a":2}}).as_object().unwrap().clone();
         let d = request_digest("tools/call", &params);
         let sealed = ring.seal(&claims(&d));
-        let ok = Expectation { principal: Some("alice"), method: "tools/call", digest: &d };
+        let ok = Expectation { audience: "svc", principal: Some("alice"), method: "tools/call", digest: &d };
         assert_eq!(ring.open(&sealed, &ok, 50).unwrap().app, json!({"step": 1}));
         assert_eq!(ring.open(&sealed, &ok, 100), Err(StateError::Expired));
         assert_eq!(
@@ -216,6 +301,7 @@ mod tests {
         assert_eq!(ring.open(&sealed, &Expectation { principal: None, ..ok }, 50), Err(StateError::WrongPrincipal));
         assert_eq!(ring.open(&sealed, &Expectation { method: "prompts/get", ..ok }, 50), Err(StateError::WrongRequest));
         assert_eq!(ring.open(&sealed, &Expectation { digest: "x", ..ok }, 50), Err(StateError::WrongRequest));
+        assert_eq!(ring.open(&sealed, &Expectation { audience: "other", ..ok }, 50), Err(StateError::WrongAudience));
         // Flip one byte anywhere: refused.
         let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&sealed).unwrap();
         let last = raw.len() - 1;
@@ -232,11 +318,32 @@ mod tests {
         let old = KeyRing::from_secrets([1; 32], &[]);
         let new = KeyRing::from_secrets([2; 32], &[[1; 32]]);
         let d = "d";
-        let ok = Expectation { principal: Some("alice"), method: "tools/call", digest: d };
+        let ok = Expectation { audience: "svc", principal: Some("alice"), method: "tools/call", digest: d };
         let by_old = old.seal(&claims(d));
         assert!(new.open(&by_old, &ok, 1).is_ok());
         let by_new = new.seal(&claims(d));
         assert_eq!(old.open(&by_new, &ok, 1), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn rings_from_configuration_text() {
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let (a, b) = (STANDARD.encode([7u8; 32]), URL_SAFE_NO_PAD.encode([9u8; 40]));
+        let old = KeyRing::from_base64_lines(&format!("{a}\n")).unwrap();
+        let both = KeyRing::from_base64_lines(&format!("# rotation\n{b}\n\n{a}  # old\n")).unwrap();
+        assert_eq!(both.len(), 2);
+        assert_eq!(KeyRing::from_base64_lines(&format!("{b},{a}")).unwrap().len(), 2);
+        let ok = Expectation { audience: "svc", principal: Some("alice"), method: "tools/call", digest: "d" };
+        // The old ring's state opens with the new ring (second key); the new first key seals.
+        assert!(both.open(&old.seal(&claims("d")), &ok, 1).is_ok());
+        assert_eq!(old.open(&both.seal(&claims("d")), &ok, 1), Err(StateError::Tampered));
+        // Same text, same keys: another instance opens it.
+        let again = KeyRing::from_base64_lines(&format!("{b}\n{a}")).unwrap();
+        assert!(again.open(&both.seal(&claims("d")), &ok, 1).is_ok());
+        assert_eq!(KeyRing::from_base64_lines(" \n# none\n").unwrap_err(), KeyRingError::Empty);
+        assert_eq!(KeyRing::from_base64_lines(&format!("{a}\n*&^")).unwrap_err(), KeyRingError::NotBase64 { line: 2 });
+        let short = STANDARD.encode([1u8; 16]);
+        assert_eq!(KeyRing::from_base64_lines(&short).unwrap_err(), KeyRingError::TooShort { line: 1, len: 16 });
     }
 
     #[test]

@@ -89,9 +89,26 @@ impl ServerBuilder {
     }
 
     /// Key ring that seals MRTR `requestState` (default: one random key per process).
-    /// Share secrets across instances behind a load balancer.
+    /// Share secrets across instances behind a load balancer ([`KeyRing::from_base64_lines`]),
+    /// so that a retry landing on another instance opens the state sealed by the first.
     pub fn state_keys(mut self, ring: KeyRing) -> Self {
         self.config.keys = ring;
+        self
+    }
+
+    /// Carries change events to and from the other instances of this service (list changes,
+    /// resource updates, task status), so that a listen stream held by one instance hears of a
+    /// change made on another. Default: none (this process only).
+    pub fn bus(mut self, bus: Arc<dyn crate::bus::ChangeBus>) -> Self {
+        self.config.bus = Some(bus);
+        self
+    }
+
+    /// The audience bound into sealed `requestState` (default: the server's name). Only a
+    /// server with the same audience opens it: two services sharing a key ring cannot replay
+    /// each other's state.
+    pub fn state_audience(mut self, audience: &str) -> Self {
+        self.config.state_audience = audience.to_owned();
         self
     }
 

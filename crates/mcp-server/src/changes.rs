@@ -6,16 +6,18 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 impl ChangeEvent {
-    /// The notification method and params this change is announced with.
-    pub fn notification(&self) -> (&'static str, Value) {
-        match self {
+    /// The notification method and params this change is announced with (`None` for
+    /// [`ChangeEvent::Resync`], which [`ChangeFeed::next`] expands into the changes it stands for).
+    pub fn notification(&self) -> Option<(&'static str, Value)> {
+        Some(match self {
             ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({})),
             ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({})),
             ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({})),
             ChangeEvent::ResourceUpdated(uri) => ("notifications/resources/updated", json!({ "uri": uri })),
             // A cue only: listen streams send the full `DetailedTask` (see `Server::listen`).
             ChangeEvent::TaskStatus(id) => ("notifications/tasks", json!({ "taskId": id })),
-        }
+            ChangeEvent::Resync => return None,
+        })
     }
 }
 
@@ -29,12 +31,12 @@ pub struct ChangeFeed {
 impl ChangeFeed {
     /// The next changes to announce, `None` once the server is gone.
     ///
-    /// When the listener fell behind and events were dropped, nothing is silently lost: it gets
-    /// "every list may have changed" and an update for each URI in `subscribed` instead.
+    /// When the listener fell behind and events were dropped, or the change bus may have lost
+    /// some ([`ChangeEvent::Resync`]), nothing is silently lost: it gets "every list may have
+    /// changed" and an update for each URI in `subscribed` instead.
     pub async fn next(&mut self, subscribed: impl FnOnce() -> Vec<String>) -> Option<Vec<ChangeEvent>> {
         match self.rx.recv().await {
-            Ok(e) => Some(vec![e]),
-            Err(RecvError::Lagged(_)) => {
+            Ok(ChangeEvent::Resync) | Err(RecvError::Lagged(_)) => {
                 let mut all = vec![
                     ChangeEvent::ToolsListChanged,
                     ChangeEvent::PromptsListChanged,
@@ -43,6 +45,7 @@ impl ChangeFeed {
                 all.extend(subscribed().into_iter().map(ChangeEvent::ResourceUpdated));
                 Some(all)
             }
+            Ok(e) => Some(vec![e]),
             Err(RecvError::Closed) => None,
         }
     }

@@ -20,6 +20,7 @@
 
 mod ask;
 mod builder;
+pub mod bus;
 mod changes;
 mod context;
 mod defs;
@@ -38,6 +39,7 @@ pub mod template;
 
 pub use ask::Elicitation;
 pub use builder::{schema_of, ServerBuilder};
+pub use bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use changes::ChangeFeed;
 pub use context::{Context, NotificationSink, RequestEnv};
 pub use defs::{Prompt, Resource, TaskSupport, Tool};

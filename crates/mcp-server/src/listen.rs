@@ -82,6 +82,7 @@ impl SubscriptionFilter {
             ChangeEvent::ResourcesListChanged => self.resources,
             ChangeEvent::ResourceUpdated(uri) => self.resource_uris.iter().any(|u| u == uri),
             ChangeEvent::TaskStatus(id) => self.task_ids.iter().any(|t| t == id),
+            ChangeEvent::Resync => false,
         }
     }
 }
@@ -157,7 +158,7 @@ impl Server {
                     changes = feed.next(|| filter.resource_uris.clone()) => {
                         let Some(changes) = changes else { return };
                         for e in changes.iter().filter(|e| filter.wants(e)) {
-                            let (m, p) = e.notification();
+                            let Some((m, p)) = e.notification() else { continue };
                             if tx.send(tagged(m, p, &id)).is_err() { return; }
                         }
                     }
@@ -175,14 +176,17 @@ impl Server {
 }
 
 /// The watched tasks that changed next (all of them after lag); pending forever without a feed.
-async fn next_task(feed: &mut Option<tokio::sync::broadcast::Receiver<String>>, watched: &[String]) -> Vec<String> {
+async fn next_task(
+    feed: &mut Option<tokio::sync::broadcast::Receiver<Option<String>>>,
+    watched: &[String],
+) -> Vec<String> {
     use tokio::sync::broadcast::error::RecvError;
     let Some(rx) = feed.as_mut() else { return std::future::pending().await };
     loop {
         match rx.recv().await {
-            Ok(id) if watched.contains(&id) => return vec![id],
-            Ok(_) => {}
-            Err(RecvError::Lagged(_)) => return watched.to_vec(),
+            Ok(Some(id)) if watched.contains(&id) => return vec![id],
+            Ok(Some(_)) => {}
+            Ok(None) | Err(RecvError::Lagged(_)) => return watched.to_vec(),
             Err(RecvError::Closed) => {
                 *feed = None;
                 return std::future::pending().await;

@@ -38,6 +38,9 @@ pub enum ChangeEvent {
     /// The task with this id changed (status, message, input requests): `notifications/tasks`
     /// on listen streams that asked for it.
     TaskStatus(String),
+    /// Anything may have changed: changes may have been missed (the change bus reconnected).
+    /// Listeners re-announce every list, each subscribed resource and each watched task.
+    Resync,
 }
 
 pub(crate) struct ServerConfig {
@@ -49,6 +52,8 @@ pub(crate) struct ServerConfig {
     pub(crate) read_ttl_ms: u64,
     pub(crate) read_public: bool,
     pub(crate) keys: KeyRing,
+    /// Bound into sealed state: who may open it (default: the server's name).
+    pub(crate) state_audience: String,
     pub(crate) state_ttl_secs: u64,
     pub(crate) server_info_in_results: bool,
     pub(crate) request_timeout: std::time::Duration,
@@ -56,6 +61,7 @@ pub(crate) struct ServerConfig {
     pub(crate) state: StateMap,
     pub(crate) tasks: Option<crate::tasks::TaskConfig>,
     pub(crate) skills: Option<Arc<mcp_skills::SkillSet>>,
+    pub(crate) bus: Option<Arc<dyn crate::bus::ChangeBus>>,
 }
 
 impl ServerConfig {
@@ -69,6 +75,7 @@ impl ServerConfig {
             read_ttl_ms: 0,
             read_public: false,
             keys: KeyRing::random(),
+            state_audience: name.to_owned(),
             state_ttl_secs: 600,
             server_info_in_results: true,
             request_timeout: std::time::Duration::from_secs(300),
@@ -76,6 +83,7 @@ impl ServerConfig {
             state: StateMap::default(),
             tasks: None,
             skills: None,
+            bus: None,
         }
     }
 }
@@ -87,8 +95,9 @@ pub(crate) struct ServerInner {
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) completion: Option<CompletionFn>,
     pub(crate) events: broadcast::Sender<ChangeEvent>,
-    /// Task changes (ids), apart from list changes: busy tasks never make list listeners lag.
-    pub(crate) task_events: broadcast::Sender<String>,
+    /// Task changes (ids; `None`: every task may have changed), apart from list changes: busy
+    /// tasks never make list listeners lag.
+    pub(crate) task_events: broadcast::Sender<Option<String>>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) tasks: Option<Arc<crate::tasks::TaskRuntime>>,
 }
@@ -135,7 +144,11 @@ impl Server {
     }
 
     pub(crate) fn from_inner(inner: ServerInner) -> Self {
-        Self { inner: Arc::new(inner) }
+        let inner = Arc::new(inner);
+        if let Some(bus) = &inner.config.bus {
+            bus.attach(crate::bus::BusInbox::new(&inner));
+        }
+        Self { inner }
     }
 
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
@@ -195,11 +208,24 @@ impl Server {
         self.inner.events.subscribe()
     }
 
-    /// Announces a change to every listening client.
+    /// Announces a change to every listening client (through the change bus, to those of the
+    /// other instances too).
     pub fn notify(&self, event: ChangeEvent) {
+        if let Some(bus) = &self.inner.config.bus {
+            bus.publish(&event);
+        }
+        self.notify_local(event);
+    }
+
+    /// Announces a change to this instance's listeners only.
+    pub(crate) fn notify_local(&self, event: ChangeEvent) {
         // A send fails only when nobody listens, which is fine.
         match event {
-            ChangeEvent::TaskStatus(id) => drop(self.inner.task_events.send(id)),
+            ChangeEvent::TaskStatus(id) => drop(self.inner.task_events.send(Some(id))),
+            ChangeEvent::Resync => {
+                let _ = self.inner.task_events.send(None);
+                let _ = self.inner.events.send(ChangeEvent::Resync);
+            }
             other => drop(self.inner.events.send(other)),
         }
     }
@@ -439,7 +465,12 @@ impl Server {
             return Err(ProtocolError::invalid_params(format!("{} does not accept requestState", req.method)));
         }
         let digest = request_digest(&req.method, &req.params);
-        let expect = Expectation { principal: env.principal.as_deref(), method: &req.method, digest: &digest };
+        let expect = Expectation {
+            audience: &self.inner.config.state_audience,
+            principal: env.principal.as_deref(),
+            method: &req.method,
+            digest: &digest,
+        };
         self.inner
             .config
             .keys
@@ -452,6 +483,7 @@ impl Server {
     pub(crate) fn input_required(&self, ctx: &Context, ir: InputRequired) -> Value {
         let claims = StateClaims {
             sub: ctx.principal().map(str::to_owned),
+            aud: self.inner.config.state_audience.clone(),
             exp: now_secs() + self.inner.config.state_ttl_secs,
             method: ctx.method().to_owned(),
             digest: request_digest(ctx.method(), ctx.params()),

@@ -91,7 +91,7 @@ impl LegacyState {
             ChangeEvent::TaskStatus(_) => return None,
             _ => {}
         }
-        let (method, params) = event.notification();
+        let (method, params) = event.notification()?;
         Some(mcp_protocol::jsonrpc::notification(method, params))
     }
 

@@ -179,10 +179,16 @@ impl TaskRuntime {
         TaskRecord::new(id, principal.map(str::to_owned), self.now_ms(), ttl, poll)
     }
 
-    /// Starts purging expired tasks (once; stops with the server or when the runtime is dropped).
-    fn start_sweeper(self: &Arc<Self>, shutdown: CancellationToken) {
+    /// Starts purging expired tasks and, for a store with leases, renewing this process's
+    /// leases and failing orphaned tasks (once; stops with the server or when the runtime is
+    /// dropped).
+    fn start_sweeper(self: &Arc<Self>, server: &crate::Server) {
         if self.sweeper.set(()).is_err() {
             return;
+        }
+        let shutdown = server.shutdown_token();
+        if let Some(lease) = self.store.lease() {
+            self.start_leases(server, lease);
         }
         let weak = Arc::downgrade(self);
         let every = self.config.sweep_interval;
@@ -201,6 +207,38 @@ impl TaskRuntime {
                     if let Some(token) = live.remove(&id) {
                         token.cancel();
                     }
+                }
+            }
+        });
+    }
+
+    /// Every third of the lease: renews the leases of the work running here, then fails the
+    /// tasks whose lease lapsed (their process died), so none stays `working` forever.
+    fn start_leases(self: &Arc<Self>, server: &crate::Server, lease: Duration) {
+        let weak = Arc::downgrade(self);
+        let weak_server = Arc::downgrade(&server.inner);
+        let shutdown = server.shutdown_token();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval((lease / 3).max(Duration::from_millis(10)));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let (Some(rt), Some(inner)) = (weak.upgrade(), weak_server.upgrade()) else { return };
+                let server = crate::Server { inner };
+                let ids: Vec<String> = rt.live.lock().expect("task registry lock").keys().cloned().collect();
+                if let Err(e) = rt.store.heartbeat(&ids, rt.now_ms()).await {
+                    tracing::warn!(error = %e, "task lease renewal failed");
+                }
+                let Ok(orphans) = rt.store.orphans(rt.now_ms()).await else { continue };
+                for id in orphans {
+                    let error = mcp_protocol::ProtocolError::Internal(
+                        "the server instance running this task stopped before it finished".into(),
+                    );
+                    let end = TaskChange::Finish(Terminal::Failed(error.to_error_object()));
+                    rt.apply(&server, &id, end).await;
                 }
             }
         });

@@ -74,8 +74,29 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Deletes every task expired at `now_ms`; returns their ids.
     fn purge_expired(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>>;
 
-    /// A receiver of the task's revision: it changes whenever the record does. `None` if unknown.
+    /// A receiver of the task's revision: it changes whenever the record does (on any
+    /// instance, for a shared store). `None` if unknown.
     fn watch(&self, id: &str) -> Option<watch::Receiver<u64>>;
+
+    /// The owner lease of a shared store: how long a task's work may go without a
+    /// [`TaskStore::heartbeat`] before [`TaskStore::orphans`] reports it. `None` (the default,
+    /// right for a store inside one process): work never outlives its store.
+    fn lease(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Renews the lease of the tasks whose work runs in this process (`ids`).
+    fn heartbeat<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, Result<(), TaskStoreError>> {
+        let _ = (ids, now_ms);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Unfinished tasks whose lease lapsed at `now_ms`: the process running their work is gone.
+    /// The caller fails each one (the store forgets the lease once the task is terminal).
+    fn orphans(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        let _ = now_ms;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }
 
 struct Slot {

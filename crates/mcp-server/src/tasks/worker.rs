@@ -91,7 +91,7 @@ impl TaskRuntime {
         ctx: &Context,
         required: bool,
     ) -> Result<Option<TaskRecord>, ProtocolError> {
-        self.start_sweeper(server.shutdown_token());
+        self.start_sweeper(server);
         let record = self.new_record(ctx.principal());
         match self.store.create(record.clone(), self.now_ms()).await {
             Ok(()) => Ok(Some(record)),
@@ -203,12 +203,20 @@ impl TaskRuntime {
     ) {
         use futures::FutureExt;
         let shutdown = server.shutdown_token();
+        // Changes made elsewhere (a `tasks/cancel` served by another instance) wake the work.
+        let mut revisions = self.store.watch(id);
         let mut rounds = 0;
         let end = loop {
             let r = tokio::select! {
                 biased;
                 _ = token.cancelled() => break Terminal::Cancelled,
                 _ = shutdown.cancelled() => break failed(ProtocolError::Internal("the server shut down before the task finished".into())),
+                changed = changed(&mut revisions) => {
+                    if !changed || self.cancel_seen(id).await {
+                        break Terminal::Cancelled;
+                    }
+                    continue;
+                }
                 r = std::panic::AssertUnwindSafe(&mut round).catch_unwind() => r,
             };
             let outcome = match r {
@@ -313,6 +321,26 @@ impl TaskRuntime {
     /// [`Context::status`] inside a task.
     pub(crate) async fn set_status(&self, server: &Server, id: &str, message: String) {
         self.apply(server, id, TaskChange::Message(message)).await;
+    }
+}
+
+impl TaskRuntime {
+    /// Whether the task was cancelled (or ended) elsewhere: its work should stop.
+    async fn cancel_seen(&self, id: &str) -> bool {
+        match self.store.get(id, self.now_ms()).await {
+            Ok(Some(r)) => r.cancel_requested || r.status.is_terminal(),
+            Ok(None) => true,
+            Err(_) => false, // the store is unreachable: keep working, the lease tells the rest
+        }
+    }
+}
+
+/// The next revision change: true when it changed, false when the task is gone; pending
+/// forever without a receiver.
+async fn changed(revisions: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match revisions {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
     }
 }
 
