@@ -49,16 +49,88 @@ pub async fn auth_config(auth: &ServeAuth) -> std::io::Result<Option<AuthConfig>
     Ok(Some(config))
 }
 
+/// Running as one of several instances of a service: `mcp serve --redis URL`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeShared {
+    /// Share state with the other instances of this service through Redis (legacy sessions,
+    /// tasks, change events), so that any instance serves any request: redis://HOST:PORT[/DB].
+    #[arg(long, value_name = "URL", env = "MCP_REDIS_URL", requires = "http")]
+    pub redis: Option<String>,
+    /// Keys sealing MRTR requestState, shared by every instance: one base64 secret (32+ bytes)
+    /// per line; the first seals, all open (also `MCP_STATE_SECRETS`). Needed with --redis.
+    #[arg(long, value_name = "PATH")]
+    pub state_secret_file: Option<std::path::PathBuf>,
+}
+
+/// What a server shares with the other instances of its service.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// The Redis backend (sessions, tasks, change events).
+    pub redis: Option<mcp_redis::RedisBackend>,
+    /// The shared requestState key ring.
+    pub keys: Option<mcp::server::mcp_protocol::state::KeyRing>,
+}
+
+impl ServeShared {
+    /// Reads the key ring and connects to Redis (refusing to start when it does not answer).
+    pub async fn open(&self, namespace: &str) -> std::io::Result<Shared> {
+        let err = |m: String| std::io::Error::other(m);
+        let text = match (&self.state_secret_file, std::env::var("MCP_STATE_SECRETS")) {
+            (Some(path), _) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| err(format!("--state-secret-file {}: {e}", path.display())))?,
+            ),
+            (None, Ok(v)) => Some(v),
+            (None, Err(_)) => None,
+        };
+        let keys = text
+            .map(|t| mcp::server::mcp_protocol::state::KeyRing::from_base64_lines(&t))
+            .transpose()
+            .map_err(|e| err(format!("requestState keys: {e}")))?;
+        let redis = match &self.redis {
+            None => None,
+            Some(url) => {
+                if keys.is_none() {
+                    return Err(err(
+                        "--redis needs keys shared by every instance: --state-secret-file PATH or MCP_STATE_SECRETS"
+                            .into(),
+                    ));
+                }
+                let backend = mcp_redis::RedisBackend::connect(url, namespace).await.map_err(|e| err(e.to_string()))?;
+                Some(backend)
+            }
+        };
+        Ok(Shared { redis, keys })
+    }
+}
+
+impl Shared {
+    /// `builder` with the shared keys, change bus and task store.
+    pub fn apply(&self, mut builder: mcp::server::ServerBuilder) -> mcp::server::ServerBuilder {
+        if let Some(keys) = &self.keys {
+            builder = builder.state_keys(keys.clone());
+        }
+        if let Some(redis) = &self.redis {
+            let store = redis.task_store(mcp::server::tasks::TaskLimits::default());
+            builder = builder.bus(redis.bus()).tasks(mcp::server::tasks::TaskConfig::new().store(store));
+        }
+        builder
+    }
+}
+
 /// Serves `server` over Streamable HTTP on `addr` (path `/mcp`) until Ctrl-C, then shuts down
 /// gracefully (listen streams get their closing response). With `auth.auth_issuer` every request
-/// needs a valid bearer token (see [`ServeAuth`]).
+/// needs a valid bearer token (see [`ServeAuth`]); with `shared.redis` legacy sessions live in
+/// Redis.
 pub async fn serve_http(
     server: Server,
     addr: SocketAddr,
     extra_hosts: Vec<String>,
     auth: ServeAuth,
+    shared: &Shared,
 ) -> std::io::Result<()> {
     let mut config = mcp::http::HttpConfig::default();
+    config.session_store = shared.redis.as_ref().map(|r| r.sessions());
     let mut extra_hosts = extra_hosts;
     if let Some(auth) = auth_config(&auth).await? {
         // The canonical URI's host is the name clients use for this server.

@@ -87,6 +87,9 @@ enum Command {
         /// OAuth protection (HTTP only): --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
         #[command(flatten)]
         auth: mcp_cli::ServeAuth,
+        /// Many instances of one service: --redis, --state-secret-file.
+        #[command(flatten)]
+        shared: mcp_cli::ServeShared,
     },
     /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
     #[command(subcommand)]
@@ -399,8 +402,8 @@ fn main() -> std::process::ExitCode {
         .init();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match cli.command {
-        Command::Serve { name: _, http, stdio, allow_hosts, skills, auth } => {
-            serve(&rt, http, stdio, allow_hosts, skills, auth)
+        Command::Serve { name: _, http, stdio, allow_hosts, skills, auth, shared } => {
+            serve(&rt, http, stdio, allow_hosts, skills, auth, shared)
         }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
         command => {
@@ -430,14 +433,18 @@ fn serve(
     allow_hosts: Vec<String>,
     skills: Option<PathBuf>,
     auth: mcp_cli::ServeAuth,
+    shared: mcp_cli::ServeShared,
 ) -> std::process::ExitCode {
     let result = rt.block_on(async move {
+        let shared = shared.open(mcp_cli::everything::NAME).await?;
+        let builder = shared.apply(mcp_cli::everything::builder());
         let server = match skills {
-            None => mcp_cli::everything::server(),
-            Some(dir) => mcp_cli::everything::server_with_skills(&dir).map_err(std::io::Error::other)?,
-        };
+            None => builder.skills(mcp_cli::everything::skills::demo()).build(),
+            Some(dir) => builder.skills_dir(&dir).build(),
+        }
+        .map_err(std::io::Error::other)?;
         match (http, stdio) {
-            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth).await,
+            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth, &shared).await,
             (None, true) => mcp::stdio::serve_stdio(server).await,
             (None, false) => Err(std::io::Error::other("choose a transport: --http ADDR or --stdio")),
         }

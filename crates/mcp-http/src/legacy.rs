@@ -12,6 +12,7 @@ pub(crate) use crate::service::{accepted, status_only};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
+use crate::shared::{SessionEvent, SessionStore, SessionStoreError};
 use mcp_server::session::{Event, Job, Session, SharedSession};
 use mcp_server::Server;
 use serde_json::Value;
@@ -40,6 +41,7 @@ pub(crate) type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Deliver
 /// One legacy session: the protocol state lives in its [`Session`] core; this adds what only
 /// HTTP has (owner, idle time, resumable streams, the GET stream).
 pub(crate) struct HttpSession {
+    pub(crate) id: String,
     pub(crate) core: Arc<SharedSession>,
     /// The negotiated version (the `MCP-Protocol-Version` header must match it).
     pub(crate) version: String,
@@ -50,7 +52,7 @@ pub(crate) struct HttpSession {
     /// Resumable response streams.
     pub(crate) streams: crate::resume::Streams,
     /// Cancelled when the session ends (DELETE or expiry): its streams end.
-    ended: CancellationToken,
+    pub(crate) ended: CancellationToken,
     /// The open notification stream (GET); a new GET replaces it.
     listener: Mutex<Option<CancellationToken>>,
 }
@@ -101,23 +103,55 @@ impl HttpSession {
     pub(crate) fn touch(&self) {
         *self.last_used.lock().expect("lock") = Instant::now();
     }
+
+    /// The session's legacy state now (what a request may change).
+    pub(crate) fn snapshot(&self) -> Option<mcp_server::session::LegacyState> {
+        self.core.inspect(|c| c.legacy().cloned())
+    }
+
+    /// Replaces the shared fields of this replica with the store's view.
+    fn set_shared(&self, log_level: Option<u8>, initialized: bool, subscriptions: Vec<String>) {
+        self.core.run(|c, _| {
+            if let Some(l) = c.legacy_mut() {
+                l.set_shared(log_level, initialized, subscriptions);
+            }
+        });
+    }
 }
 
-/// Every open session, bounded in number and idle time.
+/// Every open session (or, with a shared store, every replica of one), bounded in number and
+/// idle time.
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<HttpSession>>>,
     max: usize,
-    idle: Duration,
+    pub(crate) idle: Duration,
+    pub(crate) store: Option<Arc<dyn SessionStore>>,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Self {
-        Self { map: Mutex::default(), max, idle }
+    pub(crate) fn new(max: usize, idle: Duration, store: Option<Arc<dyn SessionStore>>) -> Arc<Self> {
+        let sessions = Arc::new(Self { map: Mutex::default(), max, idle, store });
+        if let Some(store) = &sessions.store {
+            let weak = Arc::downgrade(&sessions);
+            store.attach(Box::new(move |e| {
+                if let Some(s) = weak.upgrade() {
+                    s.handle_event(e);
+                }
+            }));
+        }
+        sessions
     }
 
     /// Opens a session around `core` (already initialized); `None` when the limit is reached
     /// even after dropping idle ones.
     pub(crate) fn open(&self, core: Session, owner: Option<String>) -> Option<(String, Arc<HttpSession>)> {
+        let id = format!("{:032x}", rand::random::<u128>());
+        let s = self.insert(id.clone(), core, owner)?;
+        Some((id, s))
+    }
+
+    /// Adds a session (or a replica) under `id`.
+    fn insert(&self, id: String, core: Session, owner: Option<String>) -> Option<Arc<HttpSession>> {
         let mut map = self.map.lock().expect("sessions lock");
         if map.len() >= self.max {
             let idle = self.idle;
@@ -132,25 +166,102 @@ impl Sessions {
                 return None;
             }
         }
-        let id = format!("{:032x}", rand::random::<u128>());
         let version = core.legacy().map(|l| l.protocol_version().to_owned()).unwrap_or_default();
         let routes = Routes::default();
         let core = {
             let routes = routes.clone();
             SharedSession::new(core, move |core, e| route(&routes, core, e))
         };
+        let streams = match &self.store {
+            Some(store) => crate::resume::Streams::mirrored(crate::resume::Mirror {
+                store: store.clone(),
+                session: id.clone(),
+                idle: self.idle,
+            }),
+            None => Default::default(),
+        };
         let s = Arc::new(HttpSession {
+            id: id.clone(),
             core,
             version,
             owner,
             routes,
             last_used: Mutex::new(Instant::now()),
-            streams: Default::default(),
+            streams,
             ended: CancellationToken::new(),
             listener: Mutex::default(),
         });
-        map.insert(id.clone(), s.clone());
-        Some((id, s))
+        map.insert(id, s.clone());
+        Some(s)
+    }
+
+    /// Forgets the local replica `id` (the session ended elsewhere): its calls are cancelled.
+    fn drop_local(&self, id: &str) {
+        let removed = self.map.lock().expect("sessions lock").remove(id);
+        if let Some(s) = removed {
+            s.end();
+        }
+    }
+
+    fn local(&self, id: &str) -> Option<Arc<HttpSession>> {
+        self.map.lock().expect("sessions lock").get(id).cloned()
+    }
+
+    /// What the shared store says about sessions.
+    fn handle_event(self: &Arc<Self>, e: SessionEvent) {
+        match e {
+            SessionEvent::Changed { id, log_level, initialized, subscriptions } => {
+                if let Some(s) = self.local(&id) {
+                    s.set_shared(log_level, initialized, subscriptions);
+                }
+            }
+            SessionEvent::Ended(id) => self.drop_local(&id),
+            SessionEvent::Cancelled { id, request } => {
+                if let Some(s) = self.local(&id) {
+                    s.core.run(|c, _| c.cancel(&request));
+                }
+            }
+            SessionEvent::Answer { id, message } => {
+                if let Some(s) = self.local(&id) {
+                    s.core.run(|c, _| c.handle_response(&message));
+                }
+            }
+            SessionEvent::Resync => {
+                let ids: Vec<String> = self.map.lock().expect("sessions lock").keys().cloned().collect();
+                let me = self.clone();
+                tokio::spawn(async move {
+                    for id in ids {
+                        let _ = me.load(&id, |_| None).await;
+                    }
+                });
+            }
+        }
+    }
+
+    /// With a shared store: the session `id` as the store has it now, its local replica
+    /// refreshed (or made with `make`, from the stored state). `Ok(None)`: unknown or ended.
+    pub(crate) async fn load(
+        &self,
+        id: &str,
+        make: impl FnOnce(mcp_server::session::LegacyState) -> Option<Session>,
+    ) -> Result<Option<Arc<HttpSession>>, SessionStoreError> {
+        let store = self.store.as_ref().expect("a shared store");
+        let Some(record) = store.load(id, self.idle).await? else {
+            self.drop_local(id);
+            return Ok(None);
+        };
+        record.state.check().map_err(|e| SessionStoreError::Unavailable(format!("stored session {id}: {e}")))?;
+        let st = &record.state;
+        if let Some(s) = self.local(id) {
+            if s.owner != record.owner {
+                return Err(SessionStoreError::Unavailable(format!("stored session {id} changed owner")));
+            }
+            s.set_shared(st.log_level(), st.is_initialized(), st.subscribed_uris());
+            s.touch();
+            return Ok(Some(s));
+        }
+        let Some(core) = make(record.state) else { return Ok(None) };
+        Ok(self.insert(id.to_owned(), core, record.owner))
     }
 
     /// The live session `id`, marked as used now.
@@ -212,7 +323,13 @@ pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -
 
 /// The session's standalone stream: list changes and subscribed resource updates, with SSE
 /// keep-alive comments, until the client disconnects, the session ends or the server stops.
-pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_alive: Duration) -> Response<McpBody> {
+pub(crate) fn session_stream(
+    server: &Server,
+    sessions: &Sessions,
+    session: Arc<HttpSession>,
+    keep_alive: Duration,
+) -> Response<McpBody> {
+    let (store, idle) = (sessions.store.clone(), sessions.idle);
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let mut feed = server.change_feed();
     let shutdown = server.shutdown_token();
@@ -236,6 +353,9 @@ pub(crate) fn session_stream(server: &Server, session: Arc<HttpSession>, keep_al
                 }
                 _ = tick.tick() => {
                     session.touch();
+                    if let Some(store) = &store {
+                        let _ = store.touch(&session.id, idle).await;
+                    }
                     if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return }
                 }
                 _ = tx.closed() => return,

@@ -10,6 +10,7 @@ use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::ProtocolError;
+use crate::shared::{SessionEvent, SessionRecord};
 use mcp_server::session::{Event, Running, Session, SessionConfig, SharedSession};
 use mcp_server::RequestEnv;
 use serde_json::Value;
@@ -45,12 +46,22 @@ fn start(core: &Arc<SharedSession>, job: mcp_server::session::Job, env: &Request
 }
 
 impl McpService {
-    /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
-    /// subject, if any) and answers with its id.
-    pub(crate) fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
+    /// The settings of a session core here (with a shared store, its server-to-client request
+    /// ids name this instance, so that answers POSTed elsewhere find their way back).
+    fn session_config(&self) -> SessionConfig {
         let config =
             SessionConfig::default().max_depth(self.config.max_depth).accept_legacy(self.config.max_sessions > 0);
-        let mut core = Session::new(self.server.clone(), config);
+        match &self.sessions.store {
+            Some(store) => config.outbound_prefix(format!("{}-s", store.instance())),
+            None => config,
+        }
+    }
+
+    /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
+    /// subject, if any) and answers with its id. With a shared store the session is stored
+    /// before the answer goes out, so the next request may land on any instance.
+    pub(crate) async fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
+        let mut core = Session::new(self.server.clone(), self.session_config());
         let id = req.id.clone();
         core.handle_request(req, owner.clone());
         let Some(Event::Transmit(answer)) = core.poll_event() else {
@@ -58,14 +69,53 @@ impl McpService {
         };
         let status = answer.error.as_ref().map_or(StatusCode::OK, ProtocolError::http_status);
         let response = bytes_response(status, answer.message);
-        if core.legacy().is_none() {
+        let Some(state) = core.legacy().cloned() else {
             return response; // refused: the error is the answer
-        }
-        let Some((sid, _)) = self.sessions.open(core, owner) else {
+        };
+        let Some((sid, _)) = self.sessions.open(core, owner.clone()) else {
             let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
             return error_response(&e, Some(&id));
         };
+        if let Some(store) = &self.sessions.store {
+            let record = SessionRecord { owner, state };
+            if let Err(e) = store.create(&sid, &record, self.sessions.idle).await {
+                self.sessions.close(&sid);
+                return error_response(&ProtocolError::Internal(e.to_string()), Some(&id));
+            }
+        }
         with_session(response, &sid)
+    }
+
+    /// The session `sid` (from the shared store when there is one), if `subject` owns it.
+    async fn find_session(&self, sid: &str, subject: Option<&str>) -> Result<Option<Arc<HttpSession>>, Resp> {
+        let found = match &self.sessions.store {
+            None => self.sessions.get(sid),
+            Some(_) => {
+                let make = |state| Some(Session::restore(self.server.clone(), self.session_config(), state));
+                match self.sessions.load(sid, make).await {
+                    Ok(s) => s,
+                    Err(e) => return Err(error_response(&ProtocolError::Internal(e.to_string()), None)),
+                }
+            }
+        };
+        Ok(found.filter(|s| s.owner.as_deref() == subject))
+    }
+
+    /// Writes what `f` changed in the session to the shared store (before the request is
+    /// answered), and returns what `f` returned.
+    async fn persisting<R>(&self, s: &HttpSession, f: impl FnOnce() -> R) -> Result<R, ProtocolError> {
+        let Some(store) = &self.sessions.store else { return Ok(f()) };
+        let before = s.snapshot();
+        let r = f();
+        if let (Some(before), Some(after)) = (before, s.snapshot()) {
+            for change in crate::shared::changes(&before, &after) {
+                store
+                    .change(&s.id, change, self.sessions.idle)
+                    .await
+                    .map_err(|e| ProtocolError::Internal(e.to_string()))?;
+            }
+        }
+        Ok(r)
     }
 
     /// A request carrying `Mcp-Session-Id`: served in that legacy session. A session belongs to
@@ -78,20 +128,35 @@ impl McpService {
         principal: Option<Principal>,
     ) -> Resp {
         let subject = principal.as_ref().map(|p| p.subject.as_str());
-        let Some(s) = self.sessions.get(sid).filter(|s| s.owner.as_deref() == subject) else {
-            return error_response(&ProtocolError::SessionNotFound, None);
+        let s = match self.find_session(sid, subject).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return error_response(&ProtocolError::SessionNotFound, None),
+            Err(r) => return r,
         };
+        let store = self.sessions.store.clone();
         match *req.method() {
             Method::DELETE => {
                 self.sessions.close(sid);
+                if let Some(store) = &store {
+                    if let Err(e) = store.delete(sid).await {
+                        return error_response(&ProtocolError::Internal(e.to_string()), None);
+                    }
+                }
                 return status_only(StatusCode::OK);
             }
             Method::GET => {
                 let Some(last) = req.headers().get("last-event-id") else {
-                    return session_stream(&self.server, s, self.config.keep_alive);
+                    return session_stream(&self.server, &self.sessions, s, self.config.keep_alive);
                 };
+                let last = last.to_str().unwrap_or("");
                 // An unknown stream is 400, not 404: 404 would tell the client the session ended.
-                return match s.streams.resume(last.to_str().unwrap_or("")) {
+                let resumed = match (&store, s.streams.has(last)) {
+                    (Some(store), false) => {
+                        crate::resume::resume_shared(store.clone(), sid.to_owned(), last, s.ended.clone()).await
+                    }
+                    _ => s.streams.resume(last),
+                };
+                return match resumed {
                     Some(rx) => with_session(sse_response(rx), sid),
                     None => status_only(StatusCode::BAD_REQUEST),
                 };
@@ -113,12 +178,22 @@ impl McpService {
         let req = match parse_incoming(&bytes, self.config.max_depth) {
             Ok(Incoming::Request(r)) => r,
             Ok(Incoming::Notification(n)) => {
-                s.core.run(|c, _| c.handle_notification(n));
+                // A cancellation may be for a call another instance serves: tell them all.
+                let cancelled = (n.method == "notifications/cancelled").then(|| n.params.get("requestId").cloned());
+                if let Err(e) = self.persisting(&s, || s.core.run(|c, _| c.handle_notification(n))).await {
+                    return error_response(&e, None);
+                }
+                if let (Some(store), Some(Some(request))) = (&store, cancelled) {
+                    let _ = store.broadcast(SessionEvent::Cancelled { id: sid.to_owned(), request }).await;
+                }
                 return accepted();
             }
             Err(rej) => {
-                // The client's answer to one of our requests.
+                // The client's answer to one of our requests (or another instance's).
                 if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
+                    if let Some(r) = self.forward_answer(&s, &m).await {
+                        return r;
+                    }
                     if s.core.run(|c, _| c.handle_response(&m)) {
                         return accepted();
                     }
@@ -140,7 +215,11 @@ impl McpService {
             routes.insert(route_key(&id), tx);
         }
         let subject = principal.map(|p| p.subject);
-        s.core.run(|c, _| c.handle_request(req, subject.clone()));
+        let sub = subject.clone();
+        if let Err(e) = self.persisting(&s, || s.core.run(|c, _| c.handle_request(req, sub))).await {
+            s.routes.lock().expect("routes lock").remove(&route_key(&id));
+            return error_response(&e, Some(&id));
+        }
         let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
         let close = CancellationToken::new();
         let env = RequestEnv {
@@ -151,6 +230,23 @@ impl McpService {
             ..RequestEnv::default()
         };
         with_session(self.respond_legacy(s, id, rx, note_rx, env, close).await, sid)
+    }
+
+    /// With a shared store, an answer to a question another instance asked goes to it (202).
+    async fn forward_answer(&self, s: &HttpSession, m: &serde_json::Map<String, Value>) -> Option<Resp> {
+        let store = self.sessions.store.as_ref()?;
+        if !m.contains_key("result") && !m.contains_key("error") {
+            return None;
+        }
+        let asker = crate::shared::asking_instance(m.get("id")?)?;
+        if asker == store.instance() {
+            return None;
+        }
+        let event = SessionEvent::Answer { id: s.id.clone(), message: m.clone() };
+        Some(match store.send_to(asker, event).await {
+            Ok(()) => accepted(),
+            Err(e) => error_response(&ProtocolError::Internal(e.to_string()), None),
+        })
     }
 
     /// Serves one legacy call from the core's deliveries: one JSON response if it finishes

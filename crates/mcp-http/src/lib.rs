@@ -33,6 +33,8 @@ mod legacy_call;
 mod resume;
 mod serve;
 mod service;
+#[cfg(feature = "legacy")]
+mod shared;
 mod validate;
 
 pub use auth_layer::{AuthLayer, AuthService, Authenticated};
@@ -42,4 +44,8 @@ pub use cors::CorsConfig;
 pub use mcp_auth as auth;
 pub use serve::serve;
 pub use service::{HttpConfig, McpService, RequestBody};
+#[cfg(feature = "legacy")]
+pub use shared::{
+    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture, StoredStream,
+};
 pub use validate::{check_host_origin, check_request_headers};

@@ -26,6 +26,10 @@ pub(crate) struct StreamLog {
     events: Vec<Bytes>,
     live: Option<mpsc::Sender<Bytes>>,
     done: bool,
+    /// When it was opened, among the session's streams (older ones are forgotten first).
+    order: u64,
+    /// The copy kept in a shared store, in order (`None`: finished), for other instances.
+    mirror: Option<mpsc::UnboundedSender<Option<Bytes>>>,
 }
 
 /// A shared handle to one stream's log.
@@ -33,6 +37,13 @@ pub(crate) struct StreamLog {
 pub(crate) struct Stream {
     number: u64,
     log: Arc<Mutex<StreamLog>>,
+}
+
+/// Where a session's streams are mirrored: its shared store.
+pub(crate) struct Mirror {
+    pub(crate) store: Arc<dyn crate::shared::SessionStore>,
+    pub(crate) session: String,
+    pub(crate) idle: std::time::Duration,
 }
 
 impl Stream {
@@ -50,6 +61,9 @@ impl Stream {
         event.extend_from_slice(b"\n\n");
         let event = Bytes::from(event);
         log.events.push(event.clone());
+        if let Some(m) = &log.mirror {
+            let _ = m.send(Some(event.clone()));
+        }
         if let Some(live) = &log.live {
             if live.try_send(event).is_err() {
                 log.live = None; // gone, or too slow: it resumes from its last event id
@@ -67,6 +81,9 @@ impl Stream {
         let mut log = self.log.lock().expect("stream lock");
         log.done = true;
         log.live = None;
+        if let Some(m) = log.mirror.take() {
+            let _ = m.send(None);
+        }
     }
 }
 
@@ -75,29 +92,51 @@ impl Stream {
 pub(crate) struct Streams {
     next: AtomicU64,
     map: Mutex<HashMap<u64, Arc<Mutex<StreamLog>>>>,
+    /// Set when the session is shared: streams are numbered at random (unique across the
+    /// instances) and mirrored to the store.
+    mirror: Option<Mirror>,
 }
 
 impl Streams {
     /// Opens a stream: its handle and the receiving end of its first connection, which starts
     /// with the priming event.
+    /// The streams of a session shared through `mirror`.
+    pub(crate) fn mirrored(mirror: Mirror) -> Self {
+        Self { mirror: Some(mirror), ..Self::default() }
+    }
+
     pub(crate) fn open(&self) -> (Stream, mpsc::Receiver<Bytes>) {
-        let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let order = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        // Shared: a random number no other instance picks (53 bits: exact in any JSON reader).
+        let number = if self.mirror.is_some() { rand::random::<u64>() >> 11 | 1 << 40 } else { order };
         let (tx, rx) = mpsc::channel(LIVE_BUFFER);
         let priming = format!("id: {number}-0\nretry: {RETRY_MS}\ndata: \n\n");
         let _ = tx.try_send(Bytes::from(priming));
-        let log = Arc::new(Mutex::new(StreamLog { live: Some(tx), ..StreamLog::default() }));
+        let mirror = self.mirror.as_ref().map(|m| spawn_mirror(m, number));
+        let log = Arc::new(Mutex::new(StreamLog { live: Some(tx), order, mirror, ..StreamLog::default() }));
         let mut map = self.map.lock().expect("streams lock");
         map.insert(number, log.clone());
-        // Forget the oldest finished streams beyond the limit (numbers grow with age).
+        // Forget the oldest finished streams beyond the limit.
         if map.len() > KEEP_FINISHED {
-            let mut done: Vec<u64> =
-                map.iter().filter(|(_, l)| l.lock().expect("stream lock").done).map(|(n, _)| *n).collect();
+            let mut done: Vec<(u64, u64)> = map
+                .iter()
+                .filter_map(|(n, l)| {
+                    let l = l.lock().expect("stream lock");
+                    l.done.then_some((l.order, *n))
+                })
+                .collect();
             done.sort_unstable();
-            for n in &done[..done.len().saturating_sub(KEEP_FINISHED)] {
+            for (_, n) in &done[..done.len().saturating_sub(KEEP_FINISHED)] {
                 map.remove(n);
             }
         }
         (Stream { number, log }, rx)
+    }
+
+    /// Whether stream `number` is kept here.
+    pub(crate) fn has(&self, last_event_id: &str) -> bool {
+        let number = last_event_id.split_once('-').and_then(|(n, _)| n.parse::<u64>().ok());
+        number.is_some_and(|n| self.map.lock().expect("streams lock").contains_key(&n))
     }
 
     /// Resumes after `last_event_id` (`STREAM-SEQ`): replays the later events, then follows the
@@ -117,4 +156,64 @@ impl Streams {
         }
         Some(rx)
     }
+}
+
+/// Copies a stream's events to the shared store in order, from a task of its own.
+fn spawn_mirror(m: &Mirror, number: u64) -> mpsc::UnboundedSender<Option<Bytes>> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Option<Bytes>>();
+    let (store, session, idle) = (m.store.clone(), m.session.clone(), m.idle);
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            let last = event.is_none();
+            if let Err(e) = store.append(&session, number, event, idle).await {
+                tracing::warn!(error = %e, "a resumable stream event was not stored");
+            }
+            if last {
+                return;
+            }
+        }
+    });
+    tx
+}
+
+/// Resumes stream `last_event_id` of session `session` from the shared store (it was served
+/// by another instance): replays what came after that id, then follows the store until the
+/// stream finishes, the client leaves or `ended` fires. `None` for an unknown stream.
+pub(crate) async fn resume_shared(
+    store: Arc<dyn crate::shared::SessionStore>,
+    session: String,
+    last_event_id: &str,
+    ended: tokio_util::sync::CancellationToken,
+) -> Option<mpsc::Receiver<Bytes>> {
+    let (number, seq) = last_event_id.split_once('-')?;
+    let (number, seq) = (number.parse::<u64>().ok()?, seq.parse::<usize>().ok()?);
+    let first = store.replay(&session, number).await.ok()??;
+    let (tx, rx) = mpsc::channel(LIVE_BUFFER);
+    tokio::spawn(async move {
+        let mut sent = seq;
+        let mut stored = first;
+        // Followed at most as long as a session may stay idle, polling the store.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+        loop {
+            for e in stored.events.iter().skip(sent) {
+                if tx.send(e.clone()).await.is_err() {
+                    return;
+                }
+            }
+            sent = sent.max(stored.events.len());
+            if stored.done || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
+                _ = tx.closed() => return,
+                _ = ended.cancelled() => return,
+            }
+            match store.replay(&session, number).await {
+                Ok(Some(s)) => stored = s,
+                _ => return,
+            }
+        }
+    });
+    Some(rx)
 }

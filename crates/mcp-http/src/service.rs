@@ -56,6 +56,11 @@ pub struct HttpConfig {
     /// Cross-origin access for browser clients (default `None`: no CORS headers, `OPTIONS`
     /// gets 405). Its origins are accepted by the `Origin` check too.
     pub cors: Option<CorsConfig>,
+    /// Where legacy sessions live when several instances serve the same clients (default
+    /// `None`: in this process). With a shared store any instance serves any session's
+    /// requests, streams and answers (see [`crate::SessionStore`]).
+    #[cfg(feature = "legacy")]
+    pub session_store: Option<Arc<dyn crate::SessionStore>>,
 }
 
 impl Default for HttpConfig {
@@ -74,6 +79,8 @@ impl Default for HttpConfig {
             max_sessions: 1024,
             session_idle: Duration::from_secs(30 * 60),
             cors: None,
+            #[cfg(feature = "legacy")]
+            session_store: None,
         }
     }
 }
@@ -162,7 +169,7 @@ impl McpService {
         Self {
             server,
             #[cfg(feature = "legacy")]
-            sessions: Arc::new(Sessions::new(config.max_sessions, config.session_idle)),
+            sessions: Sessions::new(config.max_sessions, config.session_idle, config.session_store.clone()),
             config: Arc::new(config),
         }
     }
@@ -235,7 +242,7 @@ impl McpService {
             Incoming::Notification(_) => return accepted(),
             #[cfg(feature = "legacy")]
             Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
-                return self.open_session(r, principal.map(|p| p.subject))
+                return self.open_session(r, principal.map(|p| p.subject)).await
             }
             Incoming::Request(r) => r,
         };

@@ -59,7 +59,7 @@ struct Waiting<T> {
 /// answer to its waiter.
 #[derive(Debug)]
 pub struct Outbound<T> {
-    prefix: &'static str,
+    prefix: std::borrow::Cow<'static, str>,
     next: u64,
     waiting: HashMap<RequestId, Waiting<T>>,
     closed: bool,
@@ -68,8 +68,8 @@ pub struct Outbound<T> {
 impl<T> Outbound<T> {
     /// An empty table whose ids are `PREFIX1`, `PREFIX2`, ... (strings, so they never collide
     /// with a peer that numbers its own requests).
-    pub fn new(prefix: &'static str) -> Self {
-        Self { prefix, next: 0, waiting: HashMap::new(), closed: false }
+    pub fn new(prefix: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        Self { prefix: prefix.into(), next: 0, waiting: HashMap::new(), closed: false }
     }
 
     /// Starts a request: records `token` (until `deadline`, if any) and returns the id and the

@@ -10,6 +10,9 @@ mod tasks;
 
 use mcp::prelude::*;
 
+/// The `everything` server's name (also its namespace in a shared Redis).
+pub const NAME: &str = "mcp-rs-everything";
+
 /// Builds the `everything` server (with the demo skills).
 pub fn server() -> Server {
     builder().skills(skills::demo()).build().expect("everything server definitions are valid")
@@ -20,8 +23,9 @@ pub fn server_with_skills(dir: &std::path::Path) -> Result<Server, mcp::server::
     builder().skills_dir(dir).build()
 }
 
-fn builder() -> mcp::server::ServerBuilder {
-    let b = Server::builder("mcp-rs-everything", env!("CARGO_PKG_VERSION"))
+/// The `everything` server's definitions, without skills (add them, or other settings, then build).
+pub fn builder() -> mcp::server::ServerBuilder {
+    let b = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
         .title("mcp-rs everything server")
         .instructions("Demo server exposing every conformance fixture plus echo, add, progress, elicitation, sampling and list-change demo tools.");
     let b = fixtures::register(b);

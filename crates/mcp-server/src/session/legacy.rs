@@ -13,8 +13,9 @@ use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use tokio_util::sync::CancellationToken;
 
-/// What a legacy session negotiated and remembers.
-#[derive(Debug, Clone)]
+/// What a legacy session negotiated and remembers. Serializable, so that a shared store can
+/// hold it; [`LegacyState::check`] validates one read back.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LegacyState {
     protocol_version: String,
     client_capabilities: Map<String, Value>,
@@ -75,6 +76,37 @@ impl LegacyState {
     /// Whether the client has sent `notifications/initialized`.
     pub fn is_initialized(&self) -> bool {
         self.initialized
+    }
+
+    /// The rank of the level set by `logging/setLevel` (see `meta::log_level_rank`), if any.
+    pub fn log_level(&self) -> Option<u8> {
+        self.log_level
+    }
+
+    /// Replaces what the session's requests change (log level, `notifications/initialized`,
+    /// resource subscriptions) with the shared store's view.
+    pub fn set_shared(&mut self, log_level: Option<u8>, initialized: bool, subscriptions: Vec<String>) {
+        self.log_level = log_level;
+        self.initialized = initialized;
+        self.subscriptions = subscriptions.into_iter().collect();
+    }
+
+    /// Checks a state read from outside the process like client input: a legacy version this
+    /// server speaks, an `Implementation` as client info, a known log level, bounded sizes.
+    pub fn check(&self) -> Result<(), String> {
+        if !version::LEGACY.contains(&self.protocol_version.as_str()) {
+            return Err(format!("unknown protocol version {:?}", self.protocol_version));
+        }
+        if self.client_info.as_ref().is_some_and(|i| !mcp_protocol::meta::is_implementation(i)) {
+            return Err("clientInfo is not an Implementation".into());
+        }
+        if self.log_level.is_some_and(|l| l > 7) {
+            return Err("unknown log level".into());
+        }
+        if self.subscriptions.len() > 10_000 || self.subscriptions.iter().any(|s| s.len() > 8192) {
+            return Err("too many or too long resource subscriptions".into());
+        }
+        Ok(())
     }
 
     /// The resource URIs the session subscribed to.

@@ -82,11 +82,21 @@ pub struct SessionConfig {
     /// How long the client has to answer a server-to-client request (default: the server's
     /// request timeout).
     pub answer_timeout: Option<Duration>,
+    /// What the ids of server-to-client requests start with (default `s`): a transport whose
+    /// sessions span several processes names the process here, so that an answer reaching
+    /// another process can be routed to the one that asked.
+    pub outbound_prefix: String,
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        Self { accept_legacy: true, max_depth: DEFAULT_MAX_DEPTH, max_input_rounds: 16, answer_timeout: None }
+        Self {
+            accept_legacy: true,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_input_rounds: 16,
+            answer_timeout: None,
+            outbound_prefix: "s".into(),
+        }
     }
 }
 
@@ -106,6 +116,12 @@ impl SessionConfig {
     /// How long the client has to answer a server-to-client request.
     pub fn answer_timeout(mut self, limit: Duration) -> Self {
         self.answer_timeout = Some(limit);
+        self
+    }
+
+    /// What the ids of server-to-client requests start with.
+    pub fn outbound_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.outbound_prefix = prefix.into();
         self
     }
 }
@@ -345,15 +361,30 @@ impl Session {
     /// A session of `server` with nothing negotiated yet.
     pub fn new(server: Server, config: SessionConfig) -> Self {
         Self {
+            #[cfg(feature = "legacy")]
+            outbound: mcp_protocol::outbound::Outbound::new(config.outbound_prefix.clone()),
             server,
             config,
             #[cfg(feature = "legacy")]
             legacy: None,
             calls: HashMap::default(),
-            #[cfg(feature = "legacy")]
-            outbound: mcp_protocol::outbound::Outbound::new("s"),
             events: VecDeque::new(),
         }
+    }
+
+    /// A session that continues a legacy session opened elsewhere (another process sharing
+    /// the session store), with the state it negotiated.
+    #[cfg(feature = "legacy")]
+    pub fn restore(server: Server, config: SessionConfig, state: LegacyState) -> Self {
+        let mut s = Self::new(server, config);
+        s.legacy = Some(state);
+        s
+    }
+
+    /// The legacy session's state, to update it from a shared store.
+    #[cfg(feature = "legacy")]
+    pub fn legacy_mut(&mut self) -> Option<&mut LegacyState> {
+        self.legacy.as_mut()
     }
 
     /// The server this session serves.
