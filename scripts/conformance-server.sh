@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # Runs the official conformance suite's server scenarios against `mcp serve everything --http`.
-# Usage: scripts/conformance-server.sh CONFORMANCE_BIN MCP_BIN [OUTDIR]
+# Usage: scripts/conformance-server.sh CONFORMANCE_BIN MCP_BIN|URL [OUTDIR]
+# (given a URL, the server there is tested instead: e.g. the nginx proxy of `mcp-cluster`)
 # Fails unless every scored 2026-07-28 scenario, the listed pending scenarios, and every scored
 # 2025-11-25 scenario (legacy clients on the same endpoint) pass
 # (and each of them ran at least one check).
 set -euo pipefail
 conf="$1"; mcp="$2"; out="${3:-$(mktemp -d)}"
 mkdir -p "$out"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$mcp" serve everything --http "127.0.0.1:$port" >"$out/server.log" 2>&1 &
-srv=$!
-trap 'kill $srv 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
-done
-url="http://127.0.0.1:$port/mcp"
+case "$mcp" in
+  http://*) url="$mcp" ;;
+  *)
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    "$mcp" serve everything --http "127.0.0.1:$port" >"$out/server.log" 2>&1 &
+    srv=$!
+    trap 'kill $srv 2>/dev/null || true' EXIT
+    for _ in $(seq 1 100); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+      sleep 0.1
+    done
+    url="http://127.0.0.1:$port/mcp"
+    ;;
+esac
 status=0
 
 # Runs the scored scenarios of one spec version; fails unless each passes with >= 1 check.

@@ -9,10 +9,10 @@
 
 use crate::body::{sse_event, McpBody};
 pub(crate) use crate::service::{accepted, status_only};
+use crate::shared::{SessionEvent, SessionStore, SessionStoreError};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
-use crate::shared::{SessionEvent, SessionStore, SessionStoreError};
 use mcp_server::session::{Event, Job, Session, SharedSession};
 use mcp_server::Server;
 use serde_json::Value;

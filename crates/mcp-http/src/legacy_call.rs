@@ -6,11 +6,11 @@ use crate::legacy::{
     accepted, check_version_header, route_key, session_stream, status_only, with_session, Delivery, HttpSession,
 };
 use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
+use crate::shared::{SessionEvent, SessionRecord};
 use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::ProtocolError;
-use crate::shared::{SessionEvent, SessionRecord};
 use mcp_server::session::{Event, Running, Session, SessionConfig, SharedSession};
 use mcp_server::RequestEnv;
 use serde_json::Value;

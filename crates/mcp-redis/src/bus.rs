@@ -101,7 +101,12 @@ mod tests {
         assert_eq!(Cue::decode(&wire, "b"), Some(e));
         assert_eq!(Cue::decode(&wire, "a"), None, "own messages are not delivered twice");
         assert_eq!(Cue::encode("a", &ChangeEvent::Resync), None);
-        for bad in [&br#"{"o":"x","k":"resource"}"#[..], br#"{"o":"x","k":"nope"}"#, b"not json", br#"{"o":"x","k":"task","v":""}"#] {
+        for bad in [
+            &br#"{"o":"x","k":"resource"}"#[..],
+            br#"{"o":"x","k":"nope"}"#,
+            b"not json",
+            br#"{"o":"x","k":"task","v":""}"#,
+        ] {
             assert_eq!(Cue::decode(bad, "b"), None);
         }
         let long = serde_json::to_vec(&Cue { o: "x".into(), k: "task".into(), v: Some("t".repeat(MAX_VALUE + 1)) });

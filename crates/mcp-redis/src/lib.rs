@@ -135,18 +135,19 @@ impl RedisBackend {
 
     /// [`RedisBackend::connect`] with these options.
     pub async fn connect_with(url: &str, namespace: &str, options: RedisOptions) -> Result<Self, RedisBackendError> {
-        let client = redis::Client::open(url)
-            .map_err(|source| RedisBackendError::InvalidUrl { url: redacted(url), source })?;
+        let client =
+            redis::Client::open(url).map_err(|source| RedisBackendError::InvalidUrl { url: redacted(url), source })?;
         let unreachable = |source| RedisBackendError::Unreachable { url: redacted(url), source };
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(options.command_timeout)
             .set_response_timeout(options.command_timeout)
             .set_number_of_retries(1)
             .set_max_delay(500);
-        let mut conn = tokio::time::timeout(options.command_timeout * 2, client.get_connection_manager_with_config(config))
-            .await
-            .map_err(|_| unreachable(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))))?
-            .map_err(unreachable)?;
+        let mut conn =
+            tokio::time::timeout(options.command_timeout * 2, client.get_connection_manager_with_config(config))
+                .await
+                .map_err(|_| unreachable(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))))?
+                .map_err(unreachable)?;
         let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(unreachable)?;
         let instance = format!("{:016x}", rand::random::<u64>());
         let keys = Keys::new(namespace);

@@ -155,7 +155,11 @@ async fn subscriber(weak: Weak<Inner>, first: redis::aio::PubSub) {
     }
 }
 
-async fn publisher(weak: Weak<Inner>, mut conn: redis::aio::ConnectionManager, mut rx: mpsc::Receiver<(String, Vec<u8>)>) {
+async fn publisher(
+    weak: Weak<Inner>,
+    mut conn: redis::aio::ConnectionManager,
+    mut rx: mpsc::Receiver<(String, Vec<u8>)>,
+) {
     while let Some((channel, payload)) = rx.recv().await {
         let Some(inner) = weak.upgrade() else { return };
         let timeout = inner.options.command_timeout;

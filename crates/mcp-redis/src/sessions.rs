@@ -11,8 +11,8 @@
 use crate::pubsub::Delivery;
 use crate::RedisBackend;
 use bytes::Bytes;
-use mcp_http::{SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture};
 use mcp_http::StoredStream;
+use mcp_http::{SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashMap;

@@ -182,7 +182,7 @@ impl TaskRuntime {
     /// Starts purging expired tasks and, for a store with leases, renewing this process's
     /// leases and failing orphaned tasks (once; stops with the server or when the runtime is
     /// dropped).
-    fn start_sweeper(self: &Arc<Self>, server: &crate::Server) {
+    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::Server) {
         if self.sweeper.set(()).is_err() {
             return;
         }

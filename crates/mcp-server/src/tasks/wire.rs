@@ -74,6 +74,9 @@ impl Server {
         if !ctx.declares_tasks() {
             return Err(super::extension_required());
         }
+        // Every instance that serves tasks sweeps them (and, on a shared store, fails the
+        // tasks of instances that died), not only those that created some.
+        rt.start_sweeper(self);
         Ok(rt)
     }
 
