@@ -132,6 +132,16 @@ impl Cluster {
         format!("http://127.0.0.1:{}/mcp", self.instances[i].port)
     }
 
+    /// The proxy's address.
+    pub fn proxy_addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.proxy_port))
+    }
+
+    /// Instance `i`'s address.
+    pub fn instance_addr(&self, i: usize) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.instances[i].port))
+    }
+
     /// How many instances there are.
     pub fn len(&self) -> usize {
         self.instances.len()

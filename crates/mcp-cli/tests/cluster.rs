@@ -1,0 +1,337 @@
+//! Many instances behave like one: three `mcp serve everything --redis` child processes sharing
+//! a real `redis-server`, behind a real nginx round-robin proxy (the `mcp-cluster` harness).
+//! Each test names what crossed instances; requests go to one instance directly when the test
+//! is about crossing, and through the proxy otherwise.
+
+mod common;
+
+use common::*;
+use mcp_cluster::{Cluster, ClusterOptions};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// A fresh cluster of three instances; `None` (skipped) when Redis or nginx is not installed
+/// on a developer machine. CI installs both (`.ci/run`), so there the test always runs.
+fn cluster() -> Option<Cluster> {
+    if let Err(e) = Cluster::available() {
+        assert!(std::env::var_os("CI").is_none(), "{e}");
+        eprintln!("skipped: {e}");
+        return None;
+    }
+    Some(Cluster::start(ClusterOptions::new(env!("CARGO_BIN_EXE_mcp"), 3)).expect("start the cluster"))
+}
+
+async fn rpc(addr: SocketAddr, body: &Value) -> Resp {
+    post(addr, &std_headers(body), body.to_string()).await
+}
+
+/// The `result` of a successful modern request to `addr`.
+async fn ok(addr: SocketAddr, body: &Value) -> Value {
+    let r = rpc(addr, body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    result_of(&r.message(), &body["id"])
+}
+
+async fn open_listen(addr: SocketAddr, filter: Value, caps_: Value) -> Streaming {
+    let body = req(1, "subscriptions/listen", caps(json!({"notifications": filter}), caps_));
+    let mut s = open(addr, "POST", "/mcp", &std_headers(&body), full(body.to_string())).await;
+    assert_eq!(s.status, 200);
+    let ack = s.next().await.expect("the acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    s
+}
+
+/// The next notification on `s` within `limit` (other methods are skipped).
+async fn expect_note(s: &mut Streaming, method: &str, limit: Duration) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, s.next()).await {
+            Ok(Some(n)) if n["method"] == method => return n,
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the stream ended before {method}"),
+            Err(_) => panic!("no {method} within {limit:?}"),
+        }
+    }
+}
+
+fn tasks_caps() -> Value {
+    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {"form": {}}})
+}
+
+fn task_req(id: i64, method: &str, params: Value) -> Value {
+    req(id, method, caps(params, tasks_caps()))
+}
+
+/// `tasks/get` on `addr` until `done` holds for the task (bounded by `limit`).
+async fn poll_task(addr: SocketAddr, task: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let t = ok(addr, &task_req(9, "tasks/get", json!({"taskId": task}))).await;
+        if done(&t) {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "task {task} still {t} after {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mrtr_round_on_one_instance_is_retried_on_another() {
+    let Some(c) = cluster() else { return };
+    let (a, b, cc) = (c.instance_addr(0), c.instance_addr(1), c.instance_addr(2));
+    let params =
+        caps(call("test_input_required_result_request_state", json!({})), json!({"elicitation": {"form": {}}}));
+    let first = ok(a, &req(1, "tools/call", params.clone())).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let state = first["requestState"].as_str().expect("sealed state").to_owned();
+    assert!(first["inputRequests"]["confirm"].is_object(), "{first}");
+    let mut retry = params;
+    retry["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    retry["requestState"] = json!(state);
+    // Sealed on A, opened on B: the instances share the key ring.
+    let done = ok(b, &req(2, "tools/call", retry.clone())).await;
+    assert_eq!(first_text(&done), "state-ok: requestState verified", "{done}");
+    // A modified state is refused on C as it would be on A.
+    let mut bad = state.into_bytes();
+    let last = bad.len() - 2;
+    bad[last] = if bad[last] == b'A' { b'B' } else { b'A' };
+    retry["requestState"] = json!(String::from_utf8(bad).unwrap());
+    let body = req(3, "tools/call", retry);
+    expect_err("tampered state", &rpc(cc, &body).await, 400, -32602, Some(&json!(3)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_on_one_instance_reaches_listen_streams_on_another_within_a_second() {
+    let Some(c) = cluster() else { return };
+    let (a, b, cc) = (c.instance_addr(0), c.instance_addr(1), c.instance_addr(2));
+    let filter = json!({"toolsListChanged": true, "resourceSubscriptions": ["test://watched-resource"]});
+    let mut on_a = open_listen(a, filter, json!({})).await;
+    ok(b, &tcall(2, "test_trigger_tool_change", json!({}))).await;
+    let n = expect_note(&mut on_a, "notifications/tools/list_changed", Duration::from_secs(1)).await;
+    assert!(n["params"]["_meta"][K_SUB].is_number() || n["params"]["_meta"][K_SUB].is_string(), "{n}");
+    ok(cc, &tcall(3, "touch_watched_resource", json!({}))).await;
+    let n = expect_note(&mut on_a, "notifications/resources/updated", Duration::from_secs(1)).await;
+    assert_eq!(n["params"]["uri"], "test://watched-resource");
+    // Through the proxy too (wherever the stream and the trigger land).
+    let mut via_proxy = open_listen(c.proxy_addr(), json!({"promptsListChanged": true}), json!({})).await;
+    for i in 0..3 {
+        ok(c.proxy_addr(), &tcall(10 + i, "test_trigger_prompt_change", json!({}))).await;
+        expect_note(&mut via_proxy, "notifications/prompts/list_changed", Duration::from_secs(1)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_on_one_instance_is_polled_answered_and_cancelled_on_others() {
+    let Some(c) = cluster() else { return };
+    let (a, b, cc) = (c.instance_addr(0), c.instance_addr(1), c.instance_addr(2));
+    // Created on A: visible on B at once (the create result is returned only once stored).
+    let created = ok(a, &task_req(1, "tools/call", call("confirm_delete", json!({"filename": "x.txt"})))).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let mut watch_on_c = open_listen(cc, json!({"taskIds": [id]}), tasks_caps()).await;
+    let t = poll_task(b, &id, WAIT, |t| t["status"] == "input_required").await;
+    assert!(t["inputRequests"]["confirm"].is_object(), "{t}");
+    // Answered on B: the worker on A wakes; the answered key is gone everywhere at once.
+    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    ok(b, &task_req(2, "tasks/update", json!({"taskId": id, "inputResponses": answer}))).await;
+    let t = ok(cc, &task_req(3, "tasks/get", json!({"taskId": id}))).await;
+    assert!(t.get("inputRequests").is_none_or(|r| r.get("confirm").is_none()), "{t}");
+    let t = poll_task(cc, &id, WAIT, |t| t["status"] == "completed").await;
+    assert_eq!(first_text(&t["result"]), "deleted x.txt", "{t}");
+    // The listen stream on C heard of the task run by A.
+    let n = expect_note(&mut watch_on_c, "notifications/tasks", WAIT).await;
+    assert_eq!(n["params"]["taskId"], json!(id), "{n}");
+
+    // Cancelled on C while A runs it: A's work stops, B sees `cancelled`.
+    let slow = ok(a, &task_req(4, "tools/call", call("slow_compute", json!({"seconds": 60})))).await;
+    let slow_id = slow["taskId"].as_str().unwrap().to_owned();
+    ok(cc, &task_req(5, "tasks/cancel", json!({"taskId": slow_id}))).await;
+    poll_task(b, &slow_id, WAIT, |t| t["status"] == "cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_instance_is_killed_fails_within_the_lease() {
+    let Some(mut c) = cluster() else { return };
+    let (a, doomed) = (c.instance_addr(0), c.instance_addr(2));
+    let slow = ok(doomed, &task_req(1, "tools/call", call("slow_compute", json!({"seconds": 120})))).await;
+    let id = slow["taskId"].as_str().unwrap().to_owned();
+    poll_task(a, &id, WAIT, |t| t["status"] == "working").await;
+    c.kill_instance(2);
+    let killed = Instant::now();
+    // The lease is 6 s, checked every 2 s by every instance: failed within about 8 s.
+    let t = poll_task(a, &id, Duration::from_secs(20), |t| t["status"] != "working").await;
+    assert_eq!(t["status"], "failed", "{t}");
+    let message = t["statusMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("instance running this task stopped"), "{t}");
+    assert!(killed.elapsed() < Duration::from_secs(20));
+}
+
+/// Legacy requests for one session, each on a chosen instance.
+struct Legacy {
+    sid: String,
+}
+
+impl Legacy {
+    async fn open(at: SocketAddr) -> Self {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY_PV, "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "cluster-test", "version": "1"}}});
+        let r = post(at, &legacy_headers(None), init.to_string()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        Self { sid: r.header("mcp-session-id").to_owned() }
+    }
+
+    async fn post(&self, at: SocketAddr, body: Value) -> Resp {
+        post(at, &legacy_headers(Some(&self.sid)), body.to_string()).await
+    }
+
+    async fn call(&self, at: SocketAddr, id: i64, method: &str, params: Value) -> Value {
+        let r = self.post(at, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        assert_eq!(r.status, 200, "{method}: {}", r.text());
+        let text = r.text();
+        let last = text.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|d| !d.trim().is_empty()).last();
+        let v: Value = match last {
+            Some(d) => serde_json::from_str(d).unwrap(),
+            None => serde_json::from_slice(&r.body).unwrap(),
+        };
+        assert_legacy_wire(&v);
+        v
+    }
+
+    async fn get(&self, at: SocketAddr, last_event_id: Option<&str>) -> Streaming {
+        let mut h = legacy_headers(Some(&self.sid));
+        h.retain(|(k, _)| k != "content-type");
+        if let Some(l) = last_event_id {
+            h.push(("last-event-id".into(), l.into()));
+        }
+        open(at, "GET", "/mcp", &h, full(Vec::new())).await.legacy()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_is_served_by_every_instance() {
+    let Some(c) = cluster() else { return };
+    let (a, b, cc) = (c.instance_addr(0), c.instance_addr(1), c.instance_addr(2));
+    // initialize on A, calls on B and C.
+    let s = Legacy::open(a).await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(s.post(b, note).await.status, 202);
+    let tools = s.call(b, 1, "tools/list", json!({})).await;
+    assert!(tools["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{tools}");
+    assert_eq!(s.call(cc, 2, "ping", json!({})).await["result"], json!({}));
+
+    // The GET stream on B hears of a list change made by a call on A, and of an update to a
+    // resource subscribed to on C.
+    let mut stream_b = s.get(b, None).await;
+    assert_eq!(stream_b.status, 200);
+    s.call(a, 3, "tools/call", json!({"name": "test_trigger_tool_change", "arguments": {}})).await;
+    expect_note(&mut stream_b, "notifications/tools/list_changed", WAIT).await;
+    s.call(cc, 4, "resources/subscribe", json!({"uri": "test://watched-resource"})).await;
+    s.call(a, 5, "tools/call", json!({"name": "touch_watched_resource", "arguments": {}})).await;
+    let n = expect_note(&mut stream_b, "notifications/resources/updated", WAIT).await;
+    assert_eq!(n["params"]["uri"], "test://watched-resource");
+
+    // Elicitation during a call on A, answered via C: the answer is routed to A.
+    let call = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                      "params": {"name": "test_elicitation", "arguments": {"message": "Who?"}}});
+    let mut on_a = open(a, "POST", "/mcp", &legacy_headers(Some(&s.sid)), full(call.to_string())).await.legacy();
+    let ask = on_a.next().await.expect("the elicitation request");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
+                        "result": {"action": "accept", "content": {"username": "u", "email": "u@example.com"}}});
+    assert_eq!(s.post(cc, answer).await.status, 202);
+    let done = on_a.next().await.expect("the call's response");
+    assert_eq!(done["id"], 6);
+    assert!(first_text(&done["result"]).contains("action=accept"), "{done}");
+
+    // Last-Event-ID on B replays what followed on A's stream, up to the response.
+    let (number, events) = stream_number_of(a, &s, 7).await;
+    assert!(events >= 2, "progress notifications, then the response");
+    let mut replay = s.get(b, Some(&format!("{number}-1"))).await;
+    assert_eq!(replay.status, 200);
+    let mut replayed = Vec::new();
+    while let Some(e) = replay.next().await {
+        replayed.push(e);
+    }
+    assert_eq!(replayed.len(), events - 1, "{replayed:?}");
+    assert_eq!(replayed.last().unwrap()["id"], 7, "{replayed:?}");
+    // An unknown stream is 400 on any instance.
+    assert_eq!(s.get(cc, Some("12345-1")).await.status, 400);
+
+    // DELETE on C ends the session on A (and everywhere).
+    let mut h = legacy_headers(Some(&s.sid));
+    h.retain(|(k, _)| k != "content-type");
+    assert_eq!(send(cc, "DELETE", "/mcp", &h, full(Vec::new())).await.status, 200);
+    let r = s.post(a, json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(stream_b.next().await.is_none(), "the GET stream on B ends with the session");
+}
+
+/// Runs a call with progress notifications (so its response is a resumable SSE stream) with
+/// request id `id` on `at`; returns its stream number and how many events it had.
+async fn stream_number_of(at: SocketAddr, s: &Legacy, id: i64) -> (u64, usize) {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let r = s.post(at, call).await;
+    assert!(r.content_type().starts_with("text/event-stream"), "{}", r.text());
+    let text = r.text();
+    let ids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+    let number = ids[0].split('-').next().unwrap().parse().unwrap();
+    (number, ids.len() - 1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_recover_from_a_redis_restart_and_listeners_catch_up() {
+    let Some(mut c) = cluster() else { return };
+    let (a, b) = (c.instance_addr(0), c.instance_addr(1));
+    let filter = json!({"toolsListChanged": true, "resourceSubscriptions": ["test://watched-resource"]});
+    let mut on_a = open_listen(a, filter, json!({})).await;
+    c.kill_redis();
+    // Without Redis, stateless calls keep working; what needs Redis fails with -32603.
+    let echo = ok(b, &tcall(2, "echo", json!({"text": "still here"}))).await;
+    assert_eq!(first_text(&echo), "still here");
+    let body = task_req(3, "tools/call", call("slow_compute", json!({"seconds": 1})));
+    let v = rpc(b, &body).await.message();
+    assert_error(&v, -32603, Some(&json!(3)));
+    assert!(v["error"]["message"].as_str().unwrap().contains("Redis"), "{v}");
+    // Redis is back (empty): the pub/sub reconnect makes every listener catch up.
+    c.start_redis().expect("restart Redis");
+    expect_note(&mut on_a, "notifications/tools/list_changed", Duration::from_secs(15)).await;
+    expect_note(&mut on_a, "notifications/resources/updated", WAIT).await;
+    // And the bus carries changes again, without restarting any instance.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        ok(b, &tcall(4, "test_trigger_tool_change", json!({}))).await;
+        let heard = tokio::time::timeout(Duration::from_millis(500), on_a.next()).await;
+        if matches!(heard, Ok(Some(n)) if n["method"] == "notifications/tools/list_changed") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the bus did not recover");
+    }
+    let t = ok(b, &task_req(5, "tools/call", call("slow_compute", json!({"seconds": 0})))).await;
+    assert_eq!(t["resultType"], "task", "tasks work again: {t}");
+}
+
+#[test]
+fn serve_with_redis_refuses_to_start_without_shared_keys_or_a_reachable_redis() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp"));
+        cmd.args(["serve", "everything", "--http", "127.0.0.1:0"]).args(args);
+        cmd.env_remove("MCP_REDIS_URL").env_remove("MCP_STATE_SECRETS");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run mcp");
+        assert!(!out.status.success(), "{args:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&["--redis", "redis://127.0.0.1:1"], &[]);
+    assert!(err.contains("--state-secret-file PATH or MCP_STATE_SECRETS"), "{err}");
+    let secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="; // 32 bytes
+    let err = run(&[], &[("MCP_REDIS_URL", "redis://127.0.0.1:1"), ("MCP_STATE_SECRETS", secret)]);
+    assert!(err.contains("cannot reach Redis at redis://127.0.0.1:1"), "{err}");
+    let err = run(&["--redis", "redis://127.0.0.1:1"], &[("MCP_STATE_SECRETS", "c2hvcnQ=")]);
+    assert!(err.contains("secret 1 has 5 bytes; at least 32"), "{err}");
+}
