@@ -8,7 +8,10 @@
 # to core 0 and the load generator to core 1 (`taskset -c`), and runs:
 #   - HTTP: mcp-ceiling-http vs `mcp serve everything --http`, 16 and 64 keep-alive connections;
 #   - stdio: mcp-ceiling-stdio vs `mcp serve everything --stdio`, 64 requests in flight;
-#   - idle RSS of the mcp server (start it, wait 1 s, read VmRSS), HTTP and stdio.
+#   - idle RSS of the mcp server (start it, wait 1 s, read VmRSS), HTTP and stdio;
+#   - HTTP c=16 again with `--redis` (a real redis-server): stateless calls must not touch Redis;
+#   - three instances on Redis (`mcp-cluster`, no proxy): change-notification latency across
+#     instances (and within one, as the baseline), task create-to-visible and update-to-visible.
 # Each run gets a fresh server (so peak RSS is per run). Prints a table with req/s, latencies,
 # the mcp/ceiling ratios and peak RSS, then the issue's targets with PASS/FAIL.
 # Servers listen on 127.0.0.1 on free ports (port 0, address read from their stderr); every
@@ -36,8 +39,8 @@ done
 if [ "${BENCH_SKIP_BUILD:-0}" = "1" ]; then
   echo "== build skipped (BENCH_SKIP_BUILD=1): using the binaries in $BIN"
 else
-  echo "== build (release: mcp-bench, mcp-cli)"
-  cargo build --release -p mcp-bench -p mcp-stack-cli
+  echo "== build (release: mcp-bench, mcp-cli, mcp-cluster)"
+  cargo build --release -p mcp-bench -p mcp-stack-cli -p mcp-cluster
   # A stale start-up function list costs idle RSS (see scripts/link-order.sh): refresh it first.
   if ! scripts/link-order.sh --check && command -v valgrind >/dev/null; then
     echo "== link order is stale: regenerating crates/mcp-cli/link-order.txt (commit it)"
@@ -45,7 +48,7 @@ else
     cargo build --release -p mcp-stack-cli
   fi
 fi
-for b in mcp mcp-load mcp-ceiling-http mcp-ceiling-stdio; do
+for b in mcp mcp-load mcp-ceiling-http mcp-ceiling-stdio mcp-crossing mcp-cluster; do
   [ -x "$BIN/$b" ] || { echo "bench: $BIN/$b is missing" >&2; exit 1; }
 done
 
@@ -137,7 +140,36 @@ for conns in 16 64; do
   start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
   load_http "mcp-http-c$conns" "$conns"
   stop_server
+  if [ "$conns" = 16 ] && command -v redis-server >/dev/null; then
+    # The same load with shared state on Redis (redis-server on the load generator's core).
+    REDIS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    taskset -c "$LOAD_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+      >"$OUT/redis.log" 2>&1 &
+    REDIS_PID=$!
+    PIDS+=("$REDIS_PID")
+    for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT") 2>/dev/null && break; sleep 0.1; done
+    head -c 32 /dev/urandom | base64 >"$OUT/state-secrets"
+    start_http mcp-http-redis "$BIN/mcp" serve everything --http 127.0.0.1:0 \
+      --redis "redis://127.0.0.1:$REDIS_PORT" --state-secret-file "$OUT/state-secrets"
+    load_http "mcp-http-redis-c16" 16
+    stop_server
+    kill "$REDIS_PID" 2>/dev/null || true
+  fi
 done
+
+# Crossing instances: three instances on one Redis (mcp-cluster), measured with the client.
+if command -v redis-server >/dev/null && { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; }; then
+  echo "-- crossing: 3 instances on Redis (notification and task latencies)" >&2
+  "$BIN/mcp-cluster" --mcp "$BIN/mcp" --instances 3 >"$OUT/cluster.txt" 2>&1 &
+  CLUSTER_PID=$!
+  PIDS+=("$CLUSTER_PID")
+  for _ in $(seq 1 300); do grep -q '^dir=' "$OUT/cluster.txt" 2>/dev/null && break; sleep 0.1; done
+  inst() { sed -n "s/^instance$1=//p" "$OUT/cluster.txt"; }
+  "$BIN/mcp-crossing" --a "$(inst 0)" --b "$(inst 1)" --c "$(inst 2)" --samples 500 \
+    | jq -c '. + {label: "crossing"}' >>"$RESULTS"
+  kill "$CLUSTER_PID" 2>/dev/null || true
+  wait "$CLUSTER_PID" 2>/dev/null || true
+fi
 
 load_stdio "ceiling-stdio-f64" 64 "$BIN/mcp-ceiling-stdio"
 load_stdio "mcp-stdio-f64" 64 "$BIN/mcp serve everything --stdio"
@@ -165,11 +197,19 @@ row() { # SCENARIO SERVER LABEL CEILING-LABEL
 }
 row "http c=16" ceiling ceiling-http-c16 ceiling-http-c16
 row "http c=16" mcp mcp-http-c16 ceiling-http-c16
+row "http c=16" redis mcp-http-redis-c16 mcp-http-c16
 row "http c=64" ceiling ceiling-http-c64 ceiling-http-c64
 row "http c=64" mcp mcp-http-c64 ceiling-http-c64
 row "stdio f=64" ceiling ceiling-stdio-f64 ceiling-stdio-f64
 row "stdio f=64" mcp mcp-stdio-f64 ceiling-stdio-f64
-echo "(ratio = mcp req/s / ceiling req/s; srv_cpu% = server CPU in % of one core)"
+echo "(ratio = mcp req/s / ceiling req/s; the redis row: mcp --redis / mcp in-process; srv_cpu% = server CPU in % of one core)"
+xing() { jq -r "select(.label == \"crossing\") | .$1 | \"p50 \(.p50_us) us, p99 \(.p99_us) us (\(.samples) samples)\"" "$RESULTS"; }
+if grep -q '"crossing"' "$RESULTS"; then
+  echo "change notification, listen and trigger on one instance: $(xing notification_local)"
+  echo "change notification, trigger on A, listen on B (Redis): $(xing notification_crossing)"
+  echo "task create on A -> visible on B: $(xing task_create_to_visible); extra gets: $(jq -r 'select(.label == "crossing") | .task_create_extra_gets' "$RESULTS")"
+  echo "task update on B -> visible on C: $(xing task_update_to_visible)"
+fi
 echo "idle RSS of mcp (start, wait 1 s, VmRSS): http $(mib "$IDLE_HTTP_KIB"), stdio $(mib "$IDLE_STDIO_KIB")"
 echo "load average at start: $LOAD_START; at end: $LOAD_END (other work on this machine skews results)"
 echo "load generator CPU (% of core $LOAD_CPU): $(jq -r '"\(.label)=\(.load_cpu_pct // "n/a" | tostring | .[0:5])"' "$RESULTS" | tr '\n' ' ')"
@@ -184,6 +224,8 @@ check() { # NAME VALUE OP LIMIT
 check "HTTP c=16 mcp/ceiling req/s" "$(ratio "$(field mcp-http-c16 rps)" "$(field ceiling-http-c16 rps)")" ">=" 0.75
 check "stdio f=64 mcp/ceiling req/s" "$(ratio "$(field mcp-stdio-f64 rps)" "$(field ceiling-stdio-f64 rps)")" ">=" 0.8
 check "idle RSS (http) MiB" "$(awk -v k="$IDLE_HTTP_KIB" 'BEGIN{printf "%.1f", k/1024}')" "<" 5
+[ -n "$(field mcp-http-redis-c16 rps)" ] && check "HTTP c=16 mcp --redis / in-process req/s" \
+  "$(ratio "$(field mcp-http-redis-c16 rps)" "$(field mcp-http-c16 rps)")" ">=" 0.95
 check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3
 errors=$(jq -s 'map(.errors) | add' "$RESULTS")
 [ "$errors" = "0" ] || echo "WARN $errors request errors in total (see $RESULTS)"

@@ -31,6 +31,77 @@ impl ClusterOptions {
     }
 }
 
+/// A `redis-server` on a free 127.0.0.1 port (no persistence), killed on drop.
+#[derive(Debug)]
+pub struct RedisServer {
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+    owns_dir: bool,
+}
+
+impl RedisServer {
+    /// Starts one in a temporary folder of its own.
+    pub fn start() -> io::Result<Self> {
+        let dir = temp_dir("redis")?;
+        let mut r = Self { port: free_port()?, dir, child: None, owns_dir: true };
+        r.restart()?;
+        Ok(r)
+    }
+
+    fn in_dir(dir: &Path) -> io::Result<Self> {
+        let mut r = Self { port: free_port()?, dir: dir.to_owned(), child: None, owns_dir: false };
+        r.restart()?;
+        Ok(r)
+    }
+
+    /// Its URL (`redis://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts it again on the same port (after [`RedisServer::kill`]); empty, as nothing is saved.
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.kill();
+        let program = find("redis-server").ok_or_else(|| io::Error::other("redis-server is not installed"))?;
+        let log = self.dir.join("redis.log");
+        let mut child = Command::new(program)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log)?)
+            .stderr(Stdio::null())
+            .spawn()?;
+        wait_ready(self.port, &mut child, "redis-server", &log)?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// Kills it (SIGKILL: every connection drops).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        if self.owns_dir && std::env::var_os("MCP_CLUSTER_KEEP").is_none() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn temp_dir(what: &str) -> io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mcp-{what}-{}-{:08x}", std::process::id(), rand::random::<u32>()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
 /// One running instance.
 #[derive(Debug)]
 struct Instance {
@@ -43,8 +114,7 @@ struct Instance {
 pub struct Cluster {
     options: ClusterOptions,
     dir: PathBuf,
-    redis_port: u16,
-    redis: Option<Child>,
+    redis: Option<RedisServer>,
     instances: Vec<Instance>,
     proxy_port: u16,
     nginx: Option<Child>,
@@ -103,14 +173,12 @@ impl Cluster {
         std::fs::write(dir.join("state-secrets"), format!("{secret}\n"))?;
         let mut cluster = Self {
             instances: Vec::new(),
-            redis_port: free_port()?,
             proxy_port: free_port()?,
-            redis: None,
+            redis: Some(RedisServer::in_dir(&dir)?),
             nginx: None,
             dir,
             options,
         };
-        cluster.start_redis()?;
         for _ in 0..cluster.options.instances {
             let port = free_port()?;
             cluster.instances.push(Instance { port, child: None });
@@ -154,7 +222,7 @@ impl Cluster {
 
     /// The Redis URL the instances share.
     pub fn redis_url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.redis_port)
+        self.redis.as_ref().expect("redis").url()
     }
 
     /// The folder holding the logs and the generated configuration.
@@ -162,27 +230,15 @@ impl Cluster {
         &self.dir
     }
 
-    /// Starts (or restarts, on the same port) `redis-server`.
+    /// Starts `redis-server` again on the same port, empty (after [`Cluster::kill_redis`]).
     pub fn start_redis(&mut self) -> io::Result<()> {
-        let log = self.dir.join("redis.log");
-        let mut child = Command::new(find("redis-server").expect("checked"))
-            .args(["--port", &self.redis_port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log)?)
-            .stderr(Stdio::null())
-            .spawn()?;
-        wait_ready(self.redis_port, &mut child, "redis-server", &log)?;
-        self.redis = Some(child);
-        Ok(())
+        self.redis.as_mut().expect("redis").restart()
     }
 
     /// Kills `redis-server` (SIGKILL: every connection drops, nothing is saved).
     pub fn kill_redis(&mut self) {
-        if let Some(mut c) = self.redis.take() {
-            let _ = c.kill();
-            let _ = c.wait();
+        if let Some(r) = self.redis.as_mut() {
+            r.kill();
         }
     }
 
@@ -257,10 +313,11 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let children = self.instances.iter_mut().filter_map(|i| i.child.take());
-        for mut c in children.chain(self.nginx.take()).chain(self.redis.take()) {
+        for mut c in children.chain(self.nginx.take()) {
             let _ = c.kill();
             let _ = c.wait();
         }
+        drop(self.redis.take());
         if std::env::var_os("MCP_CLUSTER_KEEP").is_none() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }

@@ -1,0 +1,154 @@
+//! The Redis backend against a real `redis-server` (started by the test, on a free loopback
+//! port): two backends play two instances of one service.
+
+use mcp_cluster::RedisServer;
+use mcp_http::{SessionChange, SessionEvent, SessionRecord, SessionStore};
+use mcp_redis::{RedisBackend, RedisOptions};
+use mcp_server::tasks::{TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, Terminal};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn redis() -> Option<RedisServer> {
+    if let Err(e) = mcp_cluster::Cluster::available() {
+        assert!(std::env::var_os("CI").is_none(), "{e}");
+        eprintln!("skipped: {e}");
+        return None;
+    }
+    Some(RedisServer::start().expect("start redis-server"))
+}
+
+async fn two(r: &RedisServer, options: RedisOptions) -> (RedisBackend, RedisBackend) {
+    let a = RedisBackend::connect_with(&r.url(), "test", options.clone()).await.unwrap();
+    let b = RedisBackend::connect_with(&r.url(), "test", options).await.unwrap();
+    (a, b)
+}
+
+fn record(id: &str, owner: &str, now: u64) -> TaskRecord {
+    TaskRecord::new(id.into(), Some(owner.into()), now, Some(60_000), 100)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+#[tokio::test]
+async fn caps_count_across_instances_and_updates_never_lose_a_change() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default()).await;
+    let limits = TaskLimits { max_tasks: 100, max_tasks_per_principal: 2 };
+    let (sa, sb) = (a.task_store(limits), b.task_store(limits));
+    let now = now_ms();
+    sa.create(record("t1", "alice", now), now).await.unwrap();
+    sb.create(record("t2", "alice", now), now).await.unwrap();
+    let e = sa.create(record("t3", "alice", now), now).await.unwrap_err();
+    assert!(matches!(e, TaskStoreError::Capacity(_)), "{e}");
+    sb.create(record("b1", "bob", now), now).await.unwrap();
+    assert_eq!(sa.create(record("b1", "bob", now), now).await, Err(TaskStoreError::Duplicate("b1".into())));
+    // 40 concurrent changes through both instances: compare-and-set keeps every one.
+    let mut jobs = Vec::new();
+    for i in 0..40 {
+        let s = if i % 2 == 0 { sa.clone() } else { sb.clone() };
+        jobs.push(tokio::spawn(async move { s.update("t1", TaskChange::Message(format!("m{i}")), now_ms()).await }));
+    }
+    for j in jobs {
+        assert!(j.await.unwrap().unwrap().is_some());
+    }
+    assert_eq!(sb.get("t1", now_ms()).await.unwrap().unwrap().revision, 40);
+}
+
+#[tokio::test]
+async fn a_change_on_one_instance_wakes_watchers_on_the_other() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default()).await;
+    let (sa, sb) = (a.task_store(TaskLimits::default()), b.task_store(TaskLimits::default()));
+    let now = now_ms();
+    sa.create(record("w", "alice", now), now).await.unwrap();
+    let mut rx = sa.watch("w").unwrap();
+    sb.update("w", TaskChange::Cancel, now_ms()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(1), rx.changed()).await.expect("woken within 1 s").unwrap();
+    assert!(sa.get("w", now_ms()).await.unwrap().unwrap().cancel_requested);
+}
+
+#[tokio::test]
+async fn a_lapsed_lease_makes_an_orphan_until_the_task_ends() {
+    let Some(r) = redis() else { return };
+    let options = RedisOptions { task_lease: Duration::from_millis(200), ..RedisOptions::default() };
+    let (a, b) = two(&r, options).await;
+    let (sa, sb) = (a.task_store(TaskLimits::default()), b.task_store(TaskLimits::default()));
+    let now = now_ms();
+    sa.create(record("kept", "alice", now), now).await.unwrap();
+    sa.create(record("lost", "alice", now), now).await.unwrap();
+    assert!(sb.orphans(now).await.unwrap().is_empty());
+    // Only "kept" is renewed: "lost" is an orphan once its lease lapses.
+    sa.heartbeat(&["kept".to_owned()], now + 150).await.unwrap();
+    assert_eq!(sb.orphans(now + 300).await.unwrap(), ["lost"]);
+    let failed = Terminal::Failed(json!({"code": -32603, "message": "gone"}));
+    sb.update("lost", TaskChange::Finish(failed), now_ms()).await.unwrap().unwrap();
+    assert!(sb.orphans(now + 300).await.unwrap().is_empty(), "a finished task has no lease");
+}
+
+#[tokio::test]
+async fn nothing_read_from_redis_is_trusted() {
+    let Some(r) = redis() else { return };
+    let (a, _) = two(&r, RedisOptions::default()).await;
+    let store = a.task_store(TaskLimits::default());
+    let client = redis::Client::open(r.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let bad = [
+        ("mcp:test:task:garbage", "not json".to_owned()),
+        ("mcp:test:task:other", serde_json::to_string(&record("someone-else", "x", 1)).unwrap()),
+    ];
+    for (k, v) in &bad {
+        let _: () = redis::cmd("SET").arg(k).arg(v).query_async(&mut conn).await.unwrap();
+    }
+    for id in ["garbage", "other"] {
+        let e = store.get(id, now_ms()).await.unwrap_err();
+        assert!(matches!(&e, TaskStoreError::Unavailable(m) if m.contains("is invalid")), "{e}");
+        assert!(store.update(id, TaskChange::Cancel, now_ms()).await.is_err());
+    }
+    // A session record from outside: a version this server does not speak is refused.
+    let sessions = a.sessions();
+    let state: mcp_server::session::LegacyState = serde_json::from_value(json!({
+        "protocol_version": "1999-01-01", "client_capabilities": {}, "client_info": null,
+        "log_level": null, "initialized": false, "subscriptions": []}))
+    .unwrap();
+    let rec = serde_json::to_string(&SessionRecord { owner: None, state }).unwrap();
+    let _: () = redis::cmd("HSET").arg("mcp:test:sess:s1").arg("rec").arg(rec).query_async(&mut conn).await.unwrap();
+    let e = sessions.load("s1", Duration::from_secs(60)).await.unwrap_err();
+    assert!(e.to_string().contains("unknown protocol version"), "{e}");
+}
+
+#[tokio::test]
+async fn session_changes_reach_the_other_instance_in_order() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default()).await;
+    let (sa, sb) = (a.sessions(), b.sessions());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    sb.attach(Box::new(move |e| s.lock().unwrap().push(e)));
+    let state: mcp_server::session::LegacyState = serde_json::from_value(json!({
+        "protocol_version": "2025-11-25", "client_capabilities": {}, "client_info": {"name": "c", "version": "1"},
+        "log_level": null, "initialized": false, "subscriptions": []}))
+    .unwrap();
+    let idle = Duration::from_secs(60);
+    sa.create("s2", &SessionRecord { owner: Some("alice".into()), state }, idle).await.unwrap();
+    assert!(sa.change("s2", SessionChange::Subscribe("a://x".into()), idle).await.unwrap());
+    assert!(sa.change("s2", SessionChange::LogLevel(3), idle).await.unwrap());
+    let loaded = sb.load("s2", idle).await.unwrap().unwrap();
+    assert_eq!(loaded.owner.as_deref(), Some("alice"));
+    assert_eq!((loaded.state.log_level(), loaded.state.subscribed_uris()), (Some(3), vec!["a://x".to_owned()]));
+    assert!(sa.delete("s2").await.unwrap());
+    assert!(!sa.change("s2", SessionChange::Initialized, idle).await.unwrap(), "a deleted session changes no more");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while seen.lock().unwrap().len() < 3 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        matches!(&seen[0], SessionEvent::Changed { subscriptions, log_level: None, .. } if subscriptions == &["a://x"]),
+        "{seen:?}"
+    );
+    assert!(matches!(&seen[1], SessionEvent::Changed { log_level: Some(3), .. }), "{seen:?}");
+    assert_eq!(seen[2], SessionEvent::Ended("s2".into()));
+}
