@@ -129,8 +129,10 @@ pub async fn serve_http(
     auth: ServeAuth,
     shared: &Shared,
 ) -> std::io::Result<()> {
-    let mut config = mcp::http::HttpConfig::default();
-    config.session_store = shared.redis.as_ref().map(|r| r.sessions());
+    let mut config = mcp::http::HttpConfig {
+        session_store: shared.redis.as_ref().map(|r| r.sessions()),
+        ..mcp::http::HttpConfig::default()
+    };
     let mut extra_hosts = extra_hosts;
     if let Some(auth) = auth_config(&auth).await? {
         // The canonical URI's host is the name clients use for this server.

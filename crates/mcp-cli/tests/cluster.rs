@@ -191,7 +191,7 @@ impl Legacy {
         let r = self.post(at, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
         assert_eq!(r.status, 200, "{method}: {}", r.text());
         let text = r.text();
-        let last = text.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|d| !d.trim().is_empty()).last();
+        let last = text.lines().filter_map(|l| l.strip_prefix("data: ")).rfind(|d| !d.trim().is_empty());
         let v: Value = match last {
             Some(d) => serde_json::from_str(d).unwrap(),
             None => serde_json::from_slice(&r.body).unwrap(),

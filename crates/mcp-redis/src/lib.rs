@@ -78,6 +78,20 @@ impl Default for RedisOptions {
     }
 }
 
+impl RedisOptions {
+    /// The longest wait for one command.
+    pub fn command_timeout(mut self, limit: Duration) -> Self {
+        self.command_timeout = limit.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long a task's owner may go silent before the task fails.
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease.max(Duration::from_millis(30));
+        self
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) conn: ConnectionManager,
     pub(crate) keys: Keys,

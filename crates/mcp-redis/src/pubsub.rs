@@ -24,14 +24,16 @@ pub(crate) enum Delivery<'a> {
 }
 
 type Handler = Arc<dyn Fn(Delivery<'_>) + Send + Sync>;
+/// A cue to publish: channel and payload.
+type Cue = (String, Vec<u8>);
 
 /// The channels, their handlers and the publish queue.
 pub(crate) struct Hub {
     client: redis::Client,
     pub(crate) channels: Channels,
     handlers: Mutex<HashMap<String, Vec<Handler>>>,
-    queue: mpsc::Sender<(String, Vec<u8>)>,
-    queued: Mutex<Option<mpsc::Receiver<(String, Vec<u8>)>>>,
+    queue: mpsc::Sender<Cue>,
+    queued: Mutex<Option<mpsc::Receiver<Cue>>>,
 }
 
 /// The namespace's channels.

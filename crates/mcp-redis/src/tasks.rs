@@ -72,6 +72,9 @@ return out
 /// The task store of a [`RedisBackend`] (see [`RedisBackend::task_store`]).
 pub struct RedisTaskStore {
     backend: RedisBackend,
+    /// Updates of one task from this process take turns (striped by id), so compare-and-set
+    /// contends only with other instances.
+    turns: Vec<tokio::sync::Mutex<()>>,
     limits: TaskLimits,
     watchers: Arc<Mutex<HashMap<String, watch::Sender<u64>>>>,
     create: redis::Script,
@@ -119,6 +122,7 @@ impl RedisTaskStore {
         });
         Self {
             backend,
+            turns: (0..64).map(|_| tokio::sync::Mutex::new(())).collect(),
             limits,
             watchers,
             create: redis::Script::new(CREATE),
@@ -223,7 +227,14 @@ impl TaskStore for RedisTaskStore {
         now_ms: u64,
     ) -> StoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
         Box::pin(async move {
-            for _ in 0..CAS_ATTEMPTS {
+            let stripe = id.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
+            let _turn = self.turns[stripe % self.turns.len()].lock().await;
+            for attempt in 0..CAS_ATTEMPTS {
+                if attempt > 0 {
+                    // Another instance won: back off a little (random, growing) and read again.
+                    let ms = rand::random::<u64>() % (1 + attempt as u64).min(8);
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                }
                 let Some((raw, mut record)) = self.read(id, now_ms).await? else { return Ok(None) };
                 let before = record.revision;
                 let applied = record.apply(change.clone(), now_ms);

@@ -2,9 +2,9 @@
 //! port): two backends play two instances of one service.
 
 use mcp_cluster::RedisServer;
-use mcp_http::{SessionChange, SessionEvent, SessionRecord, SessionStore};
+use mcp_http::{SessionChange, SessionEvent, SessionRecord};
 use mcp_redis::{RedisBackend, RedisOptions};
-use mcp_server::tasks::{TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, Terminal};
+use mcp_server::tasks::{TaskChange, TaskLimits, TaskRecord, TaskStoreError, Terminal};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -73,7 +73,7 @@ async fn a_change_on_one_instance_wakes_watchers_on_the_other() {
 #[tokio::test]
 async fn a_lapsed_lease_makes_an_orphan_until_the_task_ends() {
     let Some(r) = redis() else { return };
-    let options = RedisOptions { task_lease: Duration::from_millis(200), ..RedisOptions::default() };
+    let options = RedisOptions::default().task_lease(Duration::from_millis(200));
     let (a, b) = two(&r, options).await;
     let (sa, sb) = (a.task_store(TaskLimits::default()), b.task_store(TaskLimits::default()));
     let now = now_ms();

@@ -201,8 +201,8 @@ async fn mrtr_round_trip_binds_state() {
 
 #[tokio::test]
 async fn shared_key_ring_lets_any_instance_finish_and_expired_state_is_refused() {
-    let make = |ttl| {
-        Server::builder("t", "1")
+    let make_named = |name: &str, ttl| {
+        Server::builder(name, "1")
             .state_keys(KeyRing::from_secrets([7; 32], &[]))
             .state_ttl_secs(ttl)
             .tool_raw(
@@ -217,6 +217,7 @@ async fn shared_key_ring_lets_any_instance_finish_and_expired_state_is_refused()
             .build()
             .unwrap()
     };
+    let make = |ttl| make_named("t", ttl);
     let (a, b) = (make(600), make(600));
     let caps = json!({"roots": {}});
     let r1 = call(&a, req(1, "tools/call", json!({"name": "r"}), caps.clone())).await.unwrap();
@@ -225,6 +226,11 @@ async fn shared_key_ring_lets_any_instance_finish_and_expired_state_is_refused()
         json!({"name": "r", "inputResponses": {"roots": {"roots": [{"uri": "file:///x"}]}}, "requestState": st});
     let r2 = call(&b, req(2, "tools/call", retry.clone(), caps.clone())).await.unwrap();
     assert_eq!(r2["resultType"], "complete");
+    // Another service sharing the keys (another name, so another audience) refuses it.
+    let other = make_named("other-service", 600);
+    let e = call(&other, req(3, "tools/call", retry.clone(), caps.clone())).await.unwrap_err();
+    assert_eq!(e.code(), -32602);
+    assert!(e.message().contains("issued by a different server"), "{e}");
     let expired = make(0);
     let r1 = call(&expired, req(1, "tools/call", json!({"name": "r"}), caps.clone())).await.unwrap();
     let retry = json!({"name": "r", "inputResponses": {"roots": {"roots": []}}, "requestState": r1["requestState"]});
