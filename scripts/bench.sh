@@ -141,7 +141,9 @@ for conns in 16 64; do
   load_http "mcp-http-c$conns" "$conns"
   stop_server
   if [ "$conns" = 16 ] && command -v redis-server >/dev/null; then
-    # The same load with shared state on Redis (redis-server on the load generator's core).
+    # The same load with shared state on Redis (redis-server on the load generator's core),
+    # interleaved with a second in-process run: redis, in-process, redis (the noise of this
+    # machine is of the same order as the difference being measured).
     REDIS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     taskset -c "$LOAD_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
       >"$OUT/redis.log" 2>&1 &
@@ -149,10 +151,17 @@ for conns in 16 64; do
     PIDS+=("$REDIS_PID")
     for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT") 2>/dev/null && break; sleep 0.1; done
     head -c 32 /dev/urandom | base64 >"$OUT/state-secrets"
-    start_http mcp-http-redis "$BIN/mcp" serve everything --http 127.0.0.1:0 \
-      --redis "redis://127.0.0.1:$REDIS_PORT" --state-secret-file "$OUT/state-secrets"
-    load_http "mcp-http-redis-c16" 16
-    stop_server
+    for run in 1 2; do
+      start_http mcp-http-redis "$BIN/mcp" serve everything --http 127.0.0.1:0 \
+        --redis "redis://127.0.0.1:$REDIS_PORT" --state-secret-file "$OUT/state-secrets"
+      load_http "mcp-http-redis-c16-$run" 16
+      stop_server
+      if [ "$run" = 1 ]; then
+        start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
+        load_http "mcp-http-c16-again" 16
+        stop_server
+      fi
+    done
     kill "$REDIS_PID" 2>/dev/null || true
   fi
 done
@@ -197,12 +206,14 @@ row() { # SCENARIO SERVER LABEL CEILING-LABEL
 }
 row "http c=16" ceiling ceiling-http-c16 ceiling-http-c16
 row "http c=16" mcp mcp-http-c16 ceiling-http-c16
-row "http c=16" redis mcp-http-redis-c16 mcp-http-c16
+row "http c=16" mcp mcp-http-c16-again ceiling-http-c16
+row "http c=16" redis mcp-http-redis-c16-1 mcp-http-c16
+row "http c=16" redis mcp-http-redis-c16-2 mcp-http-c16-again
 row "http c=64" ceiling ceiling-http-c64 ceiling-http-c64
 row "http c=64" mcp mcp-http-c64 ceiling-http-c64
 row "stdio f=64" ceiling ceiling-stdio-f64 ceiling-stdio-f64
 row "stdio f=64" mcp mcp-stdio-f64 ceiling-stdio-f64
-echo "(ratio = mcp req/s / ceiling req/s; the redis row: mcp --redis / mcp in-process; srv_cpu% = server CPU in % of one core)"
+echo "(ratio = mcp req/s / ceiling req/s; redis rows: mcp --redis / the in-process run before it; srv_cpu% = server CPU in % of one core)"
 xing() { jq -r "select(.label == \"crossing\") | .$1 | \"p50 \(.p50_us) us, p99 \(.p99_us) us (\(.samples) samples)\"" "$RESULTS"; }
 if grep -q '"crossing"' "$RESULTS"; then
   echo "change notification, listen and trigger on one instance: $(xing notification_local)"
@@ -224,8 +235,10 @@ check() { # NAME VALUE OP LIMIT
 check "HTTP c=16 mcp/ceiling req/s" "$(ratio "$(field mcp-http-c16 rps)" "$(field ceiling-http-c16 rps)")" ">=" 0.75
 check "stdio f=64 mcp/ceiling req/s" "$(ratio "$(field mcp-stdio-f64 rps)" "$(field ceiling-stdio-f64 rps)")" ">=" 0.8
 check "idle RSS (http) MiB" "$(awk -v k="$IDLE_HTTP_KIB" 'BEGIN{printf "%.1f", k/1024}')" "<" 5
-[ -n "$(field mcp-http-redis-c16 rps)" ] && check "HTTP c=16 mcp --redis / in-process req/s" \
-  "$(ratio "$(field mcp-http-redis-c16 rps)" "$(field mcp-http-c16 rps)")" ">=" 0.95
+sum() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
+[ -n "$(field mcp-http-redis-c16-1 rps)" ] && check "HTTP c=16 mcp --redis / in-process req/s (2 runs each)" \
+  "$(ratio "$(sum "$(field mcp-http-redis-c16-1 rps)" "$(field mcp-http-redis-c16-2 rps)")" \
+    "$(sum "$(field mcp-http-c16 rps)" "$(field mcp-http-c16-again rps)")")" ">=" 0.95
 check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3
 errors=$(jq -s 'map(.errors) | add' "$RESULTS")
 [ "$errors" = "0" ] || echo "WARN $errors request errors in total (see $RESULTS)"

@@ -162,6 +162,18 @@ impl Sessions {
                 }
                 live
             });
+            if map.len() >= self.max && self.store.is_some() {
+                // Shared sessions live on in the store: forget the least recently used replica
+                // that nothing here uses (no call, no stream); it is loaded again if needed.
+                let unused = map
+                    .iter()
+                    .filter(|(_, s)| Arc::strong_count(s) == 1 && s.core.inspect(|c| c.calls_in_flight()) == 0)
+                    .min_by_key(|(_, s)| *s.last_used.lock().expect("lock"))
+                    .map(|(id, _)| id.clone());
+                if let Some(id) = unused {
+                    map.remove(&id);
+                }
+            }
             if map.len() >= self.max {
                 return None;
             }
