@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${1:-30}"
 export RUSTC_BOOTSTRAP=1
-for t in jsonrpc headers uri_template request_state types skills; do
+for t in jsonrpc headers uri_template request_state types skills shared_state; do
   echo "== $t ($secs s)"
   cargo fuzz run -O "$t" -- -max_total_time="$secs" -rss_limit_mb=2048
 done

@@ -259,6 +259,16 @@ async fn a_legacy_session_is_served_by_every_instance() {
     assert_eq!(replayed.last().unwrap()["id"], 7, "{replayed:?}");
     // An unknown stream is 400 on any instance.
     assert_eq!(s.get(cc, Some("12345-1")).await.status, 400);
+    // A stream A closes at once (before its result) is resumed on C right away: the stream is
+    // in Redis before A's response starts, and C follows it to the result.
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "test_reconnection", "arguments": {}}});
+    let closed = s.post(a, call).await;
+    let priming = closed.text().lines().find_map(|l| l.strip_prefix("id: ")).expect("a priming event").to_owned();
+    let mut resumed = s.get(cc, Some(&priming)).await;
+    assert_eq!(resumed.status, 200, "resuming {priming} on another instance");
+    let result = resumed.next().await.expect("the result on the resumed stream");
+    assert_eq!(result["id"], 9, "{result}");
 
     // DELETE on C ends the session on A (and everywhere).
     let mut h = legacy_headers(Some(&s.sid));

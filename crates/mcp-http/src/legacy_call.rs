@@ -302,7 +302,7 @@ impl McpService {
             }
         }
         guard.disarm();
-        call.stream(&s, close, first_note, pending)
+        call.stream(&s, close, first_note, pending).await
     }
 }
 
@@ -335,14 +335,14 @@ impl LiveCall {
 
     /// Switches the call to a resumable SSE stream, served by a task of its own, starting with
     /// what was already taken.
-    fn stream(
+    async fn stream(
         mut self,
         s: &HttpSession,
         close: CancellationToken,
         first_note: Option<Value>,
         pending: Vec<Delivery>,
     ) -> Resp {
-        let (stream, live) = s.streams.open();
+        let (stream, live) = s.streams.open().await;
         if let Some(n) = &first_note {
             stream.push_message(n);
         }

@@ -46,6 +46,7 @@ pub use serve::serve;
 pub use service::{HttpConfig, McpService, RequestBody};
 #[cfg(feature = "legacy")]
 pub use shared::{
-    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture, StoredStream,
+    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture,
+    StoredStream, StreamEntry,
 };
 pub use validate::{check_host_origin, check_request_headers};

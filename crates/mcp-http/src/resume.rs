@@ -98,14 +98,27 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    /// Opens a stream: its handle and the receiving end of its first connection, which starts
-    /// with the priming event.
     /// The streams of a session shared through `mirror`.
     pub(crate) fn mirrored(mirror: Mirror) -> Self {
         Self { mirror: Some(mirror), ..Self::default() }
     }
 
-    pub(crate) fn open(&self) -> (Stream, mpsc::Receiver<Bytes>) {
+    /// Opens a stream (see [`Streams::open_local`]); a mirrored one is registered in the
+    /// shared store first, so that another instance can resume it as soon as its response starts.
+    pub(crate) async fn open(&self) -> (Stream, mpsc::Receiver<Bytes>) {
+        let opened = self.open_local();
+        if let Some(m) = &self.mirror {
+            let entry = crate::shared::StreamEntry::Opened;
+            if let Err(e) = m.store.append(&m.session, opened.0.number, entry, m.idle).await {
+                tracing::warn!(error = %e, "a resumable stream was not registered in the session store");
+            }
+        }
+        opened
+    }
+
+    /// Opens a stream here: its handle and the receiving end of its first connection, which
+    /// starts with the priming event.
+    fn open_local(&self) -> (Stream, mpsc::Receiver<Bytes>) {
         let order = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         // Shared: a random number no other instance picks (53 bits: exact in any JSON reader).
         let number = if self.mirror.is_some() { rand::random::<u64>() >> 11 | 1 << 40 } else { order };
@@ -165,7 +178,8 @@ fn spawn_mirror(m: &Mirror, number: u64) -> mpsc::UnboundedSender<Option<Bytes>>
     tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
             let last = event.is_none();
-            if let Err(e) = store.append(&session, number, event, idle).await {
+            let entry = event.map_or(crate::shared::StreamEntry::Finished, crate::shared::StreamEntry::Event);
+            if let Err(e) = store.append(&session, number, entry, idle).await {
                 tracing::warn!(error = %e, "a resumable stream event was not stored");
             }
             if last {

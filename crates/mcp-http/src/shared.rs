@@ -92,6 +92,19 @@ pub enum SessionEvent {
 /// Where events for this instance go (given to [`SessionStore::attach`]).
 pub type SessionSink = Box<dyn Fn(SessionEvent) + Send + Sync>;
 
+/// One entry of a resumable stream in a shared store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamEntry {
+    /// The stream exists (stored before its response starts, so that a resumption on another
+    /// instance finds it however early it comes).
+    Opened,
+    /// One SSE event, as sent.
+    Event(Bytes),
+    /// The stream ended.
+    Finished,
+}
+
 /// A resumable stream's events as stored: the SSE events in order, and whether it finished.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoredStream {
@@ -132,9 +145,8 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
     /// Starts handing this instance's events to `sink` (called once per service).
     fn attach(&self, sink: SessionSink);
 
-    /// Appends one event to stream `stream` of session `id` (in order), or marks it finished
-    /// (`event: None`).
-    fn append<'a>(&'a self, id: &'a str, stream: u64, event: Option<Bytes>, idle: Duration) -> StoreFuture<'a, ()>;
+    /// Appends one entry to stream `stream` of session `id` (in order).
+    fn append<'a>(&'a self, id: &'a str, stream: u64, entry: StreamEntry, idle: Duration) -> StoreFuture<'a, ()>;
 
     /// Stream `stream` of session `id` as stored (`None`: unknown).
     fn replay<'a>(&'a self, id: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>>;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// A change event on the wire.
 #[derive(Debug, Serialize, Deserialize)]
-struct Cue {
+pub(crate) struct Cue {
     /// The publishing instance.
     o: String,
     /// What changed: `tools`, `prompts`, `resources`, `resource`, `task`.
@@ -36,7 +36,7 @@ impl Cue {
     }
 
     /// The event, if the message is a well-formed cue from another instance.
-    fn decode(payload: &[u8], me: &str) -> Option<ChangeEvent> {
+    pub(crate) fn decode(payload: &[u8], me: &str) -> Option<ChangeEvent> {
         let cue: Cue = serde_json::from_slice(payload).ok()?;
         if cue.o == me {
             return None;

@@ -210,6 +210,33 @@ impl RedisBackend {
     }
 }
 
+/// The decoders of what other instances wrote, for the fuzz targets; not a stable API.
+#[doc(hidden)]
+pub mod __fuzz {
+    /// A change cue from another instance.
+    pub fn bus_cue(payload: &[u8]) -> Option<mcp_server::ChangeEvent> {
+        crate::bus::Cue::decode(payload, "this-instance")
+    }
+
+    /// A message on the sessions channel.
+    pub fn session_message(payload: &[u8]) -> Option<mcp_http::SessionEvent> {
+        crate::sessions::decode(payload)
+    }
+
+    /// A stored task record for task `id`.
+    pub fn task_record(id: &str, raw: &str) -> Option<mcp_server::tasks::TaskRecord> {
+        crate::tasks::parse(id, raw).ok()
+    }
+
+    /// A stored session record with its shared fields.
+    pub fn session_record(
+        fields: std::collections::HashMap<String, String>,
+        subs: Vec<String>,
+    ) -> Option<mcp_http::SessionRecord> {
+        crate::sessions::parse("s", fields, subs).ok().flatten()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -10,9 +10,8 @@
 
 use crate::pubsub::Delivery;
 use crate::RedisBackend;
-use bytes::Bytes;
-use mcp_http::StoredStream;
 use mcp_http::{SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture};
+use mcp_http::{StoredStream, StreamEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -75,6 +74,11 @@ impl Wire {
     }
 }
 
+/// A message from the sessions channel or this instance's channel, if well-formed.
+pub(crate) fn decode(payload: &[u8]) -> Option<SessionEvent> {
+    serde_json::from_slice::<Wire>(payload).ok().and_then(Wire::into_event)
+}
+
 /// The session store of a [`RedisBackend`] (see [`RedisBackend::sessions`]).
 #[derive(Debug)]
 pub struct RedisSessions {
@@ -121,7 +125,7 @@ impl RedisSessions {
 }
 
 /// A stored record with its shared fields, validated like client input.
-fn parse(
+pub(crate) fn parse(
     id: &str,
     fields: HashMap<String, String>,
     subs: Vec<String>,
@@ -261,7 +265,7 @@ impl SessionStore for RedisSessions {
             let sink = sink.clone();
             hub.on(&channel, move |d| match d {
                 Delivery::Message(payload) => {
-                    if let Some(e) = serde_json::from_slice::<Wire>(payload).ok().and_then(Wire::into_event) {
+                    if let Some(e) = decode(payload) {
                         sink(e);
                     }
                 }
@@ -271,14 +275,15 @@ impl SessionStore for RedisSessions {
         }
     }
 
-    fn append<'a>(&'a self, id: &'a str, stream: u64, event: Option<Bytes>, idle: Duration) -> StoreFuture<'a, ()> {
+    fn append<'a>(&'a self, id: &'a str, stream: u64, entry: StreamEntry, idle: Duration) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let key = self.stream_key(id, stream);
             let mut pipe = redis::pipe();
             let add = pipe.cmd("XADD").arg(&key).arg("MAXLEN").arg("~").arg(STREAM_EVENTS).arg("*");
-            match &event {
-                Some(e) => add.arg("e").arg(e.as_ref()),
-                None => add.arg("d").arg("1"),
+            match &entry {
+                StreamEntry::Event(e) => add.arg("e").arg(e.as_ref()),
+                StreamEntry::Finished => add.arg("d").arg("1"),
+                _ => add.arg("o").arg("1"),
             }
             .ignore();
             pipe.cmd("PEXPIRE").arg(&key).arg(ms(idle)).ignore();
@@ -307,7 +312,7 @@ impl SessionStore for RedisSessions {
                     if !bytes.starts_with(b"id: ") || !bytes.ends_with(b"\n\n") {
                         return Err(unavailable(format!("stream {stream} of session {id} holds an invalid event")));
                     }
-                    out.events.push(Bytes::from(bytes));
+                    out.events.push(bytes::Bytes::from(bytes));
                 } else if entry.map.contains_key("d") {
                     out.done = true;
                 }

@@ -167,7 +167,7 @@ impl RedisTaskStore {
 }
 
 /// A record from Redis: bounded, well-formed, and the one asked for.
-fn parse(id: &str, raw: &str) -> Result<TaskRecord, TaskStoreError> {
+pub(crate) fn parse(id: &str, raw: &str) -> Result<TaskRecord, TaskStoreError> {
     let bad = |why: &str| TaskStoreError::Unavailable(format!("the stored task {id} is invalid: {why}"));
     if raw.len() > MAX_RECORD {
         return Err(bad("too large"));
