@@ -69,15 +69,16 @@ impl McpService {
         };
         let status = answer.error.as_ref().map_or(StatusCode::OK, ProtocolError::http_status);
         let response = bytes_response(status, answer.message);
-        let Some(state) = core.legacy().cloned() else {
+        let Some(state) = core.legacy() else {
             return response; // refused: the error is the answer
         };
-        let Some((sid, _)) = self.sessions.open(core, owner.clone()) else {
+        // What the shared store keeps (nothing to copy without one).
+        let record = self.sessions.store.as_ref().map(|_| SessionRecord { owner: owner.clone(), state: state.clone() });
+        let Some((sid, _)) = self.sessions.open(core, owner) else {
             let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
             return error_response(&e, Some(&id));
         };
-        if let Some(store) = &self.sessions.store {
-            let record = SessionRecord { owner, state };
+        if let (Some(store), Some(record)) = (&self.sessions.store, record) {
             if let Err(e) = store.create(&sid, &record, self.sessions.idle).await {
                 self.sessions.close(&sid);
                 return error_response(&ProtocolError::Internal(e.to_string()), Some(&id));

@@ -146,17 +146,15 @@ impl Streams {
         (Stream { number, log }, rx)
     }
 
-    /// Whether stream `number` is kept here.
+    /// Whether the stream `last_event_id` names is kept here.
     pub(crate) fn has(&self, last_event_id: &str) -> bool {
-        let number = last_event_id.split_once('-').and_then(|(n, _)| n.parse::<u64>().ok());
-        number.is_some_and(|n| self.map.lock().expect("streams lock").contains_key(&n))
+        event_id(last_event_id).is_some_and(|(n, _)| self.map.lock().expect("streams lock").contains_key(&n))
     }
 
     /// Resumes after `last_event_id` (`STREAM-SEQ`): replays the later events, then follows the
     /// stream live until it finishes. `None` for an unknown stream.
     pub(crate) fn resume(&self, last_event_id: &str) -> Option<mpsc::Receiver<Bytes>> {
-        let (number, seq) = last_event_id.split_once('-')?;
-        let (number, seq) = (number.parse::<u64>().ok()?, seq.parse::<usize>().ok()?);
+        let (number, seq) = event_id(last_event_id)?;
         let log = self.map.lock().expect("streams lock").get(&number)?.clone();
         let mut log = log.lock().expect("stream lock");
         let replay = log.events.get(seq.min(log.events.len())..).unwrap_or_default();
@@ -169,6 +167,12 @@ impl Streams {
         }
         Some(rx)
     }
+}
+
+/// The stream number and sequence number of an event id (`STREAM-SEQ`).
+fn event_id(id: &str) -> Option<(u64, usize)> {
+    let (number, seq) = id.split_once('-')?;
+    Some((number.parse().ok()?, seq.parse().ok()?))
 }
 
 /// Copies a stream's events to the shared store in order, from a task of its own.
@@ -199,8 +203,7 @@ pub(crate) async fn resume_shared(
     last_event_id: &str,
     ended: tokio_util::sync::CancellationToken,
 ) -> Option<mpsc::Receiver<Bytes>> {
-    let (number, seq) = last_event_id.split_once('-')?;
-    let (number, seq) = (number.parse::<u64>().ok()?, seq.parse::<usize>().ok()?);
+    let (number, seq) = event_id(last_event_id)?;
     let first = store.replay(&session, number).await.ok()??;
     let (tx, rx) = mpsc::channel(LIVE_BUFFER);
     tokio::spawn(async move {

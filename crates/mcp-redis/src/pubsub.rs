@@ -16,6 +16,7 @@ const QUEUE: usize = 4096;
 pub(crate) const MAX_MESSAGE: usize = 64 * 1024;
 
 /// What a channel handler is told: a message, or that messages may have been lost.
+#[derive(Clone, Copy)]
 pub(crate) enum Delivery<'a> {
     /// One message's payload.
     Message(&'a [u8]),
@@ -82,24 +83,18 @@ impl Hub {
         self.queue.try_send((channel.to_owned(), payload)).is_ok()
     }
 
-    fn dispatch(&self, channel: &str, d: impl Fn() -> Delivery<'static>) {
+    /// Hands `d` to every handler of `channel`, in the order they registered.
+    fn dispatch(&self, channel: &str, d: Delivery<'_>) {
         let handlers = self.handlers.lock().expect("hub lock").get(channel).cloned().unwrap_or_default();
         for h in handlers {
-            h(d());
-        }
-    }
-
-    fn dispatch_message(&self, channel: &str, payload: &[u8]) {
-        let handlers = self.handlers.lock().expect("hub lock").get(channel).cloned().unwrap_or_default();
-        for h in handlers {
-            h(Delivery::Message(payload));
+            h(d);
         }
     }
 
     fn resync_all(&self) {
         let channels: Vec<String> = self.handlers.lock().expect("hub lock").keys().cloned().collect();
         for c in channels {
-            self.dispatch(&c, || Delivery::Resync);
+            self.dispatch(&c, Delivery::Resync);
         }
     }
 
@@ -138,7 +133,7 @@ async fn subscriber(weak: Weak<Inner>, first: redis::aio::PubSub) {
                 let Some(inner) = weak.upgrade() else { return };
                 let payload: &[u8] = msg.get_payload_bytes();
                 if payload.len() <= MAX_MESSAGE {
-                    inner.hub.dispatch_message(msg.get_channel_name(), payload);
+                    inner.hub.dispatch(msg.get_channel_name(), Delivery::Message(payload));
                 }
             }
             tracing::warn!("lost the Redis pub/sub connection; reconnecting");

@@ -112,6 +112,12 @@ impl RedisSessions {
         self.backend.inner.keys.key(&["sess", id, "s", &n.to_string()])
     }
 
+    /// Adds to `pipe`: session `id` (record and subscriptions) lives `idle` from now.
+    fn renew(&self, pipe: &mut redis::Pipeline, id: &str, idle: Duration) {
+        pipe.cmd("PEXPIRE").arg(self.key(id)).arg(ms(idle)).ignore();
+        pipe.cmd("PEXPIRE").arg(self.subs_key(id)).arg(ms(idle)).ignore();
+    }
+
     async fn publish(&self, channel: &str, wire: &Wire) -> Result<(), SessionStoreError> {
         let payload = serde_json::to_vec(wire).map_err(|e| unavailable(e.to_string()))?;
         let mut conn = self.backend.conn();
@@ -176,19 +182,8 @@ impl SessionStore for RedisSessions {
     fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
         Box::pin(async move {
             let mut pipe = redis::pipe();
-            pipe.atomic()
-                .cmd("HGETALL")
-                .arg(self.key(id))
-                .cmd("SMEMBERS")
-                .arg(self.subs_key(id))
-                .cmd("PEXPIRE")
-                .arg(self.key(id))
-                .arg(ms(idle))
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(self.subs_key(id))
-                .arg(ms(idle))
-                .ignore();
+            pipe.atomic().cmd("HGETALL").arg(self.key(id)).cmd("SMEMBERS").arg(self.subs_key(id));
+            self.renew(&mut pipe, id, idle);
             let mut conn = self.backend.conn();
             let (fields, subs): (HashMap<String, String>, Vec<String>) =
                 self.backend.run(pipe.query_async(&mut conn)).await.map_err(unavailable)?;
@@ -222,8 +217,7 @@ impl SessionStore for RedisSessions {
     fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut pipe = redis::pipe();
-            pipe.cmd("PEXPIRE").arg(self.key(id)).arg(ms(idle)).ignore();
-            pipe.cmd("PEXPIRE").arg(self.subs_key(id)).arg(ms(idle)).ignore();
+            self.renew(&mut pipe, id, idle);
             let mut conn = self.backend.conn();
             let _: () = self.backend.run(pipe.query_async(&mut conn)).await.map_err(unavailable)?;
             Ok(())
