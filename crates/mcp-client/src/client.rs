@@ -14,6 +14,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// What the client learned when it connected.
 #[derive(Debug, Clone)]
@@ -91,6 +92,7 @@ pub struct ClientBuilder {
     pub(crate) timeout: Duration,
     pub(crate) max_timeout: Duration,
     pub(crate) probe_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     pub(crate) max_rounds: usize,
     pub(crate) legacy_version: String,
     pub(crate) allow_legacy: bool,
@@ -113,6 +115,7 @@ impl ClientBuilder {
             timeout: Duration::from_secs(60),
             max_timeout: Duration::from_secs(600),
             probe_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(60),
             max_rounds: 8,
             legacy_version: version::LEGACY[0].to_owned(),
             allow_legacy: true,
@@ -170,9 +173,19 @@ impl ClientBuilder {
         self
     }
 
-    /// How long the stdio era probe waits before assuming a legacy server (default 10 s).
+    /// How long the stdio era probe waits before assuming a legacy server (default 10 s; at
+    /// most half of what is left of [`ClientBuilder::connect_timeout`], so that the legacy
+    /// handshake keeps the other half).
     pub fn probe_timeout(mut self, t: Duration) -> Self {
         self.probe_timeout = t;
+        self
+    }
+
+    /// Bound on connecting as a whole (default 60 s): the `server/discover` probes and, for a
+    /// legacy server, the `initialize` handshake (with its HTTP+SSE fallback) share it. When it
+    /// runs out, [`ClientBuilder::connect`] fails with [`ClientError::Timeout`] naming it.
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
         self
     }
 
@@ -231,7 +244,6 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// Whether an error response identifies a modern server (so no legacy fallback).
 impl Client {
     async fn connect(config: ClientBuilder, transport: Arc<dyn Transport>) -> Result<Self, ClientError> {
         let client = Client {
@@ -244,50 +256,71 @@ impl Client {
                 cache: Cache::default(),
             }),
         };
-        if client.inner.config.force_legacy {
-            client.initialize().await?;
-            return Ok(client);
+        let budget = client.inner.config.connect_timeout;
+        let deadline = Instant::now() + budget;
+        // One deadline for the whole handshake. Every exchange inside waits at most `budget`
+        // for a message, so any timeout in there is this one.
+        match tokio::time::timeout_at(deadline, client.detect_era(deadline)).await {
+            Ok(Ok(())) => Ok(client),
+            Ok(Err(ClientError::Timeout(_))) | Err(_) => Err(ClientError::Timeout(budget)),
+            Ok(Err(e)) => Err(e),
         }
-        let mut negotiation = Negotiation::new(client.inner.config.allow_legacy);
+    }
+
+    /// Probes the server's era (or runs `initialize` when forced legacy) before `deadline`.
+    async fn detect_era(&self, deadline: Instant) -> Result<(), ClientError> {
+        let opts = CallOptions { timeout: Some(self.inner.config.connect_timeout), ..CallOptions::default() };
+        if self.inner.config.force_legacy {
+            return self.initialize(&opts).await;
+        }
+        let allow_legacy = self.inner.config.allow_legacy;
+        let mut negotiation = Negotiation::new(allow_legacy);
         loop {
             let version = negotiation.version().to_owned();
-            let response = client.probe(&version).await?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            // Silence means "legacy" only if the legacy handshake still has time to run.
+            let wait = match self.inner.transport.kind() {
+                _ if !allow_legacy => left,
+                TransportKind::Stdio => self.inner.config.probe_timeout.min(left / 2),
+                TransportKind::Http => self.inner.config.timeout.min(left / 2),
+            };
+            let response = self.probe(&version, wait, &opts).await?;
             let probed = match &response {
                 Some(Ok(r)) => Probed::Response(r),
                 Some(Err(status)) => Probed::HttpStatus(*status),
+                None if !allow_legacy => return Err(ClientError::Timeout(self.inner.config.connect_timeout)),
                 None => Probed::Silence,
             };
             match negotiation.handle(probed)? {
                 Step::Probe => {}
                 Step::Modern { version, discover } => {
-                    *client.inner.era.lock().expect("lock") = Some(ServerEra::Modern { version, discover });
-                    return Ok(client);
+                    *self.inner.era.lock().expect("lock") = Some(ServerEra::Modern { version, discover });
+                    return Ok(());
                 }
                 Step::Legacy(why) => {
                     tracing::info!(reason = %why, "falling back to the legacy initialize handshake");
-                    client.initialize().await?;
-                    return Ok(client);
+                    return self.initialize(&opts).await;
                 }
             }
         }
     }
 
     /// Sends `server/discover` with `version`: the response, an HTTP 4xx status, or `None`
-    /// when the server stays silent past the probe timeout.
-    async fn probe(&self, version: &str) -> Result<Option<Result<Value, u16>>, ClientError> {
+    /// when the server stays silent for `wait`.
+    async fn probe(
+        &self,
+        version: &str,
+        wait: Duration,
+        opts: &CallOptions,
+    ) -> Result<Option<Result<Value, u16>>, ClientError> {
         let id = self.next_id();
         let params = self.modern_params(version, Map::new(), None, None);
         let msg = mcp_protocol::jsonrpc::request(&json!(id), "server/discover", params);
         let headers = self.modern_headers(version, "server/discover", &msg["params"]);
-        let timeout = if self.inner.transport.kind() == TransportKind::Stdio {
-            self.inner.config.probe_timeout
-        } else {
-            self.inner.config.timeout
-        };
         // The shared exchange loop (401/403 already become `AuthRequired` there); its own idle
-        // timeout is set past the probe's so that silence means "legacy", not an error.
-        let opts = CallOptions { timeout: Some(timeout * 2), ..CallOptions::default() };
-        match tokio::time::timeout(timeout, self.exchange(msg, headers, &opts)).await {
+        // timeout is the whole connect budget, past the probe's, so that silence means
+        // "legacy", not an error.
+        match tokio::time::timeout(wait, self.exchange(msg, headers, opts)).await {
             Err(_) => Ok(None),
             Ok(Err(ClientError::Transport(TransportError::Http { status, .. }))) if (400..500).contains(&status) => {
                 Ok(Some(Err(status)))

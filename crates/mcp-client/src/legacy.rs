@@ -1,19 +1,19 @@
 //! Legacy (initialize-based) servers: the handshake and server-initiated messages.
 
-use crate::client::{Client, ServerEra};
+use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
 use mcp_protocol::version;
 use serde_json::{json, Map, Value};
 
 impl Client {
     /// Runs the `initialize` handshake (HTTP: falls further back to HTTP+SSE when the
-    /// Streamable HTTP endpoint refuses it).
-    pub(crate) async fn initialize(&self) -> Result<(), ClientError> {
-        let result = match self.try_initialize().await {
+    /// Streamable HTTP endpoint refuses it). `opts` sets the exchange's timeout.
+    pub(crate) async fn initialize(&self, opts: &CallOptions) -> Result<(), ClientError> {
+        let result = match self.try_initialize(opts).await {
             Ok(r) => r,
             Err(ClientError::Transport(crate::error::TransportError::Http { status: 400 | 404 | 405, .. })) => {
                 self.inner.transport.fallback_to_sse().await?;
-                self.try_initialize().await?
+                self.try_initialize(opts).await?
             }
             Err(e) => return Err(e),
         };
@@ -31,7 +31,7 @@ impl Client {
         Ok(())
     }
 
-    async fn try_initialize(&self) -> Result<Value, ClientError> {
+    async fn try_initialize(&self, opts: &CallOptions) -> Result<Value, ClientError> {
         let id = self.next_id();
         let mut caps = self.inner.config.handlers.capabilities();
         // Legacy revisions spell an elicitation capability without modes as `{}`.
@@ -46,7 +46,7 @@ impl Client {
             "clientInfo": self.inner.config.info,
         });
         let msg = mcp_protocol::jsonrpc::request(&json!(id), "initialize", params);
-        let response = self.exchange(msg, Vec::new(), &Default::default()).await?;
+        let response = self.exchange(msg, Vec::new(), opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
         }

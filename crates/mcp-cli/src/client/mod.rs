@@ -373,7 +373,7 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
     // The CLI follows tasks (spinner, Ctrl-C cancels), so it declares the extension.
     let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).tasks(true);
     if let Some(t) = opts.timeout {
-        b = b.timeout(t).probe_timeout(t);
+        b = b.timeout(t).probe_timeout(t).connect_timeout(t);
     }
     if !opts.roots.is_empty() {
         let roots = opts.roots.iter().map(|r| args::root(r)).collect::<Result<Vec<_>, _>>().map_err(Failure::usage)?;

@@ -17,6 +17,7 @@ pub struct HttpTransportBuilder {
     request_timeout: Option<Duration>,
     max_event_bytes: usize,
     auth: Option<Arc<dyn AuthProvider>>,
+    cross_origin_redirects: bool,
 }
 
 impl std::fmt::Debug for HttpTransportBuilder {
@@ -29,6 +30,7 @@ impl std::fmt::Debug for HttpTransportBuilder {
             .field("request_timeout", &self.request_timeout)
             .field("max_event_bytes", &self.max_event_bytes)
             .field("auth", &self.auth.is_some())
+            .field("cross_origin_redirects", &self.cross_origin_redirects)
             .finish_non_exhaustive()
     }
 }
@@ -42,6 +44,7 @@ impl HttpTransportBuilder {
             request_timeout: Some(Duration::from_secs(600)),
             max_event_bytes: 16 << 20,
             auth: None,
+            cross_origin_redirects: false,
         }
     }
 
@@ -77,6 +80,19 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Whether to follow a 307/308 redirect to another origin (scheme, host or port) than the
+    /// server URL's (default false: such a redirect fails the request with an error naming the
+    /// new location). When on, requests to the other origin carry only the protocol's own
+    /// headers (`Content-Type`, `Accept`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+    /// `Mcp-Param-*`, `Mcp-Session-Id`, `Last-Event-ID`): no header given to
+    /// [`HttpTransportBuilder::header`], no `Authorization` and nothing from the auth provider.
+    /// Same-origin 307/308 redirects are always followed (at most 5 in a row); 301/302/303 never
+    /// are (they would turn a POST into a bodiless GET).
+    pub fn follow_cross_origin_redirects(mut self, on: bool) -> Self {
+        self.cross_origin_redirects = on;
+        self
+    }
+
     /// Largest accepted SSE event or JSON response body (default 16 MiB).
     pub fn max_event_bytes(mut self, n: usize) -> Self {
         self.max_event_bytes = n.max(1);
@@ -99,18 +115,11 @@ impl HttpTransportBuilder {
             }
             headers.append(name, value);
         }
-        // Only method-preserving redirects: a 301/302/303 would turn a POST into a bodiless GET.
-        let redirects = reqwest::redirect::Policy::custom(|attempt| {
-            let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
-            if keeps_method && attempt.previous().len() < 5 {
-                attempt.follow()
-            } else {
-                attempt.stop()
-            }
-        });
+        // Redirects are followed by the transport itself (`Inner::execute`), which knows which
+        // headers are the user's: reqwest would carry custom headers to another origin.
         let client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
-            .redirect(redirects)
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("mcp-client/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| TransportError::Connect(describe(&e), Some(ErrorSource::new(e))))?;
@@ -125,6 +134,7 @@ impl HttpTransportBuilder {
             state: Mutex::default(),
             unsolicited: unsolicited_tx,
             auth: self.auth,
+            cross_origin_redirects: self.cross_origin_redirects,
         };
         Ok(HttpTransport { inner: Arc::new(inner), unsolicited: Mutex::new(Some(unsolicited_rx)) })
     }

@@ -1,6 +1,7 @@
 //! The deprecated HTTP+SSE transport (2024-11-05): a GET stream whose first event, `endpoint`,
 //! names the URL to POST messages to; every message from the server arrives on that stream.
 
+use super::redirect::same_origin;
 use super::stream::{dispatch, is_event_stream, pump, End, Flow};
 use super::{key, map_reqwest, ready_exchange, Inner};
 use crate::error::TransportError;
@@ -16,10 +17,6 @@ use tokio::sync::mpsc;
 
 /// How long to wait for the `endpoint` event when no request timeout is set.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn same_origin(a: &Url, b: &Url) -> bool {
-    a.scheme() == b.scheme() && a.host_str() == b.host_str() && a.port_or_known_default() == b.port_or_known_default()
-}
 
 /// Opens the GET stream, waits for the `endpoint` event and switches the transport to it.
 pub(super) async fn open(inner: &Arc<Inner>) -> Result<(), TransportError> {

@@ -13,6 +13,7 @@
 
 mod builder;
 mod fallback;
+mod redirect;
 mod stream;
 
 pub use builder::HttpTransportBuilder;
@@ -174,6 +175,8 @@ struct Inner {
     state: Mutex<State>,
     unsolicited: mpsc::UnboundedSender<Value>,
     auth: Option<Arc<dyn AuthProvider>>,
+    /// Follow 307/308 to other origins (with the protocol's headers only).
+    cross_origin_redirects: bool,
 }
 
 impl Inner {
@@ -284,7 +287,10 @@ impl Inner {
             let headers = self.with_auth(&Method::POST, &url, extra).await?;
             let resp = self.execute(self.post(url.clone(), &headers, message)?, true).await?;
             let status = resp.status().as_u16();
-            let Some(auth) = self.auth.as_ref().filter(|_| matches!(status, 401 | 403) && rounds < MAX_AUTH_ROUNDS)
+            // A challenge from another origin (after a redirect) is not for our credentials.
+            let ours = redirect::same_origin(resp.url(), &self.url);
+            let Some(auth) =
+                self.auth.as_ref().filter(|_| ours && matches!(status, 401 | 403) && rounds < MAX_AUTH_ROUNDS)
             else {
                 return Ok(resp);
             };
@@ -307,14 +313,14 @@ impl Inner {
         }
     }
 
-    /// Sends and waits for the response head (bounded by the request timeout if `capped`).
+    /// Sends, following same-origin redirects, and waits for the response head (bounded by
+    /// the request timeout if `capped`).
     async fn execute(&self, rb: RequestBuilder, capped: bool) -> Result<Response, TransportError> {
-        let fut = rb.send();
-        let res = match self.request_timeout.filter(|_| capped) {
+        let fut = self.send_following(rb);
+        match self.request_timeout.filter(|_| capped) {
             Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| TransportError::Timeout)?,
             None => fut.await,
-        };
-        res.map_err(|e| map_reqwest(&self.display_url, e))
+        }
     }
 
     /// Reads at most `limit` bytes of a body; `strict` makes a longer body an error.
@@ -606,13 +612,11 @@ impl Transport for HttpTransport {
             extra.extend(protocol.map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
             let extra = inner.with_auth(&Method::DELETE, &inner.url, &extra).await.unwrap_or(extra);
             if let Ok(rb) = inner.builder(Method::DELETE, inner.url.clone(), &extra, false) {
-                match tokio::time::timeout(DELETE_TIMEOUT, rb.send()).await {
+                match tokio::time::timeout(DELETE_TIMEOUT, inner.send_following(rb)).await {
                     Ok(Ok(resp)) => {
                         tracing::debug!(status = resp.status().as_u16(), "ended the legacy session")
                     }
-                    Ok(Err(e)) => {
-                        tracing::debug!(error = %describe(&e.without_url()), "could not end the legacy session")
-                    }
+                    Ok(Err(e)) => tracing::debug!(error = %e, "could not end the legacy session"),
                     Err(_) => tracing::debug!("ending the legacy session timed out"),
                 }
             }

@@ -1,0 +1,95 @@
+//! Redirects, followed by the transport itself rather than by reqwest, which would carry every
+//! header but `Authorization` and cookies to another host. A 307/308 within the server URL's
+//! origin keeps every header; one to another origin fails the request, unless the builder
+//! allowed it, and then only the protocol's own headers go along.
+
+use super::builder::display_url;
+use super::{map_reqwest, Inner};
+use crate::error::TransportError;
+use reqwest::header::{HeaderMap, LOCATION};
+use reqwest::{RequestBuilder, Response, Url};
+
+/// Most redirects followed in a row for one request.
+pub(super) const MAX_REDIRECTS: usize = 5;
+
+/// Whether two URLs share scheme, host and port.
+pub(super) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme() && a.host_str() == b.host_str() && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// Whether a header is the protocol's own, not something the user or an auth provider gave.
+fn is_protocol_header(name: &str) -> bool {
+    matches!(
+        name,
+        "content-type"
+            | "accept"
+            | "mcp-protocol-version"
+            | "mcp-method"
+            | "mcp-name"
+            | "mcp-session-id"
+            | "last-event-id"
+    ) || name.starts_with("mcp-param-")
+}
+
+/// Keeps only the protocol's headers.
+fn strip_to_protocol(headers: &mut HeaderMap) {
+    let names: Vec<_> = headers.keys().filter(|k| !is_protocol_header(k.as_str())).cloned().collect();
+    for name in names {
+        headers.remove(name);
+    }
+}
+
+/// Where a 307/308 points (resolved against the URL it answered), if it is an http(s) URL.
+fn location(resp: &Response) -> Option<Url> {
+    let raw = resp.headers().get(LOCATION)?.to_str().ok()?;
+    let mut url = resp.url().join(raw.trim()).ok()?;
+    url.set_fragment(None);
+    matches!(url.scheme(), "http" | "https").then_some(url)
+}
+
+/// The error for a redirect this transport does not follow.
+pub(super) fn refused(target: &Url) -> TransportError {
+    TransportError::Connect(
+        format!(
+            "server redirected to {} (another origin); not following: custom headers and credentials would cross origins",
+            display_url(target)
+        ),
+        None,
+    )
+}
+
+impl Inner {
+    /// Sends a request and follows its method-preserving redirects (307/308, at most
+    /// [`MAX_REDIRECTS`]). Any other answer, or a redirect without a usable `Location`, is
+    /// returned as it is.
+    pub(super) async fn send_following(&self, rb: RequestBuilder) -> Result<Response, TransportError> {
+        let mut req = rb.build().map_err(|e| map_reqwest(&self.display_url, e))?;
+        let mut hops = 0;
+        loop {
+            let again = req.try_clone();
+            let resp = self.client.execute(req).await.map_err(|e| map_reqwest(&self.display_url, e))?;
+            if !matches!(resp.status().as_u16(), 307 | 308) {
+                return Ok(resp);
+            }
+            let (Some(target), Some(mut next)) = (location(&resp), again) else {
+                return Ok(resp);
+            };
+            if hops == MAX_REDIRECTS {
+                return Err(TransportError::Connect(
+                    format!("the server redirected more than {MAX_REDIRECTS} times in a row"),
+                    None,
+                ));
+            }
+            hops += 1;
+            if !same_origin(&target, &self.url) {
+                if !self.cross_origin_redirects {
+                    return Err(refused(&target));
+                }
+                strip_to_protocol(next.headers_mut());
+            }
+            tracing::debug!(to = %display_url(&target), status = resp.status().as_u16(), "following a redirect");
+            *next.url_mut() = target;
+            req = next;
+        }
+    }
+}
