@@ -211,6 +211,22 @@ pub struct StateClaims {
     /// Application state the handler asked to carry to the retry.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub app: Value,
+    /// The `inputRequests` keys the server issued in the round that sealed this state: on the
+    /// retry only `inputResponses` under these keys are answers (everything else is ignored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
+}
+
+impl StateClaims {
+    /// Whether `key` was issued in the round that sealed this state.
+    pub fn issued(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k == key)
+    }
+
+    /// The answers in `responses` to keys this state issued (the rest is dropped unread).
+    pub fn bind_answers(&self, responses: &Map<String, Value>) -> Map<String, Value> {
+        responses.iter().filter(|(k, _)| self.issued(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
 }
 
 /// What the retry must match.
@@ -282,6 +298,7 @@ mod tests {
             method: "tools/call".into(),
             digest: digest.into(),
             app: json!({"step": 1}),
+            keys: vec!["q".into()],
         }
     }
 
@@ -292,7 +309,9 @@ mod tests {
         let d = request_digest("tools/call", &params);
         let sealed = ring.seal(&claims(&d));
         let ok = Expectation { audience: "svc", principal: Some("alice"), method: "tools/call", digest: &d };
-        assert_eq!(ring.open(&sealed, &ok, 50).unwrap().app, json!({"step": 1}));
+        let opened = ring.open(&sealed, &ok, 50).unwrap();
+        assert_eq!(opened.app, json!({"step": 1}));
+        assert_eq!(opened.keys, ["q"], "the issued keys travel inside the sealed payload");
         assert_eq!(ring.open(&sealed, &ok, 100), Err(StateError::Expired));
         assert_eq!(
             ring.open(&sealed, &Expectation { principal: Some("bob"), ..ok }, 50),
@@ -311,6 +330,19 @@ mod tests {
         assert_eq!(ring.open("not state", &ok, 50), Err(StateError::Tampered));
         // Another ring's state: refused.
         assert_eq!(KeyRing::random().open(&sealed, &ok, 50), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn only_answers_to_issued_keys_are_bound() {
+        let c = claims("d");
+        let responses = json!({"q": {"action": "accept"}, "other": 1, "Q": 2}).as_object().unwrap().clone();
+        assert_eq!(Value::Object(c.bind_answers(&responses)), json!({"q": {"action": "accept"}}));
+        let none = StateClaims { keys: Vec::new(), ..c };
+        assert!(none.bind_answers(&responses).is_empty());
+        // State sealed before keys were recorded opens with no issued keys.
+        let old: StateClaims =
+            serde_json::from_value(json!({"aud": "a", "exp": 1, "method": "m", "digest": "d"})).unwrap();
+        assert!(old.keys.is_empty());
     }
 
     #[test]

@@ -185,7 +185,10 @@ impl Context {
         &self.inner.state
     }
 
-    /// The input responses of an MRTR retry, if any.
+    /// The input responses of an MRTR retry, if any: only answers to the input requests the
+    /// previous round issued (recorded in its verified `requestState`). Answers sent without
+    /// valid state, or under keys never asked, were dropped before the handler ran; they are not
+    /// in [`Context::params`] either.
     pub fn input_responses(&self) -> Option<&Map<String, Value>> {
         self.inner.params.get("inputResponses").and_then(Value::as_object)
     }

@@ -29,6 +29,7 @@ mod error;
 pub mod handler;
 mod listen;
 mod mrtr;
+pub mod panic;
 mod registry;
 pub mod result;
 mod server;

@@ -25,6 +25,23 @@ impl std::fmt::Display for InputRequired {
 
 impl std::error::Error for InputRequired {}
 
+/// Keeps in `params` only the `inputResponses` under `issued` keys (those the previous round's
+/// `inputRequests` named, read from its verified state): answers sent without valid state, or
+/// under keys the server never asked, are dropped before any handler runs. The MRTR pattern says
+/// a server "SHOULD ignore any information it does not recognize or need"; a handler that still
+/// needs an answer asks again with a new `input_required` result.
+pub(crate) fn bind_answers(params: &mut Map<String, Value>, issued: &[String]) {
+    let Some(Value::Object(sent)) = params.remove("inputResponses") else { return };
+    let total = sent.len();
+    let kept: Map<String, Value> = sent.into_iter().filter(|(k, _)| issued.contains(k)).collect();
+    if kept.len() < total {
+        tracing::debug!(ignored = total - kept.len(), "ignored inputResponses under keys this request was not asked");
+    }
+    if !kept.is_empty() {
+        params.insert("inputResponses".into(), Value::Object(kept));
+    }
+}
+
 /// The client capability an input request needs, as a `ClientCapabilities`-shaped object.
 fn required_capability(method: &str, params: &Value) -> Value {
     match method {

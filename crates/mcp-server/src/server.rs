@@ -20,7 +20,18 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct Preset {
     pub(crate) meta: RequestMeta,
     /// MRTR state kept in memory between rounds (`None`: read `requestState` as usual).
-    pub(crate) state: Option<Value>,
+    pub(crate) state: Option<RoundState>,
+}
+
+/// What the previous MRTR round handed to this one (through a verified `requestState`, or
+/// kept in memory by a legacy session): the handler's state and the input keys that round
+/// issued. Without either, the request is a first round: no answers at all are honoured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RoundState {
+    /// What the handler put in [`InputRequired::state`].
+    pub(crate) app: Value,
+    /// The `inputRequests` keys of the previous round.
+    pub(crate) keys: Vec<String>,
 }
 
 /// A change the server announces on `subscriptions/listen` streams.
@@ -100,6 +111,8 @@ pub(crate) struct ServerInner {
     pub(crate) task_events: broadcast::Sender<Option<String>>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) tasks: Option<Arc<crate::tasks::TaskRuntime>>,
+    /// Handler panics caught ([`Server::panic_count`]).
+    pub(crate) panics: std::sync::atomic::AtomicU64,
 }
 
 impl ServerInner {
@@ -117,6 +130,7 @@ impl ServerInner {
             events,
             task_events,
             shutdown: CancellationToken::new(),
+            panics: Default::default(),
         }
     }
 }
@@ -328,19 +342,34 @@ impl Server {
         preset: Option<Box<Preset>>,
     ) -> Result<Value, ProtocolError> {
         use futures::FutureExt;
-        let fut = std::panic::AssertUnwindSafe(self.dispatch(req, env, preset)).catch_unwind();
+        let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
+        let fut =
+            crate::panic::scoped(info, std::panic::AssertUnwindSafe(self.dispatch(req, env, preset)).catch_unwind());
         let limit = self.inner.config.request_timeout;
         let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
             return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));
         };
         match outcome {
             Ok(r) => r,
-            Err(panic) => {
-                let msg = panic_message(&*panic);
-                tracing::error!(panic = %msg, "handler panicked");
-                Err(ProtocolError::Internal(format!("handler panicked: {msg}")))
-            }
+            Err(panic) => Err(self.caught_panic(&*panic, None)),
         }
+    }
+
+    /// How many handler panics this server caught (each answered with `-32603`), in requests
+    /// and in tasks. Counted with or without [`crate::panic::install_hook`].
+    pub fn panic_count(&self) -> u64 {
+        self.inner.panics.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a caught panic and returns the error to answer with. Logged here only when the
+    /// one-line hook is not installed (otherwise the hook has written its line already).
+    pub(crate) fn caught_panic(&self, panic: &(dyn std::any::Any + Send), task: Option<&str>) -> ProtocolError {
+        self.inner.panics.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let msg = panic_message(panic);
+        if !crate::panic::is_installed() {
+            tracing::error!(panic = %msg, task, "handler panicked");
+        }
+        ProtocolError::Internal(format!("handler panicked: {msg}"))
     }
 
     /// Serializes the JSON-RPC response for an outcome of [`Server::process`] (or `handle`),
@@ -423,20 +452,24 @@ impl Server {
             return Err(method_not_found(&req.method));
         }
         let legacy = preset.is_some();
-        let (meta, state) = match preset.map(|p| *p) {
+        let (meta, round) = match preset.map(|p| *p) {
             Some(Preset { meta, state: Some(state) }) => (meta, state),
             Some(Preset { meta, state: None }) => (meta, self.open_state(&req, &env)?),
             None => (RequestMeta::from_params(&req.params)?, self.open_state(&req, &env)?),
         };
+        let mut params = req.params;
+        if crate::dispatch::supports_mrtr(&req.method) {
+            crate::mrtr::bind_answers(&mut params, &round.keys);
+        }
         Ok(Context {
             inner: Arc::new(ContextInner {
                 server: self.clone(),
                 id: req.id,
                 method: req.method,
                 meta,
-                params: req.params,
+                params,
                 env,
-                state,
+                state: round.app,
                 asked: Default::default(),
                 legacy,
                 task: Default::default(),
@@ -445,19 +478,19 @@ impl Server {
         })
     }
 
-    fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<Value, ProtocolError> {
+    fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<RoundState, ProtocolError> {
         self.open_state_at(req, env, now_secs())
     }
 
     /// Opens `requestState` as of `now` (seconds since the epoch; 0 ignores expiry, for state
     /// that never left the server).
-    pub(crate) fn open_state_at(&self, req: &Request, env: &RequestEnv, now: u64) -> Result<Value, ProtocolError> {
+    pub(crate) fn open_state_at(&self, req: &Request, env: &RequestEnv, now: u64) -> Result<RoundState, ProtocolError> {
         match req.params.get("inputResponses") {
             None | Some(Value::Object(_)) => {}
             Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
         }
         let sealed = match req.params.get("requestState") {
-            None => return Ok(Value::Null),
+            None => return Ok(RoundState::default()),
             Some(Value::String(s)) => s,
             Some(_) => return Err(ProtocolError::invalid_params("requestState must be a string")),
         };
@@ -475,7 +508,7 @@ impl Server {
             .config
             .keys
             .open(sealed, &expect, now)
-            .map(|c| c.app)
+            .map(|c| RoundState { app: c.app, keys: c.keys })
             .map_err(|e| ProtocolError::invalid_params(format!("Invalid requestState: {e}")))
     }
 
@@ -488,6 +521,7 @@ impl Server {
             method: ctx.method().to_owned(),
             digest: request_digest(ctx.method(), ctx.params()),
             app: ir.state,
+            keys: ir.requests.keys().cloned().collect(),
         };
         json!({
             "resultType": "input_required",

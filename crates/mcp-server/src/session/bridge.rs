@@ -26,8 +26,8 @@ pub(super) struct Bridge {
     request: Request,
     principal: Option<String>,
     rounds: usize,
-    /// The state the last round carried to the next.
-    state: Option<Value>,
+    /// The state the last round carried to the next (with the keys it asked).
+    state: Option<crate::server::RoundState>,
     /// Questions of this round still unanswered (outbound ids).
     asked: Vec<RequestId>,
     responses: Map<String, Value>,

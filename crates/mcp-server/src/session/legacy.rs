@@ -234,7 +234,7 @@ impl Session {
         &mut self,
         key: mcp_protocol::types::RequestId,
         request: Request,
-        state: Option<Value>,
+        state: Option<crate::server::RoundState>,
         cancel: CancellationToken,
     ) {
         let meta = self.legacy.as_ref().expect("a legacy session").request_meta(&request.params);

@@ -183,10 +183,13 @@ impl TaskRuntime {
         answers: Map<String, Value>,
     ) {
         let (rt, server, ctx, id) = (self.clone(), server.clone(), ctx.clone(), id.to_owned());
-        tokio::spawn(async move {
+        // The task's rounds are polled here, apart from the request: the panic hook still knows
+        // which request (and tool) they serve.
+        let info = crate::panic::RequestInfo::new(ctx.method(), ctx.request_id(), ctx.params());
+        tokio::spawn(crate::panic::scoped(info, async move {
             rt.work(&server, &ctx, &tool, &args, &id, &token, first, answers).await;
             rt.unregister(&id);
-        });
+        }));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -220,11 +223,7 @@ impl TaskRuntime {
                 r = std::panic::AssertUnwindSafe(&mut round).catch_unwind() => r,
             };
             let outcome = match r {
-                Err(panic) => {
-                    let msg = crate::server::panic_message(&*panic);
-                    tracing::error!(panic = %msg, task = id, "task handler panicked");
-                    break failed(ProtocolError::Internal(format!("handler panicked: {msg}")));
-                }
+                Err(panic) => break failed(server.caught_panic(&*panic, Some(id))),
                 Ok(outcome) => outcome,
             };
             let ir = match outcome {

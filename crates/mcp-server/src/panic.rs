@@ -1,0 +1,218 @@
+//! One log line per handler panic, and a count of them.
+//!
+//! Rust's default panic hook prints a multi-line report for every panic, with a full backtrace
+//! under `RUST_BACKTRACE=1` (about 23 KB each): a client that can make a handler panic can fill
+//! the logs and slow every other request. [`install_hook`] replaces it, for panics on the
+//! request path only (while the framework polls a request's future: the dispatch, the handler,
+//! a task's rounds), by a single line:
+//!
+//! ```text
+//! mcp: handler panicked: method=tools/call tool="boom" id=7 message="index out of bounds" at src/tools.rs:12:5
+//! ```
+//!
+//! The name is `tool=`, `prompt=` or `resource=` (the URI) when the method has one; names and
+//! the message are quoted and escaped, and cut to a bounded length, so one panic is one line of
+//! bounded size whatever the request carried. `MCP_PANIC_BACKTRACE=1` (read when the hook is
+//! installed) adds the backtrace after the line. Panics anywhere else go to the hook that was
+//! installed before. The panicking request still gets its `-32603` error and the server keeps
+//! serving.
+//!
+//! The library never installs the hook itself (the panic hook is process-wide): call
+//! [`install_hook`] early in `main`.
+
+use serde_json::Value;
+use std::cell::Cell;
+use std::future::Future;
+use std::io::Write;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::task::{Context as TaskContext, Poll};
+
+/// The longest message kept in a panic line (in characters).
+const MAX_MESSAGE: usize = 512;
+/// The longest tool, prompt or resource name kept in a panic line (in characters).
+const MAX_NAME: usize = 256;
+
+static PANICS: AtomicU64 = AtomicU64::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// What the hook says about the request a panic happened in.
+#[derive(Debug)]
+pub(crate) struct RequestInfo {
+    method: String,
+    /// `tool`, `prompt` or `resource`, and the name or URI.
+    name: Option<(&'static str, String)>,
+    id: Value,
+}
+
+impl RequestInfo {
+    /// The description of a request: its method, id and (from `params`) what it names.
+    pub(crate) fn new(method: &str, id: &Value, params: &serde_json::Map<String, Value>) -> Box<Self> {
+        let field = match method {
+            "tools/call" => Some(("tool", "name")),
+            "prompts/get" => Some(("prompt", "name")),
+            "resources/read" => Some(("resource", "uri")),
+            _ => None,
+        };
+        let name = field.and_then(|(kind, key)| {
+            let name = params.get(key)?.as_str()?;
+            Some((kind, name.chars().take(MAX_NAME).collect()))
+        });
+        Box::new(Self { method: method.chars().take(MAX_NAME).collect(), name, id: id.clone() })
+    }
+}
+
+thread_local! {
+    /// The request whose future this thread is polling right now (moved in and out per poll).
+    static CURRENT: Cell<Option<Box<RequestInfo>>> = const { Cell::new(None) };
+}
+
+/// Puts a request's description in [`CURRENT`] for one poll and takes it back after (also when
+/// the poll unwinds), restoring what was there before (scopes nest).
+struct Enter<'a> {
+    slot: &'a mut Option<Box<RequestInfo>>,
+    prev: Option<Box<RequestInfo>>,
+}
+
+impl<'a> Enter<'a> {
+    fn new(slot: &'a mut Option<Box<RequestInfo>>) -> Self {
+        let prev = CURRENT.with(|c| c.replace(slot.take()));
+        Self { slot, prev }
+    }
+}
+
+impl Drop for Enter<'_> {
+    fn drop(&mut self) {
+        let prev = self.prev.take();
+        *self.slot = CURRENT.with(|c| c.replace(prev));
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request's future, polled with its description in the thread-local the hook reads.
+    pub(crate) struct Scoped<F> {
+        info: Option<Box<RequestInfo>>,
+        #[pin]
+        fut: F,
+    }
+}
+
+impl<F> std::fmt::Debug for Scoped<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scoped").field("info", &self.info).finish()
+    }
+}
+
+/// Polls `fut` as the request `info` describes.
+pub(crate) fn scoped<F: Future>(info: Box<RequestInfo>, fut: F) -> Scoped<F> {
+    Scoped { info: Some(info), fut }
+}
+
+impl<F: Future> Future for Scoped<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _enter = Enter::new(this.info);
+        this.fut.poll(cx)
+    }
+}
+
+/// How many panics on the request path the installed hook has seen (0 without the hook; see
+/// [`crate::Server::panic_count`] for the panics one server caught, hook or not).
+pub fn count() -> u64 {
+    PANICS.load(Ordering::Relaxed)
+}
+
+/// Whether [`install_hook`] (or [`install_hook_with_writer`]) was called.
+pub fn is_installed() -> bool {
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// Installs the one-line panic hook, writing to stderr (see the module docs). Call it once,
+/// early in `main`; panics outside the request path go to the hook installed before.
+pub fn install_hook() {
+    install_hook_with_writer(std::io::stderr());
+}
+
+/// Like [`install_hook`], writing the lines (and backtraces, when asked for) to `writer`.
+pub fn install_hook_with_writer(writer: impl Write + Send + 'static) {
+    let backtrace = std::env::var("MCP_PANIC_BACKTRACE").is_ok_and(|v| v == "1" || v == "full");
+    let writer = Mutex::new(Box::new(writer) as Box<dyn Write + Send>);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let Some(line) = CURRENT.with(|c| {
+            let current = c.take();
+            let line = current.as_deref().map(|r| panic_line(r, info));
+            c.set(current);
+            line
+        }) else {
+            return previous(info);
+        };
+        PANICS.fetch_add(1, Ordering::Relaxed);
+        let mut out = line.into_bytes();
+        out.push(b'\n');
+        if backtrace {
+            out.extend_from_slice(std::backtrace::Backtrace::force_capture().to_string().as_bytes());
+        }
+        let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
+        // Nothing sensible to do when the log cannot be written.
+        let _ = w.write_all(&out).and_then(|()| w.flush());
+    }));
+    INSTALLED.store(true, Ordering::Relaxed);
+}
+
+/// The line for a panic in request `r`.
+fn panic_line(r: &RequestInfo, info: &std::panic::PanicHookInfo<'_>) -> String {
+    use std::fmt::Write as _;
+    let payload = info.payload();
+    let message =
+        payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    let message: String = message.unwrap_or("(no message)").chars().take(MAX_MESSAGE).collect();
+    let mut line = format!("mcp: handler panicked: method={}", r.method.escape_debug());
+    if let Some((kind, name)) = &r.name {
+        let _ = write!(line, " {kind}={name:?}");
+    }
+    let _ = write!(line, " id={} message={message:?}", r.id);
+    if let Some(l) = info.location() {
+        let _ = write!(line, " at {}:{}:{}", l.file().escape_debug(), l.line(), l.column());
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn scopes_nest_and_are_restored_after_a_poll() {
+        let outer = RequestInfo::new("tools/call", &json!(1), json!({"name": "a"}).as_object().unwrap());
+        let inner = RequestInfo::new("prompts/get", &json!("x"), json!({"name": "p"}).as_object().unwrap());
+        let method = || {
+            CURRENT.with(|c| {
+                let cur = c.take();
+                let m = cur.as_ref().map(|r| r.method.clone());
+                c.set(cur);
+                m
+            })
+        };
+        let fut = scoped(outer, async move {
+            assert_eq!(method().as_deref(), Some("tools/call"));
+            scoped(inner, async { assert_eq!(method().as_deref(), Some("prompts/get")) }).await;
+            assert_eq!(method().as_deref(), Some("tools/call"));
+        });
+        futures::executor::block_on(fut);
+        assert_eq!(method(), None, "nothing is left behind after the request");
+    }
+
+    #[test]
+    fn names_are_bounded_and_only_read_for_methods_that_have_one() {
+        let long = "u".repeat(10_000);
+        let r = RequestInfo::new("resources/read", &json!(1), json!({"uri": long}).as_object().unwrap());
+        assert_eq!(r.name.as_ref().map(|(k, n)| (*k, n.len())), Some(("resource", MAX_NAME)));
+        let r = RequestInfo::new("tools/list", &json!(1), json!({"name": "x"}).as_object().unwrap());
+        assert!(r.name.is_none());
+    }
+}
