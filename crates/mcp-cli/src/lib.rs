@@ -3,6 +3,9 @@
 
 pub mod client;
 pub mod everything;
+mod limits;
+
+pub use limits::ServeLimits;
 
 use mcp::server::Server;
 use mcp_auth::{AuthConfig, JwksOptions, JwtConfig, JwtValidator};
@@ -128,11 +131,13 @@ pub async fn serve_http(
     extra_hosts: Vec<String>,
     auth: ServeAuth,
     shared: &Shared,
+    limits: &ServeLimits,
 ) -> std::io::Result<()> {
     let mut config = mcp::http::HttpConfig {
         session_store: shared.redis.as_ref().map(|r| r.sessions()),
         ..mcp::http::HttpConfig::default()
     };
+    limits.apply_http(&mut config);
     let mut extra_hosts = extra_hosts;
     if let Some(auth) = auth_config(&auth).await? {
         // The canonical URI's host is the name clients use for this server.

@@ -90,6 +90,9 @@ enum Command {
         /// Many instances of one service: --redis, --state-secret-file.
         #[command(flatten)]
         shared: mcp_cli::ServeShared,
+        /// Transport limits (all on by default).
+        #[command(flatten)]
+        limits: mcp_cli::ServeLimits,
     },
     /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
     #[command(subcommand)]
@@ -402,8 +405,8 @@ fn main() -> std::process::ExitCode {
         .init();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match cli.command {
-        Command::Serve { name: _, http, stdio, allow_hosts, skills, auth, shared } => {
-            serve(&rt, http, stdio, allow_hosts, skills, auth, shared)
+        Command::Serve { name: _, http, stdio, allow_hosts, skills, auth, shared, limits } => {
+            serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
         }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
         command => {
@@ -433,7 +436,7 @@ fn serve(
     allow_hosts: Vec<String>,
     skills: Option<PathBuf>,
     auth: mcp_cli::ServeAuth,
-    shared: mcp_cli::ServeShared,
+    (shared, limits): (mcp_cli::ServeShared, mcp_cli::ServeLimits),
 ) -> std::process::ExitCode {
     let result = rt.block_on(async move {
         let shared = shared.open(mcp_cli::everything::NAME).await?;
@@ -444,8 +447,8 @@ fn serve(
         }
         .map_err(std::io::Error::other)?;
         match (http, stdio) {
-            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth, &shared).await,
-            (None, true) => mcp::stdio::serve_stdio(server).await,
+            (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth, &shared, &limits).await,
+            (None, true) => mcp::stdio::serve_stdio_with(server, limits.stdio()).await,
             (None, false) => Err(std::io::Error::other("choose a transport: --http ADDR or --stdio")),
         }
     });

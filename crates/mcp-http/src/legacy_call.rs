@@ -169,7 +169,7 @@ impl McpService {
                 return r;
             }
         }
-        let (parts, bytes) = match self.read_body(req).await {
+        let (parts, bytes, _held) = match self.read_body(req).await {
             Ok(x) => x,
             Err(r) => return r,
         };

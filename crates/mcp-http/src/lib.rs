@@ -29,6 +29,7 @@ mod cors;
 mod legacy;
 #[cfg(feature = "legacy")]
 mod legacy_call;
+mod limits;
 #[cfg(feature = "legacy")]
 mod resume;
 mod serve;

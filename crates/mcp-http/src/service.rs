@@ -9,7 +9,6 @@ use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
@@ -39,10 +38,30 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// Interval of SSE keep-alive comments on listen streams (default 15 s).
     pub keep_alive: Duration,
-    /// Most concurrent connections (default 4096); more wait in the accept queue.
+    /// Most concurrent connections (default 4096). At the cap, a new connection closes the
+    /// connection that has been idle (keep-alive, no request) the longest; when none is idle it
+    /// waits in the accept queue.
     pub max_connections: usize,
     /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
     pub header_read_timeout: Duration,
+    /// How long a keep-alive connection may sit idle between requests (default 10 s; shorter
+    /// than the header timeout so idle connections cannot hold the connection table).
+    pub idle_timeout: Duration,
+    /// Longest time to receive a whole request body (default 30 s); past it, 408.
+    pub body_read_timeout: Duration,
+    /// Longest gap between two pieces of a request body (default 10 s); past it, 408.
+    pub body_idle_timeout: Duration,
+    /// Most request-body bytes held in memory by all requests together (default 64 MiB).
+    pub max_body_bytes_in_flight: usize,
+    /// How long a request waits for room in [`HttpConfig::max_body_bytes_in_flight`] before it
+    /// gets 503 with `Retry-After` (default 2 s).
+    pub body_budget_wait: Duration,
+    /// After a refused body (413, 408) the connection is closed gracefully: the answer is sent,
+    /// then up to this many more bytes are read and discarded (default 64 MiB) so a client still
+    /// writing its body reads the answer instead of a connection reset.
+    pub linger_bytes: usize,
+    /// Longest time spent discarding in that lingering close (default 5 s).
+    pub linger_time: Duration,
     /// OAuth 2.1 resource-server protection (default `None`: open). When set, every request
     /// needs a valid bearer token (checked right after Host/Origin, before the body is read),
     /// the protected-resource metadata is served at `/.well-known/oauth-protected-resource` and
@@ -75,6 +94,13 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             max_connections: 4096,
             header_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            body_idle_timeout: Duration::from_secs(10),
+            max_body_bytes_in_flight: 64 << 20,
+            body_budget_wait: Duration::from_secs(2),
+            linger_bytes: 64 << 20,
+            linger_time: Duration::from_secs(5),
             auth: None,
             max_sessions: 1024,
             session_idle: Duration::from_secs(30 * 60),
@@ -103,6 +129,7 @@ impl<B> RequestBody for B where
 pub struct McpService {
     pub(crate) server: Server,
     pub(crate) config: Arc<HttpConfig>,
+    pub(crate) budget: crate::limits::BodyBudget,
     #[cfg(feature = "legacy")]
     pub(crate) sessions: Arc<Sessions>,
 }
@@ -142,7 +169,18 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
 }
 
 pub(crate) fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
-    json_response(e.http_status(), &e.to_response(id))
+    let mut r = json_response(e.http_status(), &e.to_response(id));
+    match e {
+        ProtocolError::Unavailable(_) => {
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        // The rest of the body is unread: the connection cannot carry another request.
+        ProtocolError::PayloadTooLarge { .. } | ProtocolError::RequestTimeout(_) => {
+            r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        _ => {}
+    }
+    r
 }
 
 pub(crate) fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
@@ -170,6 +208,7 @@ impl McpService {
             server,
             #[cfg(feature = "legacy")]
             sessions: Sessions::new(config.max_sessions, config.session_idle, config.session_store.clone()),
+            budget: crate::limits::BodyBudget::new(config.max_body_bytes_in_flight),
             config: Arc::new(config),
         }
     }
@@ -199,7 +238,8 @@ impl McpService {
             }
             return status_only(StatusCode::NOT_FOUND);
         }
-        if let Err(e) = check_host_origin(req.headers(), &self.config.allowed_hosts, &self.config.allowed_origins) {
+        let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
+        if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
             return error_response(&e, None);
         }
         if let (Some(cors), &Method::OPTIONS) = (&self.config.cors, req.method()) {
@@ -229,11 +269,13 @@ impl McpService {
             r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        let (parts, bytes) = match self.read_body(req).await {
+        let (parts, bytes, held) = match self.read_body(req).await {
             Ok(x) => x,
             Err(r) => return r,
         };
-        let msg = match parse_incoming(&bytes, self.config.max_depth) {
+        let msg = parse_incoming(&bytes, self.config.max_depth);
+        drop((bytes, held));
+        let msg = match msg {
             Ok(m) => m,
             Err(rej) => return error_response(&rej.error, rej.id.as_ref()),
         };
@@ -264,27 +306,18 @@ impl McpService {
         self.request(req, principal, parts).await
     }
 
-    /// Reads a POST body within the size limit (413 beyond it).
+    /// Reads a POST body within the size, time and memory limits (413, 408, 503). The bytes
+    /// stay counted against the body budget until the returned hold is dropped.
     pub(crate) async fn read_body<B: RequestBody>(
         &self,
         req: Request<B>,
-    ) -> Result<(http::request::Parts, Bytes), Resp> {
-        let limit = self.config.max_body_bytes;
-        let too_large = ProtocolError::PayloadTooLarge { limit };
-        if let Some(len) =
-            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-        {
-            if len > limit {
-                return Err(error_response(&too_large, None));
-            }
-        }
+    ) -> Result<(http::request::Parts, Bytes, crate::limits::Reserved), Resp> {
+        let declared =
+            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
         let (parts, body) = req.into_parts();
-        match Limited::new(body, limit).collect().await {
-            Ok(c) => Ok((parts, c.to_bytes())),
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-                Err(error_response(&too_large, None))
-            }
-            Err(_) => Err(error_response(&ProtocolError::InvalidRequest("failed to read request body".into()), None)),
+        match crate::limits::read_body(body, declared, &self.config, &self.budget).await {
+            Ok((bytes, held)) => Ok((parts, bytes, held)),
+            Err(e) => Err(error_response(&e, None)),
         }
     }
 

@@ -16,13 +16,27 @@ fn host_of(authority: &str) -> String {
 }
 
 /// Validates `Host` (DNS-rebinding protection) and `Origin` against the allow lists.
+///
+/// More than one `Host` field is a malformed request (400, RFC 9112 section 3.2). `authority`
+/// is the request target's authority when the target is in absolute form
+/// (`POST http://host:port/mcp`); the server must then use it instead of `Host` (RFC 9112
+/// section 3.2.2), so it is checked the same way.
 pub fn check_host_origin(
     h: &HeaderMap,
+    authority: Option<&http::uri::Authority>,
     allowed_hosts: &[String],
     allowed_origins: &[String],
 ) -> Result<(), ProtocolError> {
+    let mut hosts = h.get_all(http::header::HOST).iter();
+    let host_field = hosts.next();
+    if hosts.next().is_some() {
+        return Err(ProtocolError::InvalidRequest("more than one Host header".into()));
+    }
     if !allowed_hosts.is_empty() {
-        let host = h.get(http::header::HOST).and_then(|v| v.to_str().ok()).map(host_of);
+        let host = match authority {
+            Some(a) => Some(host_of(a.as_str())),
+            None => host_field.and_then(|v| v.to_str().ok()).map(host_of),
+        };
         match host {
             Some(host) if allowed_hosts.contains(&host) => {}
             Some(host) => return Err(ProtocolError::Forbidden(format!("Host {host:?} is not allowed"))),
@@ -176,13 +190,37 @@ mod tests {
         let origins = vec!["host:localhost".to_owned(), "host:127.0.0.1".to_owned()];
         let mut h = HeaderMap::new();
         h.insert("host", "127.0.0.1:3000".parse().unwrap());
-        assert!(check_host_origin(&h, &hosts, &origins).is_ok());
+        assert!(check_host_origin(&h, None, &hosts, &origins).is_ok());
         h.insert("origin", "http://localhost:5173".parse().unwrap());
-        assert!(check_host_origin(&h, &hosts, &origins).is_ok());
+        assert!(check_host_origin(&h, None, &hosts, &origins).is_ok());
         h.insert("origin", "https://evil.example".parse().unwrap());
-        assert_eq!(check_host_origin(&h, &hosts, &origins).unwrap_err().http_status(), 403);
+        assert_eq!(check_host_origin(&h, None, &hosts, &origins).unwrap_err().http_status(), 403);
         h.remove("origin");
         h.insert("host", "evil.example".parse().unwrap());
-        assert_eq!(check_host_origin(&h, &hosts, &origins).unwrap_err().http_status(), 403);
+        assert_eq!(check_host_origin(&h, None, &hosts, &origins).unwrap_err().http_status(), 403);
+    }
+
+    #[test]
+    fn duplicate_host_and_absolute_form_targets() {
+        let (hosts, origins) = (vec!["localhost".to_owned()], vec![]);
+        let mut h = HeaderMap::new();
+        h.insert("host", "localhost:3000".parse().unwrap());
+        h.append("host", "localhost:3000".parse().unwrap());
+        let e = check_host_origin(&h, None, &hosts, &origins).unwrap_err();
+        assert_eq!((e.http_status().as_u16(), e.code()), (400, -32600), "{e}");
+        // Even when anything goes, two Host fields are malformed.
+        assert_eq!(check_host_origin(&h, None, &[], &origins).unwrap_err().http_status(), 400);
+        // An absolute-form target's authority replaces Host and is checked like it.
+        h.remove("host");
+        h.insert("host", "localhost:3000".parse().unwrap());
+        let evil: http::Uri = "http://evil.example:3000/mcp".parse().unwrap();
+        let e = check_host_origin(&h, evil.authority(), &hosts, &origins).unwrap_err();
+        assert_eq!(e.http_status(), 403);
+        assert!(e.to_string().contains("evil.example"), "{e}");
+        let good: http::Uri = "http://LOCALHOST:3000/mcp".parse().unwrap();
+        assert!(check_host_origin(&h, good.authority(), &hosts, &origins).is_ok());
+        // ... even with a bad Host beside it.
+        h.insert("host", "evil.example".parse().unwrap());
+        assert!(check_host_origin(&h, good.authority(), &hosts, &origins).is_ok());
     }
 }

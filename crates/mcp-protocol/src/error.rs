@@ -80,6 +80,10 @@ pub enum ProtocolError {
     /// The legacy session named by `Mcp-Session-Id` does not exist (or ended), HTTP 404.
     #[error("Invalid request: unknown or ended session")]
     SessionNotFound,
+    /// The request body did not arrive in time (total body deadline or a stall between
+    /// chunks), HTTP 408.
+    #[error("Invalid request: {0}")]
+    RequestTimeout(String),
     /// The server cannot take the request now (a table is full); try again later. HTTP 503.
     #[error("Internal error: {0}")]
     Unavailable(String),
@@ -117,7 +121,9 @@ impl ProtocolError {
             Self::HeaderMismatch(_) => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
-            Self::PayloadTooLarge { .. } | Self::Forbidden(_) | Self::SessionNotFound => code::INVALID_REQUEST,
+            Self::PayloadTooLarge { .. } | Self::Forbidden(_) | Self::SessionNotFound | Self::RequestTimeout(_) => {
+                code::INVALID_REQUEST
+            }
             Self::Unavailable(_) => code::INTERNAL_ERROR,
             Self::Custom { code, .. } => *code,
         }
@@ -131,6 +137,7 @@ impl ProtocolError {
             Self::Internal(_) => S::INTERNAL_SERVER_ERROR,
             Self::Unavailable(_) => S::SERVICE_UNAVAILABLE,
             Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
+            Self::RequestTimeout(_) => S::REQUEST_TIMEOUT,
             Self::Forbidden(_) => S::FORBIDDEN,
             Self::Custom { .. } => S::OK,
             _ => S::BAD_REQUEST,
@@ -200,6 +207,7 @@ mod tests {
             (ProtocolError::Forbidden("x".into()), -32600, 403),
             (ProtocolError::SessionNotFound, -32600, 404),
             (ProtocolError::Unavailable("x".into()), -32603, 503),
+            (ProtocolError::RequestTimeout("x".into()), -32600, 408),
         ];
         for (e, c, s) in cases {
             assert_eq!((e.code(), e.http_status().as_u16()), (c, s), "{e:?}");

@@ -19,11 +19,12 @@ use mcp_server::session::{Event, Job, Running, Session, SessionConfig, SharedSes
 use mcp_server::{NotificationSink, RequestEnv, Server};
 use serde_json::Value;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{mpsc, OwnedSemaphorePermit};
+use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -38,6 +39,10 @@ pub struct StdioConfig {
     pub max_in_flight: usize,
     /// How long to wait for in-flight requests after end of input (default 5 s).
     pub shutdown_grace: Duration,
+    /// Most bytes of replies and notifications waiting to be written (default 4 MiB). When the
+    /// client does not read stdout, the server stops reading stdin once this much is queued
+    /// and resumes as the queue drains, so memory stays bounded whatever the client does.
+    pub max_output_bytes: usize,
 }
 
 impl Default for StdioConfig {
@@ -47,6 +52,7 @@ impl Default for StdioConfig {
             max_depth: DEFAULT_MAX_DEPTH,
             max_in_flight: 1024,
             shutdown_grace: Duration::from_secs(5),
+            max_output_bytes: 4 << 20,
         }
     }
 }
@@ -61,7 +67,11 @@ impl Default for StdioConfig {
 /// runtime's reactor directly instead of through tokio's blocking-thread stdio, which would
 /// hand every read and write to another thread.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
-    let config = StdioConfig::default();
+    serve_stdio_with(server, StdioConfig::default()).await
+}
+
+/// [`serve_stdio`] with explicit limits.
+pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
     #[cfg(not(unix))]
     let task = tokio::spawn(serve(server, tokio::io::stdin(), tokio::io::stdout(), config));
     #[cfg(unix)]
@@ -103,7 +113,9 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(write_loop(output, out_rx));
+    let backlog = Arc::new(Backlog::default());
+    let out_tx = Out { tx: out_tx, backlog: backlog.clone() };
+    let writer = tokio::spawn(write_loop(output, out_rx, backlog.clone()));
     let stop = CancellationToken::new();
     // Stops the change forwarder on every way out, errors included (it holds a writer sender).
     let _stop_on_exit = stop.clone().drop_guard();
@@ -119,12 +131,14 @@ where
     let mut inline_budget = FLUSH_EVERY;
     let (mut events, mut done) = (VecDeque::with_capacity(4), VecDeque::with_capacity(4));
     loop {
+        // Backpressure: while the client leaves replies unread, read no more requests.
+        backlog.wait_below(config.max_output_bytes).await;
         line.clear();
         match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
             LineRead::Eof => break,
             LineRead::TooLong => {
                 let e = ProtocolError::InvalidRequest(format!("line exceeds {} bytes", config.max_line_bytes));
-                let _ = out_tx.send(encode(&e.to_response(None)));
+                out_tx.send(encode(&e.to_response(None)));
                 continue;
             }
             LineRead::Line => {}
@@ -148,7 +162,7 @@ where
                         // Let the writer flush every few answers while more input is queued: the
                         // client can consume them (and send more) while we keep working.
                         inline_budget -= 1;
-                        if inline_budget == 0 {
+                        if inline_budget == 0 || backlog.bytes() > config.max_output_bytes {
                             inline_budget = FLUSH_EVERY;
                             tokio::task::yield_now().await;
                         }
@@ -182,9 +196,49 @@ where
     writer.await.map_err(std::io::Error::other)?
 }
 
+/// Bytes queued for stdout and not yet written.
+#[derive(Default)]
+struct Backlog {
+    bytes: AtomicUsize,
+    drained: Notify,
+}
+
+impl Backlog {
+    fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Acquire)
+    }
+
+    async fn wait_below(&self, max: usize) {
+        loop {
+            let drained = self.drained.notified();
+            let mut drained = std::pin::pin!(drained);
+            drained.as_mut().enable();
+            if self.bytes() <= max {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
+/// The queue to the writer, counting what it holds.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    backlog: Arc<Backlog>,
+}
+
+impl Out {
+    /// Queues one message; false once the writer is gone.
+    fn send(&self, msg: Vec<u8>) -> bool {
+        self.backlog.bytes.fetch_add(msg.len() + 1, Ordering::AcqRel);
+        self.tx.send(msg).is_ok()
+    }
+}
+
 /// What the session's events turn into on stdio: writes to stdout and spawned handlers.
 struct Driver {
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: Out,
     /// What every request's handler gets: the sink writing to stdout.
     env: RequestEnv,
     tasks: TaskTracker,
@@ -194,10 +248,10 @@ struct Driver {
 }
 
 impl Driver {
-    fn new(out: mpsc::UnboundedSender<Vec<u8>>, stop: CancellationToken) -> Self {
+    fn new(out: Out, stop: CancellationToken) -> Self {
         let tx = out.clone();
         let sink = NotificationSink::new(move |v: Value| {
-            let _ = tx.send(encode(&v));
+            tx.send(encode(&v));
         });
         Self { out, env: RequestEnv { sink: Some(sink), ..RequestEnv::default() }, tasks: TaskTracker::new(), stop }
     }
@@ -205,7 +259,7 @@ impl Driver {
     fn dispatch(&self, session: &Arc<SharedSession>, event: Event) {
         match event {
             Event::Transmit(t) => {
-                let _ = self.out.send(t.message);
+                self.out.send(t.message);
             }
             Event::Serve(job) => self.spawn_job(session, job.run(&self.env), None),
             Event::Listen(job) => self.spawn_listen(session, job, None),
@@ -240,14 +294,14 @@ impl Driver {
                         tokio::select! {
                             _ = cancel.cancelled() => break,
                             item = stream.next() => match item {
-                                Some(v) => { let _ = out.send(encode(&v)); }
+                                Some(v) => { out.send(encode(&v)); }
                                 None => break,
                             }
                         }
                     }
                 }
                 Err(e) => {
-                    let _ = out.send(encode(&e.to_response(Some(&id))));
+                    out.send(encode(&e.to_response(Some(&id))));
                 }
             }
             session.run(|s, _| s.handle_stream_end(&id));
@@ -271,7 +325,7 @@ impl Driver {
                 let notes: Vec<Value> =
                     session.inspect(|s| changes.iter().filter_map(|e| s.legacy()?.notification_for(e)).collect());
                 for n in notes {
-                    if out.send(encode(&n)).is_err() {
+                    if !out.send(encode(&n)) {
                         return;
                     }
                 }
@@ -284,17 +338,26 @@ fn encode(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("JSON serializes")
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) -> std::io::Result<()> {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    output: W,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    backlog: Arc<Backlog>,
+) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, output);
     while let Some(msg) = rx.recv().await {
+        let mut written = msg.len() + 1;
         w.write_all(&msg).await?;
         w.write_all(b"\n").await?;
+        drop(msg);
         // Batch whatever is already queued before flushing: one write syscall for many responses.
         while let Ok(more) = rx.try_recv() {
+            written += more.len() + 1;
             w.write_all(&more).await?;
             w.write_all(b"\n").await?;
         }
         w.flush().await?;
+        backlog.bytes.fetch_sub(written, Ordering::AcqRel);
+        backlog.drained.notify_waiters();
     }
     w.flush().await
 }

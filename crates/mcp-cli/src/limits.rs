@@ -1,0 +1,77 @@
+//! The transport limits of `mcp serve`, as flags. Every limit is on by default (the library's
+//! defaults); the flags only move them.
+
+use std::time::Duration;
+
+/// Limits of `mcp serve` (HTTP and stdio).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeLimits {
+    /// Largest request body in bytes (HTTP, default 2 MiB) or request line (stdio, default 4 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Most request-body bytes held in memory by all HTTP requests together (default 64 MiB);
+    /// past it requests wait briefly, then get 503 with Retry-After.
+    #[arg(long, value_name = "BYTES")]
+    pub max_body_bytes_in_flight: Option<usize>,
+    /// Most open HTTP connections (default 4096); at the cap the longest-idle one gives way.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Seconds a request body may take in all (default 30; HTTP 408 past it).
+    #[arg(long, value_name = "SECS")]
+    pub body_timeout: Option<f64>,
+    /// Seconds a request body may stall between two pieces (default 10; HTTP 408 past it).
+    #[arg(long, value_name = "SECS")]
+    pub body_idle_timeout: Option<f64>,
+    /// Seconds an idle keep-alive HTTP connection stays open (default 10).
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<f64>,
+    /// Seconds to receive a request's headers (default 30).
+    #[arg(long, value_name = "SECS")]
+    pub header_timeout: Option<f64>,
+    /// Most requests served at once on stdio (default 1024).
+    #[arg(long, value_name = "N")]
+    pub max_in_flight: Option<usize>,
+    /// Most reply bytes queued for an unread stdout before stdin reading pauses (default 4 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub max_output_bytes: Option<usize>,
+}
+
+fn secs(v: Option<f64>, into: &mut Duration) {
+    if let Some(s) = v.filter(|s| s.is_finite() && *s > 0.0) {
+        *into = Duration::from_secs_f64(s);
+    }
+}
+
+impl ServeLimits {
+    /// Moves the HTTP limits of `config` that a flag names.
+    pub fn apply_http(&self, config: &mut mcp::http::HttpConfig) {
+        if let Some(n) = self.max_body_bytes {
+            config.max_body_bytes = n;
+        }
+        if let Some(n) = self.max_body_bytes_in_flight {
+            config.max_body_bytes_in_flight = n;
+        }
+        if let Some(n) = self.max_connections.filter(|n| *n > 0) {
+            config.max_connections = n;
+        }
+        secs(self.body_timeout, &mut config.body_read_timeout);
+        secs(self.body_idle_timeout, &mut config.body_idle_timeout);
+        secs(self.idle_timeout, &mut config.idle_timeout);
+        secs(self.header_timeout, &mut config.header_read_timeout);
+    }
+
+    /// The stdio limits, defaults moved by the flags.
+    pub fn stdio(&self) -> mcp::stdio::StdioConfig {
+        let mut c = mcp::stdio::StdioConfig::default();
+        if let Some(n) = self.max_body_bytes {
+            c.max_line_bytes = n;
+        }
+        if let Some(n) = self.max_in_flight.filter(|n| *n > 0) {
+            c.max_in_flight = n;
+        }
+        if let Some(n) = self.max_output_bytes {
+            c.max_output_bytes = n;
+        }
+        c
+    }
+}

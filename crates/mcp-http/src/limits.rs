@@ -1,0 +1,254 @@
+//! Reading request bodies under the transport's limits: size, time, and a budget of body bytes
+//! held in memory by all requests together.
+//!
+//! Why each limit exists:
+//! - **Size** ([`HttpConfig::max_body_bytes`]): one request cannot make the server hold more.
+//! - **Memory proportional to bytes received**: every received frame is copied into one growing
+//!   buffer and released at once. Keeping the frames themselves (as `collect()` does) pins the
+//!   connection's whole read buffer per frame, so a body trickled one byte per write would cost
+//!   kilobytes per byte.
+//! - **Time** ([`HttpConfig::body_read_timeout`], [`HttpConfig::body_idle_timeout`]): a client
+//!   that sends headers and then a byte now and then cannot hold a connection (and its buffer)
+//!   forever; it gets 408.
+//! - **Budget** ([`HttpConfig::max_body_bytes_in_flight`]): without it the bound on memory is
+//!   connections x body limit (gigabytes). Past the budget a request waits up to
+//!   [`HttpConfig::body_budget_wait`] for room, then gets 503 with `Retry-After`.
+
+use crate::service::{HttpConfig, RequestBody};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use mcp_protocol::ProtocolError;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+/// Bytes are reserved from the budget in steps of this size (or the declared length).
+const STEP: usize = 64 * 1024;
+
+/// The shared budget of request-body bytes held in memory at once.
+#[derive(Debug, Clone)]
+pub(crate) struct BodyBudget {
+    sem: Arc<Semaphore>,
+}
+
+/// Bytes reserved from the budget; they return to it when this is dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Reserved(Option<OwnedSemaphorePermit>);
+
+impl BodyBudget {
+    pub(crate) fn new(bytes: usize) -> Self {
+        Self { sem: Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))) }
+    }
+
+    /// Grows `held` by `n` bytes, waiting until `until` for room.
+    async fn reserve(&self, held: &mut Reserved, n: usize, until: Instant) -> Result<(), ProtocolError> {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let permit = match self.sem.clone().try_acquire_many_owned(n) {
+            Ok(p) => p,
+            Err(_) => match tokio::time::timeout_at(until, self.sem.clone().acquire_many_owned(n)).await {
+                Ok(Ok(p)) => p,
+                _ => {
+                    return Err(ProtocolError::Unavailable(
+                        "the server is receiving too many request bodies; retry shortly".into(),
+                    ))
+                }
+            },
+        };
+        match &mut held.0 {
+            Some(p) => p.merge(permit),
+            None => held.0 = Some(permit),
+        }
+        Ok(())
+    }
+
+    fn reserved(held: &Reserved) -> usize {
+        held.0.as_ref().map_or(0, |p| p.num_permits())
+    }
+}
+
+/// Reads a whole body within the size, time and budget limits. The returned [`Reserved`] keeps
+/// the body's bytes counted against the budget until the caller has parsed them.
+pub(crate) async fn read_body<B: RequestBody>(
+    body: B,
+    declared: Option<usize>,
+    config: &HttpConfig,
+    budget: &BodyBudget,
+) -> Result<(Bytes, Reserved), ProtocolError> {
+    let mut body = Box::pin(body);
+    let read = read_pinned(body.as_mut(), declared, config, budget).await;
+    if let Err(ProtocolError::PayloadTooLarge { .. }) = &read {
+        linger(body, config.linger_bytes, config.linger_time);
+    }
+    read
+}
+
+/// Reads and discards what is left of a refused body in the background, bounded in bytes and
+/// time, so a client that writes its whole body before reading gets the 413 instead of a reset
+/// (hyper keeps receiving the body only while someone reads it).
+fn linger<B: RequestBody>(mut body: Pin<Box<B>>, max_bytes: usize, max_time: Duration) {
+    if max_bytes == 0 || max_time.is_zero() {
+        return;
+    }
+    tokio::spawn(async move {
+        let drain = async {
+            let mut seen = 0usize;
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Ok(d) = frame.into_data() {
+                    seen += bytes::Buf::remaining(&d);
+                    if seen > max_bytes {
+                        break;
+                    }
+                }
+            }
+        };
+        let _ = tokio::time::timeout(max_time, drain).await;
+    });
+}
+
+async fn read_pinned<B: RequestBody>(
+    mut body: Pin<&mut B>,
+    declared: Option<usize>,
+    config: &HttpConfig,
+    budget: &BodyBudget,
+) -> Result<(Bytes, Reserved), ProtocolError> {
+    let limit = config.max_body_bytes;
+    if declared.is_some_and(|len| len > limit) {
+        return Err(ProtocolError::PayloadTooLarge { limit });
+    }
+    let start = Instant::now();
+    let deadline = start + config.body_read_timeout;
+    let mut held = Reserved::default();
+    let first = declared.unwrap_or(0).min(limit);
+    if first > 0 {
+        budget.reserve(&mut held, first, start + config.body_budget_wait.min(config.body_read_timeout)).await?;
+    }
+    let mut buf: Vec<u8> = Vec::with_capacity(first);
+    loop {
+        let stall = Instant::now() + config.body_idle_timeout;
+        let frame = match tokio::time::timeout_at(stall.min(deadline), body.frame()).await {
+            Ok(Some(Ok(f))) => f,
+            Ok(None) => break,
+            Ok(Some(Err(_))) => return Err(ProtocolError::InvalidRequest("failed to read request body".into())),
+            Err(_) => return Err(timeout_error(config, deadline)),
+        };
+        let Ok(data) = frame.into_data() else { continue };
+        let chunk: &[u8] = bytes::Buf::chunk(&data);
+        let mut data_len = bytes::Buf::remaining(&data);
+        if buf.len() + data_len > limit {
+            return Err(ProtocolError::PayloadTooLarge { limit });
+        }
+        let need = buf.len() + data_len;
+        if need > BodyBudget::reserved(&held) {
+            let step = (need - BodyBudget::reserved(&held)).max(STEP).min(limit - BodyBudget::reserved(&held));
+            let wait_until = (Instant::now() + config.body_budget_wait).min(deadline);
+            budget.reserve(&mut held, step.max(1), wait_until).await?;
+        }
+        if chunk.len() == data_len {
+            buf.extend_from_slice(chunk);
+        } else {
+            // A body type whose frames are not contiguous.
+            let mut data = data;
+            while data_len > 0 {
+                let c = bytes::Buf::chunk(&data);
+                buf.extend_from_slice(c);
+                let n = c.len();
+                bytes::Buf::advance(&mut data, n);
+                data_len -= n;
+            }
+        }
+    }
+    Ok((Bytes::from(buf), held))
+}
+
+fn timeout_error(config: &HttpConfig, deadline: Instant) -> ProtocolError {
+    if Instant::now() >= deadline {
+        ProtocolError::RequestTimeout(format!(
+            "the request body did not arrive within {}",
+            secs(config.body_read_timeout)
+        ))
+    } else {
+        ProtocolError::RequestTimeout(format!(
+            "the request body stalled for {} between chunks",
+            secs(config.body_idle_timeout)
+        ))
+    }
+}
+
+fn secs(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::{Full, StreamBody};
+
+    fn config() -> HttpConfig {
+        HttpConfig { max_body_bytes: 1000, max_body_bytes_in_flight: 3000, ..HttpConfig::default() }
+    }
+
+    #[tokio::test]
+    async fn reads_within_limits_and_counts_against_the_budget() {
+        let (c, budget) = (config(), BodyBudget::new(3000));
+        let (b, held) = read_body(Full::new(Bytes::from(vec![b'x'; 700])), Some(700), &c, &budget).await.unwrap();
+        assert_eq!(b.len(), 700);
+        assert_eq!(budget.sem.available_permits(), 2300);
+        drop(held);
+        assert_eq!(budget.sem.available_permits(), 3000);
+        let e = read_body(Full::new(Bytes::from(vec![b'x'; 1001])), None, &c, &budget).await.unwrap_err();
+        assert_eq!(e, ProtocolError::PayloadTooLarge { limit: 1000 });
+        assert_eq!(budget.sem.available_permits(), 3000, "a refused body returns its reservation");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_budget_waits_then_answers_503() {
+        let (c, budget) = (config(), BodyBudget::new(1500));
+        let (_b, held) = read_body(Full::new(Bytes::from(vec![b'x'; 1000])), Some(1000), &c, &budget).await.unwrap();
+        let t = Instant::now();
+        let e = read_body(Full::new(Bytes::from(vec![b'x'; 1000])), Some(1000), &c, &budget).await.unwrap_err();
+        assert!(matches!(e, ProtocolError::Unavailable(_)), "{e:?}");
+        assert_eq!(e.http_status(), 503);
+        assert_eq!(t.elapsed(), c.body_budget_wait);
+        // Room frees up while the next one waits: it is served.
+        let next = tokio::spawn({
+            let (c, budget) = (c.clone(), budget.clone());
+            async move { read_body(Full::new(Bytes::from(vec![b'y'; 900])), Some(900), &c, &budget).await.map(|r| r.0) }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(held);
+        assert_eq!(next.await.unwrap().unwrap().len(), 900);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_body_gets_408() {
+        let c = HttpConfig { body_idle_timeout: Duration::from_secs(2), ..config() };
+        let budget = BodyBudget::new(3000);
+        let frames = futures::stream::iter(vec![Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from("x")))])
+            .chain(futures::stream::pending());
+        let t = Instant::now();
+        let e = read_body(StreamBody::new(frames), None, &c, &budget).await.unwrap_err();
+        assert_eq!(e.http_status(), 408);
+        assert_eq!(t.elapsed(), Duration::from_secs(2));
+        assert!(e.to_string().contains("stalled for 2s"), "{e}");
+        // A trickle that never stalls long enough still ends at the total deadline.
+        let c =
+            HttpConfig { body_idle_timeout: Duration::from_secs(2), body_read_timeout: Duration::from_secs(7), ..c };
+        let trickle = futures::stream::unfold((), |()| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Some((Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from("x"))), ()))
+        });
+        let t = Instant::now();
+        let e = read_body(StreamBody::new(trickle), None, &c, &budget).await.unwrap_err();
+        assert_eq!(t.elapsed(), Duration::from_secs(7));
+        assert!(e.to_string().contains("within 7s"), "{e}");
+        assert_eq!(budget.sem.available_permits(), 3000);
+    }
+
+    use futures::StreamExt as _;
+}
