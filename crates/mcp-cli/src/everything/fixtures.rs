@@ -50,16 +50,20 @@ fn color_schema() -> Value {
     json!({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]})
 }
 
-/// First round: asks for confirmation and seals `{"issued": true}` into `requestState`. On the
-/// retry the (framework-verified) state shows the question was asked, so nothing more is needed.
-fn ask_confirmation_once(ctx: &Context) -> Result<(), HandlerError> {
-    if ctx.round_state().get("issued").is_none() {
-        let mut inputs = ctx.inputs();
-        inputs.elicit("confirm", "Please confirm", confirm_schema())?;
-        inputs.set_state(json!({"issued": true}));
-        inputs.finish()?;
-    }
-    Ok(())
+/// Asks for confirmation under `confirm`, sealing `{"issued": true}` into `requestState`.
+///
+/// The framework honours an answer only under a key the previous round issued, read from a
+/// verified `requestState`: an answer here proves the state was sealed by this server for this
+/// request. Without one (no state, or a `confirm` the state did not issue) the question is asked
+/// again; a malformed answer is `-32602`.
+fn confirmation(ctx: &Context) -> Result<Value, HandlerError> {
+    let mut inputs = ctx.inputs();
+    let answer = inputs.elicit("confirm", "Please confirm", confirm_schema())?;
+    inputs.set_state(json!({"issued": true}));
+    inputs.finish()?;
+    let answer = answer.unwrap_or_default();
+    accepted_field(&answer, "ok")?;
+    Ok(answer)
 }
 
 /// A sampling request for one user question.
@@ -244,9 +248,7 @@ async fn test_input_required_result_list_roots(ctx: Context) -> ToolResult {
 /// Carries sealed state across an MRTR round.
 #[tool]
 async fn test_input_required_result_request_state(ctx: Context) -> ToolResult {
-    ask_confirmation_once(&ctx)?;
-    let answer = ctx.input_responses().and_then(|r| r.get("confirm")).cloned().unwrap_or_default();
-    accepted_field(&answer, "ok")?;
+    confirmation(&ctx)?;
     Ok(CallToolResult::text("state-ok: requestState verified"))
 }
 
@@ -291,13 +293,14 @@ async fn test_input_required_result_multi_round(ctx: Context) -> ToolResult {
 #[tool]
 async fn test_input_required_result_tampered_state(ctx: Context) -> ToolResult {
     // The framework has already verified the sealed state (a tampered one never gets here).
-    ask_confirmation_once(&ctx)?;
+    confirmation(&ctx)?;
     Ok(CallToolResult::text("state verified"))
 }
 
 /// Asks only for inputs the client declared capabilities for.
 #[tool]
 async fn test_input_required_result_capabilities(ctx: Context) -> ToolResult {
+    // Only answers to the keys the previous round issued get here.
     if let Some(r) = ctx.input_responses() {
         let keys: Vec<&str> = r.keys().map(String::as_str).collect();
         return Ok(CallToolResult::text(format!("capabilities-ok: received {}", keys.join(", "))));
