@@ -4,6 +4,11 @@
 //! `roots` call returns the client's answer when the retry carries it, and otherwise records the
 //! request. [`Inputs::finish`] then returns `Err(InputRequired)` when anything is still missing,
 //! which the framework turns into an `input_required` result with a sealed `requestState`.
+//!
+//! The sealed state records the keys of the round's input requests, and the retry's answers
+//! are bound to them: a handler only ever sees answers under keys its previous round issued.
+//! Answers sent without a valid `requestState`, or under other keys, are ignored (so the
+//! question is simply asked again).
 
 use mcp_protocol::ProtocolError;
 use serde_json::{json, Map, Value};
