@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
                 method: "tools/call".into(),
                 digest: digest.clone(),
                 app: serde_json::Value::Null,
+                keys: Vec::new(),
             };
             let sealed = ring.seal(&claims);
             let expect = Expectation { audience: "svc", principal: None, method: "tools/call", digest: &digest };

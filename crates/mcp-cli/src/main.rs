@@ -403,6 +403,12 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
         .init();
+    if matches!(cli.command, Command::Serve { .. }) {
+        // A long-running server gives memory back after bursts, and a panicking handler logs
+        // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).
+        mcp_malloc::tune_allocator();
+        mcp::server::panic::install_hook();
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match cli.command {
         Command::Serve { name: _, http, stdio, allow_hosts, skills, auth, shared, limits } => {

@@ -412,3 +412,52 @@ fn trim_line(line: &[u8]) -> &[u8] {
     }
     s
 }
+
+/// Entry points for the fuzz targets in `fuzz/` (not a public API).
+#[doc(hidden)]
+pub mod __fuzz {
+    /// Splits `input` (delivered in pieces of `piece` bytes) into lines the way the server
+    /// does, with lines over `max` bytes rejected; returns each line (`None` for too long).
+    pub async fn frame(input: &[u8], piece: usize, max: usize) -> std::io::Result<Vec<Option<Vec<u8>>>> {
+        let reader = tokio_test_reader(input, piece.max(1));
+        let mut r = super::BufReader::with_capacity(64, reader);
+        let mut out = Vec::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match super::read_line_bounded(&mut r, &mut line, max).await? {
+                super::LineRead::Eof => return Ok(out),
+                super::LineRead::TooLong => out.push(None),
+                super::LineRead::Line => {
+                    assert!(line.len() <= max + 1, "a line longer than the limit was kept");
+                    out.push(Some(super::trim_line(&line).to_vec()));
+                }
+            }
+        }
+    }
+
+    /// A reader handing out `input` at most `piece` bytes at a time.
+    fn tokio_test_reader(input: &[u8], piece: usize) -> Pieces {
+        Pieces { data: input.to_vec(), at: 0, piece }
+    }
+
+    struct Pieces {
+        data: Vec<u8>,
+        at: usize,
+        piece: usize,
+    }
+
+    impl tokio::io::AsyncRead for Pieces {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let n = self.piece.min(buf.remaining()).min(self.data.len() - self.at);
+            let at = self.at;
+            buf.put_slice(&self.data[at..at + n]);
+            self.at += n;
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+}
