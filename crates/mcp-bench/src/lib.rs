@@ -8,6 +8,11 @@
 //!   response shape using nothing but `serde_json::Value` — the "ceiling" an MCP server on the
 //!   same stack can at best reach.
 //! - `mcp-ceiling-stdio`: the same for newline-delimited JSON on stdin/stdout.
+//! - `mcp-client-bench`: our client library (`mcp-stack-client`) against the ceiling servers,
+//!   next to raw hyper / NDJSON client loops doing the same requests.
+//!
+//! The ceiling servers also answer `server/discover` and `tools/list` ([`ceiling_response`]),
+//! so that a real client can connect to them.
 //!
 //! This library holds what they share: the request and response shapes, duration parsing,
 //! `/proc` readers and the report.
@@ -57,6 +62,28 @@ pub fn echo_response(mut request: Value) -> Value {
     resp.insert("id".into(), id);
     resp.insert("result".into(), Value::Object(result));
     Value::Object(resp)
+}
+
+/// What the ceiling servers answer to `request`: a `DiscoverResult` for `server/discover` and
+/// a one-tool list for `tools/list` (what a client needs to connect and call `echo`), and
+/// [`echo_response`] for everything else (so `mcp-load`'s requests cost what they always did).
+pub fn ceiling_response(request: Value) -> Value {
+    let result = match request.get("method").and_then(Value::as_str) {
+        Some("server/discover") => serde_json::json!({
+            "supportedVersions": [PROTOCOL_VERSION],
+            "capabilities": {"tools": {}},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcp-ceiling", "version": "0"}},
+            "resultType": "complete"
+        }),
+        Some("tools/list") => serde_json::json!({
+            "tools": [{"name": "echo", "description": "Echoes `text`.",
+                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}],
+            "resultType": "complete"
+        }),
+        _ => return echo_response(request),
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// Whether `body` contains the member `"id":<id>` (followed by a non-digit).
@@ -336,6 +363,17 @@ mod tests {
             resp,
             serde_json::json!({"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}})
         );
+    }
+
+    #[test]
+    fn ceiling_answers_what_a_client_needs_to_connect() {
+        let discover = ceiling_response(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"server/discover"}));
+        assert_eq!(discover["id"], 1);
+        assert_eq!(discover["result"]["supportedVersions"][0], PROTOCOL_VERSION);
+        let tools = ceiling_response(serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
+        assert_eq!(tools["result"]["tools"][0]["name"], "echo");
+        let req: Value = serde_json::from_str(&echo_request(3, "\"hi\"")).unwrap();
+        assert_eq!(ceiling_response(req.clone()), echo_response(req));
     }
 
     #[test]

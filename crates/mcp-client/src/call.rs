@@ -1,6 +1,6 @@
 //! One logical call: rounds of request/response with MRTR input gathering, progress, timeouts.
 
-use crate::client::{CallOptions, Client, ServerEra};
+use crate::client::{CallOptions, Client};
 use crate::error::{ClientError, TransportError};
 use crate::protocol::{RoundStep, Rounds};
 use crate::transport::OutgoingRequest;
@@ -38,8 +38,8 @@ impl Client {
     async fn round(&self, method: &str, params: Map<String, Value>, opts: &CallOptions) -> Result<Value, ClientError> {
         let id = self.next_id();
         let progress = opts.on_progress.as_ref().map(|_| id);
-        let (params, headers) = match self.era() {
-            Some(ServerEra::Legacy { version, .. }) => {
+        let (params, headers) = match self.negotiated() {
+            Some((true, version)) => {
                 let mut params = params;
                 if let Some(p) = progress {
                     let meta = params.entry("_meta").or_insert_with(|| json!({}));
@@ -51,21 +51,21 @@ impl Client {
                 }
                 (Value::Object(params), headers)
             }
-            _ => {
-                let version = self.protocol_version();
+            negotiated => {
+                let version = negotiated.map_or_else(|| mcp_protocol::version::LATEST.to_owned(), |(_, v)| v);
                 let p = self.modern_params(&version, params, progress, opts.log_level.as_deref());
                 let headers = self.modern_headers(&version, method, &p);
                 (p, headers)
             }
         };
         let msg = mcp_protocol::jsonrpc::request(&json!(id), method, params);
-        let response = self.exchange(msg, headers, opts).await?;
+        let mut response = self.exchange(msg, headers, opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
         }
         response
-            .get("result")
-            .cloned()
+            .get_mut("result")
+            .map(Value::take)
             .ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))
     }
 
@@ -137,8 +137,8 @@ impl Client {
     }
 
     pub(crate) fn legacy_headers(&self) -> Vec<(String, String)> {
-        match self.era() {
-            Some(ServerEra::Legacy { version, .. }) if at_least_2025_06_18(&version) => {
+        match self.negotiated() {
+            Some((true, version)) if at_least_2025_06_18(&version) => {
                 vec![(h::PROTOCOL_VERSION.to_owned(), version)]
             }
             _ => Vec::new(),

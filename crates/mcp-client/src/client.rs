@@ -230,6 +230,8 @@ pub(crate) struct Inner {
     pub(crate) next_id: AtomicI64,
     pub(crate) tool_headers: Mutex<HashMap<String, Arc<[HeaderParam]>>>,
     pub(crate) cache: Cache,
+    /// The `clientCapabilities` of modern requests (computed once: every request sends it).
+    pub(crate) modern_caps: Value,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -246,8 +248,13 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     async fn connect(config: ClientBuilder, transport: Arc<dyn Transport>) -> Result<Self, ClientError> {
+        let mut modern_caps = config.handlers.capabilities();
+        if config.tasks {
+            modern_caps["extensions"] = json!({ mcp_protocol::meta::TASKS_EXTENSION: {} });
+        }
         let client = Client {
             inner: Arc::new(Inner {
+                modern_caps,
                 transport,
                 config,
                 era: Mutex::new(None),
@@ -336,22 +343,31 @@ impl Client {
 
     /// Whether the server is modern (stateless).
     pub fn is_modern(&self) -> bool {
-        matches!(self.era(), Some(ServerEra::Modern { .. }))
+        matches!(*self.inner.era.lock().expect("lock"), Some(ServerEra::Modern { .. }))
     }
 
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> String {
-        match self.era() {
-            Some(ServerEra::Modern { version, .. } | ServerEra::Legacy { version, .. }) => version,
-            None => version::LATEST.to_owned(),
+        self.negotiated().map_or_else(|| version::LATEST.to_owned(), |(_, v)| v)
+    }
+
+    /// Whether the server is legacy, and the negotiated version, without copying the
+    /// `server/discover` or `initialize` result as [`Client::era`] does (every request needs
+    /// these).
+    pub(crate) fn negotiated(&self) -> Option<(bool, String)> {
+        match &*self.inner.era.lock().expect("lock") {
+            Some(ServerEra::Modern { version, .. }) => Some((false, version.clone())),
+            Some(ServerEra::Legacy { version, .. }) => Some((true, version.clone())),
+            None => None,
         }
     }
 
     /// The server's capabilities (from `server/discover` or `initialize`).
     pub fn server_capabilities(&self) -> Value {
-        match self.era() {
-            Some(ServerEra::Modern { discover, .. }) => discover.get("capabilities").cloned().unwrap_or_default(),
-            Some(ServerEra::Legacy { initialize, .. }) => initialize.get("capabilities").cloned().unwrap_or_default(),
+        match &*self.inner.era.lock().expect("lock") {
+            Some(ServerEra::Modern { discover: r, .. } | ServerEra::Legacy { initialize: r, .. }) => {
+                r.get("capabilities").cloned().unwrap_or_default()
+            }
             None => Value::Null,
         }
     }
@@ -373,11 +389,7 @@ impl Client {
             _ => Map::new(),
         };
         meta.insert(PROTOCOL_VERSION.into(), json!(version));
-        let mut caps = self.inner.config.handlers.capabilities();
-        if self.inner.config.tasks {
-            caps["extensions"] = json!({ mcp_protocol::meta::TASKS_EXTENSION: {} });
-        }
-        meta.insert(CLIENT_CAPABILITIES.into(), caps);
+        meta.insert(CLIENT_CAPABILITIES.into(), self.inner.modern_caps.clone());
         meta.insert(CLIENT_INFO.into(), self.inner.config.info.clone());
         if let Some(p) = progress {
             meta.insert(PROGRESS_TOKEN.into(), json!(p));

@@ -37,3 +37,37 @@ pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};
 pub use result::{CallTool, ToolResult};
 pub use skills::LoadedSkill;
 pub use tasks::{Started, TaskHandle};
+
+/// The parsers of what a server sends, for the fuzz targets; not a stable API.
+#[doc(hidden)]
+pub mod __fuzz {
+    use crate::error::TransportError;
+    use serde_json::Value;
+
+    /// A JSON body answering request `id` (HTTP): its messages.
+    pub fn http_json_body(body: &[u8], id: &Value) -> Result<Vec<Value>, TransportError> {
+        crate::transport::http::fuzz::json_body(body, id)
+    }
+
+    /// An SSE body answering request `id`, arriving in `chunks`: the messages delivered.
+    pub fn http_sse_body(chunks: &[&[u8]], id: &Value, max_event_bytes: usize) -> Result<Vec<Value>, TransportError> {
+        crate::transport::http::fuzz::sse_body(chunks, id, max_event_bytes)
+    }
+
+    /// A 4xx/5xx answer to request `id`: the JSON-RPC error it carries, or the error.
+    pub fn http_error_body(
+        status: u16,
+        www_authenticate: Option<&str>,
+        body: &[u8],
+        in_session: bool,
+        id: &Value,
+    ) -> Result<Value, TransportError> {
+        crate::transport::http::fuzz::error_body(status, www_authenticate, body, in_session, id)
+    }
+
+    /// One line from a stdio server, routed with request `1` pending: `Some(true)` if it
+    /// reached that request, `Some(false)` if unsolicited, `None` if skipped.
+    pub fn stdio_line(line: &[u8]) -> Option<bool> {
+        crate::transport::stdio::fuzz_line(line)
+    }
+}

@@ -1,6 +1,6 @@
 //! `subscriptions/listen` on the client: a stream of change notifications.
 
-use crate::client::{Client, ServerEra};
+use crate::client::Client;
 use crate::error::{ClientError, TransportError};
 use crate::transport::{Exchange, OutgoingRequest};
 use futures::future::BoxFuture;
@@ -85,7 +85,7 @@ impl Client {
     /// Opens a subscription with `filter` (e.g. `{"toolsListChanged": true}`); waits for the
     /// acknowledgement. Modern servers only.
     pub async fn listen(&self, filter: Value) -> Result<Subscription, ClientError> {
-        if !matches!(self.era(), Some(ServerEra::Modern { .. })) {
+        if !self.is_modern() {
             return Err(ClientError::Unsupported("subscriptions/listen on a legacy server".into()));
         }
         let mut listener = Listener {

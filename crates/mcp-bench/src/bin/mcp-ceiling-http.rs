@@ -4,8 +4,10 @@
 //! reading the body, parsing it into a `serde_json::Value`, and replying `200 application/json`
 //! with the JSON-RPC response shape the MCP server gives for the `echo` tool:
 //! `{"jsonrpc":"2.0","id":<id>,"result":{"content":[{"type":"text","text":<text>}],"resultType":"complete"}}`.
-//! No header checks, no schema validation, no dispatch: what is left is the cost of hyper,
-//! tokio and serde_json, which the MCP server is built on.
+//! It also answers `server/discover` and `tools/list`, so that an MCP client can connect
+//! ([`mcp_bench::ceiling_response`]). No header checks, no schema validation, no other
+//! dispatch: what is left is the cost of hyper, tokio and serde_json, which the MCP server is
+//! built on.
 //!
 //! The tokio runtime has one worker per CPU this process may use, so `taskset -c 0` pins it to
 //! one core with one worker. The server prints `mcp-ceiling-http: serving on http://ADDR/mcp` on
@@ -16,7 +18,7 @@ use clap::Parser;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use mcp_bench::{echo_response, parse_duration, worker_threads};
+use mcp_bench::{ceiling_response, parse_duration, worker_threads};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -62,7 +64,7 @@ async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
             return Ok(reply(StatusCode::BAD_REQUEST, serde_json::to_vec(&err).expect("JSON serializes")));
         }
     };
-    let body = serde_json::to_vec(&echo_response(value)).expect("JSON serializes");
+    let body = serde_json::to_vec(&ceiling_response(value)).expect("JSON serializes");
     Ok(reply(StatusCode::OK, body))
 }
 

@@ -9,8 +9,20 @@ pub mod stdio;
 
 use crate::error::TransportError;
 use futures::future::BoxFuture;
+use mcp_protocol::types::RequestId;
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+/// The request id a message names (`None` for a value that is no id: not a string, not an
+/// integer in `i64`). Read straight from the value: deserializing the untagged `RequestId`
+/// builds an error for every integer id.
+pub(crate) fn request_key(v: &Value) -> Option<RequestId> {
+    match v {
+        Value::String(s) => Some(RequestId::String(s.clone())),
+        Value::Number(n) => n.as_i64().map(RequestId::Integer),
+        _ => None,
+    }
+}
 
 /// One outgoing request.
 #[derive(Debug, Clone)]

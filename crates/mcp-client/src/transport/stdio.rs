@@ -97,10 +97,7 @@ impl std::fmt::Debug for StdioTransport {
     }
 }
 
-/// The request id a message names (`None` for a value that is no id).
-fn key(v: &Value) -> Option<RequestId> {
-    serde::Deserialize::deserialize(v).ok()
-}
+use super::request_key as key;
 
 impl StdioTransport {
     /// Spawns the server in its own process group.
@@ -287,6 +284,25 @@ fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value
     }
     drop(pending);
     let _ = unsolicited.send(msg);
+}
+
+/// One line from a stdio server, read and routed as the reader task does, with request `1`
+/// pending: `Some(true)` if it reached that request, `Some(false)` if it went to the
+/// unsolicited channel, `None` if it was skipped (blank or not JSON). For [`crate::__fuzz`].
+pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
+    let line = line.trim_ascii();
+    if line.is_empty() {
+        return None;
+    }
+    let msg = serde_json::from_slice::<Value>(line).ok()?;
+    let shared = Shared { pending: Mutex::default(), closed: Mutex::default(), stderr_tail: Mutex::default() };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    shared.pending.lock().expect("lock").insert(RequestId::Integer(1), tx);
+    let (unsolicited, mut other) = mpsc::unbounded_channel();
+    route(&shared, &unsolicited, msg);
+    let reached = rx.try_recv().is_ok();
+    assert!(reached != other.try_recv().is_ok(), "a message is delivered exactly once");
+    Some(reached)
 }
 
 impl Transport for StdioTransport {

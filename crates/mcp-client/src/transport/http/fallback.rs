@@ -26,7 +26,7 @@ pub(super) async fn open(inner: &Arc<Inner>) -> Result<(), TransportError> {
     }
     let extra = [("accept".to_owned(), "text/event-stream".to_owned())];
     let extra = inner.with_auth(&Method::GET, &inner.url, &extra).await?;
-    let resp = inner.execute(inner.builder(Method::GET, inner.url.clone(), &extra, false)?, true).await?;
+    let resp = inner.execute(|| inner.builder(Method::GET, inner.url.clone(), &extra, false), true).await?;
     if !resp.status().is_success() {
         return Err(inner
             .failure(resp, None)

@@ -13,6 +13,7 @@
 
 mod builder;
 mod fallback;
+pub(crate) mod fuzz;
 mod redirect;
 mod stream;
 
@@ -28,6 +29,7 @@ use mcp_protocol::types::RequestId;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -87,10 +89,7 @@ fn mime(headers: &HeaderMap) -> String {
         .unwrap_or_default()
 }
 
-/// The request id a message names (`None` for a value that is no id).
-fn key(v: &Value) -> Option<RequestId> {
-    serde::Deserialize::deserialize(v).ok()
-}
+use super::request_key as key;
 
 fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
@@ -129,6 +128,32 @@ fn parse_messages(bytes: &[u8]) -> Result<Vec<Value>, TransportError> {
         Ok(_) => Err(TransportError::Malformed("the server sent JSON that is not a JSON-RPC message".into())),
         Err(e) => Err(TransportError::Malformed(format!("the server sent invalid JSON: {e}"))),
     }
+}
+
+/// What a 4xx/5xx answer with `body` means (see [`Inner::failure`]); `in_session`: a legacy
+/// session is open.
+fn error_answer(
+    status: u16,
+    www_authenticate: Option<String>,
+    body: &[u8],
+    in_session: bool,
+    req_id: Option<&Value>,
+) -> Result<Value, TransportError> {
+    if status == StatusCode::NOT_FOUND.as_u16() && in_session {
+        return Err(TransportError::Closed("session expired".into()));
+    }
+    // Authorization failures stay HTTP errors: the challenge matters more than the body.
+    let auth = status == StatusCode::UNAUTHORIZED.as_u16() || www_authenticate.is_some();
+    if let (Some(id), false, Ok(mut m)) = (req_id, auth, serde_json::from_slice::<Value>(body)) {
+        if is_error_response(&m) {
+            // It answers this HTTP request, whatever id it names (servers use null or
+            // placeholders such as "server-error" when they could not read the request).
+            m["id"] = id.clone();
+            return Ok(m);
+        }
+    }
+    let body = truncate(String::from_utf8_lossy(body).trim(), ERROR_BODY_BYTES);
+    Err(TransportError::Http { status, body, www_authenticate })
 }
 
 /// Only the `MCP-Protocol-Version` header of a request (for GET and DELETE).
@@ -261,17 +286,18 @@ impl Inner {
     }
 
     /// `extra` plus the auth provider's headers for `method` on `url`.
-    async fn with_auth(
+    async fn with_auth<'a>(
         &self,
         method: &Method,
         url: &Url,
-        extra: &[(String, String)],
-    ) -> Result<Vec<(String, String)>, TransportError> {
+        extra: &'a [(String, String)],
+    ) -> Result<Cow<'a, [(String, String)]>, TransportError> {
+        let Some(auth) = &self.auth else {
+            return Ok(Cow::Borrowed(extra));
+        };
         let mut headers = extra.to_vec();
-        if let Some(auth) = &self.auth {
-            headers.extend(auth.headers(method.as_str(), url.as_str()).await?);
-        }
-        Ok(headers)
+        headers.extend(auth.headers(method.as_str(), url.as_str()).await?);
+        Ok(Cow::Owned(headers))
     }
 
     /// POSTs `message` with the auth provider's headers; after a 401/403 the provider handled,
@@ -285,7 +311,7 @@ impl Inner {
         let mut rounds = 0;
         loop {
             let headers = self.with_auth(&Method::POST, &url, extra).await?;
-            let resp = self.execute(self.post(url.clone(), &headers, message)?, true).await?;
+            let resp = self.execute(|| self.post(url.clone(), &headers, message), true).await?;
             let status = resp.status().as_u16();
             // A challenge from another origin (after a redirect) is not for our credentials.
             let ours = redirect::same_origin(resp.url(), &self.url);
@@ -315,8 +341,12 @@ impl Inner {
 
     /// Sends, following same-origin redirects, and waits for the response head (bounded by
     /// the request timeout if `capped`).
-    async fn execute(&self, rb: RequestBuilder, capped: bool) -> Result<Response, TransportError> {
-        let fut = self.send_following(rb);
+    /// `make` builds the request (again for each redirect followed).
+    async fn execute<F>(&self, make: F, capped: bool) -> Result<Response, TransportError>
+    where
+        F: Fn() -> Result<RequestBuilder, TransportError>,
+    {
+        let fut = self.send_following(make);
         match self.request_timeout.filter(|_| capped) {
             Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| TransportError::Timeout)?,
             None => fut.await,
@@ -326,7 +356,8 @@ impl Inner {
     /// Reads at most `limit` bytes of a body; `strict` makes a longer body an error.
     async fn read_body(&self, mut resp: Response, limit: usize, strict: bool) -> Result<Vec<u8>, TransportError> {
         let read = async {
-            let mut out = Vec::new();
+            let expected = resp.content_length().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+            let mut out = Vec::with_capacity(expected.min(limit).min(1 << 20));
             while let Some(chunk) = resp.chunk().await.map_err(|e| map_reqwest(&self.display_url, e))? {
                 if out.len() + chunk.len() > limit {
                     if strict {
@@ -353,21 +384,7 @@ impl Inner {
         let www_authenticate = resp.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = tokio::time::timeout(ERROR_BODY_TIMEOUT, self.read_body(resp, ERROR_BODY_READ, false)).await;
         let body = body.ok().and_then(Result::ok).unwrap_or_default();
-        if status == StatusCode::NOT_FOUND && self.has_session() {
-            return Err(TransportError::Closed("session expired".into()));
-        }
-        // Authorization failures stay HTTP errors: the challenge matters more than the body.
-        let auth = status == StatusCode::UNAUTHORIZED || www_authenticate.is_some();
-        if let (Some(id), false, Ok(mut m)) = (req_id, auth, serde_json::from_slice::<Value>(&body)) {
-            if is_error_response(&m) {
-                // It answers this HTTP request, whatever id it names (servers use null or
-                // placeholders such as "server-error" when they could not read the request).
-                m["id"] = id.clone();
-                return Ok(m);
-            }
-        }
-        let body = truncate(String::from_utf8_lossy(&body).trim(), ERROR_BODY_BYTES);
-        Err(TransportError::Http { status: status.as_u16(), body, www_authenticate })
+        error_answer(status.as_u16(), www_authenticate, &body, self.has_session(), req_id)
     }
 
     /// Remembers the session id of an `initialize` response.
@@ -479,6 +496,20 @@ impl Inner {
     }
 }
 
+/// Sends `notifications/cancelled` for a legacy request when dropped still armed.
+struct CancelNote(Option<LegacyRequest>);
+
+/// What `notifications/cancelled` needs: the transport, the request id and its headers.
+type LegacyRequest = (Arc<Inner>, Value, Vec<(String, String)>);
+
+impl Drop for CancelNote {
+    fn drop(&mut self) {
+        if let Some((inner, id, headers)) = self.0.take() {
+            inner.notify_cancelled(id, headers);
+        }
+    }
+}
+
 /// Streamable HTTP transport (with the legacy HTTP+SSE fallback).
 pub struct HttpTransport {
     inner: Arc<Inner>,
@@ -555,14 +586,23 @@ impl Transport for HttpTransport {
                     )))
                 }
             };
+            let legacy = inner.lock().legacy && method != "initialize";
+            if !sse {
+                // A JSON answer is read right here: no task, no channel hop. Dropping this
+                // future drops the response, which cancels on HTTP; a legacy server is told.
+                let mut note = CancelNote(legacy.then(|| (inner.clone(), id.clone(), req.headers)));
+                let body = inner.read_body(resp, inner.max_event_bytes, true).await;
+                note.0 = None;
+                let messages = parse_messages(&body?)?;
+                return Ok(ready_exchange(messages.into_iter().map(|m| adopt(m, &id)).collect()));
+            }
             let (tx, rx) = mpsc::unbounded_channel();
             let mut get_headers = protocol_of(&req.headers);
             if get_headers.is_empty() {
                 get_headers.extend(inner.lock().protocol.clone().map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
             }
-            let task = tokio::spawn(stream::deliver(inner.clone(), resp, sse, id.clone(), get_headers, tx));
+            let task = tokio::spawn(stream::deliver(inner.clone(), resp, id.clone(), get_headers, tx));
             let abort = task.abort_handle();
-            let legacy = inner.lock().legacy && method != "initialize";
             let note = legacy.then(|| (inner.clone(), id, req.headers));
             let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
                 // Aborting drops the response: the connection closes, which cancels on HTTP.
@@ -610,15 +650,15 @@ impl Transport for HttpTransport {
             let Some(sid) = sid else { return };
             let mut extra = vec![(SESSION_ID.to_owned(), sid)];
             extra.extend(protocol.map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
-            let extra = inner.with_auth(&Method::DELETE, &inner.url, &extra).await.unwrap_or(extra);
-            if let Ok(rb) = inner.builder(Method::DELETE, inner.url.clone(), &extra, false) {
-                match tokio::time::timeout(DELETE_TIMEOUT, inner.send_following(rb)).await {
-                    Ok(Ok(resp)) => {
-                        tracing::debug!(status = resp.status().as_u16(), "ended the legacy session")
-                    }
-                    Ok(Err(e)) => tracing::debug!(error = %e, "could not end the legacy session"),
-                    Err(_) => tracing::debug!("ending the legacy session timed out"),
-                }
+            let extra = match inner.with_auth(&Method::DELETE, &inner.url, &extra).await {
+                Ok(with) => with.into_owned(),
+                Err(_) => extra,
+            };
+            let delete = || inner.builder(Method::DELETE, inner.url.clone(), &extra, false);
+            match tokio::time::timeout(DELETE_TIMEOUT, inner.send_following(delete)).await {
+                Ok(Ok(resp)) => tracing::debug!(status = resp.status().as_u16(), "ended the legacy session"),
+                Ok(Err(e)) => tracing::debug!(error = %e, "could not end the legacy session"),
+                Err(_) => tracing::debug!("ending the legacy session timed out"),
             }
         })
     }

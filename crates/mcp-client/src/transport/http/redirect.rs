@@ -59,21 +59,27 @@ pub(super) fn refused(target: &Url) -> TransportError {
 }
 
 impl Inner {
-    /// Sends a request and follows its method-preserving redirects (307/308, at most
-    /// [`MAX_REDIRECTS`]). Any other answer, or a redirect without a usable `Location`, is
-    /// returned as it is.
-    pub(super) async fn send_following(&self, rb: RequestBuilder) -> Result<Response, TransportError> {
-        let mut req = rb.build().map_err(|e| map_reqwest(&self.display_url, e))?;
+    /// Sends the request `make` builds and follows its method-preserving redirects (307/308,
+    /// at most [`MAX_REDIRECTS`]), building it again for each (so that the common case copies
+    /// nothing). Any other answer, or a redirect without a usable `Location`, is returned as
+    /// it is.
+    pub(super) async fn send_following<F>(&self, make: F) -> Result<Response, TransportError>
+    where
+        F: Fn() -> Result<RequestBuilder, TransportError>,
+    {
+        let build = || make()?.build().map_err(|e| map_reqwest(&self.display_url, e));
+        let mut req = build()?;
         let mut hops = 0;
+        let mut stripped = false;
         loop {
-            let again = req.try_clone();
             let resp = self.client.execute(req).await.map_err(|e| map_reqwest(&self.display_url, e))?;
             if !matches!(resp.status().as_u16(), 307 | 308) {
                 return Ok(resp);
             }
-            let (Some(target), Some(mut next)) = (location(&resp), again) else {
+            let Some(target) = location(&resp) else {
                 return Ok(resp);
             };
+            let mut next = build()?;
             if hops == MAX_REDIRECTS {
                 return Err(TransportError::Connect(
                     format!("the server redirected more than {MAX_REDIRECTS} times in a row"),
@@ -85,6 +91,10 @@ impl Inner {
                 if !self.cross_origin_redirects {
                     return Err(refused(&target));
                 }
+                // Once the request has left the server's origin, it stays stripped.
+                stripped = true;
+            }
+            if stripped {
                 strip_to_protocol(next.headers_mut());
             }
             tracing::debug!(to = %display_url(&target), status = resp.status().as_u16(), "following a redirect");

@@ -1,7 +1,7 @@
 //! Response bodies: JSON, SSE streams with `Last-Event-ID` resumption, and the standalone GET
 //! stream of legacy sessions.
 
-use super::{adopt, is_response_to, map_reqwest, mime, parse_messages, Inner, Route};
+use super::{is_response_to, map_reqwest, mime, parse_messages, Inner, Route};
 use crate::error::TransportError;
 use futures::{Stream, StreamExt};
 use mcp_protocol::sse::{SseEvent, SseParser};
@@ -118,32 +118,14 @@ impl Resume {
     }
 }
 
-/// Delivers the body of a successful answer to a request into its exchange.
+/// Delivers an SSE answer to a request into its exchange, resuming the stream when it breaks.
 pub(super) async fn deliver(
     inner: Arc<Inner>,
     resp: Response,
-    sse: bool,
     id: Value,
     get_headers: Vec<(String, String)>,
     tx: Route,
 ) {
-    if !sse {
-        let result = match inner.read_body(resp, inner.max_event_bytes, true).await {
-            Ok(body) => parse_messages(&body),
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(messages) => {
-                for m in messages {
-                    let _ = tx.send(Ok(adopt(m, &id)));
-                }
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-            }
-        }
-        return;
-    }
     let mut resume = Resume::default();
     let mut attempts = 0;
     let mut resp = resp;
@@ -253,8 +235,12 @@ impl Inner {
             extra.push(("last-event-id".into(), id.to_owned()));
         }
         let extra = self.with_auth(&Method::GET, &self.url, &extra).await.map_err(GetError::Fatal)?;
-        let rb = self.builder(Method::GET, self.url.clone(), &extra, true).map_err(GetError::Fatal)?;
-        let resp = self.execute(rb, true).await.map_err(GetError::Retry)?;
+        let get = || self.builder(Method::GET, self.url.clone(), &extra, true);
+        let resp = self.execute(get, true).await.map_err(|e| match e {
+            // A request that cannot be built (bad header): not worth a retry.
+            e @ TransportError::Malformed(_) => GetError::Fatal(e),
+            e => GetError::Retry(e),
+        })?;
         let status = resp.status();
         if status.is_success() {
             return match mime(resp.headers()).as_str() {
