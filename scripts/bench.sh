@@ -183,6 +183,25 @@ fi
 load_stdio "ceiling-stdio-f64" 64 "$BIN/mcp-ceiling-stdio"
 load_stdio "mcp-stdio-f64" 64 "$BIN/mcp serve everything --stdio"
 
+# Sequential: one request in flight (stdio) and one connection (HTTP), interleaved twice.
+for run in 1 2; do
+  load_stdio "ceiling-stdio-f1-$run" 1 "$BIN/mcp-ceiling-stdio"
+  load_stdio "mcp-stdio-f1-$run" 1 "$BIN/mcp serve everything --stdio"
+  start_http ceiling-http "$BIN/mcp-ceiling-http" --addr 127.0.0.1:0
+  load_http "ceiling-http-c1-$run" 1
+  stop_server
+  start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
+  load_http "mcp-http-c1-$run" 1
+  stop_server
+done
+# Cold start: spawn to first answer on stdio, 30 starts each, interleaved.
+if [ -x "$BIN/mcp-coldstart" ]; then
+  for run in 1 2; do
+    taskset -c "$SERVER_CPU" "$BIN/mcp-coldstart" --command "$BIN/mcp-ceiling-stdio" --runs 30 --label "cold-ceiling-$run" >>"$RESULTS"
+    taskset -c "$SERVER_CPU" "$BIN/mcp-coldstart" --command "$BIN/mcp serve everything --stdio" --runs 30 --label "cold-mcp-$run" >>"$RESULTS"
+  done
+fi
+
 # ---- report ----------------------------------------------------------------------------------
 field() { jq -r --arg l "$1" "select(.label == \$l) | .$2 // \"\"" "$RESULTS"; }
 mib() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f MiB", k / 1024 }'; }
@@ -213,6 +232,12 @@ row "http c=64" ceiling ceiling-http-c64 ceiling-http-c64
 row "http c=64" mcp mcp-http-c64 ceiling-http-c64
 row "stdio f=64" ceiling ceiling-stdio-f64 ceiling-stdio-f64
 row "stdio f=64" mcp mcp-stdio-f64 ceiling-stdio-f64
+for run in 1 2; do
+  row "stdio f=1" ceiling "ceiling-stdio-f1-$run" "ceiling-stdio-f1-$run"
+  row "stdio f=1" mcp "mcp-stdio-f1-$run" "ceiling-stdio-f1-$run"
+  row "http c=1" ceiling "ceiling-http-c1-$run" "ceiling-http-c1-$run"
+  row "http c=1" mcp "mcp-http-c1-$run" "ceiling-http-c1-$run"
+done
 echo "(ratio = mcp req/s / ceiling req/s; redis rows: mcp --redis / the in-process run before it; srv_cpu% = server CPU in % of one core)"
 xing() { jq -r "select(.label == \"crossing\") | .$1 | \"p50 \(.p50_us) us, p99 \(.p99_us) us (\(.samples) samples)\"" "$RESULTS"; }
 if grep -q '"crossing"' "$RESULTS"; then
@@ -220,6 +245,10 @@ if grep -q '"crossing"' "$RESULTS"; then
   echo "change notification, trigger on A, listen on B (Redis): $(xing notification_crossing)"
   echo "task create on A -> visible on B: $(xing task_create_to_visible); extra gets: $(jq -r 'select(.label == "crossing") | .task_create_extra_gets' "$RESULTS")"
   echo "task update on B -> visible on C: $(xing task_update_to_visible)"
+fi
+cold() { field "$1" p50_ms; }
+if grep -q '"cold-mcp-1"' "$RESULTS"; then
+  echo "cold start (spawn to first answer, median of 30): ceiling $(cold cold-ceiling-1) / $(cold cold-ceiling-2) ms, mcp $(cold cold-mcp-1) / $(cold cold-mcp-2) ms"
 fi
 echo "idle RSS of mcp (start, wait 1 s, VmRSS): http $(mib "$IDLE_HTTP_KIB"), stdio $(mib "$IDLE_STDIO_KIB")"
 echo "load average at start: $LOAD_START; at end: $LOAD_END (other work on this machine skews results)"
@@ -239,6 +268,13 @@ sum() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 [ -n "$(field mcp-http-redis-c16-1 rps)" ] && check "HTTP c=16 mcp --redis / in-process req/s (2 runs each)" \
   "$(ratio "$(sum "$(field mcp-http-redis-c16-1 rps)" "$(field mcp-http-redis-c16-2 rps)")" \
     "$(sum "$(field mcp-http-c16 rps)" "$(field mcp-http-c16-again rps)")")" ">=" 0.95
+sum2() { awk -v a="$(field "$1-1" rps)" -v b="$(field "$1-2" rps)" 'BEGIN { print a + b }'; }
+check "stdio f=1 mcp/ceiling req/s (2 runs each)" "$(ratio "$(sum2 mcp-stdio-f1)" "$(sum2 ceiling-stdio-f1)")" ">=" 0.9
+check "HTTP c=1 mcp/ceiling req/s (2 runs each)" "$(ratio "$(sum2 mcp-http-c1)" "$(sum2 ceiling-http-c1)")" ">=" 0.95
+if grep -q '"cold-mcp-1"' "$RESULTS"; then
+  check "cold start mcp - ceiling ms (medians, 2 runs)" "$(awk -v a="$(cold cold-mcp-1)" -v b="$(cold cold-mcp-2)" \
+    -v c="$(cold cold-ceiling-1)" -v d="$(cold cold-ceiling-2)" 'BEGIN { printf "%.2f", (a + b - c - d) / 2 }')" "<" 3
+fi
 check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3
 errors=$(jq -s 'map(.errors) | add' "$RESULTS")
 [ "$errors" = "0" ] || echo "WARN $errors request errors in total (see $RESULTS)"
