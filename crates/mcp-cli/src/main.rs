@@ -409,7 +409,17 @@ fn main() -> std::process::ExitCode {
         mcp_malloc::tune_allocator();
         mcp::server::panic::install_hook();
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    // A stdio server has one client and one pipe each way: on one thread, reading a request,
+    // running its handler and writing the answer involve no cross-thread wake-ups (and start
+    // no worker threads). HTTP serves many connections: one worker per core.
+    let stdio_server = matches!(cli.command, Command::Serve { stdio: true, http: None, .. })
+        && std::env::var("MCP_STDIO_THREADS").map_or(true, |v| v == "1");
+    let rt = if stdio_server {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    }
+    .expect("tokio runtime");
     match cli.command {
         Command::Serve { name: _, http, stdio, allow_hosts, skills, auth, shared, limits } => {
             serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
