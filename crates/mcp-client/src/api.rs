@@ -81,7 +81,7 @@ impl Client {
         let tools = self.list_all("tools/list", "tools").await?;
         let http = self.inner.transport.kind() == TransportKind::Http;
         let mut kept = Vec::with_capacity(tools.len());
-        let mut headers = self.inner.tool_headers.lock().expect("lock");
+        let mut headers = self.inner.tool_headers.write().expect("lock");
         for t in tools {
             let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
             let schema = t.get("inputSchema").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -114,10 +114,10 @@ impl Client {
         opts: &CallOptions,
     ) -> Result<Value, ClientError> {
         if self.inner.transport.kind() == TransportKind::Http && self.is_modern() {
-            let known = self.inner.tool_headers.lock().expect("lock").contains_key(name);
+            let known = self.inner.tool_headers.read().expect("lock").contains_key(name);
             if !known {
                 self.list_tools().await?;
-                if !self.inner.tool_headers.lock().expect("lock").contains_key(name) {
+                if !self.inner.tool_headers.read().expect("lock").contains_key(name) {
                     return Err(ClientError::InvalidTool {
                         tool: name.to_owned(),
                         reason: "not offered by the server (or has invalid x-mcp-header annotations)".into(),

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -226,9 +226,10 @@ impl ClientBuilder {
 pub(crate) struct Inner {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) config: ClientBuilder,
-    pub(crate) era: Mutex<Option<ServerEra>>,
+    /// Written once while connecting, read by every request: a read lock does not contend.
+    pub(crate) era: RwLock<Option<ServerEra>>,
     pub(crate) next_id: AtomicI64,
-    pub(crate) tool_headers: Mutex<HashMap<String, Arc<[HeaderParam]>>>,
+    pub(crate) tool_headers: RwLock<HashMap<String, Arc<[HeaderParam]>>>,
     pub(crate) cache: Cache,
     /// The `clientCapabilities` of modern requests (computed once: every request sends it).
     pub(crate) modern_caps: Value,
@@ -257,9 +258,9 @@ impl Client {
                 modern_caps,
                 transport,
                 config,
-                era: Mutex::new(None),
+                era: RwLock::new(None),
                 next_id: AtomicI64::new(1),
-                tool_headers: Mutex::new(HashMap::new()),
+                tool_headers: RwLock::new(HashMap::new()),
                 cache: Cache::default(),
             }),
         };
@@ -301,7 +302,7 @@ impl Client {
             match negotiation.handle(probed)? {
                 Step::Probe => {}
                 Step::Modern { version, discover } => {
-                    *self.inner.era.lock().expect("lock") = Some(ServerEra::Modern { version, discover });
+                    *self.inner.era.write().expect("lock") = Some(ServerEra::Modern { version, discover });
                     return Ok(());
                 }
                 Step::Legacy(why) => {
@@ -338,12 +339,12 @@ impl Client {
 
     /// The era and negotiated version.
     pub fn era(&self) -> Option<ServerEra> {
-        self.inner.era.lock().expect("lock").clone()
+        self.inner.era.read().expect("lock").clone()
     }
 
     /// Whether the server is modern (stateless).
     pub fn is_modern(&self) -> bool {
-        matches!(*self.inner.era.lock().expect("lock"), Some(ServerEra::Modern { .. }))
+        matches!(*self.inner.era.read().expect("lock"), Some(ServerEra::Modern { .. }))
     }
 
     /// The negotiated protocol version.
@@ -355,7 +356,7 @@ impl Client {
     /// `server/discover` or `initialize` result as [`Client::era`] does (every request needs
     /// these).
     pub(crate) fn negotiated(&self) -> Option<(bool, String)> {
-        match &*self.inner.era.lock().expect("lock") {
+        match &*self.inner.era.read().expect("lock") {
             Some(ServerEra::Modern { version, .. }) => Some((false, version.clone())),
             Some(ServerEra::Legacy { version, .. }) => Some((true, version.clone())),
             None => None,
@@ -364,7 +365,7 @@ impl Client {
 
     /// The server's capabilities (from `server/discover` or `initialize`).
     pub fn server_capabilities(&self) -> Value {
-        match &*self.inner.era.lock().expect("lock") {
+        match &*self.inner.era.read().expect("lock") {
             Some(ServerEra::Modern { discover: r, .. } | ServerEra::Legacy { initialize: r, .. }) => {
                 r.get("capabilities").cloned().unwrap_or_default()
             }
@@ -401,8 +402,11 @@ impl Client {
         Value::Object(params)
     }
 
-    /// The Streamable HTTP headers of a modern request.
+    /// The Streamable HTTP headers of a modern request (none on stdio, which has no headers).
     pub(crate) fn modern_headers(&self, version: &str, method: &str, params: &Value) -> Vec<(String, String)> {
+        if self.inner.transport.kind() != TransportKind::Http {
+            return Vec::new();
+        }
         let mut out =
             vec![(h::PROTOCOL_VERSION.to_owned(), version.to_owned()), (h::METHOD.to_owned(), method.to_owned())];
         let name =
@@ -412,7 +416,7 @@ impl Client {
         }
         if method == "tools/call" {
             let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
-            let known = self.inner.tool_headers.lock().expect("lock").get(tool).cloned();
+            let known = self.inner.tool_headers.read().expect("lock").get(tool).cloned();
             if let (Some(hp), Some(args)) = (known, params.get("arguments").and_then(Value::as_object)) {
                 for p in hp.iter() {
                     if let Some(v) = h::header_value_for(args, &p.path) {

@@ -21,7 +21,7 @@ impl Client {
         if !version::LEGACY.contains(&negotiated.as_str()) {
             return Err(ClientError::NoCommonVersion { server: vec![negotiated] });
         }
-        *self.inner.era.lock().expect("lock") = Some(ServerEra::Legacy { version: negotiated, initialize: result });
+        *self.inner.era.write().expect("lock") = Some(ServerEra::Legacy { version: negotiated, initialize: result });
         self.inner.transport.begin_legacy_session().await?;
         self.inner
             .transport

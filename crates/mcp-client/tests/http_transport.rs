@@ -226,7 +226,12 @@ async fn connection_refused_is_connect_error() {
                 assert!(msg.to_lowercase().contains("refused") || msg.contains("connect"), "{msg}");
                 // The cause is kept, not only its text.
                 let TransportError::Connect(_, Some(source)) = &e else { panic!("no source: {e:?}") };
-                assert!(source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_connect), "{source:?}");
+                // Plain http:// goes through hyper directly; https:// through reqwest.
+                let hyper_connect = source
+                    .downcast_ref::<hyper_util::client::legacy::Error>()
+                    .is_some_and(hyper_util::client::legacy::Error::is_connect);
+                let reqwest_connect = source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_connect);
+                assert!(hyper_connect || reqwest_connect, "{source:?}");
                 assert!(std::error::Error::source(&e).is_some());
             }
             other => panic!("{other:?}"),

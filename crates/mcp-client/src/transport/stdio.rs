@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -63,8 +64,11 @@ impl StdioCommand {
 
 type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
 
+#[derive(Default)]
 struct Shared {
     pending: Mutex<HashMap<RequestId, Route>>,
+    /// `closed` is set (read on every write without taking the lock).
+    is_closed: AtomicBool,
     closed: Mutex<Option<String>>,
     stderr_tail: Mutex<VecDeque<String>>,
 }
@@ -72,12 +76,16 @@ struct Shared {
 impl Shared {
     fn fail_all(&self, why: String) {
         *self.closed.lock().expect("lock") = Some(why.clone());
+        self.is_closed.store(true, Ordering::Release);
         for (_, tx) in self.pending.lock().expect("lock").drain() {
             let _ = tx.send(Err(TransportError::Closed(why.clone())));
         }
     }
 
     fn closed_reason(&self) -> Option<String> {
+        if !self.is_closed.load(Ordering::Acquire) {
+            return None;
+        }
         self.closed.lock().expect("lock").clone()
     }
 }
@@ -119,8 +127,7 @@ impl StdioTransport {
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
-        let shared =
-            Arc::new(Shared { pending: Mutex::default(), closed: Mutex::default(), stderr_tail: Mutex::default() });
+        let shared = Arc::new(Shared::default());
         let (writer, mut write_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
 
@@ -165,6 +172,7 @@ impl StdioTransport {
         tokio::spawn(async move {
             let mut r = BufReader::with_capacity(64 * 1024, stdout);
             let mut buf = Vec::with_capacity(4096);
+            let mut batch = Vec::new();
             let why = loop {
                 buf.clear();
                 match (&mut r).take(max as u64 + 1).read_until(b'\n', &mut buf).await {
@@ -178,10 +186,16 @@ impl StdioTransport {
                     continue;
                 }
                 match serde_json::from_slice::<Value>(line) {
-                    Ok(msg) => route(&reader_shared, &unsolicited_tx, msg),
+                    Ok(msg) => batch.push(msg),
                     Err(e) => tracing::warn!(error = %e, "ignoring a non-JSON line from the server"),
                 }
+                // Lines already buffered are routed together, under one lock; nothing waits
+                // for a line that has not fully arrived.
+                if batch.len() >= 64 || !r.buffer().contains(&b'\n') {
+                    route_all(&reader_shared, &unsolicited_tx, &mut batch);
+                }
             };
+            route_all(&reader_shared, &unsolicited_tx, &mut batch);
             let tail: Vec<String> = reader_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
             let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
             reader_shared.fail_all(why);
@@ -259,10 +273,11 @@ enum Signal {
     Kill,
 }
 
-/// Delivers one message from the server to whoever waits for it.
-fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value) {
+/// Where a message from the server goes: `(request, is_response)`, or `None` for the
+/// unsolicited channel.
+fn target(msg: &Value) -> Option<(RequestId, bool)> {
     let is_response = msg.get("id").is_some() && (msg.get("result").is_some() || msg.get("error").is_some());
-    let target = if is_response {
+    let k = if is_response {
         msg.get("id").and_then(key)
     } else if msg.get("id").is_none() {
         // Progress and subscription notifications name their request.
@@ -274,16 +289,39 @@ fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value
     } else {
         None
     };
-    let mut pending = shared.pending.lock().expect("lock");
-    if let Some(k) = target {
-        let delivered = if is_response { pending.remove(&k) } else { pending.get(&k).cloned() };
-        if let Some(tx) = delivered {
-            let _ = tx.send(Ok(msg));
-            return;
+    k.map(|k| (k, is_response))
+}
+
+/// Delivers one message from the server to whoever waits for it.
+fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value) {
+    route_all(shared, unsolicited, &mut vec![msg]);
+}
+
+/// Delivers messages from the server in order, taking the lock once; empties `batch`.
+fn route_all(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, batch: &mut Vec<Value>) {
+    if batch.is_empty() {
+        return;
+    }
+    let mut others = Vec::new();
+    {
+        let mut pending = shared.pending.lock().expect("lock");
+        for msg in batch.drain(..) {
+            let delivered = match target(&msg) {
+                Some((k, true)) => pending.remove(&k),
+                Some((k, false)) => pending.get(&k).cloned(),
+                None => None,
+            };
+            match delivered {
+                Some(tx) => {
+                    let _ = tx.send(Ok(msg));
+                }
+                None => others.push(msg),
+            }
         }
     }
-    drop(pending);
-    let _ = unsolicited.send(msg);
+    for msg in others {
+        let _ = unsolicited.send(msg);
+    }
 }
 
 /// One line from a stdio server, read and routed as the reader task does, with request `1`
@@ -295,7 +333,7 @@ pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
         return None;
     }
     let msg = serde_json::from_slice::<Value>(line).ok()?;
-    let shared = Shared { pending: Mutex::default(), closed: Mutex::default(), stderr_tail: Mutex::default() };
+    let shared = Shared::default();
     let (tx, mut rx) = mpsc::unbounded_channel();
     shared.pending.lock().expect("lock").insert(RequestId::Integer(1), tx);
     let (unsolicited, mut other) = mpsc::unbounded_channel();

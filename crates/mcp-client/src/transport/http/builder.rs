@@ -1,6 +1,7 @@
 //! Configuration of the HTTP transport.
 
-use super::{describe, HttpTransport, Inner};
+use super::wire::Wire;
+use super::{HttpTransport, Inner};
 use crate::auth::AuthProvider;
 use crate::error::{ErrorSource, TransportError};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -115,17 +116,10 @@ impl HttpTransportBuilder {
             }
             headers.append(name, value);
         }
-        // Redirects are followed by the transport itself (`Inner::execute`), which knows which
-        // headers are the user's: reqwest would carry custom headers to another origin.
-        let client = reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("mcp-client/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| TransportError::Connect(describe(&e), Some(ErrorSource::new(e))))?;
+        let wire = Wire::new(&url, self.connect_timeout)?;
         let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
         let inner = Inner {
-            client,
+            wire,
             display_url: display_url(&url),
             url,
             headers,

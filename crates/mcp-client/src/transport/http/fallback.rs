@@ -3,7 +3,7 @@
 
 use super::redirect::same_origin;
 use super::stream::{dispatch, is_event_stream, pump, End, Flow};
-use super::{key, map_reqwest, ready_exchange, Inner};
+use super::{key, ready_exchange, Inner};
 use crate::error::TransportError;
 use crate::transport::{Exchange, OutgoingRequest};
 use futures::{Stream, StreamExt};
@@ -43,7 +43,7 @@ pub(super) async fn open(inner: &Arc<Inner>) -> Result<(), TransportError> {
         loop {
             match body.next().await {
                 None => return Err(TransportError::Closed("the SSE stream ended before its endpoint event".into())),
-                Some(Err(e)) => return Err(map_reqwest(&inner.display_url, e)),
+                Some(Err(e)) => return Err(e),
                 Some(Ok(bytes)) => {
                     let events = parser.feed(&bytes).map_err(|e| TransportError::Malformed(e.to_string()))?;
                     if !events.is_empty() {
@@ -86,7 +86,7 @@ pub(super) async fn open(inner: &Arc<Inner>) -> Result<(), TransportError> {
 /// Routes everything the GET stream carries; when it ends, so does the transport.
 async fn read<S>(inner: Arc<Inner>, rest: Vec<SseEvent>, body: S, mut parser: SseParser)
 where
-    S: Stream<Item = reqwest::Result<bytes::Bytes>>,
+    S: Stream<Item = Result<bytes::Bytes, TransportError>>,
 {
     let mut deliver = |m: Value| {
         inner.route(m);

@@ -10,12 +10,16 @@
 //!   stream whose `endpoint` event names the POST URL; every answer arrives on that stream.
 //!
 //! Header values given to the builder (such as `Authorization`) are never logged or echoed.
+//!
+//! Plain `http://` requests go through hyper's pooled HTTP/1.1 client directly; `https://`
+//! through reqwest (see `wire`).
 
 mod builder;
 mod fallback;
 pub(crate) mod fuzz;
 mod redirect;
 mod stream;
+mod wire;
 
 pub use builder::HttpTransportBuilder;
 use builder::{display_url, is_sensitive};
@@ -23,11 +27,12 @@ use builder::{display_url, is_sensitive};
 use super::{Exchange, OutgoingRequest, Transport, TransportKind};
 use crate::auth::{AuthChallenge, AuthProvider};
 use crate::error::{ErrorSource, TransportError};
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use mcp_protocol::headers as h;
 use mcp_protocol::types::RequestId;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
-use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
+use reqwest::{Method, StatusCode, Url};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -35,6 +40,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use wire::{Req, Resp};
 
 /// The legacy session header.
 const SESSION_ID: &str = "mcp-session-id";
@@ -52,10 +58,10 @@ const MAX_AUTH_ROUNDS: usize = 2;
 
 type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
 
-/// A reqwest error with its causes, without the URL.
-fn describe(e: &reqwest::Error) -> String {
+/// An error with its causes, as one line.
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    let mut cur = Some(e);
     while let Some(err) = cur {
         let text = err.to_string();
         if !parts.last().is_some_and(|p| p.contains(&text)) {
@@ -191,7 +197,7 @@ struct State {
 }
 
 struct Inner {
-    client: reqwest::Client,
+    wire: wire::Wire,
     url: Url,
     display_url: String,
     headers: HeaderMap,
@@ -252,7 +258,7 @@ impl Inner {
         url: Url,
         extra: &[(String, String)],
         with_session: bool,
-    ) -> Result<RequestBuilder, TransportError> {
+    ) -> Result<Req, TransportError> {
         let mut headers = self.headers.clone();
         for (k, v) in extra {
             let name = HeaderName::from_bytes(k.as_bytes())
@@ -272,17 +278,16 @@ impl Inner {
                 );
             }
         }
-        Ok(self.client.request(method, url).headers(headers))
+        Ok(Req { method, url, headers, body: None })
     }
 
     /// A POST of one JSON-RPC message.
-    fn post(&self, url: Url, extra: &[(String, String)], message: &Value) -> Result<RequestBuilder, TransportError> {
-        let body = serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))?;
-        Ok(self
-            .builder(Method::POST, url, extra, true)?
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(body))
+    fn post(&self, url: Url, extra: &[(String, String)], body: &Bytes) -> Result<Req, TransportError> {
+        let mut req = self.builder(Method::POST, url, extra, true)?;
+        req.headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        req.headers.append(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        req.body = Some(body.clone());
+        Ok(req)
     }
 
     /// `extra` plus the auth provider's headers for `method` on `url`.
@@ -307,11 +312,12 @@ impl Inner {
         url: Url,
         extra: &[(String, String)],
         message: &Value,
-    ) -> Result<Response, TransportError> {
+    ) -> Result<Resp, TransportError> {
+        let body = Bytes::from(serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))?);
         let mut rounds = 0;
         loop {
             let headers = self.with_auth(&Method::POST, &url, extra).await?;
-            let resp = self.execute(|| self.post(url.clone(), &headers, message), true).await?;
+            let resp = self.execute(|| self.post(url.clone(), &headers, &body), true).await?;
             let status = resp.status().as_u16();
             // A challenge from another origin (after a redirect) is not for our credentials.
             let ours = redirect::same_origin(resp.url(), &self.url);
@@ -342,9 +348,9 @@ impl Inner {
     /// Sends, following same-origin redirects, and waits for the response head (bounded by
     /// the request timeout if `capped`).
     /// `make` builds the request (again for each redirect followed).
-    async fn execute<F>(&self, make: F, capped: bool) -> Result<Response, TransportError>
+    async fn execute<F>(&self, make: F, capped: bool) -> Result<Resp, TransportError>
     where
-        F: Fn() -> Result<RequestBuilder, TransportError>,
+        F: Fn() -> Result<Req, TransportError>,
     {
         let fut = self.send_following(make);
         match self.request_timeout.filter(|_| capped) {
@@ -354,11 +360,11 @@ impl Inner {
     }
 
     /// Reads at most `limit` bytes of a body; `strict` makes a longer body an error.
-    async fn read_body(&self, mut resp: Response, limit: usize, strict: bool) -> Result<Vec<u8>, TransportError> {
+    async fn read_body(&self, mut resp: Resp, limit: usize, strict: bool) -> Result<Vec<u8>, TransportError> {
         let read = async {
             let expected = resp.content_length().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
             let mut out = Vec::with_capacity(expected.min(limit).min(1 << 20));
-            while let Some(chunk) = resp.chunk().await.map_err(|e| map_reqwest(&self.display_url, e))? {
+            while let Some(chunk) = resp.chunk().await? {
                 if out.len() + chunk.len() > limit {
                     if strict {
                         return Err(TransportError::Malformed(format!("response body exceeds {limit} bytes")));
@@ -379,7 +385,7 @@ impl Inner {
     /// A 4xx/5xx answer: the JSON-RPC error response it carries (with the id of `req_id`), or
     /// the matching transport error: `Closed("session expired")` for a 404 in a session, `Http`
     /// otherwise (always for 401 and for answers with a `WWW-Authenticate` challenge).
-    async fn failure(&self, resp: Response, req_id: Option<&Value>) -> Result<Value, TransportError> {
+    async fn failure(&self, resp: Resp, req_id: Option<&Value>) -> Result<Value, TransportError> {
         let status = resp.status();
         let www_authenticate = resp.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = tokio::time::timeout(ERROR_BODY_TIMEOUT, self.read_body(resp, ERROR_BODY_READ, false)).await;
@@ -552,8 +558,6 @@ impl Transport for HttpTransport {
     fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            inner.check_open()?;
-            inner.remember_protocol(&req.headers);
             let id = req
                 .message
                 .get("id")
@@ -561,7 +565,19 @@ impl Transport for HttpTransport {
                 .cloned()
                 .ok_or_else(|| TransportError::Malformed("request without id".into()))?;
             let method = req.message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let endpoint = inner.lock().endpoint.clone();
+            // One lock for everything the request needs to know (calls contend for it).
+            let (endpoint, legacy) = {
+                let mut st = inner.lock();
+                if let Some(why) = &st.closed {
+                    return Err(TransportError::Closed(why.clone()));
+                }
+                if let Some((_, v)) = req.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(h::PROTOCOL_VERSION)) {
+                    if st.protocol.as_deref() != Some(v.as_str()) {
+                        st.protocol = Some(v.clone());
+                    }
+                }
+                (st.endpoint.clone(), st.legacy && method != "initialize")
+            };
             if let Some(endpoint) = endpoint {
                 return fallback::request(inner, endpoint, id, method, req).await;
             }
@@ -586,7 +602,6 @@ impl Transport for HttpTransport {
                     )))
                 }
             };
-            let legacy = inner.lock().legacy && method != "initialize";
             if !sse {
                 // A JSON answer is read right here: no task, no channel hop. Dropping this
                 // future drops the response, which cancels on HTTP; a legacy server is told.

@@ -1,13 +1,14 @@
-//! Redirects, followed by the transport itself rather than by reqwest, which would carry every
-//! header but `Authorization` and cookies to another host. A 307/308 within the server URL's
-//! origin keeps every header; one to another origin fails the request, unless the builder
-//! allowed it, and then only the protocol's own headers go along.
+//! Redirects, followed by the transport itself rather than by the HTTP library: reqwest would
+//! carry every header but `Authorization` and cookies to another host. A 307/308 within the
+//! server URL's origin keeps every header; one to another origin fails the request, unless the
+//! builder allowed it, and then only the protocol's own headers go along.
 
 use super::builder::display_url;
-use super::{map_reqwest, Inner};
+use super::wire::{Req, Resp};
+use super::Inner;
 use crate::error::TransportError;
 use reqwest::header::{HeaderMap, LOCATION};
-use reqwest::{RequestBuilder, Response, Url};
+use reqwest::Url;
 
 /// Most redirects followed in a row for one request.
 pub(super) const MAX_REDIRECTS: usize = 5;
@@ -40,7 +41,7 @@ fn strip_to_protocol(headers: &mut HeaderMap) {
 }
 
 /// Where a 307/308 points (resolved against the URL it answered), if it is an http(s) URL.
-fn location(resp: &Response) -> Option<Url> {
+fn location(resp: &Resp) -> Option<Url> {
     let raw = resp.headers().get(LOCATION)?.to_str().ok()?;
     let mut url = resp.url().join(raw.trim()).ok()?;
     url.set_fragment(None);
@@ -63,23 +64,22 @@ impl Inner {
     /// at most [`MAX_REDIRECTS`]), building it again for each (so that the common case copies
     /// nothing). Any other answer, or a redirect without a usable `Location`, is returned as
     /// it is.
-    pub(super) async fn send_following<F>(&self, make: F) -> Result<Response, TransportError>
+    pub(super) async fn send_following<F>(&self, make: F) -> Result<Resp, TransportError>
     where
-        F: Fn() -> Result<RequestBuilder, TransportError>,
+        F: Fn() -> Result<Req, TransportError>,
     {
-        let build = || make()?.build().map_err(|e| map_reqwest(&self.display_url, e));
-        let mut req = build()?;
+        let mut req = make()?;
         let mut hops = 0;
         let mut stripped = false;
         loop {
-            let resp = self.client.execute(req).await.map_err(|e| map_reqwest(&self.display_url, e))?;
+            let resp = self.wire.send(req, &self.display_url).await?;
             if !matches!(resp.status().as_u16(), 307 | 308) {
                 return Ok(resp);
             }
             let Some(target) = location(&resp) else {
                 return Ok(resp);
             };
-            let mut next = build()?;
+            let mut next = make()?;
             if hops == MAX_REDIRECTS {
                 return Err(TransportError::Connect(
                     format!("the server redirected more than {MAX_REDIRECTS} times in a row"),
@@ -95,10 +95,10 @@ impl Inner {
                 stripped = true;
             }
             if stripped {
-                strip_to_protocol(next.headers_mut());
+                strip_to_protocol(&mut next.headers);
             }
             tracing::debug!(to = %display_url(&target), status = resp.status().as_u16(), "following a redirect");
-            *next.url_mut() = target;
+            next.url = target;
             req = next;
         }
     }

@@ -1,12 +1,13 @@
 //! Response bodies: JSON, SSE streams with `Last-Event-ID` resumption, and the standalone GET
 //! stream of legacy sessions.
 
-use super::{is_response_to, map_reqwest, mime, parse_messages, Inner, Route};
+use super::wire::Resp;
+use super::{is_response_to, mime, parse_messages, Inner, Route};
 use crate::error::TransportError;
 use futures::{Stream, StreamExt};
 use mcp_protocol::sse::{SseEvent, SseParser};
 use reqwest::header::HeaderMap;
-use reqwest::{Method, Response, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -63,7 +64,7 @@ pub(super) async fn pump<S, B, F>(
     stop: impl Future<Output = ()>,
 ) -> End
 where
-    S: Stream<Item = reqwest::Result<B>>,
+    S: Stream<Item = Result<B, TransportError>>,
     B: AsRef<[u8]>,
     F: FnMut(Value) -> Flow,
 {
@@ -78,7 +79,7 @@ where
         };
         let bytes = match chunk {
             None => return End::Ended,
-            Some(Err(e)) => return End::Broken(map_reqwest("", e)),
+            Some(Err(e)) => return End::Broken(e),
             Some(Ok(b)) => b,
         };
         let events = match parser.feed(bytes.as_ref()) {
@@ -119,13 +120,7 @@ impl Resume {
 }
 
 /// Delivers an SSE answer to a request into its exchange, resuming the stream when it breaks.
-pub(super) async fn deliver(
-    inner: Arc<Inner>,
-    resp: Response,
-    id: Value,
-    get_headers: Vec<(String, String)>,
-    tx: Route,
-) {
+pub(super) async fn deliver(inner: Arc<Inner>, resp: Resp, id: Value, get_headers: Vec<(String, String)>, tx: Route) {
     let mut resume = Resume::default();
     let mut attempts = 0;
     let mut resp = resp;
@@ -184,7 +179,7 @@ async fn reconnect(
     headers: &[(String, String)],
     tx: &Route,
     attempts: &mut u32,
-) -> Option<Response> {
+) -> Option<Resp> {
     loop {
         if *attempts >= MAX_RESUME_ATTEMPTS {
             let why = format!("the response stream broke and {MAX_RESUME_ATTEMPTS} attempts to resume it failed");
@@ -228,7 +223,7 @@ impl Inner {
         &self,
         last_id: Option<&str>,
         headers: &[(String, String)],
-    ) -> Result<Response, GetError> {
+    ) -> Result<Resp, GetError> {
         let mut extra = headers.to_vec();
         extra.push(("accept".into(), "text/event-stream".into()));
         if let Some(id) = last_id {
