@@ -359,22 +359,38 @@ impl Inner {
         }
     }
 
-    /// Reads at most `limit` bytes of a body; `strict` makes a longer body an error.
-    async fn read_body(&self, mut resp: Resp, limit: usize, strict: bool) -> Result<Vec<u8>, TransportError> {
+    /// Reads at most `limit` bytes of a body; `strict` makes a longer body an error. A body
+    /// that arrives in one piece is not copied.
+    async fn read_body(&self, mut resp: Resp, limit: usize, strict: bool) -> Result<Bytes, TransportError> {
         let read = async {
-            let expected = resp.content_length().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
-            let mut out = Vec::with_capacity(expected.min(limit).min(1 << 20));
-            while let Some(chunk) = resp.chunk().await? {
-                if out.len() + chunk.len() > limit {
+            let mut first: Option<Bytes> = None;
+            let mut out: Vec<u8> = Vec::new();
+            let mut len = 0;
+            while let Some(mut chunk) = resp.chunk().await? {
+                let over = len + chunk.len() > limit;
+                if over {
                     if strict {
                         return Err(TransportError::Malformed(format!("response body exceeds {limit} bytes")));
                     }
-                    out.extend_from_slice(&chunk[..limit - out.len()]);
+                    chunk.truncate(limit - len);
+                }
+                len += chunk.len();
+                match first.take() {
+                    None if out.is_empty() => first = Some(chunk),
+                    prev => {
+                        if let Some(p) = prev {
+                            let expected = resp.content_length().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+                            out.reserve(expected.max(len).min(limit).min(1 << 20));
+                            out.extend_from_slice(&p);
+                        }
+                        out.extend_from_slice(&chunk);
+                    }
+                }
+                if over {
                     break;
                 }
-                out.extend_from_slice(&chunk);
             }
-            Ok(out)
+            Ok(first.unwrap_or_else(|| Bytes::from(out)))
         };
         match self.request_timeout {
             Some(t) => tokio::time::timeout(t, read).await.map_err(|_| TransportError::Timeout)?,

@@ -42,6 +42,8 @@ pub(super) struct Wire {
     /// For everything else, made when first needed.
     tls: OnceLock<reqwest::Client>,
     connect_timeout: Duration,
+    /// The server URL, and as a URI (parsed once: nearly every request goes there).
+    base: Option<(Url, hyper::Uri)>,
 }
 
 impl Wire {
@@ -57,7 +59,8 @@ impl Wire {
                 .pool_idle_timeout(Duration::from_secs(90))
                 .build(connector)
         });
-        let wire = Self { plain, tls: OnceLock::new(), connect_timeout };
+        let base = url.as_str().parse().ok().map(|uri| (url.clone(), uri));
+        let wire = Self { plain, tls: OnceLock::new(), connect_timeout, base };
         if !wire.is_plain(url) {
             wire.tls()?;
         }
@@ -97,11 +100,14 @@ impl Wire {
             let resp = builder.send().await.map_err(|e| super::map_reqwest(display_url, e))?;
             return Ok(Resp::Tls(resp));
         };
-        let uri: hyper::Uri = req
-            .url
-            .as_str()
-            .parse()
-            .map_err(|e| TransportError::Connect(format!("invalid URL: {e}"), Some(ErrorSource::new(e))))?;
+        let uri = match &self.base {
+            Some((url, uri)) if *url == req.url => uri.clone(),
+            _ => req
+                .url
+                .as_str()
+                .parse()
+                .map_err(|e| TransportError::Connect(format!("invalid URL: {e}"), Some(ErrorSource::new(e))))?,
+        };
         let mut headers = req.headers;
         // What reqwest would add.
         headers.entry(ACCEPT).or_insert(HeaderValue::from_static("*/*"));
