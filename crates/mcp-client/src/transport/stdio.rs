@@ -232,7 +232,9 @@ impl StdioTransport {
         if let Some(why) = self.shared.closed_reason() {
             return Err(TransportError::Closed(why));
         }
-        let mut line = serde_json::to_vec(msg).map_err(|e| TransportError::Malformed(e.to_string()))?;
+        // Room for a typical request up front: growing the buffer costs copies.
+        let mut line = Vec::with_capacity(512);
+        serde_json::to_writer(&mut line, msg).map_err(|e| TransportError::Malformed(e.to_string()))?;
         line.push(b'\n');
         self.writer.send(line).map_err(|_| TransportError::Closed("the server's input is closed".into()))
     }

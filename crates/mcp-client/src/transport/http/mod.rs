@@ -313,7 +313,9 @@ impl Inner {
         extra: &[(String, String)],
         message: &Value,
     ) -> Result<Resp, TransportError> {
-        let body = Bytes::from(serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))?);
+        let mut body = Vec::with_capacity(512);
+        serde_json::to_writer(&mut body, message).map_err(|e| TransportError::Malformed(e.to_string()))?;
+        let body = Bytes::from(body);
         let mut rounds = 0;
         loop {
             let headers = self.with_auth(&Method::POST, &url, extra).await?;
