@@ -49,6 +49,10 @@ struct Global {
     /// Ask the server for log messages at this level (shown on stderr).
     #[arg(long, global = true, value_name = "LEVEL")]
     log_level: Option<String>,
+    /// Follow a 307/308 redirect to another origin (refused by default). Custom headers,
+    /// Authorization and stored tokens are never sent to the other origin.
+    #[arg(long, global = true)]
+    follow_cross_origin_redirects: bool,
 }
 
 /// Where the server is: a URL (first positional) or a stdio command (after `--`).
@@ -394,6 +398,7 @@ fn options(g: Global) -> Result<Options, String> {
         no_input: g.no_input,
         interactive: g.interactive,
         log_level: g.log_level,
+        follow_cross_origin_redirects: g.follow_cross_origin_redirects,
     })
 }
 

@@ -41,6 +41,8 @@ pub struct Options {
     pub interactive: bool,
     /// Ask the server for log messages at this level.
     pub log_level: Option<String>,
+    /// Follow redirects to another origin (without the user's headers or credentials).
+    pub follow_cross_origin_redirects: bool,
 }
 
 /// The server to talk to, as given on the command line: the command's positional words (an
@@ -326,12 +328,9 @@ fn program_exists(program: &str, env: &[(String, String)], cwd: Option<&Path>) -
     std::env::split_paths(&path).any(|d| runnable(&d.join(program)))
 }
 
-fn http_transport(
-    url: &str,
-    headers: &[(String, String)],
-    timeout: Option<Duration>,
-) -> Result<HttpTransport, Failure> {
-    let mut b = HttpTransport::builder(url);
+fn http_transport(url: &str, headers: &[(String, String)], opts: &Options) -> Result<HttpTransport, Failure> {
+    let timeout = opts.timeout;
+    let mut b = HttpTransport::builder(url).follow_cross_origin_redirects(opts.follow_cross_origin_redirects);
     for (k, v) in headers {
         b = b.header(k.clone(), v.clone());
     }
@@ -386,7 +385,7 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
         b = b.on_sampling(mcp_client::Sampling::Text, move |p| s.clone().sample(p));
     }
     let r = match target {
-        Target::Http { url, headers } => b.connect(http_transport(url, headers, opts.timeout)?).await,
+        Target::Http { url, headers } => b.connect(http_transport(url, headers, opts)?).await,
         Target::Stdio { program, args, env, cwd } => {
             if !program_exists(program, env, cwd.as_deref()) {
                 return Err(Failure::new(format!("command not found: {program}")));
