@@ -91,6 +91,13 @@ async fn answer(s: &mut TcpStream) -> Answer {
     tokio::time::timeout(WAIT, read).await.expect("an answer in time")
 }
 
+/// Sends a 400-byte `tools/call echo` with id `id` on `s` and reads the answer.
+async fn echo_on(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Answer {
+    s.write_all(head(addr, &["Content-Length: 400"]).as_bytes()).await.unwrap();
+    s.write_all(&echo_body(id, 400)).await.unwrap();
+    answer(s).await
+}
+
 /// Whether the server closes `s` (EOF or reset) within `limit`.
 async fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
     let mut b = [0u8; 256];
@@ -204,17 +211,13 @@ async fn at_the_connection_cap_an_idle_connection_gives_way_to_a_new_client() {
     let mut idle = Vec::new();
     for i in 0..20 {
         let mut s = connect(addr).await;
-        s.write_all(head(addr, &["Content-Length: 400"]).as_bytes()).await.unwrap();
-        s.write_all(&echo_body(i, 400)).await.unwrap();
-        assert_eq!(answer(&mut s).await.status, 200);
+        assert_eq!(echo_on(&mut s, addr, i).await.status, 200);
         idle.push(s);
     }
     // A new client is served at once, and the connection idle the longest was closed for it.
     let t = Instant::now();
     let mut s = connect(addr).await;
-    s.write_all(head(addr, &["Content-Length: 400"]).as_bytes()).await.unwrap();
-    s.write_all(&echo_body(100, 400)).await.unwrap();
-    assert_eq!(answer(&mut s).await.status, 200);
+    assert_eq!(echo_on(&mut s, addr, 100).await.status, 200);
     assert!(t.elapsed() < Duration::from_secs(3), "a new client waited {:?}", t.elapsed());
     assert!(closed_within(&mut idle[0], Duration::from_secs(3)).await, "the oldest idle connection is closed");
     // With every connection busy on a slow body, a new client waits only until the body
@@ -231,9 +234,7 @@ async fn at_the_connection_cap_an_idle_connection_gives_way_to_a_new_client() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let t = Instant::now();
     let mut s = connect(addr).await;
-    s.write_all(head(addr, &["Content-Length: 400"]).as_bytes()).await.unwrap();
-    s.write_all(&echo_body(101, 400)).await.unwrap();
-    assert_eq!(answer(&mut s).await.status, 200);
+    assert_eq!(echo_on(&mut s, addr, 101).await.status, 200);
     assert!(t.elapsed() < Duration::from_secs(8), "a new client waited {:?}", t.elapsed());
     assert_eq!(answer(&mut busy[0]).await.status, 408);
 }
@@ -243,9 +244,7 @@ async fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
     let server = Server::start_with(&["--idle-timeout", "1"]);
     let addr = server.addr();
     let mut s = connect(addr).await;
-    s.write_all(head(addr, &["Content-Length: 400"]).as_bytes()).await.unwrap();
-    s.write_all(&echo_body(1, 400)).await.unwrap();
-    assert_eq!(answer(&mut s).await.status, 200);
+    assert_eq!(echo_on(&mut s, addr, 1).await.status, 200);
     let t = Instant::now();
     assert!(closed_within(&mut s, Duration::from_secs(6)).await, "still open after {:?}", t.elapsed());
     assert!(t.elapsed() >= Duration::from_millis(900), "closed after {:?}", t.elapsed());

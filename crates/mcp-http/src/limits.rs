@@ -62,9 +62,12 @@ impl BodyBudget {
         }
         Ok(())
     }
+}
 
-    fn reserved(held: &Reserved) -> usize {
-        held.0.as_ref().map_or(0, |p| p.num_permits())
+impl Reserved {
+    /// How many bytes are reserved.
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |p| p.num_permits())
     }
 }
 
@@ -134,30 +137,17 @@ async fn read_pinned<B: RequestBody>(
             Err(_) => return Err(timeout_error(config, deadline)),
         };
         let Ok(data) = frame.into_data() else { continue };
-        let chunk: &[u8] = bytes::Buf::chunk(&data);
-        let mut data_len = bytes::Buf::remaining(&data);
-        if buf.len() + data_len > limit {
+        let need = buf.len() + bytes::Buf::remaining(&data);
+        if need > limit {
             return Err(ProtocolError::PayloadTooLarge { limit });
         }
-        let need = buf.len() + data_len;
-        if need > BodyBudget::reserved(&held) {
-            let step = (need - BodyBudget::reserved(&held)).max(STEP).min(limit - BodyBudget::reserved(&held));
+        if need > held.len() {
+            let step = (need - held.len()).max(STEP).min(limit - held.len());
             let wait_until = (Instant::now() + config.body_budget_wait).min(deadline);
             budget.reserve(&mut held, step.max(1), wait_until).await?;
         }
-        if chunk.len() == data_len {
-            buf.extend_from_slice(chunk);
-        } else {
-            // A body type whose frames are not contiguous.
-            let mut data = data;
-            while data_len > 0 {
-                let c = bytes::Buf::chunk(&data);
-                buf.extend_from_slice(c);
-                let n = c.len();
-                bytes::Buf::advance(&mut data, n);
-                data_len -= n;
-            }
-        }
+        // Copied (contiguous or not), so the frame and the read buffer it points into go now.
+        bytes::BufMut::put(&mut buf, data);
     }
     Ok((Bytes::from(buf), held))
 }

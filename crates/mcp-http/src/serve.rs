@@ -142,7 +142,8 @@ impl AsyncWrite for Tracked {
 /// A response body that marks its request finished when hyper is done with it.
 pub(crate) struct TrackedBody {
     body: McpBody,
-    guard: InFlight,
+    /// Held only for its `Drop`.
+    _guard: InFlight,
 }
 
 struct InFlight {
@@ -165,7 +166,6 @@ impl Body for TrackedBody {
         Pin::new(&mut self.get_mut().body).poll_frame(cx)
     }
     fn is_end_stream(&self) -> bool {
-        let _ = &self.guard;
         self.body.is_end_stream()
     }
     fn size_hint(&self) -> SizeHint {
@@ -234,7 +234,7 @@ async fn serve_connection(
             conn.reading_head.store(false, Ordering::Release);
             let guard = InFlight { conn: conn.clone(), table: table.clone() };
             let svc = svc.clone();
-            async move { Ok::<_, Infallible>(svc.handle(req).await.map(|body| TrackedBody { body, guard })) }
+            async move { Ok::<_, Infallible>(svc.handle(req).await.map(|body| TrackedBody { body, _guard: guard })) }
         })
     };
     let http = hyper::server::conn::http1::Builder::new()
