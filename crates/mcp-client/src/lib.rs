@@ -17,6 +17,7 @@ pub mod auth;
 mod cache;
 mod call;
 mod client;
+pub mod config;
 pub mod elicit;
 mod error;
 mod handlers;
