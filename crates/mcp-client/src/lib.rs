@@ -23,6 +23,7 @@ mod error;
 mod handlers;
 mod legacy;
 mod listen;
+pub mod multi;
 pub mod protocol;
 mod result;
 mod skills;
