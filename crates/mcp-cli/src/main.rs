@@ -109,6 +109,15 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Check every step of connecting to a server (DNS, TCP, TLS, era, headers, auth, token)
+    /// and print a fix for each failure; exit code 1 if a step failed.
+    #[command(override_usage = "mcp doctor [OPTIONS] URL\n       mcp doctor [OPTIONS] -- COMMAND...")]
+    Doctor {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
     /// List or call tools.
     #[command(subcommand)]
     Tools(ToolsCmd),
@@ -381,6 +390,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         }
         Command::Serve { .. } => unreachable!("`serve` is not a client command"),
         Command::Auth(_) => unreachable!("`auth` is handled by main"),
+        Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
     }
 }
 
@@ -430,6 +440,17 @@ fn main() -> std::process::ExitCode {
             serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
         }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
+        Command::Doctor { pos, target: t } => match options(cli.global) {
+            Ok(opts) => {
+                let code = rt.block_on(mcp_cli::client::doctor::run(opts, target(pos, t)));
+                rt.shutdown_timeout(Duration::from_millis(100));
+                code
+            }
+            Err(e) => {
+                eprintln!("mcp: {e}");
+                std::process::ExitCode::from(2)
+            }
+        },
         command => {
             let (target, action) = client_command(command);
             let json = cli.global.json;

@@ -8,6 +8,7 @@
 mod args;
 pub mod auth;
 mod commands;
+pub mod doctor;
 mod extensions;
 mod interact;
 mod render;

@@ -155,6 +155,8 @@ impl StdioTransport {
         });
 
         let tail = shared.clone();
+        // Set when stderr ends, so that a server's last words make it into the error.
+        let (stderr_done_tx, mut stderr_done) = watch::channel(false);
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -165,6 +167,7 @@ impl StdioTransport {
                 }
                 t.push_back(line);
             }
+            let _ = stderr_done_tx.send(true);
         });
 
         let reader_shared = shared.clone();
@@ -196,6 +199,9 @@ impl StdioTransport {
                 }
             };
             route_all(&reader_shared, &unsolicited_tx, &mut batch);
+            // A server that exits closes stdout and stderr together: read what stderr still
+            // holds (bounded: a live server keeps its stderr open).
+            let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done.wait_for(|d| *d)).await;
             let tail: Vec<String> = reader_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
             let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
             reader_shared.fail_all(why);
