@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 const TARGET_HELP: &str =
-    "TARGET is an http(s):// URL given first, or a stdio server command given last after `--`:\n  \
+    "TARGET is an http(s):// URL or a configured server NAME (see `mcp servers list`) given first,\n\
+    or a stdio server command given last after `--`:\n  \
+    mcp tools list NAME --config .mcp.json\n  \
     mcp tools list http://127.0.0.1:3000/mcp\n  \
     mcp tools call echo '{\"text\":\"hi\"}' -- mcp serve everything --stdio";
 
@@ -53,6 +55,10 @@ struct Global {
     /// Authorization and stored tokens are never sent to the other origin.
     #[arg(long, global = true)]
     follow_cross_origin_redirects: bool,
+    /// Server config file (`mcpServers` or VS Code `servers`) for NAME targets (default: ./.mcp.json,
+    /// ./mcp.json, ./.vscode/mcp.json, then the user's config dir, e.g. ~/.config/mcp/mcp.json).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 /// Where the server is: a URL (first positional) or a stdio command (after `--`).
@@ -101,6 +107,9 @@ enum Command {
     /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
     #[command(subcommand)]
     Auth(mcp_cli::client::auth::AuthCmd),
+    /// Show the servers configured in config files (what NAME targets resolve to).
+    #[command(subcommand)]
+    Servers(ServersCmd),
     /// Show a server's era and protocol version, identity, capabilities and instructions.
     #[command(override_usage = "mcp discover [OPTIONS] URL\n       mcp discover [OPTIONS] -- COMMAND...")]
     Discover {
@@ -180,6 +189,12 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
+}
+
+#[derive(Subcommand)]
+enum ServersCmd {
+    /// List each configured server: name, transport, file, command or URL.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -391,6 +406,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Serve { .. } => unreachable!("`serve` is not a client command"),
         Command::Auth(_) => unreachable!("`auth` is handled by main"),
         Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
+        Command::Servers(_) => unreachable!("`servers` is handled by main"),
     }
 }
 
@@ -409,6 +425,7 @@ fn options(g: Global) -> Result<Options, String> {
         interactive: g.interactive,
         log_level: g.log_level,
         follow_cross_origin_redirects: g.follow_cross_origin_redirects,
+        config: g.config,
     })
 }
 
@@ -451,6 +468,7 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::from(2)
             }
         },
+        Command::Servers(ServersCmd::List) => mcp_cli::client::servers::list(cli.global.config, cli.global.json),
         command => {
             let (target, action) = client_command(command);
             let json = cli.global.json;

@@ -12,6 +12,7 @@ pub mod doctor;
 mod extensions;
 mod interact;
 mod render;
+pub mod servers;
 
 use interact::Ui;
 use mcp::protocol::version;
@@ -44,6 +45,9 @@ pub struct Options {
     pub log_level: Option<String>,
     /// Follow redirects to another origin (without the user's headers or credentials).
     pub follow_cross_origin_redirects: bool,
+    /// `--config FILE`: where server names are looked up (default: the search order of
+    /// [`servers`]).
+    pub config: Option<PathBuf>,
 }
 
 /// The server to talk to, as given on the command line: the command's positional words (an
@@ -286,7 +290,11 @@ fn resolve_target(opts: &Options, t: TargetArgs) -> Result<(Target, Vec<String>)
         Some(u) if u.contains("://") => {
             Err(Failure::usage(format!("{u} is not an http(s):// URL; for a stdio server pass `-- COMMAND [ARGS...]`")))
         }
-        _ => Err(Failure::usage(
+        Some(_) => {
+            let name = pos.remove(0);
+            Ok((servers::named_target(opts, &name, headers, &t.env, t.cwd)?, pos))
+        }
+        None => Err(Failure::usage(
             "no server given: pass an http(s):// URL, or `-- COMMAND [ARGS...]` to start a stdio server",
         )),
     }
