@@ -19,6 +19,7 @@ mod fallback;
 pub(crate) mod fuzz;
 mod redirect;
 mod stream;
+mod pool;
 mod wire;
 
 pub use builder::HttpTransportBuilder;

@@ -1,20 +1,18 @@
-//! The HTTP client under the transport: hyper's pooled HTTP/1.1 client for plain `http://`
-//! URLs (far less per-request work than reqwest), reqwest for `https://` (TLS), for URLs
+//! The HTTP client under the transport: hyper's HTTP/1.1 connections with our own keep-alive
+//! pool ([`super::pool`]) for plain `http://` URLs (far less per-request work than reqwest or
+//! hyper-util's pooled client), reqwest for `https://` (TLS), for URLs
 //! carrying credentials (reqwest turns them into Basic auth) and when a proxy is configured
 //! in the environment (reqwest honours `HTTP_PROXY` and friends).
 
 use super::describe;
+use super::pool::{Pool, PooledBody, SendError};
 use crate::error::{ErrorSource, TransportError};
 use bytes::Bytes;
 use futures::Stream;
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Body as _, Incoming};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, USER_AGENT};
+use http_body_util::Full;
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, HOST, USER_AGENT};
 use reqwest::{Method, StatusCode, Url};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The `User-Agent` of every request.
@@ -38,28 +36,21 @@ pub(super) struct Req {
 /// The clients a transport sends with.
 pub(super) struct Wire {
     /// For plain `http://` (none when a proxy is configured).
-    plain: Option<HyperClient<HttpConnector, Full<Bytes>>>,
+    plain: Option<Arc<Pool>>,
     /// For everything else, made when first needed.
     tls: OnceLock<reqwest::Client>,
     connect_timeout: Duration,
-    /// The server URL, and as a URI (parsed once: nearly every request goes there).
-    base: Option<(Url, hyper::Uri)>,
+    /// The server URL, its origin-form target and `Host` value (made once: nearly every
+    /// request goes there).
+    base: Option<(Url, hyper::Uri, HeaderValue)>,
 }
 
 impl Wire {
     /// The clients for a server at `url`; reqwest's is made now if `url` needs it.
     pub(super) fn new(url: &Url, connect_timeout: Duration) -> Result<Self, TransportError> {
         let proxied = PROXY_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
-        let plain = (!proxied).then(|| {
-            let mut connector = HttpConnector::new();
-            connector.set_nodelay(true);
-            connector.set_connect_timeout(Some(connect_timeout));
-            HyperClient::builder(TokioExecutor::new())
-                .pool_timer(TokioTimer::new())
-                .pool_idle_timeout(Duration::from_secs(90))
-                .build(connector)
-        });
-        let base = url.as_str().parse().ok().map(|uri| (url.clone(), uri));
+        let plain = (!proxied).then(|| Pool::new(connect_timeout));
+        let base = target(url).ok().map(|(uri, host)| (url.clone(), uri, host));
         let wire = Self { plain, tls: OnceLock::new(), connect_timeout, base };
         if !wire.is_plain(url) {
             wire.tls()?;
@@ -100,26 +91,42 @@ impl Wire {
             let resp = builder.send().await.map_err(|e| super::map_reqwest(display_url, e))?;
             return Ok(Resp::Tls(resp));
         };
-        let uri = match &self.base {
-            Some((url, uri)) if *url == req.url => uri.clone(),
-            _ => req
-                .url
-                .as_str()
-                .parse()
-                .map_err(|e| TransportError::Connect(format!("invalid URL: {e}"), Some(ErrorSource::new(e))))?,
+        let (uri, host_header) = match &self.base {
+            Some((url, uri, host)) if *url == req.url => (uri.clone(), host.clone()),
+            _ => target(&req.url)?,
         };
         let mut headers = req.headers;
-        // What reqwest would add.
+        // What reqwest (or any HTTP/1.1 client) would add.
+        headers.insert(HOST, host_header);
         headers.entry(ACCEPT).or_insert(HeaderValue::from_static("*/*"));
         headers.entry(USER_AGENT).or_insert(HeaderValue::from_static(AGENT));
         let mut request = hyper::Request::new(Full::new(req.body.unwrap_or_default()));
         *request.method_mut() = req.method;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let resp = client.request(request).await.map_err(|e| map_hyper(display_url, e))?;
-        let (head, body) = resp.into_parts();
+        // An IPv6 literal comes bracketed in a URL, bare in a socket address.
+        let host = req.url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
+        let port = req.url.port_or_known_default().unwrap_or(80);
+        let (head, body) = client.send(&host, port, request).await.map_err(|e| map_send(display_url, e))?;
         Ok(Resp::Plain { head, body, url: req.url })
     }
+}
+
+/// The origin-form request target and `Host` header of a plain `http://` URL.
+fn target(url: &Url) -> Result<(hyper::Uri, HeaderValue), TransportError> {
+    let invalid = |e: String| TransportError::Connect(format!("invalid URL: {e}"), None);
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let uri = path.parse().map_err(|e: hyper::http::uri::InvalidUri| invalid(e.to_string()))?;
+    let host = url.host_str().ok_or_else(|| invalid("no host".into()))?;
+    let host = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_owned(),
+    };
+    let host = HeaderValue::try_from(host).map_err(|e| invalid(e.to_string()))?;
+    Ok((uri, host))
 }
 
 /// Whether an error or one of its causes is a timeout.
@@ -137,14 +144,13 @@ fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 /// Maps a failure to send a request as reqwest's would be (see `map_reqwest`).
-fn map_hyper(url: &str, e: hyper_util::client::legacy::Error) -> TransportError {
-    let why = describe(&e);
-    if timed_out(&e) {
-        TransportError::Timeout
-    } else if e.is_connect() {
-        TransportError::Connect(format!("{url}: {why}"), Some(ErrorSource::new(e)))
-    } else {
-        TransportError::Closed(why)
+fn map_send(url: &str, e: SendError) -> TransportError {
+    match e {
+        SendError::ConnectTimeout => TransportError::Timeout,
+        SendError::Connect(e) if e.kind() == std::io::ErrorKind::TimedOut => TransportError::Timeout,
+        SendError::Connect(e) => TransportError::Connect(format!("{url}: {}", describe(&e)), Some(ErrorSource::new(e))),
+        SendError::Hyper(e) if timed_out(&e) => TransportError::Timeout,
+        SendError::Hyper(e) => TransportError::Closed(describe(&e)),
     }
 }
 
@@ -154,8 +160,8 @@ pub(super) enum Resp {
     Plain {
         /// Status and headers.
         head: hyper::http::response::Parts,
-        /// The body, not read yet.
-        body: Incoming,
+        /// The body, not read yet (its connection goes back to the pool at its end).
+        body: PooledBody,
         /// The URL requested.
         url: Url,
     },
@@ -191,7 +197,7 @@ impl Resp {
     /// The body's length, if known in advance.
     pub(super) fn content_length(&self) -> Option<u64> {
         match self {
-            Self::Plain { head, body, .. } => body.size_hint().exact().or_else(|| {
+            Self::Plain { head, body, .. } => body.exact_len().or_else(|| {
                 head.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|s| s.parse().ok())
             }),
             Self::Tls(r) => r.content_length(),

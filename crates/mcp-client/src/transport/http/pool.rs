@@ -1,0 +1,298 @@
+//! Keep-alive connections for plain `http://`: hyper's HTTP/1.1 connection API with a small
+//! pool of our own.
+//!
+//! hyper-util's pooled client does more per request than an MCP transport needs: it hashes a
+//! pool key, races a new connection against every checkout and spawns a task per response to
+//! put the connection back. Here a connection goes back to its origin's idle list the moment
+//! its response body ends (or at once when the body is empty), so the next request takes it
+//! without a task or a lock held across an await.
+//!
+//! Bounds: at most [`MAX_IDLE`] idle connections are kept (more are closed), none for longer
+//! than [`IDLE_FOR`]. A request sent on a reused connection that the server closed meanwhile
+//! is sent again, once, on a new connection (only when hyper hands it back unsent).
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body as _, Frame, Incoming};
+use hyper::client::conn::http1::SendRequest;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+
+/// Most idle connections kept, over all origins.
+pub(super) const MAX_IDLE: usize = 256;
+
+/// Longest an idle connection is kept for reuse.
+pub(super) const IDLE_FOR: Duration = Duration::from_secs(90);
+
+type Sender = SendRequest<Full<Bytes>>;
+
+/// Why a request could not be sent.
+#[derive(Debug)]
+pub(super) enum SendError {
+    /// No connection could be made (resolving, connecting, or the HTTP handshake).
+    Connect(std::io::Error),
+    /// The connection did not come up within the connect timeout.
+    ConnectTimeout,
+    /// The connection failed while the request was being sent or its head read.
+    Hyper(hyper::Error),
+}
+
+struct Idle {
+    /// `host:port` of the origin.
+    origin: String,
+    sender: Sender,
+    since: Instant,
+}
+
+/// The idle connections of one transport.
+pub(super) struct Pool {
+    connect_timeout: Duration,
+    idle: Mutex<Vec<Idle>>,
+}
+
+impl Pool {
+    /// An empty pool whose new connections must come up within `connect_timeout`.
+    pub(super) fn new(connect_timeout: Duration) -> Arc<Self> {
+        Arc::new(Self { connect_timeout, idle: Mutex::new(Vec::new()) })
+    }
+
+    /// An idle connection to `origin` that is still open, newest first.
+    fn checkout(&self, origin: &str) -> Option<Sender> {
+        let mut idle = self.idle.lock().expect("pool lock");
+        let now = Instant::now();
+        idle.retain(|i| !i.sender.is_closed() && now.duration_since(i.since) < IDLE_FOR);
+        let at = idle.iter().rposition(|i| i.origin == origin)?;
+        Some(idle.swap_remove(at).sender)
+    }
+
+    /// Puts a connection whose last response is complete back for reuse.
+    fn checkin(&self, origin: String, sender: Sender) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().expect("pool lock");
+        if idle.len() >= MAX_IDLE {
+            idle.remove(0); // the oldest goes (and closes)
+        }
+        idle.push(Idle { origin, sender, since: Instant::now() });
+    }
+
+    /// A new connection to `host:port`, driven by a task of its own.
+    async fn connect(&self, host: &str, port: u16) -> Result<Sender, SendError> {
+        let up = async {
+            let stream = TcpStream::connect((host, port)).await.map_err(SendError::Connect)?;
+            let _ = stream.set_nodelay(true);
+            let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| SendError::Connect(std::io::Error::other(e)))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Ok(sender)
+        };
+        tokio::time::timeout(self.connect_timeout, up).await.map_err(|_| SendError::ConnectTimeout)?
+    }
+
+    /// Sends `req` (origin-form URI, `Host` set) to `host:port` and waits for the response
+    /// head. The connection returns to the pool when the body has been read to its end.
+    pub(super) async fn send(
+        self: &Arc<Self>,
+        host: &str,
+        port: u16,
+        req: hyper::Request<Full<Bytes>>,
+    ) -> Result<(hyper::http::response::Parts, PooledBody), SendError> {
+        let origin = format!("{host}:{port}");
+        let (mut sender, reused) = match self.checkout(&origin) {
+            Some(s) => (s, true),
+            None => (self.connect(host, port).await?, false),
+        };
+        let resp = match ready(&mut sender).await {
+            Ok(()) => sender.try_send_request(req).await,
+            Err(_) if reused => return self.send_fresh(host, port, origin, req).await,
+            Err(e) => return Err(SendError::Hyper(e)),
+        };
+        let resp = match resp {
+            Ok(r) => r,
+            Err(mut e) => match e.take_message() {
+                // Never written: the reused connection had been closed under us.
+                Some(req) if reused => return self.send_fresh(host, port, origin, req).await,
+                _ => return Err(SendError::Hyper(e.into_error())),
+            },
+        };
+        let (head, body) = resp.into_parts();
+        Ok((head, PooledBody::new(body, self.clone(), origin, sender)))
+    }
+
+    async fn send_fresh(
+        self: &Arc<Self>,
+        host: &str,
+        port: u16,
+        origin: String,
+        req: hyper::Request<Full<Bytes>>,
+    ) -> Result<(hyper::http::response::Parts, PooledBody), SendError> {
+        let mut sender = self.connect(host, port).await?;
+        ready(&mut sender).await.map_err(SendError::Hyper)?;
+        let resp = sender.send_request(req).await.map_err(SendError::Hyper)?;
+        let (head, body) = resp.into_parts();
+        Ok((head, PooledBody::new(body, self.clone(), origin, sender)))
+    }
+}
+
+/// Waits until the connection can take a request (at once, unless its last response is
+/// still being wound up).
+async fn ready(sender: &mut Sender) -> Result<(), hyper::Error> {
+    if sender.is_ready() {
+        return Ok(());
+    }
+    sender.ready().await
+}
+
+/// A response body that gives its connection back to the pool at its end.
+pub(super) struct PooledBody {
+    body: Incoming,
+    /// Until the body ends: where the connection goes back to.
+    home: Option<(Arc<Pool>, String, Sender)>,
+}
+
+impl PooledBody {
+    fn new(body: Incoming, pool: Arc<Pool>, origin: String, sender: Sender) -> Self {
+        let mut b = Self { body, home: Some((pool, origin, sender)) };
+        if b.body.is_end_stream() {
+            b.release();
+        }
+        b
+    }
+
+    fn release(&mut self) {
+        if let Some((pool, origin, sender)) = self.home.take() {
+            pool.checkin(origin, sender);
+        }
+    }
+
+    /// The body's exact length, when known.
+    pub(super) fn exact_len(&self) -> Option<u64> {
+        self.body.size_hint().exact()
+    }
+
+    /// The next frame; `None` at the end (and the connection is back in the pool).
+    pub(super) async fn frame(&mut self) -> Option<Result<Frame<Bytes>, hyper::Error>> {
+        let f = self.body.frame().await;
+        if f.is_none() || self.body.is_end_stream() {
+            self.release();
+        }
+        f
+    }
+}
+
+impl Drop for PooledBody {
+    fn drop(&mut self) {
+        // A body dropped before its end leaves the connection mid-response: it is not reused
+        // (dropping the sender lets hyper close it once the response is done with).
+        if self.body.is_end_stream() {
+            self.release();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A server answering every request on a connection with a fixed body; counts accepts.
+    async fn server(close_after_first: bool) -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+        let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        let accepts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let a = accepts.clone();
+        tokio::spawn(async move {
+            for _ in 0..16 {
+                let Ok((mut s, _)) = l.accept().await else { return };
+                a.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    for _ in 0..64 {
+                        let Ok(n) = s.read(&mut buf).await else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        let resp = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if s.write_all(resp).await.is_err() || close_after_first {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (port, accepts)
+    }
+
+    fn get(port: u16) -> hyper::Request<Full<Bytes>> {
+        hyper::Request::builder()
+            .uri("/mcp")
+            .header("host", format!("127.0.0.1:{port}"))
+            .body(Full::new(Bytes::new()))
+            .expect("request")
+    }
+
+    async fn read_all(mut b: PooledBody) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Some(f) = b.frame().await {
+            if let Ok(d) = f.expect("frame").into_data() {
+                out.extend_from_slice(&d);
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_finished_response_frees_its_connection_for_the_next_request() {
+        let (port, accepts) = server(false).await;
+        let pool = Pool::new(Duration::from_secs(5));
+        for _ in 0..5 {
+            let (head, body) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+            assert_eq!(head.status, 200);
+            assert_eq!(read_all(body).await, b"ok");
+        }
+        assert_eq!(accepts.load(std::sync::atomic::Ordering::SeqCst), 1, "one connection reused");
+    }
+
+    #[tokio::test]
+    async fn an_unread_body_keeps_its_connection_out_of_the_pool() {
+        let (port, accepts) = server(false).await;
+        let pool = Pool::new(Duration::from_secs(5));
+        let (_, held) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+        let (_, body) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+        assert_eq!(read_all(body).await, b"ok");
+        drop(held);
+        assert_eq!(accepts.load(std::sync::atomic::Ordering::SeqCst), 2, "the busy connection was not shared");
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_by_the_server_is_replaced() {
+        let (port, accepts) = server(true).await;
+        let pool = Pool::new(Duration::from_secs(5));
+        for _ in 0..3 {
+            let (_, body) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+            assert_eq!(read_all(body).await, b"ok");
+            // Let the server's close reach the client before the next checkout, sometimes.
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(accepts.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_is_a_connect_error() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").port()
+        };
+        let pool = Pool::new(Duration::from_secs(5));
+        match pool.send("127.0.0.1", port, get(port)).await {
+            Err(SendError::Connect(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+            other => panic!("expected a connect error, got {:?}", other.map(|(h, _)| h.status)),
+        }
+    }
+}
