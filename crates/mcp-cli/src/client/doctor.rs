@@ -411,8 +411,11 @@ async fn http(report: &mut Report, opts: &Options, raw: &str, headers: Vec<(Stri
             report.fail("tls", what.clone()).hint(fix.clone());
             return report.skip_rest(HTTP_STEPS, "no TLS connection");
         }
-        (_, "https") => {
+        (Ok(_), "https") => {
             report.pass("tls", "handshake completed; the certificate is valid for the host");
+        }
+        (Err(_), "https") => {
+            report.skip("tls", "unknown: the request failed (see below)");
         }
         _ => {
             report.skip("tls", "plain http (no TLS)");
@@ -479,19 +482,18 @@ async fn http(report: &mut Report, opts: &Options, raw: &str, headers: Vec<(Stri
         oauth::walk(report, &prober, &a, &token, raw).await;
         return report.skip_rest(HTTP_STEPS, "the server requires authorization");
     }
-    if token.sent {
-        report.pass("token", "accepted: the server answered a request carrying it");
-        // One token line: the state, then the verdict.
-        let accepted = report.steps.pop().expect("just pushed");
+    if token.sent && matches!(verdict, Verdict::Found) {
+        // One token line: its state, then the server's verdict.
         if let Some(s) = report.steps.iter_mut().find(|s| s.name == "token") {
-            s.detail = format!("{}; {}", s.detail, accepted.detail);
+            s.detail.push_str("; accepted: the server answered a request carrying it");
         }
     }
-    match verdict {
-        Verdict::Found => {}
-        _ => return report.skip_rest(HTTP_STEPS, "the probes above failed"),
+    if !matches!(verdict, Verdict::Found) {
+        return report.skip_rest(HTTP_STEPS, "the probes above failed");
     }
-    report.skip_rest_as(&["initialize", "http+sse"], &format!("not needed: the server speaks {}", version::LATEST));
+    let legacy = report.steps.iter().any(|s| s.name == "initialize" && s.status == Status::Pass);
+    let why = if legacy { "initialize worked".to_owned() } else { format!("the server speaks {}", version::LATEST) };
+    report.skip_rest_as(&["initialize", "http+sse"], &format!("not needed: {why}"));
     let transport = match http_transport(raw, &headers, opts) {
         Ok(t) => t,
         Err(f) => {

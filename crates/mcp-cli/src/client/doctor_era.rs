@@ -46,7 +46,10 @@ pub(super) fn triage(report: &mut Report, name: &'static str, a: &Answer, url: &
     let said = a.rpc_error().and_then(|e| e.get("message")).and_then(Value::as_str).map(str::to_owned);
     let said = said.unwrap_or_else(|| probe::clip(a.text().trim(), 200));
     let lower = said.to_ascii_lowercase();
-    if matches!(a.status, 400 | 403 | 421) && (lower.contains("host") || lower.contains("origin")) {
+    let names_header = lower.contains("host") || lower.contains("origin");
+    let refusal = matches!(a.status, 403 | 421)
+        || ["not allowed", "invalid host", "invalid origin", "rebinding"].iter().any(|k| lower.contains(k));
+    if matches!(a.status, 400 | 403 | 421) && names_header && refusal {
         // The host the server names (it may differ from the URL's: a Host header was given).
         let quoted = said.split('"').nth(1).filter(|q| !q.is_empty() && !q.contains(' '));
         let host = quoted.map(|q| q.split(':').next().unwrap_or(q)).unwrap_or(url.host_str().unwrap_or_default());

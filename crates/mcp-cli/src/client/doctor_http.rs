@@ -160,7 +160,17 @@ pub(super) fn explain_tls(why: &str, host: &str) -> Option<(String, String)> {
             "the certificate is not valid yet".to_owned(),
             "check this machine's clock and the certificate's dates".to_owned(),
         )
-    } else if l.contains("invalidcontenttype") || l.contains("corrupt message") || l.contains("wrong version") {
+    } else if l.contains("causedasendentity") {
+        (
+            "the server presents a CA certificate as its own (a self-signed one made with `openssl req -x509`?)"
+                .to_owned(),
+            "serve a leaf certificate (basicConstraints CA:FALSE) issued by a public CA".to_owned(),
+        )
+    } else if l.contains("invalidcontenttype")
+        || l.contains("corrupt message")
+        || l.contains("wrong version")
+        || l.contains("handshake eof")
+    {
         (
             "the server did not answer with TLS".to_owned(),
             "it probably speaks plain HTTP on this port: try the URL with http:// instead of https://".to_owned(),
@@ -168,7 +178,9 @@ pub(super) fn explain_tls(why: &str, host: &str) -> Option<(String, String)> {
     } else {
         ("the TLS handshake failed".to_owned(), "check the server's TLS configuration and certificate".to_owned())
     };
-    Some((format!("{what} ({})", clip(why, 200)), fix))
+    // The TLS library's own words, without the HTTP client's "error sending request..." prefix.
+    let cause = why.rsplit_once("(Connect): ").map_or(why, |(_, c)| c);
+    Some((format!("{what} ({})", clip(cause, 200)), fix))
 }
 
 /// Sends requests to one server URL.
@@ -396,6 +408,10 @@ mod tests {
         assert!(what.contains("does not cover the host name example.com"));
         let (_, fix) = explain_tls("received corrupt message of type InvalidContentType", "h").unwrap();
         assert!(fix.contains("http://"));
+        let (what, _) =
+            explain_tls("error sending request for url (https://h/): client error (Connect): tls handshake eof", "h")
+                .unwrap();
+        assert_eq!(what, "the server did not answer with TLS (tls handshake eof)");
         assert!(explain_tls("connection reset by peer", "h").is_none());
     }
 }
