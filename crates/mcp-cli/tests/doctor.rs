@@ -613,6 +613,32 @@ fn a_healthy_stdio_server_passes() {
 }
 
 #[test]
+fn configured_server_names_are_checked() {
+    let server = EverythingHttp::start();
+    let dir = ConfigDir::new("names");
+    let file = dir.0.join("servers.json");
+    let config = json!({"mcpServers": {
+        "local": {"command": env!("CARGO_BIN_EXE_mcp"), "args": ["serve", "everything", "--stdio"]},
+        "remote": {"url": server.url},
+    }});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let (code, r) = doctor_json_in(&dir, &["--config", file, "local"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["transport"], "stdio");
+    assert!(r["target"].as_str().unwrap().starts_with("local = "), "{r:#}");
+    let (code, r) = doctor_json_in(&dir, &["--config", file, "remote"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["target"], format!("remote = {}", server.url));
+    assert_eq!(status(&r, "discover"), "pass", "{r:#}");
+    // An unknown name: the url step names the configured ones.
+    let (code, r) = doctor_json_in(&dir, &["--config", file, "remot"]);
+    assert_eq!(code, 1);
+    assert_eq!(detail(&r, "url"), "remot is not a URL or a configured server name");
+    assert!(hints(&r, "url").contains("configured servers: local, remote"), "{r:#}");
+}
+
+#[test]
 fn a_missing_command_is_named() {
     let (code, r) = doctor_json(&["--", "mcp-doctor-no-such-command", "--stdio"]);
     assert_eq!(code, 1);

@@ -226,10 +226,9 @@ async fn walk(report: &mut Report, opts: &Options, t: TargetArgs) -> Result<(), 
         }
         let mut cmd = t.command;
         let program = cmd.remove(0);
-        report.target =
-            std::iter::once(&program).chain(cmd.iter()).map(|a| shell_word(a)).collect::<Vec<_>>().join(" ");
-        report.transport = "stdio";
         let target = Target::Stdio { program, args: cmd, env, cwd: t.cwd };
+        report.target = command_line(&target);
+        report.transport = "stdio";
         stdio(report, opts, &target, timeout).await;
         return Ok(());
     }
@@ -237,18 +236,55 @@ async fn walk(report: &mut Report, opts: &Options, t: TargetArgs) -> Result<(), 
         [one] => one.clone(),
         [] => {
             return Err(usage(
-                "no server given: pass an http(s):// URL, or `-- COMMAND [ARGS...]` to start a stdio server".into(),
+                "no server given: pass an http(s):// URL, a configured server name, or `-- COMMAND [ARGS...]` \
+                 to start a stdio server"
+                    .into(),
             ))
         }
         [_, extra, ..] => return Err(usage(format!("unexpected argument `{extra}`"))),
     };
+    let lower = raw.trim().to_ascii_lowercase();
+    let mut name_hints = Vec::new();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") && !raw.contains("://") {
+        // A server named in a config file (`--config`, ./.mcp.json...)?
+        match super::servers::named_target(opts, &raw, headers.clone(), &t.env, t.cwd.clone()) {
+            Ok(target @ Target::Stdio { .. }) => {
+                report.target = format!("{raw} = {}", command_line(&target));
+                report.transport = "stdio";
+                stdio(report, opts, &target, timeout).await;
+                return Ok(());
+            }
+            Ok(Target::Http { url, headers }) => {
+                report.target = format!("{raw} = {url}");
+                report.transport = "http";
+                http(report, opts, &url, headers, timeout, Vec::new()).await;
+                return Ok(());
+            }
+            Err(f) => {
+                if !f.message.contains("is not an http(s):// URL") {
+                    name_hints.push(format!("as a server name: {}", f.message));
+                }
+                name_hints.extend(f.hints.into_iter().filter(|h| h.starts_with("configured servers:")));
+            }
+        }
+    }
     if !t.env.is_empty() || t.cwd.is_some() {
         return Err(usage("--env and --cwd apply to stdio targets (`-- COMMAND ...`) only".into()));
     }
     report.target = raw.clone();
     report.transport = "http";
-    http(report, opts, &raw, headers, timeout).await;
+    http(report, opts, &raw, headers, timeout, name_hints).await;
     Ok(())
+}
+
+/// A stdio target as a command line (for display).
+fn command_line(t: &Target) -> String {
+    match t {
+        Target::Stdio { program, args, .. } => {
+            std::iter::once(program).chain(args.iter()).map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
+        }
+        Target::Http { url, .. } => url.clone(),
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -264,6 +300,13 @@ fn check_url(report: &mut Report, raw: &str) -> Option<Url> {
             report
                 .fail("url", format!("{raw}: the scheme {scheme:?} is not http or https"))
                 .hint("MCP over HTTP needs an http:// or https:// URL; for a stdio server pass `-- COMMAND [ARGS...]`");
+            return None;
+        }
+        if !trimmed.contains(['.', ':', '/']) && trimmed != "localhost" {
+            report.fail("url", format!("{raw} is not a URL or a configured server name")).hint(
+                "pass an http(s):// URL, a server name from a config file (see `mcp servers list`), or \
+                 `-- COMMAND [ARGS...]` for a stdio server",
+            );
             return None;
         }
         // A scheme-less URL: guess which scheme to suggest from the host.
@@ -383,8 +426,20 @@ async fn connect_tcp(report: &mut Report, url: &Url, addrs: &[SocketAddr], timeo
 }
 
 /// The HTTP walk.
-async fn http(report: &mut Report, opts: &Options, raw: &str, headers: Vec<(String, String)>, timeout: Duration) {
-    let Some(url) = check_url(report, raw) else { return report.skip_rest(HTTP_STEPS, "no valid URL") };
+async fn http(
+    report: &mut Report,
+    opts: &Options,
+    raw: &str,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    name_hints: Vec<String>,
+) {
+    let Some(url) = check_url(report, raw) else {
+        if let Some(step) = report.steps.last_mut() {
+            step.hints.extend(name_hints);
+        }
+        return report.skip_rest(HTTP_STEPS, "no valid URL");
+    };
     let Some(addrs) = resolve(report, &url, timeout).await else {
         return report.skip_rest(HTTP_STEPS, "the host name did not resolve");
     };
