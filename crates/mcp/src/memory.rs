@@ -109,7 +109,7 @@ impl Transport for MemoryTransport {
             let (tx, rx) = mpsc::unbounded_channel();
             let cancel = CancellationToken::new();
             self.start(req.message, tx, cancel.clone())?;
-            Ok(Exchange { messages: rx, on_cancel: Some(Box::new(move || cancel.cancel())) })
+            Ok(Exchange::stream(rx).on_cancel(move || cancel.cancel()))
         })
     }
 

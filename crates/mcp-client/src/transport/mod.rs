@@ -11,7 +11,7 @@ use crate::error::TransportError;
 use futures::future::BoxFuture;
 use mcp_protocol::types::RequestId;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// The request id a message names (`None` for a value that is no id: not a string, not an
 /// integer in `i64`). Read straight from the value: deserializing the untagged `RequestId`
@@ -36,11 +36,20 @@ pub struct OutgoingRequest {
 /// Everything the server sends about one request: notifications (and, in legacy sessions,
 /// server-to-client requests) in order, then the response. Dropping it cancels the request
 /// (HTTP: the response stream is closed; stdio: `notifications/cancelled` is sent).
+///
+/// A transport makes one with [`Exchange::stream`] (messages still to come, in order),
+/// [`Exchange::once`] (only the response is to come: no channel of many slots for it) or
+/// [`Exchange::ready`] (everything has arrived), then [`Exchange::on_cancel`].
 pub struct Exchange {
-    /// Messages for this request; the final JSON-RPC response is the last item.
-    pub messages: mpsc::UnboundedReceiver<Result<Value, TransportError>>,
-    /// Runs on drop unless the response was received (cancellation).
-    pub on_cancel: Option<Box<dyn FnOnce() + Send>>,
+    messages: Messages,
+    on_cancel: Option<Box<dyn FnOnce() + Send>>,
+}
+
+/// Where an exchange's messages come from.
+enum Messages {
+    Stream(mpsc::UnboundedReceiver<Result<Value, TransportError>>),
+    Once(Option<oneshot::Receiver<Result<Value, TransportError>>>),
+    Ready(std::collections::VecDeque<Value>),
 }
 
 impl std::fmt::Debug for Exchange {
@@ -50,9 +59,39 @@ impl std::fmt::Debug for Exchange {
 }
 
 impl Exchange {
+    /// Messages that arrive on `rx`; the final JSON-RPC response is the last.
+    pub fn stream(rx: mpsc::UnboundedReceiver<Result<Value, TransportError>>) -> Self {
+        Self { messages: Messages::Stream(rx), on_cancel: None }
+    }
+
+    /// Exactly one message to come on `rx`: the response (or the transport's failure). A
+    /// dropped sender ends the exchange.
+    pub fn once(rx: oneshot::Receiver<Result<Value, TransportError>>) -> Self {
+        Self { messages: Messages::Once(Some(rx)), on_cancel: None }
+    }
+
+    /// Messages that have all arrived already, the response last.
+    pub fn ready(messages: impl IntoIterator<Item = Value>) -> Self {
+        Self { messages: Messages::Ready(messages.into_iter().collect()), on_cancel: None }
+    }
+
+    /// Runs `f` if the exchange is dropped before [`Exchange::complete`] (cancellation).
+    pub fn on_cancel(mut self, f: impl FnOnce() + Send + 'static) -> Self {
+        self.on_cancel = Some(Box::new(f));
+        self
+    }
+
     /// Next message, or `None` when the transport has nothing more for this request.
     pub async fn next(&mut self) -> Option<Result<Value, TransportError>> {
-        self.messages.recv().await
+        match &mut self.messages {
+            Messages::Stream(rx) => rx.recv().await,
+            Messages::Once(rx) => {
+                let r = rx.as_mut()?.await.ok();
+                *rx = None;
+                r
+            }
+            Messages::Ready(q) => q.pop_front().map(Ok),
+        }
     }
 
     /// Marks the exchange complete: dropping it will no longer cancel.

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// How to start a stdio server.
 #[derive(Debug, Clone)]
@@ -62,7 +62,21 @@ impl StdioCommand {
     }
 }
 
-type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
+/// Where a pending request's messages go: a stream when the server may send notifications
+/// about it (progress, subscriptions), else a one-shot for the response alone.
+enum Route {
+    Stream(mpsc::UnboundedSender<Result<Value, TransportError>>),
+    Once(oneshot::Sender<Result<Value, TransportError>>),
+}
+
+impl Route {
+    fn deliver(self, m: Result<Value, TransportError>) {
+        let _ = match self {
+            Route::Stream(tx) => tx.send(m).map_err(drop),
+            Route::Once(tx) => tx.send(m).map_err(drop),
+        };
+    }
+}
 
 #[derive(Default)]
 struct Shared {
@@ -77,8 +91,8 @@ impl Shared {
     fn fail_all(&self, why: String) {
         *self.closed.lock().expect("lock") = Some(why.clone());
         self.is_closed.store(true, Ordering::Release);
-        for (_, tx) in self.pending.lock().expect("lock").drain() {
-            let _ = tx.send(Err(TransportError::Closed(why.clone())));
+        for (_, route) in self.pending.lock().expect("lock").drain() {
+            route.deliver(Err(TransportError::Closed(why.clone())));
         }
     }
 
@@ -314,15 +328,17 @@ fn route_all(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, batch:
     {
         let mut pending = shared.pending.lock().expect("lock");
         for msg in batch.drain(..) {
-            let delivered = match target(&msg) {
-                Some((k, true)) => pending.remove(&k),
-                Some((k, false)) => pending.get(&k).cloned(),
-                None => None,
-            };
-            match delivered {
-                Some(tx) => {
-                    let _ = tx.send(Ok(msg));
-                }
+            match target(&msg) {
+                Some((k, true)) => match pending.remove(&k) {
+                    Some(route) => route.deliver(Ok(msg)),
+                    None => others.push(msg),
+                },
+                Some((k, false)) => match pending.get(&k) {
+                    Some(Route::Stream(tx)) => {
+                        let _ = tx.send(Ok(msg));
+                    }
+                    _ => others.push(msg),
+                },
                 None => others.push(msg),
             }
         }
@@ -343,7 +359,7 @@ pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
     let msg = serde_json::from_slice::<Value>(line).ok()?;
     let shared = Shared::default();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    shared.pending.lock().expect("lock").insert(RequestId::Integer(1), tx);
+    shared.pending.lock().expect("lock").insert(RequestId::Integer(1), Route::Stream(tx));
     let (unsolicited, mut other) = mpsc::unbounded_channel();
     route(&shared, &unsolicited, msg);
     let reached = rx.try_recv().is_ok();
@@ -362,15 +378,29 @@ impl Transport for StdioTransport {
                 req.message.get("id").cloned().ok_or_else(|| TransportError::Malformed("request without id".into()))?;
             let k =
                 key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
-            let (tx, rx) = mpsc::unbounded_channel();
-            self.shared.pending.lock().expect("lock").insert(k.clone(), tx);
+            // Notifications name their request by progress token or subscription id: only
+            // such requests need a stream; any other gets its response through a one-shot.
+            let params = req.message.get("params");
+            let streams = req.message.get("method").and_then(Value::as_str) == Some("subscriptions/listen")
+                || params
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get(mcp_protocol::meta::PROGRESS_TOKEN))
+                    .is_some();
+            let (route, exchange) = if streams {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Route::Stream(tx), Exchange::stream(rx))
+            } else {
+                let (tx, rx) = oneshot::channel();
+                (Route::Once(tx), Exchange::once(rx))
+            };
+            self.shared.pending.lock().expect("lock").insert(k.clone(), route);
             if let Err(e) = self.write(&req.message) {
                 self.shared.pending.lock().expect("lock").remove(&k);
                 return Err(e);
             }
             let shared = self.shared.clone();
             let writer = self.writer.clone();
-            let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+            Ok(exchange.on_cancel(move || {
                 shared.pending.lock().expect("lock").remove(&k);
                 let note = mcp_protocol::jsonrpc::notification(
                     "notifications/cancelled",
@@ -380,8 +410,7 @@ impl Transport for StdioTransport {
                     line.push(b'\n');
                     let _ = writer.send(line);
                 }
-            });
-            Ok(Exchange { messages: rx, on_cancel: Some(on_cancel) })
+            }))
         })
     }
 

@@ -3,7 +3,7 @@
 
 use super::redirect::same_origin;
 use super::stream::{dispatch, is_event_stream, pump, End, Flow};
-use super::{key, ready_exchange, Inner};
+use super::{key, Inner};
 use crate::error::TransportError;
 use crate::transport::{Exchange, OutgoingRequest};
 use futures::{Stream, StreamExt};
@@ -135,17 +135,16 @@ pub(super) async fn request(
     let resp = inner.post_authorized(endpoint, &req.headers, &req.message).await?;
     if !resp.status().is_success() {
         let m = inner.failure(resp, Some(&id)).await?;
-        return Ok(ready_exchange(vec![m]));
+        return Ok(Exchange::ready([m]));
     }
     drop(resp);
     guard.key = None;
     let inner = inner.clone();
     let headers = req.headers;
-    let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+    Ok(Exchange::stream(rx).on_cancel(move || {
         let was_pending = inner.lock().pending.remove(&k).is_some();
         if was_pending && method != "initialize" {
             inner.notify_cancelled(id, headers);
         }
-    });
-    Ok(Exchange { messages: rx, on_cancel: Some(on_cancel) })
+    }))
 }

@@ -17,9 +17,9 @@
 mod builder;
 mod fallback;
 pub(crate) mod fuzz;
+mod pool;
 mod redirect;
 mod stream;
-mod pool;
 mod wire;
 
 pub use builder::HttpTransportBuilder;
@@ -166,15 +166,6 @@ fn error_answer(
 /// Only the `MCP-Protocol-Version` header of a request (for GET and DELETE).
 fn protocol_of(headers: &[(String, String)]) -> Vec<(String, String)> {
     headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(h::PROTOCOL_VERSION)).cloned().collect()
-}
-
-/// An exchange whose messages are all known already.
-fn ready_exchange(messages: Vec<Value>) -> Exchange {
-    let (tx, rx) = mpsc::unbounded_channel();
-    for m in messages {
-        let _ = tx.send(Ok(m));
-    }
-    Exchange { messages: rx, on_cancel: None }
 }
 
 #[derive(Default)]
@@ -604,7 +595,7 @@ impl Transport for HttpTransport {
             let status = resp.status();
             if !status.is_success() {
                 let m = inner.failure(resp, Some(&id)).await?;
-                return Ok(ready_exchange(vec![m]));
+                return Ok(Exchange::ready([m]));
             }
             if method == "initialize" {
                 inner.capture_session(resp.headers());
@@ -628,7 +619,7 @@ impl Transport for HttpTransport {
                 let body = inner.read_body(resp, inner.max_event_bytes, true).await;
                 note.0 = None;
                 let messages = parse_messages(&body?)?;
-                return Ok(ready_exchange(messages.into_iter().map(|m| adopt(m, &id)).collect()));
+                return Ok(Exchange::ready(messages.into_iter().map(|m| adopt(m, &id))));
             }
             let (tx, rx) = mpsc::unbounded_channel();
             let mut get_headers = protocol_of(&req.headers);
@@ -638,15 +629,14 @@ impl Transport for HttpTransport {
             let task = tokio::spawn(stream::deliver(inner.clone(), resp, id.clone(), get_headers, tx));
             let abort = task.abort_handle();
             let note = legacy.then(|| (inner.clone(), id, req.headers));
-            let on_cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+            Ok(Exchange::stream(rx).on_cancel(move || {
                 // Aborting drops the response: the connection closes, which cancels on HTTP.
                 abort.abort();
                 // Legacy servers do not take a disconnect for cancellation: tell them.
                 if let Some((inner, id, headers)) = note {
                     inner.notify_cancelled(id, headers);
                 }
-            });
-            Ok(Exchange { messages: rx, on_cancel: Some(on_cancel) })
+            }))
         })
     }
 
