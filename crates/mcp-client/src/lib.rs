@@ -21,6 +21,7 @@ pub mod config;
 pub mod elicit;
 mod error;
 mod handlers;
+pub mod icons;
 mod legacy;
 mod listen;
 pub mod multi;
@@ -65,6 +66,16 @@ pub mod __fuzz {
         id: &Value,
     ) -> Result<Value, TransportError> {
         crate::transport::http::fuzz::error_body(status, www_authenticate, body, in_session, id)
+    }
+
+    /// Sniffs and parses an icon's image header (PNG, JPEG, WebP) with the default limits.
+    pub fn icon_image(bytes: &[u8]) -> Result<crate::icons::ImageInfo, crate::icons::IconError> {
+        crate::icons::fuzz::image(bytes)
+    }
+
+    /// Decodes a `data:` icon URI (64 KiB limit) and validates the image in it.
+    pub fn icon_data_uri(uri: &str) -> Result<crate::icons::ImageInfo, crate::icons::IconError> {
+        crate::icons::fuzz::data_uri(uri)
     }
 
     /// One line from a stdio server, routed with request `1` pending: `Some(true)` if it
