@@ -11,9 +11,7 @@
 mod era;
 #[path = "doctor_auth.rs"]
 mod oauth;
-#[path = "doctor_http.rs"]
-mod probe;
-
+use super::probe;
 use super::{args, describe, http_transport, program_exists, Options, Target, TargetArgs};
 use era::{capability_names, server_label, Verdict};
 use mcp::protocol::{meta, version};

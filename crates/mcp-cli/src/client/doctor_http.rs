@@ -1,6 +1,7 @@
-//! Raw HTTP probes of `mcp doctor`: one request at a time, no redirects followed, bodies and
-//! waits bounded, and every answer reduced to what it means (a JSON-RPC message, or a one-line
-//! summary of whatever else came back).
+//! Raw HTTP probes of `mcp doctor` (and of the client commands, to summarize an answer that is
+//! not MCP): one request at a time, no redirects followed, bodies and waits bounded, and every
+//! answer reduced to what it means (a JSON-RPC message, or a one-line summary of whatever else
+//! came back).
 
 use mcp::protocol::sse::SseParser;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};

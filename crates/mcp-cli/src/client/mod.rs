@@ -10,7 +10,10 @@ pub mod auth;
 mod commands;
 pub mod doctor;
 mod extensions;
+mod hints;
 mod interact;
+#[path = "doctor_http.rs"]
+mod probe;
 mod render;
 pub mod servers;
 
@@ -292,7 +295,8 @@ fn resolve_target(opts: &Options, t: TargetArgs) -> Result<(Target, Vec<String>)
         }
         Some(_) => {
             let name = pos.remove(0);
-            Ok((servers::named_target(opts, &name, headers, &t.env, t.cwd)?, pos))
+            let target = servers::named_target(opts, &name, headers, &t.env, t.cwd);
+            Ok((target.map_err(|f| hints::scheme_less(&name, f))?, pos))
         }
         None => Err(Failure::usage(
             "no server given: pass an http(s):// URL, or `-- COMMAND [ARGS...]` to start a stdio server",
@@ -411,7 +415,10 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
             b.connect(t).await
         }
     };
-    r.map_err(|e| describe(e, target, None, "server/discover", opts))
+    match r {
+        Ok(c) => Ok(c),
+        Err(e) => Err(hints::connect_failure(e, target, opts).await),
+    }
 }
 
 /// Turns a client error into a one-line failure naming its cause.

@@ -1,0 +1,155 @@
+//! Hints for the mistakes new users make first: a URL typed without its scheme, a Host header
+//! our own server's DNS-rebinding check refuses, and an HTTP answer that is not MCP at all (a
+//! web page, a JSON API, a plain-text 404), summarized in one line by the same probe and
+//! summarizer `mcp doctor` uses.
+
+use super::probe::{Answer, Prober};
+use super::{describe, Failure, Options, Target};
+use mcp_client::{ClientError, TransportError};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// The URL a scheme-less word probably meant, if it looks like `host[:port][/path]`: a
+/// loopback name gets `http://` (local servers rarely have certificates), any other host
+/// `https://`. A bare word without a dot or a port (`myserver`) is not taken for a host: it
+/// is a server name from a config file.
+pub(super) fn scheme_less_url(word: &str) -> Option<String> {
+    if word.is_empty() || word.contains("://") || word.chars().any(char::is_whitespace) || word.starts_with('-') {
+        return None;
+    }
+    let authority = word.split(['/', '?', '#']).next().unwrap_or("");
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if port.is_some_and(|p| !p.bytes().all(|b| b.is_ascii_digit()) || p.parse::<u16>().is_err()) {
+        return None;
+    }
+    let label_ok = |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let ipv6 = authority.starts_with('[') && host.parse::<std::net::Ipv6Addr>().is_ok();
+    let hostname = host.split('.').all(label_ok);
+    if !ipv6 && !hostname {
+        return None;
+    }
+    let loopback = ipv6 && host == "::1"
+        || host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|a| a.is_loopback());
+    // `name` alone stays a config name; `name:3000`, `example.com`, `localhost` look like hosts.
+    if !ipv6 && port.is_none() && !host.contains('.') && !loopback {
+        return None;
+    }
+    let scheme = if loopback { "http" } else { "https" };
+    Some(format!("{scheme}://{word}"))
+}
+
+/// Rewrites the "not a URL or a configured name" failure for a word that looks like a URL
+/// without its scheme; other failures (a configured name that is broken) are kept.
+pub(super) fn scheme_less(word: &str, f: Failure) -> Failure {
+    match scheme_less_url(word) {
+        Some(url) if f.message.contains("is not an http(s):// URL") => {
+            let mut g = Failure::usage(format!("`{word}` has no scheme: did you mean {url}?"));
+            g.hints = f.hints;
+            g
+        }
+        _ => f,
+    }
+}
+
+/// The host name in our server's Host refusal (`Host "name" is not allowed`, see
+/// `mcp-http`'s `check_host_origin`), if `said` is one.
+fn refused_host(said: &str) -> Option<String> {
+    let rest = said.split("Host \"").nth(1)?;
+    let (host, tail) = rest.split_once('"')?;
+    tail.trim_start().starts_with("is not allowed").then(|| host.to_owned())
+}
+
+/// Adds the `--allow-host` hint to a failure that reports our server's Host refusal.
+pub(super) fn host_refusal(mut f: Failure) -> Failure {
+    let said = [Some(f.message.as_str()), f.data.as_ref().and_then(Value::as_str)].into_iter().flatten();
+    let host = said.filter_map(refused_host).next();
+    if let Some(h) = host {
+        let h = h.split(':').next().unwrap_or(&h).to_owned();
+        f = f.hint(format!(
+            "the server's DNS-rebinding protection refuses the host name {h}: start it with \
+             `mcp serve ... --allow-host {h}` (or add {h} to its allowed hosts), or connect as localhost or 127.0.0.1"
+        ));
+    }
+    f
+}
+
+/// Whether a connection failure may come from an endpoint that does not speak MCP.
+fn maybe_not_mcp(e: &ClientError) -> bool {
+    matches!(
+        e,
+        ClientError::Transport(TransportError::Http { .. } | TransportError::Malformed(_) | TransportError::Closed(_))
+            | ClientError::InvalidResponse(_)
+    ) && !matches!(e, ClientError::Transport(TransportError::Http { status: 401, .. }))
+}
+
+/// What an answer that carries no JSON-RPC message is, in one line, when it is plainly not
+/// MCP (a 5xx stays a server failure unless it is a web page, a 401 an authorization matter).
+pub(super) fn not_mcp_line(url: &str, a: &Answer) -> Option<String> {
+    let auth = a.status == 401 || (a.status == 403 && a.header("www-authenticate").is_some());
+    let html = a.content_type == "text/html"
+        || a.text().trim_start().get(..5).is_some_and(|s| s.eq_ignore_ascii_case("<!doc"));
+    if a.message.is_some() || auth || (a.status >= 500 && !html) || a.content_type == "text/event-stream" {
+        return None;
+    }
+    if a.status == 403 && refused_host(&a.text()).is_some() {
+        return None;
+    }
+    Some(format!("{url} {}, not MCP — is the endpoint path right (usually /mcp)?", a.summary()))
+}
+
+/// Turns a failed connection into a failure; for an HTTP target whose failure may mean "this
+/// is not an MCP endpoint", one more `server/discover` POST is read raw and summarized.
+pub(super) async fn connect_failure(e: ClientError, target: &Target, opts: &Options) -> Failure {
+    if let (Target::Http { url, headers }, true) = (target, maybe_not_mcp(&e)) {
+        if let Some(line) = probe_not_mcp(url, headers, opts).await {
+            return Failure::new(line);
+        }
+    }
+    host_refusal(describe(e, target, None, "server/discover", opts))
+}
+
+async fn probe_not_mcp(url: &str, headers: &[(String, String)], opts: &Options) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    let timeout = opts.timeout.unwrap_or(Duration::from_secs(10)).min(Duration::from_secs(10));
+    let prober = Prober::new(parsed, headers.to_vec(), timeout).ok()?;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
+    let extra = [("mcp-protocol-version".to_owned(), mcp::protocol::version::LATEST.to_owned())];
+    let a = prober.post(&discover, &extra).await.ok()?;
+    not_mcp_line(url, &a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheme_less_words() {
+        assert_eq!(scheme_less_url("127.0.0.1:3000/mcp").as_deref(), Some("http://127.0.0.1:3000/mcp"));
+        assert_eq!(scheme_less_url("localhost:3000").as_deref(), Some("http://localhost:3000"));
+        assert_eq!(scheme_less_url("localhost").as_deref(), Some("http://localhost"));
+        assert_eq!(scheme_less_url("example.com/mcp").as_deref(), Some("https://example.com/mcp"));
+        assert_eq!(scheme_less_url("[::1]:8080/mcp").as_deref(), Some("http://[::1]:8080/mcp"));
+        assert_eq!(scheme_less_url("myhost:8080").as_deref(), Some("https://myhost:8080"));
+        for word in ["myserver", "my_server", "github", "a b.c", "ftp://x.y", "host:port", "x.com:99999", ""] {
+            assert_eq!(scheme_less_url(word), None, "{word}");
+        }
+    }
+
+    #[test]
+    fn host_refusals() {
+        assert_eq!(refused_host("Host \"mcp.example:3000\" is not allowed").as_deref(), Some("mcp.example:3000"));
+        assert_eq!(refused_host("server error -32600: Host \"a.b\" is not allowed").as_deref(), Some("a.b"));
+        assert_eq!(refused_host("Origin \"http://x\" is not allowed"), None);
+        let f = host_refusal(Failure::new("x answered HTTP 403: Host \"evil.test:80\" is not allowed"));
+        assert!(f.hints[0].contains("--allow-host evil.test"), "{:?}", f.hints);
+    }
+}

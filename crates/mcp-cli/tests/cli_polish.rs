@@ -1,0 +1,237 @@
+//! What a new user meets first, with the built `mcp` binary: nested `--arg` keys, `tools
+//! show`, one-line summaries of answers that are not MCP, no colour on a pipe, hints for a
+//! URL without a scheme and for our server's Host refusal, `serve --help` without client
+//! flags, structured results shown once, and `listen` on legacy servers. Everything listens
+//! on loopback.
+
+#[path = "support/http_server.rs"]
+mod http_server;
+
+use http_server::EverythingHttp;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp");
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `mcp ARGS` (stdin closed, `MCP_LOG` from `env` only), bounded to 60 s.
+fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_remove("MCP_LOG").env_remove("NO_COLOR").env("HOME", std::env::temp_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start mcp");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.expect("wait for mcp"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("mcp {args:?} did not finish within 60 s");
+        }
+    };
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn run(args: &[&str]) -> Run {
+    run_env(args, &[])
+}
+
+/// `mcp ARGS -- mcp serve everything --stdio`.
+fn stdio(args: &[&str]) -> Run {
+    let mut all = args.to_vec();
+    all.extend(["--", BIN, "serve", "everything", "--stdio"]);
+    run(&all)
+}
+
+/// Serves one canned answer to every request on 127.0.0.1 (a thread per connection).
+fn canned(status: u16, content_type: &'static str, body: &'static str) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                if read_request(&mut s).is_some() {
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = s.write_all(head.as_bytes());
+                    let _ = s.write_all(body.as_bytes());
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Reads one request (head and a `content-length` body).
+fn read_request(s: &mut TcpStream) -> Option<()> {
+    let mut r = BufReader::new(s.try_clone().ok()?);
+    let mut len = 0;
+    for _ in 0..100 {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().ok()?;
+            }
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()
+}
+
+// ------------------------------------------------------------------------------------------
+// Answers that are not MCP
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn an_html_page_is_summarized_in_one_line() {
+    const PAGE: &str = "<!doctype html>\n<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>";
+    let addr = canned(200, "text/html; charset=utf-8", PAGE);
+    let url = format!("http://{addr}/");
+    let r = run(&["tools", "list", &url]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let expected = format!(
+        "mcp: {url} answered with an HTML page (text/html, {} bytes): <title>Welcome to nginx!</title> (HTTP 200), \
+         not MCP — is the endpoint path right (usually /mcp)?\n",
+        PAGE.len()
+    );
+    assert_eq!(r.stderr, expected);
+}
+
+#[test]
+fn json_that_is_not_json_rpc_and_a_plain_404_are_summarized() {
+    let addr = canned(200, "application/json", r#"{"status":"ok","uptime":12}"#);
+    let r = run(&["tools", "list", &format!("http://{addr}/api")]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("answered with JSON that is not JSON-RPC (application/json, 27 bytes)"), "{}", r.stderr);
+    assert!(r.stderr.contains("not MCP — is the endpoint path right (usually /mcp)?"), "{}", r.stderr);
+
+    let addr = canned(404, "text/plain", "404 page not found");
+    let r = run(&["--json", "discover", &format!("http://{addr}/wrong")]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        doc["error"]["message"],
+        format!(
+            "http://{addr}/wrong answered with text/plain (18 bytes): 404 page not found (HTTP 404), not MCP — \
+             is the endpoint path right (usually /mcp)?"
+        )
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// Hints
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn a_url_without_a_scheme_gets_a_hint_and_a_bare_name_does_not() {
+    let r = run(&["tools", "list", "127.0.0.1:3000/mcp"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.starts_with("mcp: `127.0.0.1:3000/mcp` has no scheme: did you mean http://127.0.0.1:3000/mcp?\n"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["tools", "list", "localhost:3000"]);
+    assert!(r.stderr.contains("did you mean http://localhost:3000?"), "{}", r.stderr);
+    let r = run(&["tools", "list", "example.com/mcp"]);
+    assert!(r.stderr.contains("did you mean https://example.com/mcp?"), "{}", r.stderr);
+    let r = run(&["tools", "list", "myserver"]);
+    assert_eq!(r.code, 2);
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
+    assert!(r.stderr.contains("`myserver` is not an http(s):// URL"), "{}", r.stderr);
+}
+
+#[test]
+fn a_configured_name_that_looks_like_a_host_is_still_a_name() {
+    let dir = std::env::temp_dir().join(format!("mcp-polish-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    let config = json!({"mcpServers": {"local.dev": {"command": BIN, "args": ["serve", "everything", "--stdio"]}}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let r = run(&["--json", "tools", "list", "local.dev", "--config", file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("\"echo\""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn our_servers_host_refusal_suggests_allow_host() {
+    // The whole of 127.0.0.0/8 is loopback, but only localhost, 127.0.0.1 and [::1] pass the
+    // server's DNS-rebinding check by default.
+    let mut child = Command::new(BIN)
+        .args(["serve", "everything", "--http", "127.0.0.2:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("mcp: serving on ").map(str::to_owned))
+        .expect("the server announces its address");
+    std::thread::spawn(move || lines.for_each(drop));
+    let r = run(&["tools", "list", &url]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("Host \"127.0.0.2\" is not allowed"), "{}", r.stderr);
+    assert!(r.stderr.contains("`mcp serve ... --allow-host 127.0.0.2`"), "{}", r.stderr);
+}
+
+// ------------------------------------------------------------------------------------------
+// Colour
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn no_ansi_colour_on_a_piped_stderr() {
+    // A warning from the tracing subscriber: client credentials without a client id.
+    let server = EverythingHttp::start();
+    let config = std::env::temp_dir().join(format!("mcp-polish-colour-{}", std::process::id()));
+    let env = [("MCP_CONFIG_DIR", config.to_str().unwrap()), ("MCP_OAUTH_CLIENT_CREDENTIALS", "1")];
+    let r = run_env(&["tools", "list", &server.url], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains(" WARN mcp_cli::client::auth: the client credentials grant needs"), "{}", r.stderr);
+    assert!(!r.stderr.contains('\x1b') && !r.stdout.contains('\x1b'), "no escape sequences: {:?}", r.stderr);
+}
+
+// ------------------------------------------------------------------------------------------
+// Results
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn text_that_copies_the_structured_content_is_shown_once() {
+    // `add` answers `{"sum":3}` both as a text block and as structuredContent.
+    let r = stdio(&["tools", "call", "add", r#"{"a": 1, "b": 2}"#]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "{\n  \"sum\": 3\n}\n");
+    assert_eq!(r.stderr, "");
+}
