@@ -429,10 +429,18 @@ fn options(g: Global) -> Result<Options, String> {
     })
 }
 
+/// Whether log lines on stderr may carry ANSI colours: only on a terminal, and not when
+/// `NO_COLOR` is set to anything non-empty (<https://no-color.org>).
+fn stderr_colors() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(stderr_colors())
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
         .init();
     if matches!(cli.command, Command::Serve { .. }) {
