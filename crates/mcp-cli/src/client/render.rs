@@ -515,24 +515,45 @@ fn human_bytes(n: usize) -> String {
     }
 }
 
-/// Renders a `CallToolResult`: content blocks, then `structuredContent` as pretty JSON
-/// (once: a text block that only repeats it is left out).
+/// Renders a `CallToolResult`, showing the result once when it has both text and
+/// `structuredContent`:
+/// - a text block that is the JSON of the structured content (the serialized copy tools send
+///   for older clients) is left out, and the structured content is printed as pretty JSON;
+/// - a text block that says something else (the tool's own human-readable rendering) is
+///   printed, and the structured content is not (`--json` prints the whole result; a note on
+///   a terminal's stderr says so);
+/// - without text blocks, the structured content is printed after the other blocks.
 pub(super) fn tool_result(result: &Value, r: &mut ContentRenderer<'_>) -> String {
+    let (out, omitted) = tool_result_parts(result, r);
+    if omitted && Stream::Err.is_term() {
+        Stream::Err.line(&Stream::Err.dim("(the result also has structuredContent: --json prints it)"));
+    }
+    out
+}
+
+/// [`tool_result`]'s text, and whether the structured content was left out.
+fn tool_result_parts(result: &Value, r: &mut ContentRenderer<'_>) -> (String, bool) {
     let structured = result.get("structuredContent");
     let mut out = String::new();
+    let mut own_text = false;
     for b in result.get("content").and_then(Value::as_array).into_iter().flatten() {
-        if let (Some(s), Some(t)) = (structured, b.get("text").and_then(Value::as_str)) {
-            if serde_json::from_str::<Value>(t).ok().as_ref() == Some(s) {
+        if let Some(t) = b.get("text").and_then(Value::as_str) {
+            if structured.is_some() && serde_json::from_str::<Value>(t).ok().as_ref() == structured {
                 continue;
             }
+            own_text = true;
         }
         out.push_str(&r.block(b));
     }
-    if let Some(s) = structured {
-        out.push_str(&serde_json::to_string_pretty(s).unwrap_or_default());
-        out.push('\n');
+    match structured {
+        Some(_) if own_text => return (out, true),
+        Some(s) => {
+            out.push_str(&serde_json::to_string_pretty(s).unwrap_or_default());
+            out.push('\n');
+        }
+        None => {}
     }
-    out
+    (out, false)
 }
 
 /// Renders a `GetPromptResult`: the description, then each message under a role heading.
@@ -610,7 +631,16 @@ mod tests {
         let dir = std::env::temp_dir();
         let mut r = ContentRenderer { out_dir: &dir, stem: "t", saved: 0 };
         let res = json!({"content": [{"type": "text", "text": "{\"sum\":3}"}], "structuredContent": {"sum": 3}});
-        assert_eq!(tool_result(&res, &mut r), "{\n  \"sum\": 3\n}\n");
+        assert_eq!(tool_result_parts(&res, &mut r), ("{\n  \"sum\": 3\n}\n".to_owned(), false));
+        // Text that is the same JSON differently spaced is still a copy.
+        let res = json!({"content": [{"type": "text", "text": "{ \"sum\" : 3 }"}], "structuredContent": {"sum": 3}});
+        assert_eq!(tool_result_parts(&res, &mut r).0, "{\n  \"sum\": 3\n}\n");
+        // The tool's own wording wins over the data.
+        let res = json!({"content": [{"type": "text", "text": "The sum is 3."}], "structuredContent": {"sum": 3}});
+        assert_eq!(tool_result_parts(&res, &mut r), ("The sum is 3.\n".to_owned(), true));
+        // Structured content alone is shown.
+        let res = json!({"content": [], "structuredContent": {"sum": 3}});
+        assert_eq!(tool_result_parts(&res, &mut r), ("{\n  \"sum\": 3\n}\n".to_owned(), false));
     }
 
     #[test]
