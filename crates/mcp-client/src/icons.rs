@@ -486,6 +486,14 @@ impl IconFetcher {
         Ok(())
     }
 
+    fn net(&self, e: &reqwest::Error) -> IconError {
+        if e.is_timeout() {
+            IconError::Timeout { after: self.cfg.timeout }
+        } else {
+            IconError::Network { reason: error_chain(e) }
+        }
+    }
+
     fn client(&self) -> Result<&reqwest::Client, IconError> {
         let built = self.client.get_or_init(|| {
             // No cookie store, no default headers, redirects handled in `get`.
@@ -518,7 +526,7 @@ impl IconFetcher {
                 .header(reqwest::header::ACCEPT, ACCEPT)
                 .send()
                 .await
-                .map_err(|e| IconError::Network { reason: error_chain(&e) })?;
+                .map_err(|e| self.net(&e))?;
             let status = resp.status();
             if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
                 if hops >= self.cfg.max_redirects {
@@ -555,7 +563,7 @@ impl IconFetcher {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let capacity = resp.content_length().map_or(8 * 1024, |n| n as usize).min(limit);
             let mut body = Vec::with_capacity(capacity);
-            while let Some(chunk) = resp.chunk().await.map_err(|e| IconError::Network { reason: error_chain(&e) })? {
+            while let Some(chunk) = resp.chunk().await.map_err(|e| self.net(&e))? {
                 if chunk.len() > limit - body.len() {
                     // Dropping the response closes the connection: nothing more is read.
                     return Err(IconError::TooLarge { limit, declared: resp.content_length() });
