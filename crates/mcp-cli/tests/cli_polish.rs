@@ -235,3 +235,41 @@ fn text_that_copies_the_structured_content_is_shown_once() {
     assert_eq!(r.stdout, "{\n  \"sum\": 3\n}\n");
     assert_eq!(r.stderr, "");
 }
+
+// ------------------------------------------------------------------------------------------
+// --arg
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn dotted_args_build_nested_objects_and_unknown_keys_are_refused() {
+    let r = stdio(&[
+        "--json",
+        "tools",
+        "call",
+        "json_schema_2020_12_tool",
+        "--arg",
+        "name=Ann",
+        "--arg",
+        "email=a@b.c",
+        "--arg",
+        "address.city=Paris",
+        "--arg",
+        "address.street=10",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = doc["content"][0]["text"].as_str().unwrap();
+    let sent: Value = serde_json::from_str(text.split_once("called with: ").unwrap().1).unwrap();
+    assert_eq!(sent, json!({"address": {"city": "Paris", "street": "10"}, "email": "a@b.c", "name": "Ann"}));
+
+    let r = stdio(&["tools", "call", "json_schema_2020_12_tool", "--arg", "address.town=Paris"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("mcp: --arg address.town: unknown key `town` in `address`; known keys: city, street\n"),
+        "{}",
+        r.stderr
+    );
+    let r = stdio(&["tools", "call", "add", "--arg", "a=1", "--arg", "c=2"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.starts_with("mcp: --arg c: unknown key `c`; known keys: a, b\n"), "{}", r.stderr);
+}

@@ -68,6 +68,16 @@ pub(super) fn typed_value(key: &str, raw: &str, prop: Option<&Value>) -> Result<
 }
 
 /// Builds a tool's `arguments`: the `ARGS_JSON` object (if any), then each `--arg` pair on top.
+///
+/// A dotted key (`--arg address.city=Paris`) sets a field of a nested object, creating the
+/// objects on the way; a property whose own name contains the dot (`"a.b"`) is matched first.
+/// With the tool's `inputSchema`, each key is looked up in the `properties` of its object
+/// (local `$ref`s and `anyOf`/`oneOf`/`allOf` branches are followed) and the value typed by
+/// the property's schema ([`typed_value`]). A key the object does not declare is an error
+/// listing the known ones, unless the object allows it: `additionalProperties` set to `true`
+/// (the value is JSON if it parses, else a string) or to a schema (the value is typed by it),
+/// or an object schema that declares no `properties` at all and does not say
+/// `additionalProperties: false` (a free-form object). `ARGS_JSON` is passed as given.
 pub(super) fn tool_arguments(
     json_text: Option<&str>,
     pairs: &[String],
@@ -81,13 +91,140 @@ pub(super) fn tool_arguments(
             Err(e) => return Err(format!("ARGS_JSON is not valid JSON: {e}")),
         },
     };
-    let props = input_schema.and_then(|s| s.get("properties")).and_then(Value::as_object);
     for pair in pairs {
         let (k, v) = split_pair("--arg", pair)?;
-        let value = typed_value(k, v, props.and_then(|p| p.get(k)))?;
-        args.insert(k.to_owned(), value);
+        set_path(&mut args, k, v, input_schema)?;
     }
     Ok(Value::Object(args))
+}
+
+/// What an object schema says about one key.
+enum Field<'a> {
+    /// Declared (or allowed by an `additionalProperties` schema): typed by this schema.
+    Typed(&'a Value),
+    /// Allowed, untyped.
+    Free,
+    /// Not allowed: the known keys.
+    Unknown(Vec<String>),
+}
+
+/// Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`) against `root`, a few hops at most.
+fn deref<'a>(root: &'a Value, mut s: &'a Value) -> &'a Value {
+    for _ in 0..8 {
+        match s.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            Some(ptr) => match root.pointer(ptr) {
+                Some(t) => s = t,
+                None => break,
+            },
+            None => break,
+        }
+    }
+    s
+}
+
+/// The object schemas `s` is made of: itself and its `anyOf`/`oneOf`/`allOf` branches.
+fn object_parts<'a>(root: &'a Value, s: &'a Value) -> Vec<&'a Value> {
+    let s = deref(root, s);
+    let mut out = vec![s];
+    for k in ["anyOf", "oneOf", "allOf"] {
+        for b in s.get(k).and_then(Value::as_array).into_iter().flatten() {
+            let b = deref(root, b);
+            if b.get("properties").is_some() || b.get("additionalProperties").is_some() {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+fn field<'a>(root: &'a Value, schema: &'a Value, key: &str) -> Field<'a> {
+    let parts = object_parts(root, schema);
+    for p in &parts {
+        if let Some(prop) = p.get("properties").and_then(|ps| ps.get(key)) {
+            return Field::Typed(deref(root, prop));
+        }
+    }
+    let mut known: Vec<String> = Vec::new();
+    let mut declares = false;
+    let mut closed = false;
+    for p in &parts {
+        if let Some(ps) = p.get("properties").and_then(Value::as_object) {
+            declares = true;
+            known.extend(ps.keys().filter(|k| !known.contains(k)).cloned().collect::<Vec<_>>());
+        }
+        match p.get("additionalProperties") {
+            Some(Value::Bool(true)) => return Field::Free,
+            Some(Value::Bool(false)) => closed = true,
+            Some(s @ Value::Object(_)) => return Field::Typed(deref(root, s)),
+            _ => {}
+        }
+    }
+    if declares || closed {
+        Field::Unknown(known)
+    } else {
+        Field::Free
+    }
+}
+
+/// Sets `args[path] = raw` (typed), `path` dotted.
+fn set_path(args: &mut Map<String, Value>, path: &str, raw: &str, root: Option<&Value>) -> Result<(), String> {
+    let mut obj = args;
+    let mut schema = root;
+    let mut rest = path;
+    let mut done = String::new();
+    loop {
+        // The longest declared name first (`a.b` as one property), else the next segment.
+        let (key, tail) = match schema.zip(root) {
+            Some((s, r)) if matches!(field(r, s, rest), Field::Typed(_)) => (rest, None),
+            _ => match rest.split_once('.') {
+                Some((k, t)) => (k, Some(t)),
+                None => (rest, None),
+            },
+        };
+        if key.is_empty() {
+            return Err(format!("--arg {path}: empty key"));
+        }
+        let here = if done.is_empty() { key.to_owned() } else { format!("{done}.{key}") };
+        let sub = match schema.zip(root) {
+            None => None,
+            Some((s, r)) => match field(r, s, key) {
+                Field::Typed(p) => Some(p),
+                Field::Free => None,
+                Field::Unknown(known) => {
+                    let within = if done.is_empty() { String::new() } else { format!(" in `{done}`") };
+                    let known = if known.is_empty() {
+                        "it takes no keys".to_owned()
+                    } else {
+                        format!("known keys: {}", known.join(", "))
+                    };
+                    return Err(format!("--arg {path}: unknown key `{key}`{within}; {known}"));
+                }
+            },
+        };
+        let Some(tail) = tail else {
+            let value = typed_value(&here, raw, sub)?;
+            obj.insert(key.to_owned(), value);
+            return Ok(());
+        };
+        if let Some(p) = sub {
+            let types = schema_types(p);
+            let objectish = types.is_empty() || types.iter().any(|t| t == "object");
+            if !objectish {
+                return Err(format!("--arg {path}: `{here}` is {}, not an object", types.join(" or ")));
+            }
+        }
+        let slot = obj.entry(key.to_owned()).or_insert_with(|| Value::Object(Map::new()));
+        if slot.is_null() {
+            *slot = Value::Object(Map::new());
+        }
+        let Value::Object(next) = slot else {
+            return Err(format!("--arg {path}: `{here}` is already set to {}", kind_of(slot)));
+        };
+        obj = next;
+        schema = sub;
+        done = here;
+        rest = tail;
+    }
 }
 
 /// A prompt's `arguments` (always strings).
@@ -212,20 +349,82 @@ mod tests {
         let schema = json!({"type": "object", "properties": {
             "s": {"type": "string"}, "n": {"type": "integer"}, "b": {"type": "boolean"},
             "m": {"type": ["string", "number"]}, "o": {"type": "object"}}});
-        let pairs: Vec<String> = ["s=3", "n=3", "b=true", "m=x", "free=4", "word=hello", "o={\"a\":1}"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let pairs: Vec<String> = ["s=3", "n=3", "b=true", "m=x", "o={\"a\":1}"].iter().map(|s| s.to_string()).collect();
         let args = tool_arguments(Some(r#"{"s": "old", "keep": 1}"#), &pairs, Some(&schema)).unwrap();
-        assert_eq!(
-            args,
-            json!({"s": "3", "n": 3, "b": true, "m": "x", "free": 4, "word": "hello", "o": {"a": 1}, "keep": 1})
-        );
+        assert_eq!(args, json!({"s": "3", "n": 3, "b": true, "m": "x", "o": {"a": 1}, "keep": 1}));
+        // Without a schema, anything goes.
+        let args = tool_arguments(None, &["free=4".into(), "word=hello".into()], None).unwrap();
+        assert_eq!(args, json!({"free": 4, "word": "hello"}));
         let err = tool_arguments(None, &["n=abc".into()], Some(&schema)).unwrap_err();
         assert!(err.contains("expected integer"), "{err}");
         assert!(tool_arguments(Some("[1]"), &[], None).unwrap_err().contains("object"));
         assert!(tool_arguments(None, &["novalue".into()], None).is_err());
         assert_eq!(tool_arguments(None, &["eq=a=b".into()], None).unwrap(), json!({"eq": "a=b"}));
+    }
+
+    fn call(pairs: &[&str], schema: &Value) -> Result<Value, String> {
+        let pairs: Vec<String> = pairs.iter().map(|s| s.to_string()).collect();
+        tool_arguments(None, &pairs, Some(schema))
+    }
+
+    #[test]
+    fn dotted_keys_build_nested_objects_by_schema() {
+        let schema = json!({"type": "object",
+            "$defs": {"addr": {"type": "object", "properties": {
+                "city": {"type": "string"}, "zip": {"type": "integer"},
+                "geo": {"type": "object", "properties": {"lat": {"type": "number"}, "ok": {"type": "boolean"}}}}}},
+            "properties": {
+                "address": {"anyOf": [{"$ref": "#/$defs/addr"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "extra": {"type": "object", "additionalProperties": true},
+                "blob": {"type": "object"},
+                "a.b": {"type": "integer"},
+                "name": {"type": "string"}}});
+        let args = call(
+            &[
+                "address.city=10",
+                "address.zip=75001",
+                "address.geo.lat=48.8",
+                "address.geo.ok=true",
+                "tags=[\"x\"]",
+                "labels.prio=3",
+                "extra.anything=hi",
+                "extra.n=4",
+                "blob.x.y=1",
+                "a.b=7",
+                "name=Ann",
+            ],
+            &schema,
+        )
+        .unwrap();
+        assert_eq!(
+            args,
+            json!({"address": {"city": "10", "zip": 75001, "geo": {"lat": 48.8, "ok": true}}, "tags": ["x"],
+                   "labels": {"prio": 3}, "extra": {"anything": "hi", "n": 4}, "blob": {"x": {"y": 1}},
+                   "a.b": 7, "name": "Ann"})
+        );
+        let err = call(&["adress.city=x"], &schema).unwrap_err();
+        assert!(err.starts_with("--arg adress.city: unknown key `adress`; known keys: "), "{err}");
+        assert!(err.contains("address") && err.contains("tags"), "{err}");
+        let err = call(&["address.town=x"], &schema).unwrap_err();
+        assert_eq!(err, "--arg address.town: unknown key `town` in `address`; known keys: city, geo, zip");
+        let err = call(&["labels.prio=high"], &schema).unwrap_err();
+        assert_eq!(err, "--arg labels.prio: expected integer, got \"high\"");
+        let err = call(&["name.first=x"], &schema).unwrap_err();
+        assert_eq!(err, "--arg name.first: `name` is string, not an object");
+        let err = tool_arguments(Some(r#"{"blob": 3}"#), &["blob.x=1".into()], Some(&schema)).unwrap_err();
+        assert_eq!(err, "--arg blob.x: `blob` is already set to a number");
+        // ARGS_JSON objects are extended, not replaced.
+        let args = tool_arguments(Some(r#"{"address": {"city": "Oslo"}}"#), &["address.zip=1".into()], Some(&schema));
+        assert_eq!(args.unwrap(), json!({"address": {"city": "Oslo", "zip": 1}}));
+        // A tool without arguments, and a closed object.
+        let none = json!({"type": "object", "properties": {}});
+        assert_eq!(call(&["x=1"], &none).unwrap_err(), "--arg x: unknown key `x`; it takes no keys");
+        let closed = json!({"type": "object", "additionalProperties": false});
+        assert!(call(&["x=1"], &closed).is_err());
+        let free = json!({"type": "object"});
+        assert_eq!(call(&["x.y=1"], &free).unwrap(), json!({"x": {"y": 1}}));
     }
 
     #[test]
