@@ -204,6 +204,9 @@ enum ToolsCmd {
     List {
         #[arg(value_name = "URL")]
         pos: Vec<String>,
+        /// Fetch each tool's icons by the spec's icon rules and save the valid ones in DIR.
+        #[arg(long = "save-icons", value_name = "DIR")]
+        save_icons: Option<PathBuf>,
         #[command(flatten)]
         target: Target,
     },
@@ -373,7 +376,9 @@ fn target(pos: Vec<String>, t: Target) -> TargetArgs {
 fn client_command(c: Command) -> (TargetArgs, Action) {
     match c {
         Command::Discover { pos, target: t } => (target(pos, t), Action::Discover),
-        Command::Tools(ToolsCmd::List { pos, target: t }) => (target(pos, t), Action::ToolsList),
+        Command::Tools(ToolsCmd::List { pos, save_icons, target: t }) => {
+            (target(pos, t), Action::ToolsList { save_icons })
+        }
         Command::Tools(ToolsCmd::Call { pos, args, out, detach, target: t }) => {
             (target(pos, t), Action::ToolsCall { args, out, detach })
         }

@@ -11,6 +11,7 @@ mod commands;
 pub mod doctor;
 mod extensions;
 mod hints;
+mod icons;
 mod interact;
 #[path = "doctor_http.rs"]
 mod probe;
@@ -94,7 +95,10 @@ pub enum Action {
     /// `discover`.
     Discover,
     /// `tools list`.
-    ToolsList,
+    ToolsList {
+        /// `--save-icons DIR`: fetch and save the tools' valid icons.
+        save_icons: Option<PathBuf>,
+    },
     /// `tools call NAME [ARGS_JSON]`.
     ToolsCall {
         /// `--arg key=value` pairs.
@@ -646,12 +650,21 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             }
             Ok(0)
         }
-        Action::ToolsList => {
+        Action::ToolsList { save_icons } => {
             let tools = c.list_tools().await.map_err(|e| ctx.fail(e, "tools/list"))?;
-            if json {
-                render::print_json(&json!({ "tools": tools }));
-            } else {
+            if !json {
                 Stream::Out.write(&render::tools_table(&tools));
+            }
+            let saved = match &save_icons {
+                Some(dir) => Some(icons::save_icons(ctx.target, &tools, dir, json).await),
+                None => None,
+            };
+            if json {
+                let mut doc = json!({ "tools": tools });
+                if let Some(saved) = saved {
+                    doc["icons"] = Value::Array(saved);
+                }
+                render::print_json(&doc);
             }
             Ok(0)
         }

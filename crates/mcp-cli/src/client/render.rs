@@ -380,7 +380,8 @@ pub(super) fn save_base64(dir: &Path, stem: &str, mime: Option<&str>, data: &str
     Err(format!("too many files named {stem}* in {}", dir.display()))
 }
 
-fn sanitize(s: &str) -> String {
+/// `s` as a file name: ASCII letters, digits, `-`, `_` and `.` kept, anything else `_`.
+pub(super) fn sanitize(s: &str) -> String {
     let s: String =
         s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
     let s = s.trim_matches('.').to_owned();

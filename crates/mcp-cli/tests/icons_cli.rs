@@ -1,0 +1,222 @@
+//! `mcp tools list --save-icons DIR`: the validated icons are saved, each refused one is
+//! printed with its reason. The server is a raw loopback one (a 2025-11-25 Streamable HTTP
+//! server) that also serves the icon files.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn png(w: u32, h: u32) -> Vec<u8> {
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let mut v = (data.len() as u32).to_be_bytes().to_vec();
+        v.extend_from_slice(kind);
+        v.extend_from_slice(data);
+        v.extend_from_slice(&[0; 4]);
+        v
+    };
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut v = b"\x89PNG\r\n\x1a\n".to_vec();
+    v.extend(chunk(b"IHDR", &ihdr));
+    v.extend(chunk(b"IDAT", &[0x78, 0x9C, 0x63, 0, 0, 0, 1, 0, 1]));
+    v.extend(chunk(b"IEND", &[]));
+    v
+}
+
+struct Req {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+fn read_request(s: &TcpStream) -> Option<Req> {
+    let mut r = BufReader::new(s.try_clone().ok()?);
+    let mut line = String::new();
+    r.read_line(&mut line).ok()?;
+    let mut parts = line.split_whitespace();
+    let (method, path) = (parts.next()?.to_owned(), parts.next()?.to_owned());
+    let mut headers = Vec::new();
+    for _ in 0..100 {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let len = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok());
+    let mut body = vec![0; len.unwrap_or(0)];
+    r.read_exact(&mut body).ok()?;
+    Some(Req { method, path, headers, body })
+}
+
+fn respond(s: &mut TcpStream, status: u16, headers: &[(&str, &str)], body: &[u8]) {
+    let mut head = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(body);
+}
+
+/// The server: MCP at `/mcp`, icon files under `/icons/`; every icon request recorded.
+fn server(icons: impl Fn(SocketAddr) -> Value + Send + Sync + 'static) -> (SocketAddr, Arc<Mutex<Vec<Req>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen: Arc<Mutex<Vec<Req>>> = Arc::default();
+    let (icons, log) = (Arc::new(icons), seen.clone());
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let (icons, log) = (icons.clone(), log.clone());
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let Some(req) = read_request(&s) else { return };
+                let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+                let reply = |s: &mut TcpStream, result: Value| {
+                    let body = json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string();
+                    respond(
+                        s,
+                        200,
+                        &[("content-type", "application/json"), ("mcp-session-id", "s-1")],
+                        body.as_bytes(),
+                    );
+                };
+                match (req.method.as_str(), msg["method"].as_str()) {
+                    ("GET", _) if req.path == "/icons/good.png" => {
+                        respond(&mut s, 200, &[("content-type", "image/png")], &png(16, 16))
+                    }
+                    ("GET", _) if req.path == "/icons/evil.svg" => respond(
+                        &mut s,
+                        200,
+                        &[("content-type", "image/svg+xml")],
+                        b"<svg><script>alert(1)</script></svg>",
+                    ),
+                    ("POST", Some("initialize")) => reply(
+                        &mut s,
+                        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                               "serverInfo": {"name": "icons-test", "version": "1"}}),
+                    ),
+                    ("POST", Some(m)) if m.starts_with("notifications/") => respond(&mut s, 202, &[], b""),
+                    ("POST", Some("tools/list")) if req.headers.iter().any(|(k, _)| k == "mcp-session-id") => {
+                        let tools = json!([{"name": "search/web", "inputSchema": {"type": "object"}, "icons": icons(addr)},
+                                           {"name": "plain", "inputSchema": {"type": "object"}}]);
+                        reply(&mut s, json!({ "tools": tools }))
+                    }
+                    ("POST", _) => {
+                        let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "No valid session ID"}});
+                        respond(&mut s, 400, &[("content-type", "application/json")], e.to_string().as_bytes())
+                    }
+                    _ => respond(&mut s, 404, &[], b""),
+                }
+                if req.path.starts_with("/icons/") {
+                    log.lock().unwrap().push(req);
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mcp-icons-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn mcp(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn data_png() -> String {
+    use base64::Engine as _;
+    format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(png(8, 4)))
+}
+
+fn hostile_icons(addr: SocketAddr) -> Value {
+    json!([
+        {"src": format!("http://{addr}/icons/good.png"), "mimeType": "image/png", "sizes": ["16x16"]},
+        {"src": "javascript:alert(1)"},
+        {"src": format!("http://{addr}/icons/evil.svg"), "mimeType": "image/svg+xml"},
+        {"src": data_png()},
+        {"src": format!("http://127.0.0.2:{}/icons/good.png", addr.port())},
+        {"src": format!("http://{addr}/icons/good.png"), "mimeType": "image/jpeg"},
+    ])
+}
+
+#[test]
+fn save_icons_keeps_the_valid_ones_and_explains_the_others() {
+    let (addr, seen) = server(hostile_icons);
+    let dir = temp_dir("text");
+    let url = format!("http://{addr}/mcp");
+    let (code, out, err) = mcp(&["tools", "list", &url, "--save-icons", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("search/web"), "the table is still printed: {out}");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(files, ["search_web-0.png", "search_web-3.png"], "{out}\n{err}");
+    assert_eq!(std::fs::read(dir.join("search_web-0.png")).unwrap(), png(16, 16));
+    assert_eq!(std::fs::read(dir.join("search_web-3.png")).unwrap(), png(8, 4));
+    assert!(out.contains("saved ") && out.contains("search_web-0.png (image/png, 16x16)"), "{out}");
+    assert!(
+        err.contains("refused icon 1 of search/web (javascript:alert(1)): icon URI scheme `javascript:` is refused"),
+        "{err}"
+    );
+    assert!(
+        err.contains("refused icon 2 of search/web") && err.contains("SVG refused: scripts and external references"),
+        "{err}"
+    );
+    assert!(err.contains("refused icon 4 of search/web") && err.contains("is not on the server's origin"), "{err}");
+    assert!(
+        err.contains("refused icon 5 of search/web")
+            && err.contains("mimeType says \"image/jpeg\" but the content is image/png"),
+        "{err}"
+    );
+    // Two fetches reached the server (good.png twice, evil.svg once); none carried credentials.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3, "{:?}", seen.iter().map(|r| &r.path).collect::<Vec<_>>());
+    for r in seen.iter() {
+        assert!(
+            r.headers.iter().all(|(k, _)| k != "cookie" && k != "authorization" && k != "mcp-session-id"),
+            "{:?}",
+            r.headers
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn save_icons_in_json() {
+    let (addr, _) = server(hostile_icons);
+    let dir = temp_dir("json");
+    let url = format!("http://{addr}/mcp");
+    let (code, out, err) = mcp(&["tools", "list", &url, "--json", "--save-icons", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let icons = doc["icons"].as_array().unwrap();
+    assert_eq!(icons.len(), 6);
+    assert_eq!(icons[0]["mimeType"], "image/png");
+    assert!(icons[0]["saved"].as_str().unwrap().ends_with("search_web-0.png"));
+    assert_eq!(
+        icons[1]["refused"],
+        "icon URI scheme `javascript:` is refused: only https: and data: icons are fetched"
+    );
+    assert_eq!(doc["tools"].as_array().unwrap().len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
