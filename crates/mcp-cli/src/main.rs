@@ -210,6 +210,17 @@ enum ToolsCmd {
         #[command(flatten)]
         target: Target,
     },
+    /// Show a tool: title, description, annotations, input and output schemas (--json: its definition).
+    #[command(
+        override_usage = "mcp tools show [OPTIONS] URL NAME\n       mcp tools show [OPTIONS] NAME -- COMMAND..."
+    )]
+    Show {
+        /// [URL] NAME
+        #[arg(value_name = "ARGS")]
+        pos: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Call a tool; arguments from a JSON object and/or --arg pairs.
     #[command(override_usage = "mcp tools call [OPTIONS] URL NAME [ARGS_JSON]\n       \
         mcp tools call [OPTIONS] NAME [ARGS_JSON] -- COMMAND...")]
@@ -217,7 +228,8 @@ enum ToolsCmd {
         /// [URL] NAME [ARGS_JSON]
         #[arg(value_name = "ARGS")]
         pos: Vec<String>,
-        /// Argument `key=value`; the value is JSON if it parses (and the tool's schema allows), else a string (repeatable).
+        /// Argument `key=value`; the value is JSON if it parses (and the tool's schema allows), else a string;
+        /// a dotted key (`address.city=Paris`) sets a nested field; keys the schema does not know are refused (repeatable).
         #[arg(long = "arg", value_name = "KEY=VALUE")]
         args: Vec<String>,
         /// Directory for images and audio the tool returns (default: current directory).
@@ -379,6 +391,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Tools(ToolsCmd::List { pos, save_icons, target: t }) => {
             (target(pos, t), Action::ToolsList { save_icons })
         }
+        Command::Tools(ToolsCmd::Show { pos, target: t }) => (target(pos, t), Action::ToolsShow),
         Command::Tools(ToolsCmd::Call { pos, args, out, detach, target: t }) => {
             (target(pos, t), Action::ToolsCall { args, out, detach })
         }

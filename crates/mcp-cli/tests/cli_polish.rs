@@ -273,3 +273,34 @@ fn dotted_args_build_nested_objects_and_unknown_keys_are_refused() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.starts_with("mcp: --arg c: unknown key `c`; known keys: a, b\n"), "{}", r.stderr);
 }
+
+// ------------------------------------------------------------------------------------------
+// tools show
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn tools_show_renders_the_schemas_and_json_prints_the_definition() {
+    let r = stdio(&["tools", "show", "add"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "add\nAdds two integers; the sum is returned as structured content.\n\n\
+         Input schema (arguments):\n  a  integer, required — First addend.\n  b  integer, required — Second addend.\n\n\
+         Output schema (structuredContent):\n  sum  integer, required\n"
+    );
+    let r = stdio(&["tools", "show", "echo"]);
+    assert!(r.stdout.starts_with("echo — Echo\nReturns the given text unchanged.\n\nAnnotations:\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("  readOnlyHint    true (does not modify its environment)\n"), "{}", r.stdout);
+    let r = stdio(&["tools", "show", "json_schema_2020_12_tool"]);
+    assert!(r.stdout.contains("  address        object, optional\n    city    string, optional\n"), "{}", r.stdout);
+
+    let r = stdio(&["--json", "tools", "show", "echo"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let tool: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(tool["name"], "echo");
+    assert_eq!(tool["inputSchema"]["properties"]["text"]["type"], "string");
+
+    let r = stdio(&["tools", "show", "nope"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.starts_with("mcp: unknown tool `nope`: the server does not offer it\n  available tools: "));
+}

@@ -109,7 +109,7 @@ enum Field<'a> {
 }
 
 /// Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`) against `root`, a few hops at most.
-fn deref<'a>(root: &'a Value, mut s: &'a Value) -> &'a Value {
+pub(super) fn deref<'a>(root: &'a Value, mut s: &'a Value) -> &'a Value {
     for _ in 0..8 {
         match s.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
             Some(ptr) => match root.pointer(ptr) {
@@ -123,7 +123,7 @@ fn deref<'a>(root: &'a Value, mut s: &'a Value) -> &'a Value {
 }
 
 /// The object schemas `s` is made of: itself and its `anyOf`/`oneOf`/`allOf` branches.
-fn object_parts<'a>(root: &'a Value, s: &'a Value) -> Vec<&'a Value> {
+pub(super) fn object_parts<'a>(root: &'a Value, s: &'a Value) -> Vec<&'a Value> {
     let s = deref(root, s);
     let mut out = vec![s];
     for k in ["anyOf", "oneOf", "allOf"] {

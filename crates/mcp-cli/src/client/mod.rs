@@ -17,6 +17,7 @@ mod interact;
 mod probe;
 mod render;
 pub mod servers;
+mod show;
 
 use interact::Ui;
 use mcp::protocol::version;
@@ -99,6 +100,8 @@ pub enum Action {
         /// `--save-icons DIR`: fetch and save the tools' valid icons.
         save_icons: Option<PathBuf>,
     },
+    /// `tools show NAME`.
+    ToolsShow,
     /// `tools call NAME [ARGS_JSON]`.
     ToolsCall {
         /// `--arg key=value` pairs.
@@ -163,6 +166,7 @@ impl Action {
     fn operands(&self) -> (&'static [&'static str], &'static [&'static str]) {
         match self {
             Action::ToolsCall { .. } => (&["NAME"], &["ARGS_JSON"]),
+            Action::ToolsShow => (&["NAME"], &[]),
             Action::Task(_) => (&["TASK_ID"], &[]),
             Action::SkillsGet => (&["SKILL"], &[]),
             Action::SkillsRead => (&["SKILL"], &["FILE"]),
@@ -668,6 +672,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             }
             Ok(0)
         }
+        Action::ToolsShow => show::tools_show(ctx, &pos[0]).await,
         Action::ToolsCall { args, out, detach } => {
             commands::tools_call(ctx, &pos[0], pos.get(1).map(String::as_str), &args, out, detach).await
         }
