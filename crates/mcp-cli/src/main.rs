@@ -28,7 +28,8 @@ struct Cli {
 }
 
 /// Options of every client command.
-#[derive(Args)]
+#[derive(Args, Default)]
+#[command(next_help_heading = "Client options")]
 struct Global {
     /// Machine output: exactly one JSON document on stdout (the raw result).
     #[arg(long, global = true)]
@@ -75,35 +76,48 @@ struct Target {
     command: Vec<String>,
 }
 
+/// The flags of `mcp serve` (and only those: see [`parse_cli`]).
+#[derive(Args)]
+struct ServeArgs {
+    /// Which server (`everything`: every conformance fixture plus demo tools).
+    #[arg(value_parser = ["everything"])]
+    name: String,
+    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000.
+    #[arg(long, conflicts_with = "stdio")]
+    http: Option<SocketAddr>,
+    /// Serve on stdin/stdout.
+    #[arg(long)]
+    stdio: bool,
+    /// Extra Host names to accept (DNS-rebinding protection allows loopback names only by default).
+    #[arg(long = "allow-host")]
+    allow_hosts: Vec<String>,
+    /// Serve the skills in this folder (each subfolder with a SKILL.md) instead of the demo skills.
+    #[arg(long, value_name = "DIR")]
+    skills: Option<PathBuf>,
+    /// OAuth protection (HTTP only): --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
+    #[command(flatten)]
+    auth: mcp_cli::ServeAuth,
+    /// Many instances of one service: --redis, --state-secret-file.
+    #[command(flatten)]
+    shared: mcp_cli::ServeShared,
+    /// Transport limits (all on by default).
+    #[command(flatten)]
+    limits: mcp_cli::ServeLimits,
+}
+
+/// `mcp serve` parsed on its own, so that its help lists the server's flags and none of the
+/// client options (which are global on [`Cli`]).
+#[derive(Parser)]
+#[command(name = "mcp serve", bin_name = "mcp serve", version, about = "Run a built-in MCP server.")]
+struct ServeCli {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a built-in MCP server.
-    Serve {
-        /// Which server (`everything`: every conformance fixture plus demo tools).
-        #[arg(value_parser = ["everything"])]
-        name: String,
-        /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000.
-        #[arg(long, conflicts_with = "stdio")]
-        http: Option<SocketAddr>,
-        /// Serve on stdin/stdout.
-        #[arg(long)]
-        stdio: bool,
-        /// Extra Host names to accept (DNS-rebinding protection allows loopback names only by default).
-        #[arg(long = "allow-host")]
-        allow_hosts: Vec<String>,
-        /// Serve the skills in this folder (each subfolder with a SKILL.md) instead of the demo skills.
-        #[arg(long, value_name = "DIR")]
-        skills: Option<PathBuf>,
-        /// OAuth protection (HTTP only): --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
-        #[command(flatten)]
-        auth: mcp_cli::ServeAuth,
-        /// Many instances of one service: --redis, --state-secret-file.
-        #[command(flatten)]
-        shared: mcp_cli::ServeShared,
-        /// Transport limits (all on by default).
-        #[command(flatten)]
-        limits: mcp_cli::ServeLimits,
-    },
+    Serve(ServeArgs),
     /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
     #[command(subcommand)]
     Auth(mcp_cli::client::auth::AuthCmd),
@@ -421,7 +435,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Listen { pos, tools, prompts, resources, resource, target: t } => {
             (target(pos, t), Action::Listen { tools, prompts, resources, resource })
         }
-        Command::Serve { .. } => unreachable!("`serve` is not a client command"),
+        Command::Serve(_) => unreachable!("`serve` is not a client command"),
         Command::Auth(_) => unreachable!("`auth` is handled by main"),
         Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
         Command::Servers(_) => unreachable!("`servers` is handled by main"),
@@ -454,14 +468,34 @@ fn stderr_colors() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Parses the command line. `mcp serve ...` and `mcp help serve` go to [`ServeCli`]: the
+/// client options are `global` on [`Cli`], so clap would list them under `serve` too.
+fn parse_cli() -> Cli {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let word = |i: usize, w: &str| argv.get(i).is_some_and(|a| a == w);
+    let skip = if word(1, "serve") {
+        2
+    } else if word(1, "help") && word(2, "serve") {
+        3
+    } else {
+        return Cli::parse();
+    };
+    let mut args: Vec<std::ffi::OsString> = vec!["mcp serve".into()];
+    args.extend(argv.into_iter().skip(skip));
+    if skip == 3 {
+        args.push("--help".into());
+    }
+    Cli { global: Global::default(), command: Command::Serve(ServeCli::parse_from(args).args) }
+}
+
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(stderr_colors())
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
         .init();
-    if matches!(cli.command, Command::Serve { .. }) {
+    if matches!(cli.command, Command::Serve(_)) {
         // A long-running server gives memory back after bursts, and a panicking handler logs
         // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).
         mcp_malloc::tune_allocator();
@@ -470,7 +504,7 @@ fn main() -> std::process::ExitCode {
     // A stdio server has one client and one pipe each way: on one thread, reading a request,
     // running its handler and writing the answer involve no cross-thread wake-ups (and start
     // no worker threads). HTTP serves many connections: one worker per core.
-    let stdio_server = matches!(cli.command, Command::Serve { stdio: true, http: None, .. })
+    let stdio_server = matches!(cli.command, Command::Serve(ServeArgs { stdio: true, http: None, .. }))
         && std::env::var("MCP_STDIO_THREADS").map_or(true, |v| v == "1");
     let rt = if stdio_server {
         tokio::runtime::Builder::new_current_thread().enable_all().build()
@@ -479,7 +513,7 @@ fn main() -> std::process::ExitCode {
     }
     .expect("tokio runtime");
     match cli.command {
-        Command::Serve { name: _, http, stdio, allow_hosts, skills, auth, shared, limits } => {
+        Command::Serve(ServeArgs { name: _, http, stdio, allow_hosts, skills, auth, shared, limits }) => {
             serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
         }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),

@@ -304,3 +304,36 @@ fn tools_show_renders_the_schemas_and_json_prints_the_definition() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.starts_with("mcp: unknown tool `nope`: the server does not offer it\n  available tools: "));
 }
+
+// ------------------------------------------------------------------------------------------
+// Help
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn serve_help_lists_only_server_flags() {
+    for args in [&["serve", "--help"][..], &["help", "serve"], &["serve", "-h"]] {
+        let r = run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("Usage: mcp serve [OPTIONS] <NAME>"), "{args:?}: {}", r.stdout);
+        for flag in ["--http", "--stdio", "--allow-host", "--auth-issuer", "--max-body-bytes"] {
+            assert!(r.stdout.contains(flag), "{args:?} lacks {flag}: {}", r.stdout);
+        }
+        for flag in ["--json", "--timeout", "--header", "--root", "--no-input", "--log-level", "--config"] {
+            let shown = r.stdout.contains(&format!("{flag} ")) || r.stdout.contains(&format!("{flag}\n"));
+            assert!(!shown, "{args:?} shows the client flag {flag}: {}", r.stdout);
+        }
+    }
+    let r = run(&["tools", "call", "--help"]);
+    assert!(r.stdout.contains("Client options:") && r.stdout.contains("--json") && r.stdout.contains("--header"));
+    let r = run(&["--help"]);
+    assert!(r.stdout.contains("  serve ") && r.stdout.contains("Client options:"), "{}", r.stdout);
+    // Client flags keep working on either side of the subcommand.
+    let r = stdio(&["tools", "list", "--json", "--timeout", "30"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = stdio(&["--json", "--timeout", "30", "tools", "list"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A serve usage error names `mcp serve`.
+    let r = run(&["serve", "nothing"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("invalid value 'nothing'"), "{}", r.stderr);
+}
