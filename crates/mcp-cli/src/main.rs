@@ -60,6 +60,10 @@ struct Global {
     /// ./mcp.json, ./.vscode/mcp.json, then the user's config dir, e.g. ~/.config/mcp/mcp.json).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Skip era detection and open a legacy `initialize` session at this protocol version
+    /// (2025-11-25 or older), for servers that mishandle the modern probe.
+    #[arg(long, global = true, value_name = "VERSION")]
+    force_legacy: Option<String>,
 }
 
 /// Where the server is: a URL (first positional) or a stdio command (after `--`).
@@ -458,6 +462,7 @@ fn options(g: Global) -> Result<Options, String> {
         log_level: g.log_level,
         follow_cross_origin_redirects: g.follow_cross_origin_redirects,
         config: g.config,
+        force_legacy: g.force_legacy,
     })
 }
 

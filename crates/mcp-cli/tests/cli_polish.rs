@@ -337,3 +337,57 @@ fn serve_help_lists_only_server_flags() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("invalid value 'nothing'"), "{}", r.stderr);
 }
+
+// ------------------------------------------------------------------------------------------
+// listen on legacy servers
+// ------------------------------------------------------------------------------------------
+
+/// The next stdout line of a running `mcp listen`, within 20 s.
+fn next_line(lines: &mpsc::Receiver<String>, what: &str) -> Value {
+    let l = lines.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("no {what} within 20 s"));
+    serde_json::from_str(&l).unwrap_or_else(|e| panic!("{what}: {l:?} is not JSON: {e}"))
+}
+
+#[test]
+fn listen_on_a_legacy_http_session_prints_list_changes_and_resource_updates() {
+    let server = EverythingHttp::start();
+    let mut child = Command::new(BIN)
+        .args(["--force-legacy", "2025-11-25", "--json", "listen", &server.url, "--tools"])
+        .args(["--resource", "test://watched-resource"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = mpsc::channel();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || out.lines().map_while(Result::ok).for_each(|l| drop(tx.send(l))));
+    let ack = next_line(&lines, "acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://watched-resource"]})
+    );
+    // Another client changes the tool list and touches the resource.
+    assert_eq!(run(&["tools", "call", &server.url, "toggle_extra_tool"]).code, 0);
+    let note = next_line(&lines, "tools/list_changed");
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+    assert_eq!(run(&["tools", "call", &server.url, "touch_watched_resource"]).code, 0);
+    let note = next_line(&lines, "resources/updated");
+    assert_eq!(
+        note,
+        json!({"method": "notifications/resources/updated", "params": {"uri": "test://watched-resource"}})
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn force_legacy_takes_only_legacy_versions() {
+    let r = stdio(&["--force-legacy", "2026-07-28", "tools", "list"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--force-legacy 2026-07-28: not a legacy protocol version"), "{}", r.stderr);
+    let r = stdio(&["--force-legacy", "2025-11-25", "discover"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("legacy (initialize handshake), protocol 2025-11-25"), "{}", r.stdout);
+}

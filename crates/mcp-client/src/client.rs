@@ -233,6 +233,8 @@ pub(crate) struct Inner {
     pub(crate) cache: Cache,
     /// The `clientCapabilities` of modern requests (computed once: every request sends it).
     pub(crate) modern_caps: Value,
+    /// Legacy sessions: where server notifications go ([`Client::listen`] on a legacy server).
+    pub(crate) listeners: crate::legacy::Listeners,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -262,6 +264,7 @@ impl Client {
                 next_id: AtomicI64::new(1),
                 tool_headers: RwLock::new(HashMap::new()),
                 cache: Cache::default(),
+                listeners: Default::default(),
             }),
         };
         let budget = client.inner.config.connect_timeout;

@@ -4,6 +4,10 @@ use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
 use mcp_protocol::version;
 use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+/// The open legacy subscriptions of a client: each gets every server notification.
+pub(crate) type Listeners = std::sync::Mutex<Vec<mpsc::UnboundedSender<Value>>>;
 
 impl Client {
     /// Runs the `initialize` handshake (HTTP: falls further back to HTTP+SSE when the
@@ -66,8 +70,49 @@ impl Client {
                     if let Err(e) = client.inner.transport.send(reply, client.legacy_headers()).await {
                         tracing::warn!(error = %e, "could not answer a server request");
                     }
+                } else if m.get("method").is_some() {
+                    client.inner.listeners.lock().expect("lock").retain(|tx| tx.send(m.clone()).is_ok());
                 }
             }
+            // The server's messages ended: so do the subscriptions.
+            if let Some(inner) = weak.upgrade() {
+                inner.listeners.lock().expect("lock").clear();
+            }
         });
+    }
+
+    /// [`Client::listen`] on a legacy server: the notifications come unasked (on the session's
+    /// GET stream over HTTP, on stdout over stdio); `resourceSubscriptions` are sent as
+    /// `resources/subscribe` requests first. The acknowledgement is made up from what the
+    /// server's capabilities declare (`listChanged`, `resources.subscribe`).
+    pub(crate) async fn listen_legacy(&self, filter: Value) -> Result<crate::listen::Subscription, ClientError> {
+        let caps = self.server_capabilities();
+        let wants = |k: &str| filter.get(k).and_then(Value::as_bool) == Some(true);
+        let mut ack = Map::new();
+        for (key, cap) in
+            [("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")]
+        {
+            if wants(key) && caps.get(cap).and_then(|c| c.get("listChanged")).and_then(Value::as_bool) == Some(true) {
+                ack.insert(key.into(), json!(true));
+            }
+        }
+        // Listen first: an update right after the subscription is not lost.
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.inner.listeners.lock().expect("lock").push(tx);
+        let uris: Vec<String> = filter
+            .get("resourceSubscriptions")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        let can_subscribe = caps.pointer("/resources/subscribe").and_then(Value::as_bool) == Some(true);
+        if !uris.is_empty() && can_subscribe {
+            for uri in &uris {
+                let mut params = Map::new();
+                params.insert("uri".into(), json!(uri));
+                self.request("resources/subscribe", params, &CallOptions::default()).await?;
+            }
+            ack.insert("resourceSubscriptions".into(), json!(uris));
+        }
+        Ok(crate::listen::Subscription::legacy(self.clone(), Value::Object(ack), filter, uris, rx))
     }
 }

@@ -32,6 +32,62 @@ pub struct Subscription {
     pub acknowledged: Value,
     listener: Option<Listener>,
     pending: Option<BoxFuture<'static, (Listener, Option<Event>)>>,
+    legacy: Option<LegacyFeed>,
+}
+
+/// A subscription on a legacy server: its unasked notifications, filtered.
+struct LegacyFeed {
+    client: Client,
+    filter: Value,
+    uris: Vec<String>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<Value>,
+}
+
+impl LegacyFeed {
+    /// Whether the filter asked for this notification.
+    fn wants(&self, method: &str, params: &Value) -> bool {
+        let on = |k: &str| self.filter.get(k).and_then(Value::as_bool) == Some(true);
+        match method {
+            "notifications/tools/list_changed" => on("toolsListChanged"),
+            "notifications/prompts/list_changed" => on("promptsListChanged"),
+            "notifications/resources/list_changed" => on("resourcesListChanged"),
+            "notifications/resources/updated" => {
+                params.get("uri").and_then(Value::as_str).is_some_and(|u| self.uris.iter().any(|x| x == u))
+            }
+            _ => false,
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        loop {
+            let Some(m) = ready!(self.rx.poll_recv(cx)) else { return Poll::Ready(None) };
+            let Some(method) = m.get("method").and_then(Value::as_str) else { continue };
+            let params = m.get("params").cloned().unwrap_or(Value::Null);
+            if !self.wants(method, &params) {
+                continue;
+            }
+            self.client.invalidate_for(method);
+            return Poll::Ready(Some(Ok(ListenEvent::Notification { method: method.to_owned(), params })));
+        }
+    }
+}
+
+impl Drop for LegacyFeed {
+    fn drop(&mut self) {
+        // Best effort: the server stops sending updates of these resources to the session.
+        if self.uris.is_empty() {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        let (client, uris) = (self.client.clone(), std::mem::take(&mut self.uris));
+        rt.spawn(async move {
+            for uri in uris {
+                let mut params = Map::new();
+                params.insert("uri".into(), json!(uri));
+                let _ = client.request("resources/unsubscribe", params, &crate::CallOptions::default()).await;
+            }
+        });
+    }
 }
 
 type Event = Result<ListenEvent, ClientError>;
@@ -56,6 +112,9 @@ impl Stream for Subscription {
     type Item = Result<ListenEvent, ClientError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(feed) = self.legacy.as_mut() {
+            return feed.poll(cx);
+        }
         if self.pending.is_none() {
             let Some(mut listener) = self.listener.take() else { return Poll::Ready(None) };
             self.pending = Some(Box::pin(async move {
@@ -79,14 +138,32 @@ impl Subscription {
     pub async fn next(&mut self) -> Option<Result<ListenEvent, ClientError>> {
         std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
     }
+
+    /// A subscription fed by a legacy session's notifications.
+    pub(crate) fn legacy(
+        client: Client,
+        acknowledged: Value,
+        filter: Value,
+        uris: Vec<String>,
+        rx: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    ) -> Self {
+        Self { acknowledged, listener: None, pending: None, legacy: Some(LegacyFeed { client, filter, uris, rx }) }
+    }
 }
 
 impl Client {
     /// Opens a subscription with `filter` (e.g. `{"toolsListChanged": true}`); waits for the
-    /// acknowledgement. Modern servers only.
+    /// acknowledgement.
+    ///
+    /// On a legacy (initialize-based) server there is no `subscriptions/listen`: the
+    /// subscription yields the list-change notifications the session receives anyway (the GET
+    /// stream over HTTP, stdout over stdio) that the filter asks for, and `resourceSubscriptions`
+    /// become `resources/subscribe` requests (`resources/unsubscribe` when the subscription is
+    /// dropped). Its `acknowledged` filter is what the server's capabilities declare; it never
+    /// yields [`ListenEvent::Reconnected`].
     pub async fn listen(&self, filter: Value) -> Result<Subscription, ClientError> {
         if !self.is_modern() {
-            return Err(ClientError::Unsupported("subscriptions/listen on a legacy server".into()));
+            return self.listen_legacy(filter).await;
         }
         let mut listener = Listener {
             client: self.clone(),
@@ -97,7 +174,25 @@ impl Client {
             reconnects: 0,
         };
         listener.open().await?;
-        Ok(Subscription { acknowledged: listener.acknowledged.clone(), listener: Some(listener), pending: None })
+        Ok(Subscription {
+            acknowledged: listener.acknowledged.clone(),
+            listener: Some(listener),
+            pending: None,
+            legacy: None,
+        })
+    }
+}
+
+impl Client {
+    /// Drops the cached results a change notification makes stale.
+    fn invalidate_for(&self, method: &str) {
+        match method {
+            "notifications/tools/list_changed" => self.invalidate_cache("tools/list"),
+            "notifications/prompts/list_changed" => self.invalidate_cache("prompts/list"),
+            "notifications/resources/list_changed" => self.invalidate_cache("resources/list"),
+            "notifications/resources/updated" => self.invalidate_cache("resources/read"),
+            _ => {}
+        }
     }
 }
 
@@ -157,13 +252,7 @@ impl Listener {
                     if tagged.is_some_and(|t| *t != self.id) {
                         continue;
                     }
-                    match method {
-                        "notifications/tools/list_changed" => self.client.invalidate_cache("tools/list"),
-                        "notifications/prompts/list_changed" => self.client.invalidate_cache("prompts/list"),
-                        "notifications/resources/list_changed" => self.client.invalidate_cache("resources/list"),
-                        "notifications/resources/updated" => self.client.invalidate_cache("resources/read"),
-                        _ => {}
-                    }
+                    self.client.invalidate_for(method);
                     return Some(Ok(ListenEvent::Notification {
                         method: method.to_owned(),
                         params: m["params"].clone(),

@@ -60,6 +60,18 @@ pub(super) fn scheme_less(word: &str, f: Failure) -> Failure {
     }
 }
 
+/// Checks a `--force-legacy VERSION`: one of the legacy versions this client speaks.
+pub(super) fn legacy_version(v: &str) -> Result<String, Failure> {
+    if mcp::protocol::version::LEGACY.contains(&v) {
+        Ok(v.to_owned())
+    } else {
+        Err(Failure::usage(format!(
+            "--force-legacy {v}: not a legacy protocol version (one of {})",
+            mcp::protocol::version::LEGACY.join(", ")
+        )))
+    }
+}
+
 /// The host name in our server's Host refusal (`Host "name" is not allowed`, see
 /// `mcp-http`'s `check_host_origin`), if `said` is one.
 fn refused_host(said: &str) -> Option<String> {

@@ -53,6 +53,8 @@ pub struct Options {
     /// `--config FILE`: where server names are looked up (default: the search order of
     /// [`servers`]).
     pub config: Option<PathBuf>,
+    /// `--force-legacy VERSION`: open a legacy session at VERSION without probing.
+    pub force_legacy: Option<String>,
 }
 
 /// The server to talk to, as given on the command line: the command's positional words (an
@@ -394,6 +396,9 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
     let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).tasks(true);
     if let Some(t) = opts.timeout {
         b = b.timeout(t).probe_timeout(t).connect_timeout(t);
+    }
+    if let Some(v) = &opts.force_legacy {
+        b = b.force_legacy(&hints::legacy_version(v)?);
     }
     if !opts.roots.is_empty() {
         let roots = opts.roots.iter().map(|r| args::root(r)).collect::<Result<Vec<_>, _>>().map_err(Failure::usage)?;
