@@ -1,7 +1,7 @@
 //! Hints for the mistakes new users make first: a URL typed without its scheme, a Host header
-//! our own server's DNS-rebinding check refuses, and an HTTP answer that is not MCP at all (a
-//! web page, a JSON API, a plain-text 404), summarized in one line by the same probe and
-//! summarizer `mcp doctor` uses.
+//! our own server's DNS-rebinding check refuses, an HTTP answer that is not MCP at all (a web
+//! page, a JSON API, a plain-text 404), summarized in one line by the same probe and
+//! summarizer `mcp doctor` uses, and client capabilities a server needs but was not offered.
 
 use super::probe::{Answer, Prober};
 use super::{describe, Failure, Options, Target};
@@ -58,6 +58,36 @@ pub(super) fn scheme_less(word: &str, f: Failure) -> Failure {
         }
         _ => f,
     }
+}
+
+/// `-32021`: names the capabilities and the flag that declares them.
+pub(super) fn missing_capability(message: &str, data: Option<&Value>, opts: &Options) -> Failure {
+    let required = data.and_then(|d| d.get("requiredCapabilities")).and_then(Value::as_object);
+    let names: Vec<String> = required
+        .map(|r| {
+            r.iter()
+                .map(|(k, v)| match v.as_object().filter(|o| !o.is_empty()) {
+                    Some(o) => {
+                        format!("{k} ({})", o.keys().cloned().collect::<Vec<_>>().join(", "))
+                    }
+                    None => k.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let what = if names.is_empty() { message.to_owned() } else { names.join(", ") };
+    let mut f = Failure::new(format!("the server needs client capabilities this command did not declare: {what}"));
+    let needs = |k: &str| required.is_some_and(|r| r.contains_key(k));
+    if needs("roots") {
+        f = f.hint("declare roots with --root URI (repeatable)");
+    }
+    if (needs("elicitation") || needs("sampling")) && opts.no_input {
+        f = f.hint("--no-input turns elicitation and sampling off");
+    }
+    if needs("sampling") && required.and_then(|r| r.get("sampling")).and_then(|s| s.get("tools")).is_some() {
+        f = f.hint("sampling with tools is not supported by this client");
+    }
+    f
 }
 
 /// Checks a `--force-legacy VERSION`: one of the legacy versions this client speaks.

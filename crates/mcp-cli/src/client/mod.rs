@@ -507,7 +507,7 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
                 }
                 f
             } else if code == mcp::protocol::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY {
-                missing_capability(&message, data.as_ref(), opts)
+                hints::missing_capability(&message, data.as_ref(), opts)
             } else {
                 Failure::new(format!("server error {code}: {message}"))
             };
@@ -551,36 +551,6 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
         }
         other => Failure::new(other.to_string()),
     }
-}
-
-/// `-32021`: names the capabilities and the flag that declares them.
-fn missing_capability(message: &str, data: Option<&Value>, opts: &Options) -> Failure {
-    let required = data.and_then(|d| d.get("requiredCapabilities")).and_then(Value::as_object);
-    let names: Vec<String> = required
-        .map(|r| {
-            r.iter()
-                .map(|(k, v)| match v.as_object().filter(|o| !o.is_empty()) {
-                    Some(o) => {
-                        format!("{k} ({})", o.keys().cloned().collect::<Vec<_>>().join(", "))
-                    }
-                    None => k.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let what = if names.is_empty() { message.to_owned() } else { names.join(", ") };
-    let mut f = Failure::new(format!("the server needs client capabilities this command did not declare: {what}"));
-    let needs = |k: &str| required.is_some_and(|r| r.contains_key(k));
-    if needs("roots") {
-        f = f.hint("declare roots with --root URI (repeatable)");
-    }
-    if (needs("elicitation") || needs("sampling")) && opts.no_input {
-        f = f.hint("--no-input turns elicitation and sampling off");
-    }
-    if needs("sampling") && required.and_then(|r| r.get("sampling")).and_then(|s| s.get("tools")).is_some() {
-        f = f.hint("sampling with tools is not supported by this client");
-    }
-    f
 }
 
 fn timeout_failure(opts: &Options) -> Failure {
