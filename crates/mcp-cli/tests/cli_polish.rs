@@ -223,6 +223,33 @@ fn no_ansi_colour_on_a_piped_stderr() {
     assert!(!r.stderr.contains('\x1b') && !r.stdout.contains('\x1b'), "no escape sequences: {:?}", r.stderr);
 }
 
+/// On a terminal (a pty from util-linux `script`), log lines are coloured unless `NO_COLOR`.
+#[cfg(target_os = "linux")]
+#[test]
+fn no_colour_on_a_terminal_with_no_color() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let server = EverythingHttp::start();
+    let config = std::env::temp_dir().join(format!("mcp-polish-pty-{}", std::process::id()));
+    let line = format!("{BIN} tools list {}", server.url);
+    let mut env = vec![("MCP_CONFIG_DIR", config.to_str().unwrap()), ("MCP_OAUTH_CLIENT_CREDENTIALS", "1")];
+    let tty = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"]).env_remove("MCP_LOG").env_remove("NO_COLOR").envs(env.iter().copied());
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = tty(&env);
+    assert!(coloured.contains("WARN"), "{coloured}");
+    assert!(coloured.contains("\x1b["), "a terminal gets colours: {coloured:?}");
+    env.push(("NO_COLOR", "1"));
+    let plain = tty(&env);
+    let warn = plain.lines().find(|l| l.contains("WARN")).unwrap_or_else(|| panic!("{plain}"));
+    assert!(!warn.contains('\x1b'), "NO_COLOR: {warn:?}");
+}
+
 // ------------------------------------------------------------------------------------------
 // Results
 // ------------------------------------------------------------------------------------------
