@@ -102,7 +102,15 @@ async fn main() -> Result<(), BoxError> {
         c.task(&id).cancel().await?;
         // Update on B, visible on C.
         let id = task_id(&a, "confirm_delete", json!({"filename": "f"})).await?;
-        while b.task(&id).get().await?["status"] != "input_required" {
+        let t_park = Instant::now();
+        loop {
+            let task = b.task(&id).get().await?;
+            if task["status"] == "input_required" {
+                break;
+            }
+            if t_park.elapsed() > Duration::from_secs(5) {
+                return Err(format!("task {id} never asked for input within 5 s: {task}").into());
+            }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let t0 = Instant::now();
