@@ -236,6 +236,10 @@ enum ToolsCmd {
         /// [URL] NAME
         #[arg(value_name = "ARGS")]
         pos: Vec<String>,
+        /// Fetch the tool's icons (https: or data:, same origin, PNG/JPEG/WebP checked by
+        /// their bytes) and save the valid ones in DIR; refused ones are listed with a reason.
+        #[arg(long = "save-icons", value_name = "DIR")]
+        save_icons: Option<PathBuf>,
         #[command(flatten)]
         target: Target,
     },
@@ -409,7 +413,9 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Tools(ToolsCmd::List { pos, save_icons, target: t }) => {
             (target(pos, t), Action::ToolsList { save_icons })
         }
-        Command::Tools(ToolsCmd::Show { pos, target: t }) => (target(pos, t), Action::ToolsShow),
+        Command::Tools(ToolsCmd::Show { pos, save_icons, target: t }) => {
+            (target(pos, t), Action::ToolsShow { save_icons })
+        }
         Command::Tools(ToolsCmd::Call { pos, args, out, detach, target: t }) => {
             (target(pos, t), Action::ToolsCall { args, out, detach })
         }

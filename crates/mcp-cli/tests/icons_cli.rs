@@ -220,3 +220,30 @@ fn save_icons_in_json() {
     assert_eq!(doc["tools"].as_array().unwrap().len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn tools_show_lists_the_icons_and_saves_the_valid_ones() {
+    let (addr, _) = server(hostile_icons);
+    let dir = temp_dir("show");
+    let url = format!("http://{addr}/mcp");
+    let (code, out, err) = mcp(&["tools", "show", &url, "search/web"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Icons:"), "an icons section: {out}");
+    assert!(out.contains(&format!("http://{addr}/icons/good.png")) && out.contains("16x16"), "{out}");
+    assert!(out.contains("javascript:alert(1)"), "every icon is listed, safe or not: {out}");
+    assert!(!dir.exists() || std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing fetched without the flag");
+
+    let (code, out, err) = mcp(&["tools", "show", &url, "search/web", "--json", "--save-icons", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["tool"]["name"], "search/web");
+    let icons = doc["icons"].as_array().unwrap();
+    assert_eq!(icons.len(), 6, "{doc}");
+    assert!(icons[0]["saved"].as_str().unwrap().ends_with("search_web-0.png"));
+    assert!(icons[2]["refused"].as_str().unwrap().contains("SVG refused"), "{doc}");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(files, ["search_web-0.png", "search_web-3.png"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

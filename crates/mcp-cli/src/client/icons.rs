@@ -26,7 +26,6 @@ pub(super) fn icons_of(item: &Value) -> Vec<Result<Icon, Value>> {
 
 /// One line per icon: `src  mimeType  sizes` (absent fields are left out; a long `data:` URI is
 /// shortened).
-#[allow(dead_code)] // For `mcp tools show`.
 pub(super) fn icon_lines(item: &Value) -> Vec<String> {
     icons_of(item)
         .into_iter()

@@ -103,7 +103,10 @@ pub enum Action {
         save_icons: Option<PathBuf>,
     },
     /// `tools show NAME`.
-    ToolsShow,
+    ToolsShow {
+        /// `--save-icons DIR`: fetch and save the tool's valid icons.
+        save_icons: Option<PathBuf>,
+    },
     /// `tools call NAME [ARGS_JSON]`.
     ToolsCall {
         /// `--arg key=value` pairs.
@@ -168,7 +171,7 @@ impl Action {
     fn operands(&self) -> (&'static [&'static str], &'static [&'static str]) {
         match self {
             Action::ToolsCall { .. } => (&["NAME"], &["ARGS_JSON"]),
-            Action::ToolsShow => (&["NAME"], &[]),
+            Action::ToolsShow { .. } => (&["NAME"], &[]),
             Action::Task(_) => (&["TASK_ID"], &[]),
             Action::SkillsGet => (&["SKILL"], &[]),
             Action::SkillsRead => (&["SKILL"], &["FILE"]),
@@ -647,7 +650,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             }
             Ok(0)
         }
-        Action::ToolsShow => show::tools_show(ctx, &pos[0]).await,
+        Action::ToolsShow { save_icons } => show::tools_show(ctx, &pos[0], save_icons.as_deref()).await,
         Action::ToolsCall { args, out, detach } => {
             commands::tools_call(ctx, &pos[0], pos.get(1).map(String::as_str), &args, out, detach).await
         }

@@ -12,8 +12,9 @@ use serde_json::Value;
 /// Nesting shown before a schema is cut off (`…`); recursive `$ref`s end here too.
 const MAX_DEPTH: usize = 6;
 
-/// Runs `tools show NAME`.
-pub(super) async fn tools_show(ctx: &Ctx<'_>, name: &str) -> Result<u8, Failure> {
+/// Runs `tools show NAME`; with `save_icons`, also fetches the tool's icons (every rule of
+/// the spec's icon section applied) and saves the valid ones in that folder.
+pub(super) async fn tools_show(ctx: &Ctx<'_>, name: &str, save_icons: Option<&std::path::Path>) -> Result<u8, Failure> {
     let tools = ctx.client.list_tools().await.map_err(|e| ctx.fail(e, "tools/list"))?;
     let Some(tool) = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
         let names: Vec<String> =
@@ -21,19 +22,25 @@ pub(super) async fn tools_show(ctx: &Ctx<'_>, name: &str) -> Result<u8, Failure>
         return Err(Failure::new(format!("unknown tool `{name}`: the server does not offer it"))
             .hint(names_hint("tools", &names)));
     };
-    if ctx.opts.json {
-        render::print_json(tool);
-    } else {
+    if !ctx.opts.json {
         Stream::Out.write(&tool_text(tool));
+    }
+    let saved = match save_icons {
+        Some(dir) => Some(super::icons::save_icons(ctx.target, std::slice::from_ref(tool), dir, ctx.opts.json).await),
+        None => None,
+    };
+    if ctx.opts.json {
+        match saved {
+            // The definition as sent, and what became of its icons.
+            Some(saved) => render::print_json(&serde_json::json!({ "tool": tool, "icons": saved })),
+            None => render::print_json(tool),
+        }
     }
     Ok(0)
 }
 
 /// The sections of a tool's description, in order: each a heading (`None` for the header
 /// lines) and its lines.
-///
-/// Icons: the tool's `icons` belong in their own `("Icons", ...)` section, inserted right
-/// after "Annotations" (see `icons::icon_lines`).
 pub(super) fn sections(tool: &Value) -> Vec<(Option<&'static str>, Vec<String>)> {
     let mut out = Vec::new();
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -49,6 +56,10 @@ pub(super) fn sections(tool: &Value) -> Vec<(Option<&'static str>, Vec<String>)>
     out.push((None, head));
     if let Some(a) = tool.get("annotations").and_then(Value::as_object).filter(|a| !a.is_empty()) {
         out.push((Some("Annotations"), annotation_lines(a)));
+    }
+    let icons = super::icons::icon_lines(tool);
+    if !icons.is_empty() {
+        out.push((Some("Icons"), icons));
     }
     if let Some(t) = tool.pointer("/execution/taskSupport").and_then(Value::as_str) {
         out.push((Some("Task support"), vec![format!("  {t}")]));
