@@ -1,19 +1,14 @@
 //! The client commands of the `mcp` binary, run against the stdio `everything` server (the
 //! same binary's `serve everything --stdio`).
 
+#[path = "support/bounded.rs"]
+mod bounded;
+
+use bounded::Run;
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp");
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 /// Runs `mcp ARGS -- mcp serve everything --stdio` with `input` on stdin (closed afterwards;
 /// stdin is never a terminal here), bounded in time.
@@ -28,34 +23,9 @@ fn mcp(args: &[&str]) -> Run {
 }
 
 fn run(args: &[&str], input: &str) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("MCP_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(input.as_bytes()).expect("write stdin");
-    drop(stdin);
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(out) => out.expect("wait for mcp"),
-        Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            panic!("mcp {args:?} did not finish within 60 s");
-        }
-    };
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_remove("MCP_LOG");
+    bounded::run(cmd, Some(input))
 }
 
 fn json_doc(r: &Run) -> Value {

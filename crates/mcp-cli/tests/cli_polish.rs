@@ -4,9 +4,12 @@
 //! flags, structured results shown once, and `listen` on legacy servers. Everything listens
 //! on loopback.
 
+#[path = "support/bounded.rs"]
+mod bounded;
 #[path = "support/http_server.rs"]
 mod http_server;
 
+use bounded::Run;
 use http_server::EverythingHttp;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,12 +20,6 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp");
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 /// Runs `mcp ARGS` (stdin closed, `MCP_LOG` from `env` only), bounded to 60 s.
 fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(BIN);
@@ -30,24 +27,7 @@ fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start mcp");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(out) => out.expect("wait for mcp"),
-        Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            panic!("mcp {args:?} did not finish within 60 s");
-        }
-    };
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    bounded::run(cmd, None)
 }
 
 fn run(args: &[&str]) -> Run {

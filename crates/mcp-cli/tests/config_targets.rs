@@ -2,15 +2,17 @@
 //! and `--config`, against the `everything` server over stdio and over HTTP, with config files
 //! in temporary project and user folders (the user folder comes from `XDG_CONFIG_HOME`).
 
+#[path = "support/bounded.rs"]
+mod bounded;
 #[path = "support/http_server.rs"]
 mod http_server;
 
+use bounded::Run;
 use http_server::EverythingHttp;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp");
@@ -79,12 +81,6 @@ impl World {
     }
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 impl Run {
     fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
@@ -98,25 +94,8 @@ impl Run {
 }
 
 /// Runs the command, stdin closed, bounded in time.
-fn run(mut c: Command) -> Run {
-    let child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start mcp");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(out) => out.expect("wait for mcp"),
-        Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            panic!("mcp did not finish within 60 s");
-        }
-    };
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn run(c: Command) -> Run {
+    bounded::run(c, None)
 }
 
 fn stdio_everything() -> Value {
