@@ -6,10 +6,13 @@
 
 #[path = "support/http_server.rs"]
 mod http_server;
+#[path = "support/raw_http.rs"]
+mod raw_http;
 
 use http_server::EverythingHttp;
+use raw_http::{read_request, respond, Req};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -120,57 +123,6 @@ fn failed(report: &Value) -> Vec<&str> {
 // A raw HTTP/1.1 server (one request per connection)
 // ------------------------------------------------------------------------------------------
 
-struct Req {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Req {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-}
-
-fn read_request(s: &mut TcpStream) -> Option<Req> {
-    let mut r = BufReader::new(s.try_clone().ok()?);
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next()?.to_owned(), parts.next()?.to_owned());
-    let mut headers = Vec::new();
-    for _ in 0..100 {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_owned(), v.trim().to_owned()));
-        }
-    }
-    let len = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).and_then(|(_, v)| v.parse().ok());
-    let mut body = vec![0; len.unwrap_or(0)];
-    r.read_exact(&mut body).ok()?;
-    Some(Req { method, path, headers, body })
-}
-
-fn respond(s: &mut TcpStream, status: u16, headers: &[(&str, &str)], body: &[u8]) {
-    let mut head = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let _ = s.write_all(head.as_bytes());
-    let _ = s.write_all(body);
-}
-
 fn respond_json(s: &mut TcpStream, status: u16, v: &Value) {
     respond(s, status, &[("content-type", "application/json")], v.to_string().as_bytes());
 }
@@ -187,7 +139,7 @@ fn raw_server(handler: impl Fn(&Req, &mut TcpStream) + Send + Sync + 'static) ->
             std::thread::spawn(move || {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
                 let _ = s.set_write_timeout(Some(Duration::from_secs(10)));
-                if let Some(req) = read_request(&mut s) {
+                if let Some(req) = read_request(&s) {
                     h(&req, &mut s);
                 }
             });

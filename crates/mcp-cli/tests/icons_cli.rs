@@ -2,8 +2,11 @@
 //! printed with its reason. The server is a raw loopback one (a 2025-11-25 Streamable HTTP
 //! server) that also serves the icon files.
 
+#[path = "support/raw_http.rs"]
+mod raw_http;
+
+use raw_http::{read_request, respond, Req};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,47 +29,6 @@ fn png(w: u32, h: u32) -> Vec<u8> {
     v.extend(chunk(b"IDAT", &[0x78, 0x9C, 0x63, 0, 0, 0, 1, 0, 1]));
     v.extend(chunk(b"IEND", &[]));
     v
-}
-
-struct Req {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-fn read_request(s: &TcpStream) -> Option<Req> {
-    let mut r = BufReader::new(s.try_clone().ok()?);
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next()?.to_owned(), parts.next()?.to_owned());
-    let mut headers = Vec::new();
-    for _ in 0..100 {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-        }
-    }
-    let len = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok());
-    let mut body = vec![0; len.unwrap_or(0)];
-    r.read_exact(&mut body).ok()?;
-    Some(Req { method, path, headers, body })
-}
-
-fn respond(s: &mut TcpStream, status: u16, headers: &[(&str, &str)], body: &[u8]) {
-    let mut head = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let _ = s.write_all(head.as_bytes());
-    let _ = s.write_all(body);
 }
 
 /// The server: MCP at `/mcp`, icon files under `/icons/`; every icon request recorded.
