@@ -8,12 +8,15 @@
 mod bounded;
 #[path = "support/http_server.rs"]
 mod http_server;
+#[path = "support/raw_http.rs"]
+mod raw_http;
 
 use bounded::Run;
 use http_server::EverythingHttp;
+use raw_http::read_request;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -50,7 +53,7 @@ fn canned(status: u16, content_type: &'static str, body: &'static str) -> Socket
             let Ok(mut s) = s else { continue };
             std::thread::spawn(move || {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-                if read_request(&mut s).is_some() {
+                if read_request(&s).is_some() {
                     let head = format!(
                         "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                         body.len()
@@ -62,27 +65,6 @@ fn canned(status: u16, content_type: &'static str, body: &'static str) -> Socket
         }
     });
     addr
-}
-
-/// Reads one request (head and a `content-length` body).
-fn read_request(s: &mut TcpStream) -> Option<()> {
-    let mut r = BufReader::new(s.try_clone().ok()?);
-    let mut len = 0;
-    for _ in 0..100 {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().ok()?;
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()
 }
 
 // ------------------------------------------------------------------------------------------
