@@ -38,9 +38,18 @@ pub(super) enum SendError {
     Hyper(hyper::Error),
 }
 
+/// Where a connection goes: the pool's key. Made once per server URL, so that a request
+/// costs no string building here.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Origin {
+    /// The host name or IP literal (an IPv6 one without brackets).
+    pub(super) host: String,
+    /// The port.
+    pub(super) port: u16,
+}
+
 struct Idle {
-    /// `host:port` of the origin.
-    origin: String,
+    origin: Arc<Origin>,
     sender: Sender,
     since: Instant,
 }
@@ -58,16 +67,16 @@ impl Pool {
     }
 
     /// An idle connection to `origin` that is still open, newest first.
-    fn checkout(&self, origin: &str) -> Option<Sender> {
+    fn checkout(&self, origin: &Origin) -> Option<Sender> {
         let mut idle = self.idle.lock().expect("pool lock");
         let now = Instant::now();
         idle.retain(|i| !i.sender.is_closed() && now.duration_since(i.since) < IDLE_FOR);
-        let at = idle.iter().rposition(|i| i.origin == origin)?;
+        let at = idle.iter().rposition(|i| *i.origin == *origin)?;
         Some(idle.swap_remove(at).sender)
     }
 
     /// Puts a connection whose last response is complete back for reuse.
-    fn checkin(&self, origin: String, sender: Sender) {
+    fn checkin(&self, origin: Arc<Origin>, sender: Sender) {
         if sender.is_closed() {
             return;
         }
@@ -78,10 +87,10 @@ impl Pool {
         idle.push(Idle { origin, sender, since: Instant::now() });
     }
 
-    /// A new connection to `host:port`, driven by a task of its own.
-    async fn connect(&self, host: &str, port: u16) -> Result<Sender, SendError> {
+    /// A new connection to `origin`, driven by a task of its own.
+    async fn connect(&self, origin: &Origin) -> Result<Sender, SendError> {
         let up = async {
-            let stream = TcpStream::connect((host, port)).await.map_err(SendError::Connect)?;
+            let stream = TcpStream::connect((origin.host.as_str(), origin.port)).await.map_err(SendError::Connect)?;
             let _ = stream.set_nodelay(true);
             let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
                 .await
@@ -94,48 +103,44 @@ impl Pool {
         tokio::time::timeout(self.connect_timeout, up).await.map_err(|_| SendError::ConnectTimeout)?
     }
 
-    /// Sends `req` (origin-form URI, `Host` set) to `host:port` and waits for the response
+    /// Sends `req` (origin-form URI, `Host` set) to `origin` and waits for the response
     /// head. The connection returns to the pool when the body has been read to its end.
     pub(super) async fn send(
         self: &Arc<Self>,
-        host: &str,
-        port: u16,
+        origin: &Arc<Origin>,
         req: hyper::Request<Full<Bytes>>,
     ) -> Result<(hyper::http::response::Parts, PooledBody), SendError> {
-        let origin = format!("{host}:{port}");
-        let (mut sender, reused) = match self.checkout(&origin) {
+        let (mut sender, reused) = match self.checkout(origin) {
             Some(s) => (s, true),
-            None => (self.connect(host, port).await?, false),
+            None => (self.connect(origin).await?, false),
         };
         let resp = match ready(&mut sender).await {
             Ok(()) => sender.try_send_request(req).await,
-            Err(_) if reused => return self.send_fresh(host, port, origin, req).await,
+            Err(_) if reused => return self.send_fresh(origin, req).await,
             Err(e) => return Err(SendError::Hyper(e)),
         };
         let resp = match resp {
             Ok(r) => r,
             Err(mut e) => match e.take_message() {
                 // Never written: the reused connection had been closed under us.
-                Some(req) if reused => return self.send_fresh(host, port, origin, req).await,
+                Some(req) if reused => return self.send_fresh(origin, req).await,
                 _ => return Err(SendError::Hyper(e.into_error())),
             },
         };
         let (head, body) = resp.into_parts();
-        Ok((head, PooledBody::new(body, self.clone(), origin, sender)))
+        Ok((head, PooledBody::new(body, self.clone(), origin.clone(), sender)))
     }
 
     async fn send_fresh(
         self: &Arc<Self>,
-        host: &str,
-        port: u16,
-        origin: String,
+        origin: &Arc<Origin>,
         req: hyper::Request<Full<Bytes>>,
     ) -> Result<(hyper::http::response::Parts, PooledBody), SendError> {
-        let mut sender = self.connect(host, port).await?;
+        let mut sender = self.connect(origin).await?;
         ready(&mut sender).await.map_err(SendError::Hyper)?;
         let resp = sender.send_request(req).await.map_err(SendError::Hyper)?;
         let (head, body) = resp.into_parts();
-        Ok((head, PooledBody::new(body, self.clone(), origin, sender)))
+        Ok((head, PooledBody::new(body, self.clone(), origin.clone(), sender)))
     }
 }
 
@@ -152,11 +157,11 @@ async fn ready(sender: &mut Sender) -> Result<(), hyper::Error> {
 pub(super) struct PooledBody {
     body: Incoming,
     /// Until the body ends: where the connection goes back to.
-    home: Option<(Arc<Pool>, String, Sender)>,
+    home: Option<(Arc<Pool>, Arc<Origin>, Sender)>,
 }
 
 impl PooledBody {
-    fn new(body: Incoming, pool: Arc<Pool>, origin: String, sender: Sender) -> Self {
+    fn new(body: Incoming, pool: Arc<Pool>, origin: Arc<Origin>, sender: Sender) -> Self {
         let mut b = Self { body, home: Some((pool, origin, sender)) };
         if b.body.is_end_stream() {
             b.release();
@@ -229,6 +234,10 @@ mod tests {
         (port, accepts)
     }
 
+    fn local(port: u16) -> Arc<Origin> {
+        Arc::new(Origin { host: "127.0.0.1".into(), port })
+    }
+
     fn get(port: u16) -> hyper::Request<Full<Bytes>> {
         hyper::Request::builder()
             .uri("/mcp")
@@ -252,7 +261,7 @@ mod tests {
         let (port, accepts) = server(false).await;
         let pool = Pool::new(Duration::from_secs(5));
         for _ in 0..5 {
-            let (head, body) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+            let (head, body) = pool.send(&local(port), get(port)).await.expect("sent");
             assert_eq!(head.status, 200);
             assert_eq!(read_all(body).await, b"ok");
         }
@@ -263,8 +272,8 @@ mod tests {
     async fn an_unread_body_keeps_its_connection_out_of_the_pool() {
         let (port, accepts) = server(false).await;
         let pool = Pool::new(Duration::from_secs(5));
-        let (_, held) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
-        let (_, body) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+        let (_, held) = pool.send(&local(port), get(port)).await.expect("sent");
+        let (_, body) = pool.send(&local(port), get(port)).await.expect("sent");
         assert_eq!(read_all(body).await, b"ok");
         drop(held);
         assert_eq!(accepts.load(std::sync::atomic::Ordering::SeqCst), 2, "the busy connection was not shared");
@@ -275,7 +284,7 @@ mod tests {
         let (port, accepts) = server(true).await;
         let pool = Pool::new(Duration::from_secs(5));
         for _ in 0..3 {
-            let (_, body) = pool.send("127.0.0.1", port, get(port)).await.expect("sent");
+            let (_, body) = pool.send(&local(port), get(port)).await.expect("sent");
             assert_eq!(read_all(body).await, b"ok");
             // Let the server's close reach the client before the next checkout, sometimes.
             tokio::task::yield_now().await;
@@ -290,7 +299,7 @@ mod tests {
             l.local_addr().expect("addr").port()
         };
         let pool = Pool::new(Duration::from_secs(5));
-        match pool.send("127.0.0.1", port, get(port)).await {
+        match pool.send(&local(port), get(port)).await {
             Err(SendError::Connect(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
             other => panic!("expected a connect error, got {:?}", other.map(|(h, _)| h.status)),
         }

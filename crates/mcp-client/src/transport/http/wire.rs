@@ -5,7 +5,7 @@
 //! in the environment (reqwest honours `HTTP_PROXY` and friends).
 
 use super::describe;
-use super::pool::{Pool, PooledBody, SendError};
+use super::pool::{Origin, Pool, PooledBody, SendError};
 use crate::error::{ErrorSource, TransportError};
 use bytes::Bytes;
 use futures::Stream;
@@ -40,9 +40,8 @@ pub(super) struct Wire {
     /// For everything else, made when first needed.
     tls: OnceLock<reqwest::Client>,
     connect_timeout: Duration,
-    /// The server URL, its origin-form target and `Host` value (made once: nearly every
-    /// request goes there).
-    base: Option<(Url, hyper::Uri, HeaderValue)>,
+    /// The server URL and its [`Target`] (made once: nearly every request goes there).
+    base: Option<(Url, Target)>,
 }
 
 impl Wire {
@@ -50,7 +49,7 @@ impl Wire {
     pub(super) fn new(url: &Url, connect_timeout: Duration) -> Result<Self, TransportError> {
         let proxied = PROXY_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
         let plain = (!proxied).then(|| Pool::new(connect_timeout));
-        let base = target(url).ok().map(|(uri, host)| (url.clone(), uri, host));
+        let base = target(url).ok().map(|t| (url.clone(), t));
         let wire = Self { plain, tls: OnceLock::new(), connect_timeout, base };
         if !wire.is_plain(url) {
             wire.tls()?;
@@ -91,8 +90,8 @@ impl Wire {
             let resp = builder.send().await.map_err(|e| super::map_reqwest(display_url, e))?;
             return Ok(Resp::Tls(resp));
         };
-        let (uri, host_header) = match &self.base {
-            Some((url, uri, host)) if *url == req.url => (uri.clone(), host.clone()),
+        let Target { uri, host: host_header, origin } = match &self.base {
+            Some((url, t)) if *url == req.url => t.clone(),
             _ => target(&req.url)?,
         };
         let mut headers = req.headers;
@@ -104,29 +103,38 @@ impl Wire {
         *request.method_mut() = req.method;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        // An IPv6 literal comes bracketed in a URL, bare in a socket address.
-        let host = req.url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
-        let port = req.url.port_or_known_default().unwrap_or(80);
-        let (head, body) = client.send(&host, port, request).await.map_err(|e| map_send(display_url, e))?;
+        let (head, body) = client.send(&origin, request).await.map_err(|e| map_send(display_url, e))?;
         Ok(Resp::Plain { head, body, url: req.url })
     }
 }
 
-/// The origin-form request target and `Host` header of a plain `http://` URL.
-fn target(url: &Url) -> Result<(hyper::Uri, HeaderValue), TransportError> {
+/// What a request to a plain `http://` URL needs: its origin-form target, `Host` header and
+/// where the pool connects.
+#[derive(Clone)]
+struct Target {
+    uri: hyper::Uri,
+    host: HeaderValue,
+    origin: Arc<Origin>,
+}
+
+/// The [`Target`] of a plain `http://` URL.
+fn target(url: &Url) -> Result<Target, TransportError> {
     let invalid = |e: String| TransportError::Connect(format!("invalid URL: {e}"), None);
     let path = match url.query() {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
     let uri = path.parse().map_err(|e: hyper::http::uri::InvalidUri| invalid(e.to_string()))?;
-    let host = url.host_str().ok_or_else(|| invalid("no host".into()))?;
+    let name = url.host_str().ok_or_else(|| invalid("no host".into()))?;
     let host = match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_owned(),
+        Some(p) => format!("{name}:{p}"),
+        None => name.to_owned(),
     };
     let host = HeaderValue::try_from(host).map_err(|e| invalid(e.to_string()))?;
-    Ok((uri, host))
+    // An IPv6 literal comes bracketed in a URL, bare in a socket address.
+    let bare = name.trim_start_matches('[').trim_end_matches(']').to_owned();
+    let origin = Arc::new(Origin { host: bare, port: url.port_or_known_default().unwrap_or(80) });
+    Ok(Target { uri, host, origin })
 }
 
 /// Whether an error or one of its causes is a timeout.
