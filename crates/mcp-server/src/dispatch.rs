@@ -37,6 +37,9 @@ impl Server {
             let rt = self.tasks_gate(&ctx)?.clone();
             return rt.serve(self, &ctx, method.params(ctx.params())?).await;
         }
+        if let Some(served) = self.serve_fallback(&ctx, method).await {
+            return served;
+        }
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
             Params::Discover => Ok(self.discover()),
@@ -72,7 +75,7 @@ impl Server {
         }
     }
 
-    fn outcome(&self, ctx: &Context, r: Result<Value, HandlerError>, tool: bool) -> Result<Value, ProtocolError> {
+    pub(crate) fn outcome(&self, ctx: &Context, r: Result<Value, HandlerError>, tool: bool) -> Result<Value, ProtocolError> {
         match r {
             Ok(v) if v.is_object() => Ok(v),
             Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),

@@ -26,6 +26,7 @@ mod context;
 mod defs;
 mod dispatch;
 mod error;
+pub mod fallback;
 pub mod handler;
 mod listen;
 mod mrtr;

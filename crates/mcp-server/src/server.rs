@@ -73,6 +73,7 @@ pub(crate) struct ServerConfig {
     pub(crate) tasks: Option<crate::tasks::TaskConfig>,
     pub(crate) skills: Option<Arc<mcp_skills::SkillSet>>,
     pub(crate) bus: Option<Arc<dyn crate::bus::ChangeBus>>,
+    pub(crate) fallback: Option<Arc<dyn crate::fallback::Fallback>>,
 }
 
 impl ServerConfig {
@@ -95,6 +96,7 @@ impl ServerConfig {
             tasks: None,
             skills: None,
             bus: None,
+            fallback: None,
         }
     }
 }

@@ -1,0 +1,166 @@
+//! A dynamic backend for the catalog methods: a [`Fallback`] serves `tools/*`, `resources/*`,
+//! `prompts/*` and `completion/complete` requests from somewhere other than the registered
+//! catalog (a proxy forwarding to another server, a catalog kept in a database).
+//!
+//! The framework still does everything around the request: `_meta` validation, the
+//! `requestState` check and its binding of `inputResponses` to the issued keys, sealing the
+//! state of an [`crate::InputRequired`] outcome, panics, timeouts, the legacy session bridge and
+//! result encoding. A fallback only sees requests whose method is in [`FALLBACK_METHODS`], and
+//! may decline one (return `None`) to let the catalog serve it as usual.
+//!
+//! ```
+//! use mcp_server::{fallback::Fallback, BoxFuture, Context, HandlerError, Server};
+//! use serde_json::{json, Value};
+//!
+//! struct Everything;
+//! impl Fallback for Everything {
+//!     fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>> {
+//!         (ctx.method() == "tools/list").then(|| {
+//!             Box::pin(async { Ok(json!({ "tools": [] })) }) as BoxFuture<_>
+//!         })
+//!     }
+//! }
+//! let server = Server::builder("dynamic", "1.0.0").fallback(std::sync::Arc::new(Everything)).build().unwrap();
+//! # drop(server);
+//! ```
+
+use crate::context::Context;
+use crate::error::HandlerError;
+use crate::registry::BoxFuture;
+use crate::{Server, ServerBuilder};
+use mcp_protocol::{Method, ProtocolError};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The methods a [`Fallback`] is offered.
+pub const FALLBACK_METHODS: [Method; 8] = [
+    Method::ToolsList,
+    Method::ToolsCall,
+    Method::ResourcesList,
+    Method::ResourceTemplatesList,
+    Method::ResourcesRead,
+    Method::PromptsList,
+    Method::PromptsGet,
+    Method::Complete,
+];
+
+/// Serves catalog requests dynamically (see the [module docs](self)).
+///
+/// The returned value is the method's result object (`ListToolsResult`, `CallToolResult`, ...).
+/// Errors convert as a handler's do: [`HandlerError::InputRequired`] becomes an
+/// `input_required` result with sealed state (read it back with [`Context::round_state`] and
+/// the answers with [`Context::input_responses`]), a tool error of `tools/call` becomes an
+/// `isError` result, a protocol error is answered as that error.
+pub trait Fallback: Send + Sync + 'static {
+    /// Serves `ctx`'s request, or returns `None` to let the registered catalog serve it.
+    fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>>;
+}
+
+impl ServerBuilder {
+    /// Serves the catalog methods ([`FALLBACK_METHODS`]) through `fallback` first. Capabilities
+    /// are not derived from it: declare them with [`ServerBuilder::capability`].
+    pub fn fallback(mut self, fallback: Arc<dyn Fallback>) -> Self {
+        self.config.fallback = Some(fallback);
+        self
+    }
+}
+
+impl Server {
+    /// The fallback's outcome for `ctx`'s request, when there is a fallback that serves it.
+    pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Value, ProtocolError>> {
+        let fallback = self.inner.config.fallback.as_ref().filter(|_| FALLBACK_METHODS.contains(&method))?;
+        let served = fallback.serve(ctx.clone())?.await;
+        Some(self.outcome(ctx, served, method == Method::ToolsCall))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mrtr::InputRequired;
+    use crate::RequestEnv;
+    use mcp_protocol::Request;
+    use serde_json::json;
+
+    /// Lists one tool, answers `tools/call` of "ask" with an input round then the answer, and
+    /// declines everything else.
+    struct Dynamic;
+
+    impl Fallback for Dynamic {
+        fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>> {
+            let fut: BoxFuture<Result<Value, HandlerError>> = match ctx.method() {
+                "tools/list" => Box::pin(async { Ok(json!({ "tools": [{ "name": "ask", "inputSchema": {} }] })) }),
+                "tools/call" if ctx.params().get("name") == Some(&json!("fail")) => {
+                    Box::pin(async { Err(HandlerError::tool("it failed")) })
+                }
+                "tools/call" => Box::pin(async move {
+                    match ctx.input_responses().and_then(|r| r.get("q")).cloned() {
+                        Some(answer) => Ok(json!({ "content": [], "structuredContent": answer })),
+                        None => {
+                            let mut ir = InputRequired { state: json!({ "round": 1 }), ..Default::default() };
+                            ir.requests.insert("q".into(), json!({ "method": "roots/list", "params": {} }));
+                            Err(HandlerError::InputRequired(ir))
+                        }
+                    }
+                }),
+                _ => return None,
+            };
+            Some(fut)
+        }
+    }
+
+    fn request(method: &str, params: Value) -> Request {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { "roots": {} },
+            "io.modelcontextprotocol/clientInfo": { "name": "t", "version": "1" },
+        });
+        let Value::Object(params) = params else { unreachable!() };
+        Request { id: json!(1), method: method.into(), params }
+    }
+
+    fn server() -> Server {
+        Server::builder("t", "1").fallback(Arc::new(Dynamic)).build().unwrap()
+    }
+
+    async fn handle(server: &Server, method: &str, params: Value) -> Result<Value, ProtocolError> {
+        server.handle(request(method, params), RequestEnv::default()).await
+    }
+
+    #[tokio::test]
+    async fn lists_and_declines() {
+        let s = server();
+        let tools = handle(&s, "tools/list", json!({})).await.unwrap();
+        assert_eq!(tools["tools"][0]["name"], "ask");
+        // Declined: the (empty) catalog answers.
+        let prompts = handle(&s, "prompts/list", json!({})).await.unwrap();
+        assert_eq!(prompts["prompts"], json!([]));
+        let err = handle(&s, "prompts/get", json!({ "name": "x" })).await.unwrap_err();
+        assert!(err.to_string().contains("Unknown prompt"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn tool_errors_are_results() {
+        let r = handle(&server(), "tools/call", json!({ "name": "fail" })).await.unwrap();
+        assert_eq!(r["isError"], true);
+    }
+
+    #[tokio::test]
+    async fn input_rounds_are_sealed_and_bound() {
+        let s = server();
+        let first = handle(&s, "tools/call", json!({ "name": "ask" })).await.unwrap();
+        assert_eq!(first["resultType"], "input_required");
+        let state = first["requestState"].clone();
+        let answer = json!({ "roots": [] });
+        let params = json!({ "name": "ask", "requestState": state, "inputResponses": { "q": answer } });
+        let done = handle(&s, "tools/call", params).await.unwrap();
+        assert_eq!(done["structuredContent"], answer);
+        // Without the state, the answer is not honoured: the question is asked again.
+        let again = handle(&s, "tools/call", json!({ "name": "ask", "inputResponses": { "q": answer } })).await;
+        assert_eq!(again.unwrap()["resultType"], "input_required");
+        // State sealed for another request is refused.
+        let params = json!({ "name": "other", "requestState": first["requestState"], "inputResponses": {} });
+        assert!(handle(&s, "tools/call", params).await.is_err());
+    }
+}
