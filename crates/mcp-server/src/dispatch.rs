@@ -75,7 +75,12 @@ impl Server {
         }
     }
 
-    pub(crate) fn outcome(&self, ctx: &Context, r: Result<Value, HandlerError>, tool: bool) -> Result<Value, ProtocolError> {
+    pub(crate) fn outcome(
+        &self,
+        ctx: &Context,
+        r: Result<Value, HandlerError>,
+        tool: bool,
+    ) -> Result<Value, ProtocolError> {
         match r {
             Ok(v) if v.is_object() => Ok(v),
             Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
