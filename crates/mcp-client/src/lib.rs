@@ -27,6 +27,7 @@ mod listen;
 pub mod multi;
 pub mod protocol;
 mod result;
+mod roots_handler;
 mod skills;
 mod tasks;
 pub mod transport;
