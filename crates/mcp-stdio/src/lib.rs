@@ -291,7 +291,10 @@ impl Driver {
                 Ok(stream) => {
                     let mut stream = std::pin::pin!(stream);
                     loop {
+                        // Biased: once the client cancelled, the stream's closing result (which
+                        // shutdown may have made ready too) must never be sent.
                         tokio::select! {
+                            biased;
                             _ = cancel.cancelled() => break,
                             item = stream.next() => match item {
                                 Some(v) => { out.send(encode(&v)); }
