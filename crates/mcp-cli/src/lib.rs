@@ -4,6 +4,7 @@
 pub mod client;
 pub mod everything;
 mod limits;
+pub mod proxy;
 
 pub use limits::ServeLimits;
 

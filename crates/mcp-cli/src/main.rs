@@ -122,6 +122,11 @@ struct ServeCli {
 enum Command {
     /// Run a built-in MCP server.
     Serve(ServeArgs),
+    /// Serve an upstream server (URL, or stdio command after `--`; any era) as a dual-era
+    /// server of our own, over Streamable HTTP (--http ADDR) or stdio (--stdio).
+    #[command(override_usage = "mcp proxy (--http ADDR | --stdio) [OPTIONS] URL\n       \
+        mcp proxy (--http ADDR | --stdio) [OPTIONS] -- COMMAND...")]
+    Proxy(mcp_cli::proxy::ProxyArgs),
     /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
     #[command(subcommand)]
     Auth(mcp_cli::client::auth::AuthCmd),
@@ -446,6 +451,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
             (target(pos, t), Action::Listen { tools, prompts, resources, resource })
         }
         Command::Serve(_) => unreachable!("`serve` is not a client command"),
+        Command::Proxy(_) => unreachable!("`proxy` is handled by main"),
         Command::Auth(_) => unreachable!("`auth` is handled by main"),
         Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
         Command::Servers(_) => unreachable!("`servers` is handled by main"),
@@ -506,7 +512,7 @@ fn main() -> std::process::ExitCode {
         .with_ansi(stderr_colors())
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
         .init();
-    if matches!(cli.command, Command::Serve(_)) {
+    if matches!(cli.command, Command::Serve(_) | Command::Proxy(_)) {
         // A long-running server gives memory back after bursts, and a panicking handler logs
         // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).
         mcp_malloc::tune_allocator();
@@ -526,6 +532,19 @@ fn main() -> std::process::ExitCode {
     match cli.command {
         Command::Serve(ServeArgs { name: _, http, stdio, allow_hosts, skills, auth, shared, limits }) => {
             serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
+        }
+        Command::Proxy(args) => {
+            let globals = mcp_cli::proxy::ProxyGlobals {
+                headers: cli.global.headers,
+                timeout: cli.global.timeout.map(Duration::from_secs_f64),
+            };
+            match rt.block_on(mcp_cli::proxy::run(args, globals)) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcp proxy: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            }
         }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
         Command::Doctor { pos, target: t } => match options(cli.global) {

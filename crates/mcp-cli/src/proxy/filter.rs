@@ -1,0 +1,88 @@
+//! `--tools GLOB` and `--prefix NAME_`: which upstream tools are exposed, and under what names.
+
+/// The name filter and prefix.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Tool name globs (`*` any run, `?` one character); empty means every tool.
+    pub tools: Vec<String>,
+    /// Prepended to every tool and prompt name downstream.
+    pub prefix: String,
+}
+
+impl Names {
+    /// Whether the upstream tool `name` is exposed.
+    pub fn tool_allowed(&self, name: &str) -> bool {
+        self.tools.is_empty() || self.tools.iter().any(|g| glob(g.as_bytes(), name.as_bytes()))
+    }
+
+    /// The downstream name of an upstream tool or prompt.
+    pub fn outward(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// The upstream name of a downstream tool or prompt name (`None`: not ours).
+    pub fn inward<'a>(&self, name: &'a str) -> Option<&'a str> {
+        name.strip_prefix(self.prefix.as_str())
+    }
+
+    /// The upstream name of a downstream tool name, if it names an exposed tool.
+    pub fn inward_tool<'a>(&self, name: &'a str) -> Option<&'a str> {
+        self.inward(name).filter(|n| self.tool_allowed(n))
+    }
+}
+
+/// Glob match on bytes: `*` matches any run (also empty), `?` one byte. Iterative, with one
+/// backtrack point, so linear in practice and never recursive.
+fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob(b"*", b""));
+        assert!(glob(b"echo", b"echo"));
+        assert!(!glob(b"echo", b"echo2"));
+        assert!(glob(b"e*o", b"echo"));
+        assert!(glob(b"get_*", b"get_weather"));
+        assert!(!glob(b"get_*", b"set_weather"));
+        assert!(glob(b"?cho", b"echo"));
+        assert!(glob(b"*a*b*", b"xxaxxbxx"));
+        assert!(!glob(b"*a*b", b"xxaxxbxx"));
+    }
+
+    #[test]
+    fn prefix_and_filter() {
+        let n = Names { tools: vec!["e*".into()], prefix: "up_".into() };
+        assert_eq!(n.outward("echo"), "up_echo");
+        assert_eq!(n.inward_tool("up_echo"), Some("echo"));
+        assert_eq!(n.inward_tool("up_add"), None);
+        assert_eq!(n.inward_tool("echo"), None);
+        assert!(Names::default().tool_allowed("anything"));
+    }
+}

@@ -1,0 +1,205 @@
+//! Upstream calls kept alive across MRTR rounds.
+//!
+//! A forwarded call runs in its own task on a leased session ([`Flight`]). When the upstream
+//! asks something (a legacy server-to-client request, or a modern server's `input_required`
+//! round, both of which reach the session's handlers), the downstream handler stops waiting:
+//! the flight is parked in [`Flights`] under a fresh number, and the downstream client gets an
+//! `input_required` result whose sealed `requestState` carries that number (sealing binds it to
+//! the principal, the method and the request's parameters). The retry's `inputResponses` are
+//! handed to the waiting upstream questions and the same flight is followed again.
+//!
+//! Parked flights are bounded in number (`max_parked`, then "unavailable") and in time (`ttl`;
+//! a sweeper drops expired ones, which cancels the upstream call and retires its session). A
+//! retry naming a flight that is not parked (expired, answered already, from before a restart)
+//! is `-32602` saying so.
+
+use super::pool::Lease;
+use super::upstream::Question;
+use mcp::server::mcp_protocol::ProtocolError;
+use mcp::server::{Context, HandlerError, InputRequired};
+use mcp_client::ClientError;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+/// The key of the round state naming the parked flight.
+const STATE_KEY: &str = "proxyCall";
+
+/// One upstream call in progress.
+pub struct Flight {
+    questions: mpsc::UnboundedReceiver<Question>,
+    done: oneshot::Receiver<Result<Value, ClientError>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Flight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flight").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        // An abandoned call: the task (holding the lease) retires the session when aborted.
+        self.task.abort();
+    }
+}
+
+/// Retires the leased session unless disarmed: a call dropped half-way leaves the upstream
+/// session in an unknown state (it may still wait for an answer).
+struct RetireGuard(Option<Lease>);
+
+impl Drop for RetireGuard {
+    fn drop(&mut self) {
+        if let Some(lease) = &self.0 {
+            lease.retire();
+        }
+    }
+}
+
+impl Flight {
+    /// Runs `call` on the leased session in a task; its questions come back through the flight.
+    pub fn start<F, Fut>(lease: Lease, call: F) -> Self
+    where
+        F: FnOnce(mcp_client::Client) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
+    {
+        let (ask_tx, questions) = mpsc::unbounded_channel();
+        let (done_tx, done) = oneshot::channel();
+        lease.session().asker.route(Some(ask_tx));
+        let task = tokio::spawn(async move {
+            let mut guard = RetireGuard(Some(lease));
+            let client = guard.0.as_ref().expect("lease").session().client().clone();
+            let r = call(client).await;
+            let lease = guard.0.take().expect("lease");
+            lease.session().asker.route(None);
+            lease.outcome(&r);
+            drop(lease);
+            let _ = done_tx.send(r);
+        });
+        Self { questions, done, task }
+    }
+}
+
+/// A flight waiting for the downstream client's answers.
+struct Parked {
+    flight: Flight,
+    asked: Vec<(String, oneshot::Sender<Result<Value, ClientError>>)>,
+    expires: Instant,
+}
+
+/// The parked flights (see the module docs).
+pub struct Flights {
+    parked: Mutex<HashMap<u64, Parked>>,
+    next: AtomicU64,
+    max_parked: usize,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for Flights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flights").field("ttl", &self.ttl).finish_non_exhaustive()
+    }
+}
+
+impl Flights {
+    /// At most `max_parked` flights wait for answers, each at most `ttl`.
+    pub fn new(max_parked: usize, ttl: Duration) -> Arc<Self> {
+        Arc::new(Self { parked: Mutex::default(), next: AtomicU64::new(1), max_parked, ttl })
+    }
+
+    /// Drops expired flights (their upstream calls are cancelled); returns how many.
+    pub fn sweep(&self) -> usize {
+        let now = Instant::now();
+        let mut parked = self.parked.lock().expect("flights lock");
+        let before = parked.len();
+        parked.retain(|_, p| p.expires > now);
+        before - parked.len()
+    }
+
+    /// The flight a retry resumes, with its answers delivered; `None` for a first round.
+    pub fn resume(&self, ctx: &Context) -> Result<Option<Flight>, ProtocolError> {
+        let Some(id) = ctx.round_state().get(STATE_KEY) else {
+            return Ok(None);
+        };
+        self.sweep();
+        let parked = id.as_u64().and_then(|id| self.parked.lock().expect("flights lock").remove(&id));
+        let Some(parked) = parked else {
+            return Err(ProtocolError::invalid_params(format!(
+                "requestState names a proxied call that is no longer waiting for input (answered already, \
+                 or expired after {} s): send the request again without requestState",
+                self.ttl.as_secs()
+            )));
+        };
+        let answers = ctx.input_responses();
+        for (key, reply) in parked.asked {
+            let answer = answers.and_then(|a| a.get(&key)).cloned();
+            let _ = reply.send(answer.ok_or_else(|| ClientError::Handler(format!("no answer to input request {key}"))));
+        }
+        Ok(Some(parked.flight))
+    }
+
+    /// Follows `flight` to its result, or parks it at its next question and returns the
+    /// `input_required` outcome.
+    pub async fn follow(&self, ctx: &Context, mut flight: Flight) -> Result<Value, HandlerError> {
+        let first = tokio::select! {
+            r = &mut flight.done => return finish(r),
+            q = flight.questions.recv() => q,
+            () = ctx.cancellation().cancelled() => {
+                return Err(HandlerError::Protocol(ProtocolError::Internal("cancelled".into())))
+            }
+        };
+        let Some(first) = first else {
+            // The call task ended without asking: its result is on the way.
+            return finish((&mut flight.done).await);
+        };
+        // Questions asked together travel in one round.
+        tokio::task::yield_now().await;
+        let mut questions = vec![first];
+        while let Ok(q) = flight.questions.try_recv() {
+            questions.push(q);
+        }
+        let mut requests = Map::new();
+        let mut asked = Vec::with_capacity(questions.len());
+        for (i, q) in questions.into_iter().enumerate() {
+            let key = format!("upstream-{}", i + 1);
+            requests.insert(key.clone(), json!({ "method": q.method, "params": q.params }));
+            asked.push((key, q.reply));
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.sweep();
+        {
+            let mut parked = self.parked.lock().expect("flights lock");
+            if parked.len() >= self.max_parked {
+                return Err(HandlerError::Protocol(ProtocolError::Unavailable(format!(
+                    "{} proxied calls are already waiting for input",
+                    self.max_parked
+                ))));
+            }
+            parked.insert(id, Parked { flight, asked, expires: Instant::now() + self.ttl });
+        }
+        Err(HandlerError::InputRequired(InputRequired { requests, state: json!({ STATE_KEY: id }) }))
+    }
+}
+
+fn finish(r: Result<Result<Value, ClientError>, oneshot::error::RecvError>) -> Result<Value, HandlerError> {
+    match r {
+        Ok(r) => r.map_err(|e| HandlerError::Protocol(upstream_error(e))),
+        Err(_) => Err(HandlerError::Protocol(ProtocolError::Internal("the upstream call was dropped".into()))),
+    }
+}
+
+/// An upstream failure as the downstream client sees it: JSON-RPC errors keep their code,
+/// message and data; everything else is `-32603` naming the upstream.
+pub fn upstream_error(e: ClientError) -> ProtocolError {
+    match e {
+        ClientError::Server { code, message, data } => ProtocolError::Custom { code, message, data },
+        ClientError::ResourceNotFound(uri) => ProtocolError::resource_not_found(&uri),
+        other => ProtocolError::Internal(format!("upstream server: {other}")),
+    }
+}

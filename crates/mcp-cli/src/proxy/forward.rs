@@ -1,0 +1,204 @@
+//! The proxy's [`Fallback`]: every catalog request is forwarded to an upstream session.
+//!
+//! - Lists are read in full from the upstream (every page, bounded) and served as one page,
+//!   filtered and renamed (`--tools`, `--prefix`).
+//! - `tools/call`, `prompts/get` and `resources/read` run as [`Flight`]s: the upstream's
+//!   questions become `input_required` rounds (see `flight.rs`).
+//! - `completion/complete` is forwarded as is (prompt names unprefixed).
+//! - What is forwarded is the request's own params: no `_meta` of the downstream protocol, no
+//!   `requestState`/`inputResponses`, and never a downstream header (the inbound token stays
+//!   here; the upstream sees only the proxy's own credentials).
+
+use super::filter::Names;
+use super::flight::{upstream_error, Flight, Flights};
+use super::pool::{Key, Pool};
+use super::upstream::InputCaps;
+use mcp::server::fallback::Fallback;
+use mcp::server::mcp_protocol::ProtocolError;
+use mcp::server::{BoxFuture, Context, HandlerError};
+use mcp_client::{CallOptions, Client, ClientError};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// Most pages read from the upstream for one list.
+const MAX_PAGES: usize = 100;
+
+/// Forwards catalog requests (see the module docs).
+#[derive(Clone)]
+pub struct Forward {
+    /// The upstream sessions.
+    pub pool: Arc<Pool>,
+    /// Calls waiting for the downstream client's answers.
+    pub flights: Arc<Flights>,
+    /// `--tools` and `--prefix`.
+    pub names: Arc<Names>,
+}
+
+impl std::fmt::Debug for Forward {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Forward").field("names", &self.names).finish_non_exhaustive()
+    }
+}
+
+impl Fallback for Forward {
+    fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>> {
+        let this = self.clone();
+        Some(Box::pin(async move { this.forward(ctx).await }))
+    }
+}
+
+fn refuse(e: ProtocolError) -> HandlerError {
+    HandlerError::Protocol(e)
+}
+
+/// The request's params as the upstream gets them: without the downstream protocol's
+/// per-request fields.
+fn upstream_params(params: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = params.clone();
+    out.remove("requestState");
+    out.remove("inputResponses");
+    if let Some(Value::Object(meta)) = out.get_mut("_meta") {
+        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/") && k != "progressToken");
+        if meta.is_empty() {
+            out.remove("_meta");
+        }
+    }
+    out
+}
+
+/// A result as the downstream gets it: the framework writes `resultType` and this server's
+/// `serverInfo` itself.
+fn downstream_result(mut v: Value) -> Value {
+    if let Value::Object(o) = &mut v {
+        o.remove("resultType");
+        if let Some(Value::Object(meta)) = o.get_mut("_meta") {
+            meta.remove(mcp::server::mcp_protocol::meta::SERVER_INFO);
+            if meta.is_empty() {
+                o.remove("_meta");
+            }
+        }
+    }
+    v
+}
+
+impl Forward {
+    async fn forward(&self, ctx: Context) -> Result<Value, HandlerError> {
+        let method = ctx.method().to_owned();
+        let mut params = upstream_params(ctx.params());
+        match method.as_str() {
+            "tools/list" => self.list(&ctx, "tools/list", "tools").await,
+            "prompts/list" => self.list(&ctx, "prompts/list", "prompts").await,
+            "resources/list" => self.list(&ctx, "resources/list", "resources").await,
+            "resources/templates/list" => self.list(&ctx, "resources/templates/list", "resourceTemplates").await,
+            "tools/call" | "prompts/get" => {
+                let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let inner =
+                    if method == "tools/call" { self.names.inward_tool(&name) } else { self.names.inward(&name) };
+                let Some(inner) = inner else {
+                    let kind = if method == "tools/call" { "tool" } else { "prompt" };
+                    return Err(refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}"))));
+                };
+                params.insert("name".into(), json!(inner));
+                self.interactive(&ctx, method, params).await
+            }
+            "resources/read" => self.interactive(&ctx, method, params).await,
+            "completion/complete" => {
+                if let Some(Value::Object(r)) = params.get_mut("ref") {
+                    if r.get("type").and_then(Value::as_str) == Some("ref/prompt") {
+                        let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+                        let inner = self.names.inward(name).map(str::to_owned);
+                        let inner = inner
+                            .ok_or_else(|| refuse(ProtocolError::invalid_params(format!("Unknown prompt: {name}"))))?;
+                        r.insert("name".into(), json!(inner));
+                    }
+                }
+                let lease = self.lease(&ctx, false).await?;
+                let r = lease.session().client().request(&method, params, &CallOptions::default()).await;
+                lease.outcome(&r);
+                r.map(downstream_result).map_err(|e| refuse(upstream_error(e)))
+            }
+            _ => Err(refuse(ProtocolError::MethodNotFound(method))),
+        }
+    }
+
+    /// A session for this request: by its input capabilities (when it may be asked) and principal.
+    async fn lease(&self, ctx: &Context, interactive: bool) -> Result<super::pool::Lease, HandlerError> {
+        let caps = if interactive { InputCaps::from_client(ctx.client_capabilities()) } else { InputCaps::default() };
+        let key = Key { caps, principal: ctx.principal().map(str::to_owned) };
+        self.pool.lease(&key).await.map_err(|e| match e {
+            ClientError::Handler(m) => refuse(ProtocolError::Unavailable(m)),
+            other => refuse(upstream_error(other)),
+        })
+    }
+
+    /// Every item of an upstream list, filtered and renamed, as one page.
+    async fn list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, HandlerError> {
+        let lease = self.lease(ctx, false).await?;
+        let r = all_pages(lease.session().client(), method, key).await;
+        lease.outcome(&r);
+        let items = r.map_err(|e| refuse(upstream_error(e)))?;
+        let renamed = matches!(key, "tools" | "prompts");
+        let items: Vec<Value> = items
+            .into_iter()
+            .filter_map(|mut item| {
+                let name = item.get("name").and_then(Value::as_str)?.to_owned();
+                if key == "tools" && !self.names.tool_allowed(&name) {
+                    return None;
+                }
+                if renamed {
+                    item["name"] = json!(self.names.outward(&name));
+                }
+                Some(item)
+            })
+            .collect();
+        Ok(json!({ key: items, "ttlMs": 0, "cacheScope": "private" }))
+    }
+
+    /// A call that may ask the downstream client for input: a new flight, or the parked one
+    /// this retry's `requestState` names.
+    async fn interactive(
+        &self,
+        ctx: &Context,
+        method: String,
+        params: Map<String, Value>,
+    ) -> Result<Value, HandlerError> {
+        let flight = match self.flights.resume(ctx).map_err(refuse)? {
+            Some(f) => f,
+            None => {
+                let lease = self.lease(ctx, true).await?;
+                Flight::start(lease, move |client| async move { call(&client, &method, params).await })
+            }
+        };
+        self.flights.follow(ctx, flight).await.map(downstream_result)
+    }
+}
+
+/// One upstream call (`tools/call` through the client's tool call, which mirrors
+/// `x-mcp-header` parameters into headers for modern HTTP upstreams).
+async fn call(client: &Client, method: &str, mut params: Map<String, Value>) -> Result<Value, ClientError> {
+    if method != "tools/call" {
+        return client.request(method, params, &CallOptions::default()).await;
+    }
+    let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let args = params.remove("arguments").unwrap_or_else(|| json!({}));
+    client.call_tool(&name, args).await.map(mcp_client::ToolResult::into_value)
+}
+
+/// Every page of an upstream list (bounded to [`MAX_PAGES`]).
+async fn all_pages(client: &Client, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+    let mut out = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = Map::new();
+        if let Some(c) = cursor.take() {
+            params.insert("cursor".into(), c);
+        }
+        let page = client.request(method, params, &CallOptions::default()).await?;
+        out.extend(page.get(key).and_then(Value::as_array).cloned().unwrap_or_default());
+        match page.get("nextCursor") {
+            Some(c @ Value::String(_)) => cursor = Some(c.clone()),
+            _ => return Ok(out),
+        }
+    }
+    Err(ClientError::InvalidResponse(format!("{method}: more than {MAX_PAGES} pages")))
+}

@@ -1,0 +1,214 @@
+//! `mcp proxy`: serve an upstream MCP server (a stdio command or a URL, of either era) as a
+//! dual-era server of our own, over Streamable HTTP (`--http ADDR`) or stdio (`--stdio`).
+//!
+//! The front is our ordinary [`mcp::server::Server`] with a [`forward::Forward`] fallback, so
+//! everything the server framework guarantees holds for proxied requests too: `_meta`
+//! validation, sealed `requestState`, legacy sessions and their MRTR bridge, auth, limits.
+//! Modules:
+//! - `upstream`: reaching the upstream; one client session per input-capability set.
+//! - `pool`: sessions keyed by (capabilities, principal), bounded, restarted with backoff.
+//! - `flight`: upstream calls kept alive across MRTR rounds.
+//! - `forward`: the fallback that forwards each catalog method.
+//! - `filter`: `--tools` and `--prefix`.
+
+pub mod filter;
+pub mod flight;
+pub mod forward;
+pub mod pool;
+pub mod upstream;
+
+use pool::{Change, Key, Pool, PoolLimits};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use upstream::Upstream;
+
+/// The flags of `mcp proxy`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProxyArgs {
+    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000.
+    #[arg(long, conflicts_with = "stdio", required_unless_present = "stdio")]
+    pub http: Option<SocketAddr>,
+    /// Serve on stdin/stdout (for desktop hosts that launch servers as commands).
+    #[arg(long)]
+    pub stdio: bool,
+    /// Extra Host names to accept on --http (loopback names only by default).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+    /// Expose only the upstream tools whose names match this glob (`*`, `?`; repeatable).
+    #[arg(long = "tools", value_name = "GLOB")]
+    pub tools: Vec<String>,
+    /// Prefix every tool and prompt name with this (stripped again when forwarding).
+    #[arg(long, value_name = "NAME_")]
+    pub prefix: Option<String>,
+    /// Most upstream sessions open at once (child processes for a stdio upstream).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_sessions: usize,
+    /// Seconds an upstream call waits for the client's answers to its questions.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub input_timeout: u64,
+    /// Most upstream calls waiting for answers at once.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_waiting: usize,
+    /// OAuth protection of --http: --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
+    #[command(flatten)]
+    pub auth: crate::ServeAuth,
+    /// Environment variable for a stdio upstream (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Working directory of a stdio upstream.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The upstream server's URL.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+    /// The upstream stdio server command and its arguments.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `mcp proxy` settings that come from the global options.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyGlobals {
+    /// `--header` lines for an HTTP upstream (the proxy's own credentials).
+    pub headers: Vec<String>,
+    /// `--timeout`: bound on connecting to the upstream.
+    pub timeout: Option<Duration>,
+}
+
+fn err(m: impl Into<String>) -> std::io::Error {
+    std::io::Error::other(m.into())
+}
+
+fn split_pair(s: &str, sep: char, what: &str) -> std::io::Result<(String, String)> {
+    let (k, v) = s.split_once(sep).ok_or_else(|| err(format!("{what} must look like {s:?} with {sep:?}")))?;
+    Ok((k.trim().to_owned(), v.trim().to_owned()))
+}
+
+impl ProxyArgs {
+    /// The upstream the arguments name.
+    pub fn upstream(&self, globals: &ProxyGlobals) -> std::io::Result<Upstream> {
+        match (&self.url, self.command.split_first()) {
+            (Some(_), Some(_)) => Err(err("give the upstream as a URL or as a command after `--`, not both")),
+            (Some(url), None) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(err(format!("upstream URL must be http:// or https://, got {url:?}")));
+                }
+                let headers =
+                    globals.headers.iter().map(|h| split_pair(h, ':', "--header")).collect::<Result<_, _>>()?;
+                Ok(Upstream::Http { url: url.clone(), headers })
+            }
+            (None, Some((program, args))) => {
+                let env = self.env.iter().map(|e| split_pair(e, '=', "--env")).collect::<Result<_, _>>()?;
+                Ok(Upstream::Stdio { program: program.clone(), args: args.to_vec(), env, cwd: self.cwd.clone() })
+            }
+            (None, None) => Err(err("name the upstream: mcp proxy --http ADDR URL, or ... -- COMMAND ARGS")),
+        }
+    }
+}
+
+/// The downstream capabilities: what the upstream offers, with list changes announced (the
+/// proxy feeds them from the upstream's notifications).
+fn capabilities(upstream: &Value) -> Vec<(&'static str, Value)> {
+    let mut out = Vec::new();
+    for k in ["tools", "prompts", "resources"] {
+        if let Some(Value::Object(c)) = upstream.get(k) {
+            let mut c = c.clone();
+            c.insert("listChanged".into(), json!(true));
+            out.push((k, Value::Object(c)));
+        }
+    }
+    if upstream.get("completions").is_some() {
+        out.push(("completions", json!({})));
+    }
+    out
+}
+
+/// Maps an upstream notification onto the front server's change events.
+fn announce(server: &mcp::server::Server, (method, params): Change) {
+    use mcp::server::ChangeEvent;
+    let event = match method.as_str() {
+        "notifications/tools/list_changed" => ChangeEvent::ToolsListChanged,
+        "notifications/prompts/list_changed" => ChangeEvent::PromptsListChanged,
+        "notifications/resources/list_changed" => ChangeEvent::ResourcesListChanged,
+        "notifications/resources/updated" => match params.get("uri").and_then(Value::as_str) {
+            Some(uri) => ChangeEvent::ResourceUpdated(uri.to_owned()),
+            None => return,
+        },
+        _ => return,
+    };
+    tracing::debug!(%method, "upstream change announced downstream");
+    server.notify(event);
+}
+
+/// Connects to the upstream (once now, to learn what it offers and to fail early) and builds
+/// the front server.
+pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<(mcp::server::Server, Arc<Pool>)> {
+    let upstream = args.upstream(globals)?;
+    let limits = PoolLimits {
+        max_sessions: args.max_sessions.max(1),
+        connect_timeout: globals.timeout.unwrap_or(Duration::from_secs(30)),
+        ..PoolLimits::default()
+    };
+    let (changes, mut changes_rx) = tokio::sync::mpsc::unbounded_channel();
+    let pool = Pool::new(upstream.clone(), limits, changes);
+    let first = pool.lease(&Key::default()).await.map_err(|e| err(format!("upstream {}: {e}", upstream.describe())))?;
+    let client = first.session().client().clone();
+    drop(first);
+    let info = client.discover().await.map_err(|e| err(format!("upstream {}: {e}", upstream.describe())))?;
+    let server_info = info
+        .get("serverInfo")
+        .or_else(|| info.get("_meta").and_then(|m| m.get(mcp::server::mcp_protocol::meta::SERVER_INFO)))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let name = server_info.get("name").and_then(Value::as_str).unwrap_or("upstream");
+    let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0");
+    let era = if client.is_modern() { "modern" } else { "legacy" };
+    eprintln!(
+        "mcp proxy: upstream {} is {name} {version} ({era}, protocol {})",
+        upstream.describe(),
+        client.protocol_version()
+    );
+    let names = filter::Names { tools: args.tools.clone(), prefix: args.prefix.clone().unwrap_or_default() };
+    let flights = flight::Flights::new(args.max_waiting.max(1), Duration::from_secs(args.input_timeout.max(1)));
+    let forward = forward::Forward { pool: pool.clone(), flights: flights.clone(), names: Arc::new(names) };
+    let mut builder = mcp::server::Server::builder(name, version).fallback(Arc::new(forward));
+    for (k, v) in capabilities(&client.server_capabilities()) {
+        builder = builder.capability(k, v);
+    }
+    if let Some(text) = info.get("instructions").and_then(Value::as_str) {
+        builder = builder.instructions(text);
+    }
+    let server = builder.build().map_err(|e| err(e.to_string()))?;
+    let announcer = server.clone();
+    tokio::spawn(async move {
+        while let Some(change) = changes_rx.recv().await {
+            announce(&announcer, change);
+        }
+    });
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let n = flights.sweep();
+            if n > 0 {
+                eprintln!("mcp proxy: {n} call(s) waiting for input expired; their upstream calls were cancelled");
+            }
+        }
+    });
+    Ok((server, pool))
+}
+
+/// Runs `mcp proxy` until Ctrl-C (HTTP) or the end of stdin (stdio).
+pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> {
+    let (server, _pool) = front(&args, &globals).await?;
+    match args.http {
+        Some(addr) => {
+            let shared = crate::Shared { redis: None, keys: None };
+            let limits = crate::ServeLimits::default();
+            crate::serve_http(server, addr, args.allow_hosts.clone(), args.auth.clone(), &shared, &limits).await
+        }
+        None => mcp::stdio::serve_stdio(server).await,
+    }
+}

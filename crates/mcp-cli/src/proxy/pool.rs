@@ -1,0 +1,318 @@
+//! The pool of upstream sessions, keyed by (input capabilities, principal).
+//!
+//! - A key's session **without** input capabilities is shared: any number of calls at once (the
+//!   upstream cannot ask it anything).
+//! - A session **with** input capabilities serves one call at a time (its questions then belong
+//!   to that call without doubt); more calls of the key open more sessions.
+//! - At most `max_sessions` sessions exist; at the cap an idle session of any key is closed
+//!   to make room, and when every session is busy a lease waits (bounded), then fails with
+//!   "unavailable".
+//! - A session whose transport failed (a crashed stdio process, a lost connection) is dropped
+//!   and replaced on the next lease, after a backoff that doubles with each consecutive failure
+//!   (100 ms up to 5 s); each loss and restart is logged on stderr.
+//! - Every session watches its own change notifications (a legacy session's list changes, a
+//!   modern one's `subscriptions/listen`) and feeds them to the proxy's change events.
+
+use super::upstream::{Asker, InputCaps, Upstream};
+use mcp_client::{Client, ListenEvent};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Which session a request may use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// What the downstream request declared.
+    pub caps: InputCaps,
+    /// The authenticated downstream principal (sessions are never shared between principals).
+    pub principal: Option<String>,
+}
+
+/// Bounds of the pool.
+#[derive(Debug, Clone)]
+pub struct PoolLimits {
+    /// Most sessions open at once (child processes for a stdio upstream).
+    pub max_sessions: usize,
+    /// How long a lease waits for a busy pool.
+    pub lease_wait: Duration,
+    /// Bound on connecting a session (era probe and handshake).
+    pub connect_timeout: Duration,
+}
+
+impl Default for PoolLimits {
+    fn default() -> Self {
+        Self { max_sessions: 16, lease_wait: Duration::from_secs(10), connect_timeout: Duration::from_secs(30) }
+    }
+}
+
+/// A change notification from the upstream: `(method, params)`.
+pub type Change = (String, Value);
+
+/// One upstream session.
+pub struct Session {
+    key: Key,
+    client: Client,
+    /// Where its questions go.
+    pub asker: Arc<Asker>,
+    leases: AtomicUsize,
+    dead: AtomicBool,
+    last_used: Mutex<Instant>,
+    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("key", &self.key).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// The client connected to the upstream.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn usable(&self) -> bool {
+        !self.dead.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(w) = self.watcher.lock().expect("watcher lock").take() {
+            w.abort();
+        }
+    }
+}
+
+/// The consecutive-failure count behind the restart backoff.
+#[derive(Default)]
+struct Backoff {
+    failures: u32,
+    not_before: Option<Instant>,
+}
+
+/// The pool (see the module docs).
+pub struct Pool {
+    upstream: Upstream,
+    limits: PoolLimits,
+    sessions: Mutex<(Vec<Arc<Session>>, usize)>,
+    backoff: Mutex<Backoff>,
+    changes: mpsc::UnboundedSender<Change>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("upstream", &self.upstream).finish_non_exhaustive()
+    }
+}
+
+/// A session lent to one request; dropping it gives the session back.
+pub struct Lease {
+    pool: Arc<Pool>,
+    session: Arc<Session>,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease").field("session", &self.session).finish()
+    }
+}
+
+impl Lease {
+    /// The leased session.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// Records the outcome of an upstream call: a transport failure means the session is lost.
+    pub fn outcome<T>(&self, r: &Result<T, mcp_client::ClientError>) {
+        match r {
+            Err(mcp_client::ClientError::Transport(e)) => self.pool.lost(&self.session, &e.to_string()),
+            Err(_) => {}
+            Ok(_) => self.pool.backoff.lock().expect("backoff lock").failures = 0,
+        }
+    }
+
+    /// Closes the session instead of giving it back (its state is unknown, e.g. a call was
+    /// abandoned while the upstream waited for an answer).
+    pub fn retire(&self) {
+        self.session.dead.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.session.leases.fetch_sub(1, Ordering::AcqRel);
+        *self.session.last_used.lock().expect("session lock") = Instant::now();
+        if !self.session.usable() {
+            self.pool.sessions.lock().expect("pool lock").0.retain(|s| !Arc::ptr_eq(s, &self.session));
+        }
+    }
+}
+
+/// What a lease attempt decided while holding the lock.
+enum Pick {
+    Got(Lease),
+    Connect(Option<Arc<Session>>),
+    Wait,
+}
+
+impl Pool {
+    /// A pool for `upstream`; change notifications of every session go to `changes`.
+    pub fn new(upstream: Upstream, limits: PoolLimits, changes: mpsc::UnboundedSender<Change>) -> Arc<Self> {
+        Arc::new(Self { upstream, limits, sessions: Mutex::new((Vec::new(), 0)), backoff: Mutex::default(), changes })
+    }
+
+    /// The upstream this pool connects to.
+    pub fn upstream(&self) -> &Upstream {
+        &self.upstream
+    }
+
+    /// How many sessions are open (for tests and logs).
+    pub fn len(&self) -> usize {
+        self.sessions.lock().expect("pool lock").0.len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A session for `key`: shared when the key has no input capabilities, exclusive otherwise.
+    pub async fn lease(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
+        let deadline = Instant::now() + self.limits.lease_wait;
+        loop {
+            match self.pick(key) {
+                Pick::Got(lease) => return Ok(lease),
+                Pick::Connect(evicted) => {
+                    drop(evicted);
+                    let r = self.open(key).await;
+                    self.sessions.lock().expect("pool lock").1 -= 1;
+                    return r;
+                }
+                Pick::Wait if Instant::now() >= deadline => {
+                    return Err(mcp_client::ClientError::Handler(format!(
+                        "all {} upstream sessions of the proxy are busy; try again later",
+                        self.limits.max_sessions
+                    )))
+                }
+                Pick::Wait => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    fn pick(self: &Arc<Self>, key: &Key) -> Pick {
+        let mut guard = self.sessions.lock().expect("pool lock");
+        let (sessions, connecting) = &mut *guard;
+        sessions.retain(|s| s.usable());
+        let shared = !key.caps.any();
+        let found =
+            sessions.iter().find(|s| s.key == *key && (shared || s.leases.load(Ordering::Acquire) == 0)).cloned();
+        if let Some(session) = found {
+            session.leases.fetch_add(1, Ordering::AcqRel);
+            return Pick::Got(Lease { pool: self.clone(), session });
+        }
+        if sessions.len() + *connecting < self.limits.max_sessions {
+            *connecting += 1;
+            return Pick::Connect(None);
+        }
+        let idle = sessions
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.leases.load(Ordering::Acquire) == 0)
+            .min_by_key(|(_, s)| *s.last_used.lock().expect("session lock"))
+            .map(|(i, _)| i);
+        match idle {
+            Some(i) => {
+                *connecting += 1;
+                Pick::Connect(Some(sessions.remove(i)))
+            }
+            None => Pick::Wait,
+        }
+    }
+
+    /// Connects a new session for `key` (after the restart backoff) and leases it.
+    async fn open(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
+        let wait = self.backoff.lock().expect("backoff lock").not_before;
+        if let Some(at) = wait {
+            tokio::time::sleep_until(at).await;
+        }
+        let asker = Arc::new(Asker::default());
+        let client = match self.upstream.connect(key.caps, asker.clone(), self.limits.connect_timeout).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.failed(&format!("could not connect: {e}"));
+                return Err(e);
+            }
+        };
+        let restarted = self.backoff.lock().expect("backoff lock").not_before.take().is_some();
+        if restarted {
+            eprintln!("mcp proxy: upstream {} restarted ({} era)", self.upstream.describe(), era(&client));
+        }
+        let session = Arc::new(Session {
+            key: key.clone(),
+            client,
+            asker,
+            leases: AtomicUsize::new(1),
+            dead: AtomicBool::new(false),
+            last_used: Mutex::new(Instant::now()),
+            watcher: Mutex::new(None),
+        });
+        *session.watcher.lock().expect("watcher lock") = Some(self.watch(&session));
+        self.sessions.lock().expect("pool lock").0.push(session.clone());
+        Ok(Lease { pool: self.clone(), session })
+    }
+
+    /// Feeds the session's change notifications to the pool's channel, until it ends.
+    fn watch(self: &Arc<Self>, session: &Arc<Session>) -> tokio::task::JoinHandle<()> {
+        let client = session.client.clone();
+        let changes = self.changes.clone();
+        let filter = json!({ "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true });
+        tokio::spawn(async move {
+            let mut sub = match client.listen(filter).await {
+                Ok(s) => s,
+                Err(e) => return tracing::debug!(error = %e, "upstream session has no change notifications"),
+            };
+            while let Some(Ok(event)) = sub.next().await {
+                if let ListenEvent::Notification { method, params } = event {
+                    if changes.send((method, params)).is_err() {
+                        return;
+                    }
+                }
+            }
+        })
+    }
+
+    /// A session's transport failed: it is dropped, and the next one waits for the backoff.
+    fn lost(&self, session: &Session, why: &str) {
+        if !session.dead.swap(true, Ordering::AcqRel) {
+            let what = if self.upstream.is_process() { "process" } else { "connection" };
+            self.failed(&format!("{what} lost ({why})"));
+        }
+    }
+
+    fn failed(&self, why: &str) {
+        let mut b = self.backoff.lock().expect("backoff lock");
+        b.failures = b.failures.saturating_add(1);
+        let delay = Duration::from_millis(100 * (1u64 << (b.failures - 1).min(6))).min(Duration::from_secs(5));
+        b.not_before = Some(Instant::now() + delay);
+        eprintln!(
+            "mcp proxy: upstream {}: {why}; restarting it on the next request (attempt {}, after {} ms)",
+            self.upstream.describe(),
+            b.failures,
+            delay.as_millis()
+        );
+    }
+}
+
+fn era(client: &Client) -> &'static str {
+    if client.is_modern() {
+        "modern"
+    } else {
+        "legacy"
+    }
+}

@@ -1,0 +1,193 @@
+//! `mcp proxy --http` in front of a legacy-only (2025-11-25) stdio server: a modern client gets
+//! full 2026-07-28 semantics (discover, MRTR for the upstream's elicitation, listen for its list
+//! changes), and a legacy client is served too. Every wait is bounded.
+
+mod common;
+#[path = "support/proxy.rs"]
+mod proxy_support;
+
+use common::*;
+use mcp_client::transport::http::HttpTransport;
+use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent};
+use proxy_support::{legacy_upstream, Proxy};
+use serde_json::{json, Value};
+use std::future::IntoFuture;
+use std::time::Duration;
+
+async fn client(url: &str, b: ClientBuilder) -> Client {
+    let t = HttpTransport::builder(url).build().unwrap();
+    within("connect to the proxy", b.connect(t)).await.unwrap()
+}
+
+fn builder() -> ClientBuilder {
+    ClientBuilder::new("proxy-test", "1.0.0").timeout(Duration::from_secs(20))
+}
+
+/// A client that answers every elicitation with colour `blue`.
+fn answering() -> ClientBuilder {
+    builder().on_elicitation(ElicitationModes::FORM, |p: Value| async move {
+        assert_eq!(p["message"], "Favourite colour?");
+        Ok(json!({ "action": "accept", "content": { "color": "blue" } }))
+    })
+}
+
+async fn text_of(c: &Client, tool: &str, args: Value) -> String {
+    within(tool, c.call_tool(tool, args).into_future()).await.unwrap().text()
+}
+
+fn names(items: &[Value]) -> Vec<String> {
+    let mut n: Vec<String> = items.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+    n.sort();
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modern_client_through_a_legacy_upstream() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    assert!(c.is_modern(), "the proxy's front speaks 2026-07-28");
+    let discover = within("discover", c.discover()).await.unwrap();
+    assert_eq!(discover["capabilities"]["tools"]["listChanged"], true, "{discover}");
+    assert_eq!(discover["instructions"], "A legacy test server.");
+    let tools = within("tools/list", c.list_tools()).await.unwrap();
+    assert!(names(&tools).contains(&"echo".to_owned()), "{tools:?}");
+    assert_eq!(text_of(&c, "echo", json!({ "text": "hi" })).await, "hi");
+    let prompt = within("prompts/get", c.get_prompt("greet", json!({ "who": "Ada" }).as_object().cloned().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada!");
+    let read = within("resources/read", c.read_resource("mem://hello")).await.unwrap();
+    assert_eq!(read["contents"][0]["text"], "hello from legacy");
+    // (Our client refuses unknown tools itself: ask on the wire.)
+    let missing = raw_call(proxy.addr(), "nope").await;
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_elicitation_becomes_an_mrtr_round() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    // Our modern client answers only `input_required` rounds (a modern server cannot send it
+    // requests), so the answer getting through proves the bridge.
+    let c = client(&proxy.url, answering()).await;
+    assert_eq!(text_of(&c, "ask", json!({})).await, "accept: {\"color\": \"blue\"}");
+    // Twice in a row, on the same pooled upstream session.
+    assert_eq!(text_of(&c, "ask", json!({})).await, "accept: {\"color\": \"blue\"}");
+    // A client without the elicitation capability: the upstream is told it cannot ask.
+    let plain = client(&proxy.url, builder()).await;
+    assert!(text_of(&plain, "ask", json!({})).await.starts_with("refused"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_input_round_on_the_wire_and_a_stale_retry() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let addr = proxy.addr();
+    let caps = json!({ "elicitation": { "form": {} } });
+    let first = caps_call(addr, 1, &caps, json!({})).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let (key, request) = first["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let retry = json!({
+        "requestState": state,
+        "inputResponses": { key.clone(): { "action": "accept", "content": { "color": "red" } } },
+    });
+    let done = caps_call(addr, 2, &caps, retry.clone()).await;
+    assert_eq!(first_text(&done), "accept: {\"color\": \"red\"}", "{done}");
+    // The same state again: that upstream call is over.
+    let stale = caps_call_raw(addr, 3, &caps, retry).await;
+    assert_eq!(stale["error"]["code"], -32602, "{stale}");
+    assert!(stale["error"]["message"].as_str().unwrap().contains("no longer waiting"), "{stale}");
+    // Made-up state never opens.
+    let forged = json!({ "requestState": "forged", "inputResponses": {} });
+    let forged = caps_call_raw(addr, 4, &caps, forged).await;
+    assert_eq!(forged["error"]["code"], -32602, "{forged}");
+}
+
+/// `tools/call ask` with client capabilities `caps` and `extra` params; the JSON-RPC message.
+async fn caps_call_raw(addr: std::net::SocketAddr, id: i64, caps: &Value, extra: Value) -> Value {
+    let params = merged(json!({ "name": "ask", "arguments": {}, "_meta": { K_CAPS: caps } }), extra);
+    let body = req(id, "tools/call", params);
+    within("POST", post(addr, &std_headers(&body), body.to_string())).await.message()
+}
+
+/// `tools/call NAME` without arguments, on the wire: the JSON-RPC message.
+async fn raw_call(addr: std::net::SocketAddr, name: &str) -> Value {
+    let body = tcall(1, name, json!({}));
+    within(name, post(addr, &std_headers(&body), body.to_string())).await.message()
+}
+
+/// [`caps_call_raw`]'s result.
+async fn caps_call(addr: std::net::SocketAddr, id: i64, caps: &Value, extra: Value) -> Value {
+    let m = caps_call_raw(addr, id, caps, extra).await;
+    result_of(&m, &json!(id))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_receives_the_upstream_list_change() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    let mut sub = within("listen", c.listen(json!({ "toolsListChanged": true }))).await.unwrap();
+    assert_eq!(text_of(&c, "grow", json!({})).await, "grown");
+    let event = within("the list change", sub.next()).await.expect("an event").unwrap();
+    let ListenEvent::Notification { method, .. } = event else { panic!("{event:?}") };
+    assert_eq!(method, "notifications/tools/list_changed");
+    let tools = within("tools/list", c.list_tools()).await.unwrap();
+    assert!(names(&tools).contains(&"extra".to_owned()), "{tools:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_upstream_is_restarted() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    let before = text_of(&c, "pid", json!({})).await;
+    let crash = within("crash", c.call_tool("crash", json!({})).into_future()).await;
+    assert!(matches!(crash, Err(ClientError::Server { code: -32603, .. })), "{crash:?}");
+    let after = text_of(&c, "pid", json!({})).await;
+    assert_ne!(before, after, "a new upstream process serves the next call");
+    assert_eq!(text_of(&c, "echo", json!({ "text": "still here" })).await, "still here");
+    let log = proxy.stderr();
+    assert!(log.contains("process lost") && log.contains("restarted"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_filters_and_prefix() {
+    let proxy = Proxy::http(&["--tools", "e*", "--tools", "pid", "--prefix", "up_"], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    let tools = within("tools/list", c.list_tools()).await.unwrap();
+    assert_eq!(names(&tools), ["up_echo", "up_pid"]);
+    assert_eq!(text_of(&c, "up_echo", json!({ "text": "prefixed" })).await, "prefixed");
+    for hidden in ["up_crash", "echo", "crash"] {
+        let e = raw_call(proxy.addr(), hidden).await;
+        assert_eq!(e["error"]["code"], -32602, "{hidden}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("Unknown tool"), "{e}");
+    }
+    let prompts = within("prompts/list", c.list_prompts()).await.unwrap();
+    assert_eq!(names(&prompts), ["up_greet"]);
+    let args = json!({ "who": "Bo" }).as_object().cloned().unwrap();
+    let prompt = within("prompts/get", c.get_prompt("up_greet", args)).await.unwrap();
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Bo!");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbound_token_never_reaches_the_upstream() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let t = HttpTransport::builder(&proxy.url).header("Authorization", "Bearer secret-inbound-token").build().unwrap();
+    let c = within("connect", builder().connect(t)).await.unwrap();
+    let raw = within("raw", c.call_tool("raw", json!({})).into_future()).await.unwrap();
+    let seen = raw.as_value()["structuredContent"].clone();
+    let line = seen["line"].as_str().unwrap();
+    assert!(!line.contains("secret-inbound-token"), "{line}");
+    assert!(!line.contains("io.modelcontextprotocol/"), "no downstream _meta is forwarded: {line}");
+    assert_eq!(seen["envLeak"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_client_is_served_too() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, answering().force_legacy("2025-11-25")).await;
+    assert!(!c.is_modern());
+    assert_eq!(text_of(&c, "echo", json!({ "text": "old" })).await, "old");
+    // The upstream's question reaches the legacy client as a real elicitation/create request
+    // (the server's MRTR-to-legacy bridge), after the proxy turned it into an MRTR round.
+    assert_eq!(text_of(&c, "ask", json!({})).await, "accept: {\"color\": \"blue\"}");
+}

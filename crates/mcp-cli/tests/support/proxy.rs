@@ -1,0 +1,68 @@
+//! `mcp proxy` as a child process, and the legacy-only stdio server the proxy tests put behind
+//! it (`tests/fixtures/legacy_server.py`, run with python3).
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+/// The legacy fixture server's command line.
+pub(crate) fn legacy_upstream() -> Vec<String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/legacy_server.py");
+    vec!["python3".into(), script.into()]
+}
+
+/// A running `mcp proxy`; killed on drop. Its stderr lines are kept for the tests to read.
+pub(crate) struct Proxy {
+    child: Child,
+    /// The front's URL (`--http`).
+    pub(crate) url: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proxy {
+    /// `mcp proxy --http 127.0.0.1:0 FLAGS -- UPSTREAM`, waiting (30 s at most) for its
+    /// "serving on" line.
+    pub(crate) fn http(flags: &[&str], upstream: &[String]) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp"));
+        cmd.args(["proxy", "--http", "127.0.0.1:0"]).args(flags).arg("--").args(upstream);
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("mcp: serving on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+                kept.lock().unwrap().push(line);
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("the proxy did not start: {:?}", stderr.lock().unwrap());
+            }
+        };
+        Self { child, url, stderr }
+    }
+
+    /// Everything the proxy wrote on stderr so far.
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    /// The socket address of the front.
+    pub(crate) fn addr(&self) -> std::net::SocketAddr {
+        self.url.trim_start_matches("http://").split('/').next().unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
