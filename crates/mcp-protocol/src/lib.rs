@@ -14,6 +14,7 @@ pub mod params;
 pub mod sse;
 pub mod state;
 pub mod strict;
+pub mod telemetry;
 pub mod types;
 pub mod version;
 

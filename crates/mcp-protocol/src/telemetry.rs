@@ -1,0 +1,110 @@
+//! Names and values shared by the client's and the server's OpenTelemetry instrumentation,
+//! following the OpenTelemetry semantic conventions for MCP (spans `{mcp.method.name}
+//! {target}`, attributes `mcp.*`, `gen_ai.*`, `jsonrpc.request.id`, `error.type`).
+//!
+//! Pure functions only: the spans themselves are made by `mcp-server` and `mcp-client`.
+
+use serde_json::{Map, Value};
+
+/// `_meta` key of the W3C Trace Context parent (reserved by `basic/index.mdx`).
+pub const TRACEPARENT: &str = "traceparent";
+/// `_meta` key of the W3C Trace Context vendor state.
+pub const TRACESTATE: &str = "tracestate";
+/// `_meta` key of W3C Baggage.
+pub const BAGGAGE: &str = "baggage";
+/// `error.type` of a `tools/call` whose result has `isError: true`.
+pub const TOOL_ERROR: &str = "tool_error";
+
+/// What a request is about: the low-cardinality target of its span name and the attributes
+/// that name it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Target<'a> {
+    /// `gen_ai.tool.name` (`tools/call`).
+    pub tool: Option<&'a str>,
+    /// `gen_ai.prompt.name` (`prompts/get`).
+    pub prompt: Option<&'a str>,
+    /// `mcp.resource.uri` (`resources/read`, `resources/subscribe`, `resources/unsubscribe`).
+    pub resource_uri: Option<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    /// The target of request `method` with `params`.
+    pub fn of(method: &str, params: &'a Map<String, Value>) -> Self {
+        let field = |k: &str| params.get(k).and_then(Value::as_str);
+        match method {
+            "tools/call" => Self { tool: field("name"), ..Self::default() },
+            "prompts/get" => Self { prompt: field("name"), ..Self::default() },
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                Self { resource_uri: field("uri"), ..Self::default() }
+            }
+            _ => Self::default(),
+        }
+    }
+
+    /// The span name: `{method} {tool or prompt}`, or the method alone (a resource URI is too
+    /// many names to be one).
+    pub fn span_name(&self, method: &str) -> String {
+        match self.tool.or(self.prompt) {
+            Some(name) => format!("{method} {name}"),
+            None => method.to_owned(),
+        }
+    }
+
+    /// The attributes naming the target, as `(key, value)` pairs.
+    pub fn attributes(&self) -> impl Iterator<Item = (&'static str, &'a str)> {
+        let tool = self.tool.map(|t| ("gen_ai.tool.name", t));
+        let op = self.tool.map(|_| ("gen_ai.operation.name", "execute_tool"));
+        let prompt = self.prompt.map(|p| ("gen_ai.prompt.name", p));
+        let uri = self.resource_uri.map(|u| ("mcp.resource.uri", u));
+        tool.into_iter().chain(op).chain(prompt).chain(uri)
+    }
+}
+
+/// `jsonrpc.request.id`: a string id as it is, a number in decimal; `None` for `null`.
+pub fn request_id(id: &Value) -> Option<String> {
+    match id {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether a result is a tool execution error (`isError: true`).
+pub fn is_tool_error(result: &Value) -> bool {
+    result.get("isError").and_then(Value::as_bool) == Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn params(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn names_follow_the_conventions() {
+        let p = params(json!({ "name": "echo" }));
+        let t = Target::of("tools/call", &p);
+        assert_eq!(t.span_name("tools/call"), "tools/call echo");
+        let attrs: Vec<_> = t.attributes().collect();
+        assert_eq!(attrs, [("gen_ai.tool.name", "echo"), ("gen_ai.operation.name", "execute_tool")]);
+        let p = params(json!({ "name": "greet" }));
+        assert_eq!(Target::of("prompts/get", &p).span_name("prompts/get"), "prompts/get greet");
+        let p = params(json!({ "uri": "file:///a" }));
+        let t = Target::of("resources/read", &p);
+        assert_eq!(t.span_name("resources/read"), "resources/read");
+        assert_eq!(t.attributes().collect::<Vec<_>>(), [("mcp.resource.uri", "file:///a")]);
+        assert_eq!(Target::of("tools/list", &Map::new()).span_name("tools/list"), "tools/list");
+    }
+
+    #[test]
+    fn request_ids_and_tool_errors() {
+        assert_eq!(request_id(&json!(7)).as_deref(), Some("7"));
+        assert_eq!(request_id(&json!("r-1")).as_deref(), Some("r-1"));
+        assert_eq!(request_id(&Value::Null), None);
+        assert!(is_tool_error(&json!({ "isError": true })));
+        assert!(!is_tool_error(&json!({ "isError": false })));
+    }
+}
