@@ -8,20 +8,39 @@ use mcp_protocol::headers as h;
 use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::ProtocolError;
 use serde_json::{json, Map, Value};
+use std::future::Future;
 use tokio::time::Instant;
 
 impl Client {
     /// Sends `method` with `params` and returns the final result, answering `input_required`
     /// rounds with the registered handlers (modern) or server-to-client requests (legacy).
-    pub async fn request(
+    pub fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Map<String, Value>,
+        opts: &'a CallOptions,
+    ) -> impl Future<Output = Result<Value, ClientError>> + Send + 'a {
+        // The one place requests are traced. Untraced, this is one disabled-span check; traced,
+        // the call is boxed, so the request future keeps its size (an async fn awaiting the
+        // rounds would hold the arguments twice).
+        use futures::future::Either;
+        match crate::telemetry::ClientCall::start(self, method, &params) {
+            Some(call) => Either::Right(Box::pin(call.observe(self.rounds(method, params, opts, true)))),
+            None => Either::Left(self.rounds(method, params, opts, false)),
+        }
+    }
+
+    /// [`Client::request`]'s rounds; `traced`: inside the call's span.
+    async fn rounds(
         &self,
         method: &str,
         params: Map<String, Value>,
         opts: &CallOptions,
+        traced: bool,
     ) -> Result<Value, ClientError> {
         let mut rounds = Rounds::new(params, self.inner.config.max_rounds);
         loop {
-            let result = self.round(method, rounds.params().clone(), opts).await?;
+            let result = self.round(method, rounds.params().clone(), opts, traced).await?;
             let questions = match rounds.handle_result(result)? {
                 RoundStep::Done(result) => return Ok(result),
                 RoundStep::Ask(questions) => questions,
@@ -35,10 +54,16 @@ impl Client {
     }
 
     /// One request/response round. Returns the `result` object.
-    async fn round(&self, method: &str, params: Map<String, Value>, opts: &CallOptions) -> Result<Value, ClientError> {
+    async fn round(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &CallOptions,
+        traced: bool,
+    ) -> Result<Value, ClientError> {
         let id = self.next_id();
         let progress = opts.on_progress.as_ref().map(|_| id);
-        let (params, headers) = match self.negotiated() {
+        let (mut params, headers) = match self.negotiated() {
             Some((true, version)) => {
                 let mut params = params;
                 if let Some(p) = progress {
@@ -58,6 +83,9 @@ impl Client {
                 (p, headers)
             }
         };
+        if traced {
+            crate::telemetry::round(id, &mut params);
+        }
         let msg = mcp_protocol::jsonrpc::request(&json!(id), method, params);
         let mut response = self.exchange(msg, headers, opts).await?;
         if let Some(err) = response.get("error") {

@@ -30,6 +30,7 @@ mod result;
 mod roots_handler;
 mod skills;
 mod tasks;
+mod telemetry;
 pub mod transport;
 
 pub use auth::{AuthChallenge, AuthProvider};

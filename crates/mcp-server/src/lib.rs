@@ -37,6 +37,7 @@ mod server;
 pub mod session;
 pub mod skills;
 pub mod tasks;
+mod telemetry;
 pub mod template;
 
 pub use ask::Elicitation;

@@ -337,7 +337,26 @@ impl Server {
     /// session instead of read from `_meta` (and `requestState`). Boxed: async-fn arguments
     /// live for the whole future, and a bigger request future no longer fits the allocator's
     /// per-thread cache (measured: +4% instructions per request unboxed).
-    pub(crate) async fn process_with(
+    pub(crate) fn process_with(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> impl std::future::Future<Output = Result<Value, ProtocolError>> + Send + '_ {
+        // The one place requests are traced. Untraced, this is one disabled-span check; traced,
+        // the call is boxed, so the request future keeps its size (an async block awaiting
+        // `serve` would hold it twice).
+        use futures::future::Either;
+        let call = crate::telemetry::ServerCall::start(&req, &env, preset.as_deref());
+        let serve = self.serve_request(req, env, preset);
+        match call {
+            Some(call) => Either::Right(Box::pin(call.observe(serve))),
+            None => Either::Left(serve),
+        }
+    }
+
+    /// [`Server::process_with`] without tracing: dispatch under the panic scope and timeout.
+    pub(crate) async fn serve_request(
         &self,
         req: Request,
         env: RequestEnv,

@@ -186,10 +186,13 @@ impl TaskRuntime {
         // The task's rounds are polled here, apart from the request: the panic hook still knows
         // which request (and tool) they serve.
         let info = crate::panic::RequestInfo::new(ctx.method(), ctx.request_id(), ctx.params());
-        tokio::spawn(crate::panic::scoped(info, async move {
+        // A root span of its own (the work outlives the call), linked to the call's span.
+        let span = crate::telemetry::task_span(&tool.name, &id);
+        let work = async move {
             rt.work(&server, &ctx, &tool, &args, &id, &token, first, answers).await;
             rt.unregister(&id);
-        }));
+        };
+        tokio::spawn(crate::panic::scoped(info, tracing::Instrument::instrument(work, span)));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -252,6 +255,7 @@ impl TaskRuntime {
             let next = ctx.for_task_round(Some(self.binding(id)), &answers, ir.state, token.clone());
             round = (tool.handler)(next, args.clone());
         };
+        crate::telemetry::task_end(&tracing::Span::current(), &end);
         self.apply(server, id, TaskChange::Finish(end)).await;
     }
 

@@ -1,0 +1,173 @@
+//! Tracing of requests, shaped for OpenTelemetry (the MCP semantic conventions).
+//!
+//! [`Client::request`] is the one place a request is traced: a client span
+//! (`otel.kind = "client"`, named `{mcp.method.name} {target}` through `otel.name`) around the
+//! whole call, MRTR rounds included, and at its end a
+//! `histogram.mcp.client.operation.duration` event in seconds. With the `otel` feature each
+//! round's `_meta` carries the span's context (`traceparent`, `tracestate`, `baggage`, written
+//! by the global text-map propagator), so the server's span becomes its child.
+//!
+//! Nothing is built unless a subscriber wants the `mcp_client::telemetry` spans at `INFO`.
+
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::transport::TransportKind;
+use mcp_protocol::telemetry::{Target, TOOL_ERROR};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::time::Instant;
+use tracing::field::Empty;
+use tracing::{Instrument, Span};
+
+/// A request being traced: its span, when it started, and its duration's attributes.
+pub(crate) struct ClientCall {
+    span: Span,
+    start: Instant,
+    method: String,
+    tool: Option<String>,
+    prompt: Option<String>,
+    version: Option<String>,
+    transport: &'static str,
+}
+
+impl ClientCall {
+    /// The span for a call of `method` with `params`, or `None` when nobody records it.
+    pub(crate) fn start(client: &Client, method: &str, params: &Map<String, Value>) -> Option<Box<Self>> {
+        let span = tracing::info_span!(
+            "mcp.client",
+            otel.name = Empty,
+            otel.kind = "client",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            mcp.method.name = method,
+            mcp.protocol.version = Empty,
+            jsonrpc.request.id = Empty,
+            gen_ai.operation.name = Empty,
+            gen_ai.tool.name = Empty,
+            gen_ai.prompt.name = Empty,
+            mcp.resource.uri = Empty,
+            network.transport = Empty,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        );
+        if span.is_disabled() {
+            return None;
+        }
+        let target = Target::of(method, params);
+        span.record("otel.name", target.span_name(method));
+        for (key, value) in target.attributes() {
+            span.record(key, value);
+        }
+        let version = client.negotiated().map(|(_, v)| v);
+        if let Some(v) = &version {
+            span.record("mcp.protocol.version", v.as_str());
+        }
+        let transport = match client.inner.transport.kind() {
+            TransportKind::Http => "tcp",
+            TransportKind::Stdio => "pipe",
+        };
+        span.record("network.transport", transport);
+        Some(Box::new(Self {
+            method: method.to_owned(),
+            tool: target.tool.map(str::to_owned),
+            prompt: target.prompt.map(str::to_owned),
+            version,
+            transport,
+            span,
+            start: Instant::now(),
+        }))
+    }
+
+    /// Runs `fut` in the span, then records how it ended and how long it took.
+    pub(crate) async fn observe(
+        self: Box<Self>,
+        fut: impl Future<Output = Result<Value, ClientError>>,
+    ) -> Result<Value, ClientError> {
+        let outcome = fut.instrument(self.span.clone()).await;
+        let error = match &outcome {
+            Ok(v) if self.tool.is_some() && mcp_protocol::telemetry::is_tool_error(v) => {
+                self.span.record("otel.status_description", "the tool returned isError: true");
+                Some(TOOL_ERROR.to_owned())
+            }
+            Ok(_) => None,
+            Err(e) => {
+                self.span.record("otel.status_description", e.to_string());
+                Some(match e.code() {
+                    Some(code) => {
+                        let code = code.to_string();
+                        self.span.record("rpc.response.status_code", code.as_str());
+                        code
+                    }
+                    None => error_kind(e).to_owned(),
+                })
+            }
+        };
+        if let Some(kind) = &error {
+            self.span.record("error.type", kind.as_str());
+            self.span.record("otel.status_code", "ERROR");
+        }
+        let seconds = self.start.elapsed().as_secs_f64();
+        self.span.in_scope(|| {
+            tracing::info!(
+                histogram.mcp.client.operation.duration = seconds,
+                mcp.method.name = self.method.as_str(),
+                gen_ai.tool.name = self.tool.as_deref(),
+                gen_ai.prompt.name = self.prompt.as_deref(),
+                mcp.protocol.version = self.version.as_deref(),
+                network.transport = self.transport,
+                error.type = error.as_deref(),
+            )
+        });
+        outcome
+    }
+}
+
+/// A low-cardinality `error.type` for a failure that is not a JSON-RPC error.
+fn error_kind(e: &ClientError) -> &'static str {
+    match e {
+        ClientError::Timeout(_) => "timeout",
+        ClientError::Transport(_) => "transport",
+        ClientError::AuthRequired { .. } => "auth_required",
+        ClientError::InvalidResponse(_) => "invalid_response",
+        ClientError::TooManyRounds(_) => "too_many_rounds",
+        ClientError::TaskCancelled(_) => "cancelled",
+        _ => "client_error",
+    }
+}
+
+/// Marks one round of a traced call: its JSON-RPC id on the span and, with the `otel`
+/// feature, the span's context in the request's `_meta`. Called only for traced calls, inside
+/// their span.
+pub(crate) fn round(id: i64, params: &mut Value) {
+    let span = Span::current();
+    span.record("jsonrpc.request.id", tracing::field::display(id));
+    #[cfg(feature = "otel")]
+    otel::inject(&span, params);
+    #[cfg(not(feature = "otel"))]
+    let _ = params;
+}
+
+#[cfg(feature = "otel")]
+mod otel {
+    use serde_json::{Map, Value};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    /// `_meta` written as a carrier of the W3C fields.
+    struct MetaCarrier<'a>(&'a mut Map<String, Value>);
+
+    impl opentelemetry::propagation::Injector for MetaCarrier<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key.to_owned(), Value::String(value));
+        }
+    }
+
+    /// Writes `span`'s context into `params._meta`.
+    pub(super) fn inject(span: &tracing::Span, params: &mut Value) {
+        let cx = span.context();
+        let Some(params) = params.as_object_mut() else { return };
+        let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut MetaCarrier(meta)));
+        }
+    }
+}
