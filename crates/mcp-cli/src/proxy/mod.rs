@@ -11,6 +11,7 @@
 //! - `forward`: the fallback that forwards each catalog method.
 //! - `filter`: `--tools` and `--prefix`.
 
+pub mod auth;
 pub mod filter;
 pub mod flight;
 pub mod forward;
@@ -55,6 +56,10 @@ pub struct ProxyArgs {
     /// OAuth protection of --http: --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
     #[command(flatten)]
     pub auth: crate::ServeAuth,
+    /// Authorize at an OAuth-protected upstream in the browser when no stored token works
+    /// (default: only when stderr is a terminal; else run `mcp auth login URL` first).
+    #[arg(long)]
+    pub login: bool,
     /// Environment variable for a stdio upstream (repeatable).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
@@ -88,17 +93,20 @@ fn split_pair(s: &str, sep: char, what: &str) -> std::io::Result<(String, String
 }
 
 impl ProxyArgs {
-    /// The upstream the arguments name.
-    pub fn upstream(&self, globals: &ProxyGlobals) -> std::io::Result<Upstream> {
+    /// The upstream the arguments name (with the proxy's own OAuth client for a URL).
+    pub async fn upstream(&self, globals: &ProxyGlobals) -> std::io::Result<Upstream> {
         match (&self.url, self.command.split_first()) {
             (Some(_), Some(_)) => Err(err("give the upstream as a URL or as a command after `--`, not both")),
             (Some(url), None) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(err(format!("upstream URL must be http:// or https://, got {url:?}")));
                 }
-                let headers =
+                let headers: Vec<(String, String)> =
                     globals.headers.iter().map(|h| split_pair(h, ':', "--header")).collect::<Result<_, _>>()?;
-                Ok(Upstream::Http { url: url.clone(), headers })
+                use std::io::IsTerminal;
+                let login = self.login || std::io::stderr().is_terminal();
+                let auth = auth::provider(url, &headers, login).await?;
+                Ok(Upstream::Http { url: url.clone(), headers, auth })
             }
             (None, Some((program, args))) => {
                 let env = self.env.iter().map(|e| split_pair(e, '=', "--env")).collect::<Result<_, _>>()?;
@@ -146,7 +154,7 @@ fn announce(server: &mcp::server::Server, (method, params): Change) {
 /// Connects to the upstream (once now, to learn what it offers and to fail early) and builds
 /// the front server.
 pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<(mcp::server::Server, Arc<Pool>)> {
-    let upstream = args.upstream(globals)?;
+    let upstream = args.upstream(globals).await?;
     let limits = PoolLimits {
         max_sessions: args.max_sessions.max(1),
         connect_timeout: globals.timeout.unwrap_or(Duration::from_secs(30)),

@@ -33,6 +33,8 @@ pub enum Upstream {
         url: String,
         /// Headers the proxy sends (its own credentials, `--header`); never the downstream's.
         headers: Vec<(String, String)>,
+        /// The proxy's OAuth client for this upstream (shared by every session).
+        auth: Option<Arc<mcp_oauth::OAuthProvider>>,
     },
 }
 
@@ -172,17 +174,13 @@ impl Upstream {
                 }
                 b.connect(StdioTransport::spawn(cmd)?).await
             }
-            Upstream::Http { url, headers } => {
+            Upstream::Http { url, headers, auth } => {
                 let mut t = HttpTransport::builder(url).connect_timeout(timeout);
                 for (k, v) in headers {
                     t = t.header(k.clone(), v.clone());
                 }
-                // The proxy's own stored OAuth tokens (`mcp auth login URL`), unless `--header`
-                // gives an Authorization of its own.
-                if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
-                    if let Some(p) = crate::client::auth::provider_for(url) {
-                        t = t.auth(p);
-                    }
+                if let Some(p) = auth {
+                    t = t.auth(p.clone());
                 }
                 b.connect(t.build()?).await
             }

@@ -1,15 +1,16 @@
 //! `mcp proxy` as a child process, and the legacy-only stdio server the proxy tests put behind
 //! it (`tests/fixtures/legacy_server.py`, run with python3).
+#![allow(dead_code)] // each test binary uses a different subset
 
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-/// The legacy fixture server's command line.
+/// The legacy fixture server as the proxy's upstream: `-- python3 legacy_server.py`.
 pub(crate) fn legacy_upstream() -> Vec<String> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/legacy_server.py");
-    vec!["python3".into(), script.into()]
+    vec!["--".into(), "python3".into(), script.into()]
 }
 
 /// A running `mcp proxy`; killed on drop. Its stderr lines are kept for the tests to read.
@@ -21,11 +22,11 @@ pub(crate) struct Proxy {
 }
 
 impl Proxy {
-    /// `mcp proxy --http 127.0.0.1:0 FLAGS -- UPSTREAM`, waiting (30 s at most) for its
-    /// "serving on" line.
+    /// `mcp proxy --http 127.0.0.1:0 FLAGS UPSTREAM` (a URL, or `--` and a command), waiting
+    /// (30 s at most) for its "serving on" line.
     pub(crate) fn http(flags: &[&str], upstream: &[String]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp"));
-        cmd.args(["proxy", "--http", "127.0.0.1:0"]).args(flags).arg("--").args(upstream);
+        cmd.args(["proxy", "--http", "127.0.0.1:0"]).args(flags).args(upstream);
         let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let stderr = Arc::new(Mutex::new(Vec::new()));
