@@ -5,6 +5,7 @@ pub mod client;
 pub mod everything;
 mod limits;
 pub mod proxy;
+pub mod telemetry;
 
 pub use limits::ServeLimits;
 
