@@ -123,6 +123,32 @@ async fn caps_call(addr: std::net::SocketAddr, id: i64, caps: &Value, extra: Val
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_round_expires() {
+    let proxy = Proxy::http(&["--input-timeout", "1"], &legacy_upstream());
+    let (addr, caps) = (proxy.addr(), json!({ "elicitation": {} }));
+    let first = caps_call(addr, 1, &caps, json!({})).await;
+    let state = first["requestState"].clone();
+    let log = || proxy.stderr();
+    // The sweeper runs every second: bounded by the wait of `eventually`.
+    eventually("the parked call to expire", || log().contains("expired")).await;
+    let late = json!({ "requestState": state, "inputResponses": { "upstream-1": { "action": "cancel" } } });
+    let late = caps_call_raw(addr, 2, &caps, late).await;
+    assert_eq!(late["error"]["code"], -32602, "{late}");
+    assert!(late["error"]["message"].as_str().unwrap().contains("expired after 1 s"), "{late}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_progress_reaches_the_client() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let call = c.call_tool("steps", json!({})).on_progress(move |p| kept.lock().unwrap().push(p["progress"].clone()));
+    assert_eq!(within("steps", call.into_future()).await.unwrap().text(), "done");
+    assert_eq!(*seen.lock().unwrap(), [json!(1.0), json!(2.0)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listen_receives_the_upstream_list_change() {
     let proxy = Proxy::http(&[], &legacy_upstream());
     let c = client(&proxy.url, builder()).await;

@@ -17,7 +17,7 @@ use super::pool::Lease;
 use super::upstream::Question;
 use mcp::server::mcp_protocol::ProtocolError;
 use mcp::server::{Context, HandlerError, InputRequired};
-use mcp_client::ClientError;
+use mcp_client::{CallOptions, ClientError};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -33,6 +33,8 @@ const STATE_KEY: &str = "proxyCall";
 /// One upstream call in progress.
 pub struct Flight {
     questions: mpsc::UnboundedReceiver<Question>,
+    /// The upstream's `notifications/progress` params, relayed to the round being served.
+    progress: mpsc::UnboundedReceiver<Value>,
     done: oneshot::Receiver<Result<Value, ClientError>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -63,26 +65,32 @@ impl Drop for RetireGuard {
 }
 
 impl Flight {
-    /// Runs `call` on the leased session in a task; its questions come back through the flight.
-    pub fn start<F, Fut>(lease: Lease, call: F) -> Self
+    /// Runs `call` on the leased session in a task; its questions (and, with `progress`, its
+    /// progress notifications) come back through the flight.
+    pub fn start<F, Fut>(lease: Lease, progress: bool, call: F) -> Self
     where
-        F: FnOnce(mcp_client::Client) -> Fut + Send + 'static,
+        F: FnOnce(mcp_client::Client, CallOptions) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
     {
         let (ask_tx, questions) = mpsc::unbounded_channel();
+        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
         let (done_tx, done) = oneshot::channel();
         lease.session().asker.route(Some(ask_tx));
+        let mut opts = CallOptions::default();
+        if progress {
+            opts.on_progress = Some(Arc::new(move |p: &Value| drop(progress_tx.send(p.clone()))));
+        }
         let task = tokio::spawn(async move {
             let mut guard = RetireGuard(Some(lease));
             let client = guard.0.as_ref().expect("lease").session().client().clone();
-            let r = call(client).await;
+            let r = call(client, opts).await;
             let lease = guard.0.take().expect("lease");
             lease.session().asker.route(None);
             lease.outcome(&r);
             drop(lease);
             let _ = done_tx.send(r);
         });
-        Self { questions, done, task }
+        Self { questions, progress: progress_rx, done, task }
     }
 }
 
@@ -147,16 +155,20 @@ impl Flights {
     /// Follows `flight` to its result, or parks it at its next question and returns the
     /// `input_required` outcome.
     pub async fn follow(&self, ctx: &Context, mut flight: Flight) -> Result<Value, HandlerError> {
-        let first = tokio::select! {
-            r = &mut flight.done => return finish(r),
-            q = flight.questions.recv() => q,
-            () = ctx.cancellation().cancelled() => {
-                return Err(HandlerError::Protocol(ProtocolError::Internal("cancelled".into())))
+        let first = loop {
+            tokio::select! {
+                r = &mut flight.done => return finish(ctx, &mut flight, r),
+                q = flight.questions.recv() => break q,
+                Some(p) = flight.progress.recv() => relay_progress(ctx, &p),
+                () = ctx.cancellation().cancelled() => {
+                    return Err(HandlerError::Protocol(ProtocolError::Internal("cancelled".into())))
+                }
             }
         };
         let Some(first) = first else {
             // The call task ended without asking: its result is on the way.
-            return finish((&mut flight.done).await);
+            let r = (&mut flight.done).await;
+            return finish(ctx, &mut flight, r);
         };
         // Questions asked together travel in one round.
         tokio::task::yield_now().await;
@@ -187,7 +199,22 @@ impl Flights {
     }
 }
 
-fn finish(r: Result<Result<Value, ClientError>, oneshot::error::RecvError>) -> Result<Value, HandlerError> {
+/// An upstream progress notification as this round's own (the downstream's progress token).
+fn relay_progress(ctx: &Context, p: &Value) {
+    if let Some(progress) = p.get("progress").and_then(Value::as_f64) {
+        ctx.progress(progress, p.get("total").and_then(Value::as_f64), p.get("message").and_then(Value::as_str));
+    }
+}
+
+/// The flight's outcome, after the progress it sent before its result.
+fn finish(
+    ctx: &Context,
+    flight: &mut Flight,
+    r: Result<Result<Value, ClientError>, oneshot::error::RecvError>,
+) -> Result<Value, HandlerError> {
+    while let Ok(p) = flight.progress.try_recv() {
+        relay_progress(ctx, &p);
+    }
     match r {
         Ok(r) => r.map_err(|e| HandlerError::Protocol(upstream_error(e))),
         Err(_) => Err(HandlerError::Protocol(ProtocolError::Internal("the upstream call was dropped".into()))),

@@ -166,7 +166,10 @@ impl Forward {
             Some(f) => f,
             None => {
                 let lease = self.lease(ctx, true).await?;
-                Flight::start(lease, move |client| async move { call(&client, &method, params).await })
+                let progress = ctx.wants_progress();
+                Flight::start(lease, progress, move |client, opts| async move {
+                    call(&client, &method, params, &opts).await
+                })
             }
         };
         self.flights.follow(ctx, flight).await.map(downstream_result)
@@ -175,13 +178,18 @@ impl Forward {
 
 /// One upstream call (`tools/call` through the client's tool call, which mirrors
 /// `x-mcp-header` parameters into headers for modern HTTP upstreams).
-async fn call(client: &Client, method: &str, mut params: Map<String, Value>) -> Result<Value, ClientError> {
+async fn call(
+    client: &Client,
+    method: &str,
+    mut params: Map<String, Value>,
+    opts: &CallOptions,
+) -> Result<Value, ClientError> {
     if method != "tools/call" {
-        return client.request(method, params, &CallOptions::default()).await;
+        return client.request(method, params, opts).await;
     }
     let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
     let args = params.remove("arguments").unwrap_or_else(|| json!({}));
-    client.call_tool(&name, args).await.map(mcp_client::ToolResult::into_value)
+    client.call_tool(&name, args).options(opts.clone()).await.map(mcp_client::ToolResult::into_value)
 }
 
 /// Every page of an upstream list (bounded to [`MAX_PAGES`]).

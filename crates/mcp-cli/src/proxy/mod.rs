@@ -26,6 +26,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use upstream::Upstream;
 
+/// How long an unused upstream session stays open.
+const IDLE_SESSION: Duration = Duration::from_secs(300);
+
 /// The flags of `mcp proxy`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProxyArgs {
@@ -196,9 +199,11 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
             announce(&announcer, change);
         }
     });
+    let idle = pool.clone();
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
+            idle.close_idle(IDLE_SESSION);
             let n = flights.sweep();
             if n > 0 {
                 eprintln!("mcp proxy: {n} call(s) waiting for input expired; their upstream calls were cancelled");

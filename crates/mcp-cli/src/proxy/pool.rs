@@ -182,6 +182,17 @@ impl Pool {
         self.len() == 0
     }
 
+    /// Closes sessions unused for `idle` (child processes exit), except the shared session of
+    /// requests without input capabilities, which keeps watching for list changes.
+    pub fn close_idle(&self, idle: Duration) {
+        let now = Instant::now();
+        self.sessions.lock().expect("pool lock").0.retain(|s| {
+            s.key == Key::default()
+                || s.leases.load(Ordering::Acquire) > 0
+                || now.duration_since(*s.last_used.lock().expect("session lock")) < idle
+        });
+    }
+
     /// A session for `key`: shared when the key has no input capabilities, exclusive otherwise.
     pub async fn lease(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
         let deadline = Instant::now() + self.limits.lease_wait;
