@@ -78,6 +78,27 @@ async fn upstream_elicitation_becomes_an_mrtr_round() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_roots_requests_become_rounds_too() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder().roots(vec![json!({ "uri": "file:///work" })])).await;
+    assert_eq!(text_of(&c, "roots", json!({})).await, "file:///work");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_at_most() {
+    // With one session allowed, each kind of request closes the other kind's idle session
+    // (its process exits) to open its own.
+    let proxy = Proxy::http(&["--max-sessions", "1"], &legacy_upstream());
+    let plain = client(&proxy.url, builder()).await;
+    let asking = client(&proxy.url, answering()).await;
+    let first = text_of(&plain, "pid", json!({})).await;
+    assert_eq!(text_of(&asking, "ask", json!({})).await, "accept: {\"color\": \"blue\"}");
+    let asking_pid = text_of(&asking, "pid", json!({})).await;
+    let last = text_of(&plain, "pid", json!({})).await;
+    assert!(first != asking_pid && asking_pid != last && first != last, "{first} {asking_pid} {last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_input_round_on_the_wire_and_a_stale_retry() {
     let proxy = Proxy::http(&[], &legacy_upstream());
     let addr = proxy.addr();
