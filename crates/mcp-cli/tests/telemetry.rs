@@ -153,6 +153,7 @@ async fn a_call_is_a_client_span_over_a_server_span_in_one_trace() {
         assert!(attr(span, "jsonrpc.request.id").is_some(), "{kind}");
         assert_eq!(attr(span, "error.type"), None, "{kind}");
         assert_eq!(span.status, Status::Unset, "{kind}");
+        assert_eq!(span.events.len(), 0, "{kind}: the duration is a measurement, not a span event");
     }
     assert_eq!(attr(client_span, "jsonrpc.request.id"), attr(server_span, "jsonrpc.request.id"));
     // Other methods are named by the method alone.

@@ -107,17 +107,17 @@ impl ClientCall {
             self.span.record("otel.status_code", "ERROR");
         }
         let seconds = self.start.elapsed().as_secs_f64();
-        self.span.in_scope(|| {
-            tracing::info!(
-                histogram.mcp.client.operation.duration = seconds,
-                mcp.method.name = self.method.as_str(),
-                gen_ai.tool.name = self.tool.as_deref(),
-                gen_ai.prompt.name = self.prompt.as_deref(),
-                mcp.protocol.version = self.version.as_deref(),
-                network.transport = self.transport,
-                error.type = error.as_deref(),
-            )
-        });
+        // Outside every span: a measurement, not an event of this (or the caller's) span.
+        tracing::info!(
+            parent: None,
+            histogram.mcp.client.operation.duration = seconds,
+            mcp.method.name = self.method.as_str(),
+            gen_ai.tool.name = self.tool.as_deref(),
+            gen_ai.prompt.name = self.prompt.as_deref(),
+            mcp.protocol.version = self.version.as_deref(),
+            network.transport = self.transport,
+            error.type = error.as_deref(),
+        );
         outcome
     }
 }
