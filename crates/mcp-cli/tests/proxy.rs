@@ -85,6 +85,32 @@ async fn upstream_roots_requests_become_rounds_too() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_sampling_requests_become_rounds_too() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let b = builder().on_sampling(mcp_client::Sampling::Text, |p: Value| async move {
+        assert_eq!(p["messages"][0]["content"]["text"], "Say hi");
+        Ok(json!({ "role": "assistant", "content": { "type": "text", "text": "hi" }, "model": "test" }))
+    });
+    let c = client(&proxy.url, b).await;
+    assert_eq!(text_of(&c, "sample", json!({})).await, "model: hi");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstream_keeps_its_rounds() {
+    // `mcp serve everything --stdio` answers `input_required`: the proxy's client library
+    // drives the upstream's rounds with the downstream's answers.
+    let upstream = ["--", env!("CARGO_BIN_EXE_mcp"), "serve", "everything", "--stdio"].map(str::to_owned);
+    let proxy = Proxy::http(&[], &upstream);
+    assert!(proxy.stderr().contains("(modern, protocol 2026-07-28)"), "{}", proxy.stderr());
+    let b = builder().on_elicitation(ElicitationModes::FORM, |_| async move {
+        Ok(json!({ "action": "accept", "content": { "name": "Ada" } }))
+    });
+    let c = client(&proxy.url, b).await;
+    assert_eq!(text_of(&c, "greet_user", json!({})).await, "Hello, Ada!");
+    assert_eq!(text_of(&c, "echo", json!({ "text": "modern" })).await, "modern");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_session_at_most() {
     // With one session allowed, each kind of request closes the other kind's idle session
     // (its process exits) to open its own.

@@ -88,6 +88,14 @@ impl Drop for Session {
     }
 }
 
+/// The open sessions, and the keys of those being connected (a shared key's second request
+/// waits for the first one's session instead of opening another).
+#[derive(Default)]
+struct Slots {
+    sessions: Vec<Arc<Session>>,
+    connecting: Vec<Key>,
+}
+
 /// The consecutive-failure count behind the restart backoff.
 #[derive(Default)]
 struct Backoff {
@@ -99,7 +107,7 @@ struct Backoff {
 pub struct Pool {
     upstream: Upstream,
     limits: PoolLimits,
-    sessions: Mutex<(Vec<Arc<Session>>, usize)>,
+    slots: Mutex<Slots>,
     backoff: Mutex<Backoff>,
     changes: mpsc::UnboundedSender<Change>,
 }
@@ -149,7 +157,7 @@ impl Drop for Lease {
         self.session.leases.fetch_sub(1, Ordering::AcqRel);
         *self.session.last_used.lock().expect("session lock") = Instant::now();
         if !self.session.usable() {
-            self.pool.sessions.lock().expect("pool lock").0.retain(|s| !Arc::ptr_eq(s, &self.session));
+            self.pool.slots.lock().expect("pool lock").sessions.retain(|s| !Arc::ptr_eq(s, &self.session));
         }
     }
 }
@@ -164,7 +172,7 @@ enum Pick {
 impl Pool {
     /// A pool for `upstream`; change notifications of every session go to `changes`.
     pub fn new(upstream: Upstream, limits: PoolLimits, changes: mpsc::UnboundedSender<Change>) -> Arc<Self> {
-        Arc::new(Self { upstream, limits, sessions: Mutex::new((Vec::new(), 0)), backoff: Mutex::default(), changes })
+        Arc::new(Self { upstream, limits, slots: Mutex::default(), backoff: Mutex::default(), changes })
     }
 
     /// The upstream this pool connects to.
@@ -174,7 +182,7 @@ impl Pool {
 
     /// How many sessions are open (for tests and logs).
     pub fn len(&self) -> usize {
-        self.sessions.lock().expect("pool lock").0.len()
+        self.slots.lock().expect("pool lock").sessions.len()
     }
 
     /// Whether no session is open.
@@ -186,7 +194,7 @@ impl Pool {
     /// requests without input capabilities, which keeps watching for list changes.
     pub fn close_idle(&self, idle: Duration) {
         let now = Instant::now();
-        self.sessions.lock().expect("pool lock").0.retain(|s| {
+        self.slots.lock().expect("pool lock").sessions.retain(|s| {
             s.key == Key::default()
                 || s.leases.load(Ordering::Acquire) > 0
                 || now.duration_since(*s.last_used.lock().expect("session lock")) < idle
@@ -202,12 +210,16 @@ impl Pool {
                 Pick::Connect(evicted) => {
                     drop(evicted);
                     let r = self.open(key).await;
-                    self.sessions.lock().expect("pool lock").1 -= 1;
+                    let mut slots = self.slots.lock().expect("pool lock");
+                    if let Some(i) = slots.connecting.iter().position(|k| k == key) {
+                        slots.connecting.remove(i);
+                    }
                     return r;
                 }
                 Pick::Wait if Instant::now() >= deadline => {
                     return Err(mcp_client::ClientError::Handler(format!(
-                        "all {} upstream sessions of the proxy are busy; try again later",
+                        "no upstream session became free within {} s (the proxy opens at most {}); try again later",
+                        self.limits.lease_wait.as_secs(),
                         self.limits.max_sessions
                     )))
                 }
@@ -217,8 +229,8 @@ impl Pool {
     }
 
     fn pick(self: &Arc<Self>, key: &Key) -> Pick {
-        let mut guard = self.sessions.lock().expect("pool lock");
-        let (sessions, connecting) = &mut *guard;
+        let mut guard = self.slots.lock().expect("pool lock");
+        let Slots { sessions, connecting } = &mut *guard;
         sessions.retain(|s| s.usable());
         let shared = !key.caps.any();
         let found =
@@ -227,8 +239,11 @@ impl Pool {
             session.leases.fetch_add(1, Ordering::AcqRel);
             return Pick::Got(Lease { pool: self.clone(), session });
         }
-        if sessions.len() + *connecting < self.limits.max_sessions {
-            *connecting += 1;
+        if shared && connecting.contains(key) {
+            return Pick::Wait;
+        }
+        if sessions.len() + connecting.len() < self.limits.max_sessions {
+            connecting.push(key.clone());
             return Pick::Connect(None);
         }
         let idle = sessions
@@ -239,7 +254,7 @@ impl Pool {
             .map(|(i, _)| i);
         match idle {
             Some(i) => {
-                *connecting += 1;
+                connecting.push(key.clone());
                 Pick::Connect(Some(sessions.remove(i)))
             }
             None => Pick::Wait,
@@ -274,7 +289,7 @@ impl Pool {
             watcher: Mutex::new(None),
         });
         *session.watcher.lock().expect("watcher lock") = Some(self.watch(&session));
-        self.sessions.lock().expect("pool lock").0.push(session.clone());
+        self.slots.lock().expect("pool lock").sessions.push(session.clone());
         Ok(Lease { pool: self.clone(), session })
     }
 
