@@ -161,6 +161,41 @@ async fn a_call_is_a_client_span_over_a_server_span_in_one_trace() {
     rec.spans_when(has("tools/list", SpanKind::Server)).await;
 }
 
+/// Over Streamable HTTP (in this process): the context crosses a real HTTP request, both sides
+/// say `tcp`, and a legacy session's spans carry its `mcp.session.id`.
+#[tokio::test]
+async fn over_http_with_a_legacy_session_too() {
+    use mcp_client::transport::http::HttpTransport;
+    let rec = record();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let srv = server();
+    tokio::spawn(mcp::http::serve(srv.clone(), listener, mcp::http::HttpConfig::default()));
+    let modern = ClientBuilder::new("otel-client", "1.0.0");
+    let client = modern.connect(HttpTransport::builder(&url).build().unwrap()).await.unwrap();
+    client.call_tool("echo", json!({ "text": "http" })).await.unwrap();
+    let spans = rec.spans_when(has("tools/call echo", SpanKind::Server)).await;
+    let spans = rec.spans_when(|s| s.len() >= spans.len() && has("tools/call echo", SpanKind::Client)(s)).await;
+    let (c, s) = (find(&spans, "tools/call echo", SpanKind::Client), find(&spans, "tools/call echo", SpanKind::Server));
+    assert_eq!(s.parent_span_id, c.span_context.span_id());
+    assert_eq!(s.span_context.trace_id(), c.span_context.trace_id());
+    for span in [c, s] {
+        assert_eq!(attr(span, "network.transport").as_deref(), Some("tcp"));
+        assert_eq!(attr(span, "mcp.session.id"), None, "a modern call has no session");
+    }
+    let legacy = ClientBuilder::new("otel-legacy", "1.0.0").force_legacy("2025-11-25");
+    let client = legacy.connect(HttpTransport::builder(&url).build().unwrap()).await.unwrap();
+    client.call_tool("traceparent", json!({})).await.unwrap();
+    let spans = rec.spans_when(has("tools/call traceparent", SpanKind::Server)).await;
+    let s = find(&spans, "tools/call traceparent", SpanKind::Server);
+    assert_eq!(attr(s, "mcp.protocol.version").as_deref(), Some("2025-11-25"));
+    assert!(attr(s, "mcp.session.id").is_some_and(|id| !id.is_empty()), "{:?}", s.attributes);
+    let spans = rec.spans_when(has("tools/call traceparent", SpanKind::Client)).await;
+    let c = find(&spans, "tools/call traceparent", SpanKind::Client);
+    assert_eq!(s.parent_span_id, c.span_context.span_id(), "legacy requests carry the context too");
+    srv.shutdown();
+}
+
 #[tokio::test]
 async fn the_client_injects_its_span_context_into_meta() {
     let rec = record();
