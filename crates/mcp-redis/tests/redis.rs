@@ -152,3 +152,59 @@ async fn session_changes_reach_the_other_instance_in_order() {
     assert!(matches!(&seen[1], SessionEvent::Changed { log_level: Some(3), .. }), "{seen:?}");
     assert_eq!(seen[2], SessionEvent::Ended("s2".into()));
 }
+
+/// Calls `tools/call` for `name` as a task on `server`; the task's id.
+async fn start_task(server: &mcp_server::Server, name: &str) -> String {
+    use mcp_protocol::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION, TASKS_EXTENSION};
+    let mut params = json!({ "name": name, "arguments": {} }).as_object().cloned().unwrap();
+    let caps = json!({ "extensions": { TASKS_EXTENSION: {} } });
+    params.insert("_meta".into(), json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: caps }));
+    let req = mcp_protocol::Request { id: json!(1), method: "tools/call".into(), params };
+    let env = mcp_server::RequestEnv::new(Default::default());
+    let created = server.handle(req, env).await.unwrap();
+    created["taskId"].as_str().unwrap().to_owned()
+}
+
+// Regression (found by mcp-crossing): a task cancelled from another instance while its handler
+// was inside `ctx.status()` never ended. The work loop kept the cut-short round (holding this
+// instance's update turn for the task) alive while it stored the end, so both waited forever,
+// and so did every later task whose id shared that turn.
+#[tokio::test]
+async fn a_task_cancelled_elsewhere_mid_status_update_ends() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default()).await;
+    let sb = b.task_store(TaskLimits::default());
+    let chatty = mcp_server::Tool::new("chatty").task_support(mcp_server::TaskSupport::Required).handler(
+        |ctx: mcp_server::Context| async move {
+            // Status updates back to back: a cancel almost always lands during one.
+            for i in 0..100_000u32 {
+                ctx.status(format!("step {i}")).await;
+            }
+            "done"
+        },
+    );
+    let config = mcp_server::tasks::TaskConfig::new().store(a.task_store(TaskLimits::default()));
+    let server = mcp_server::Server::builder("t", "1").tasks(config).tool(chatty).build().unwrap();
+    for _ in 0..8 {
+        let id = start_task(&server, "chatty").await;
+        // Let a few updates through, then cancel from the other instance.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while sb.get(&id, now_ms()).await.unwrap().unwrap().revision < 3 {
+            assert!(tokio::time::Instant::now() < deadline, "task {id} made no progress");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // The handler's updates race the cancel's compare-and-set: try again, as a client would.
+        while let Err(e) = sb.update(&id, TaskChange::Cancel, now_ms()).await {
+            assert!(tokio::time::Instant::now() < deadline, "the cancel never went through: {e}");
+        }
+        loop {
+            let t = sb.get(&id, now_ms()).await.unwrap().unwrap();
+            if t.status.is_terminal() {
+                assert_eq!(t.status, mcp_server::tasks::TaskStatus::Cancelled);
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "task {id} never ended after its cancel: {t:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}

@@ -329,3 +329,63 @@ async fn busy_tasks_never_make_list_listeners_lag() {
     s.notify(crate::ChangeEvent::ToolsListChanged);
     assert_eq!(feed.next(Vec::new).await, Some(vec![crate::ChangeEvent::ToolsListChanged]), "no catch-up burst");
 }
+
+/// A store that notes, when a task's end is recorded, whether its handler was stopped already.
+struct EndWatcher {
+    inner: super::InMemoryTaskStore,
+    dropped: Arc<AtomicBool>,
+    ended_after_drop: Arc<std::sync::Mutex<Vec<bool>>>,
+}
+
+impl super::TaskStore for EndWatcher {
+    fn create(&self, r: super::TaskRecord, now: u64) -> super::StoreFuture<'_, Result<(), super::TaskStoreError>> {
+        self.inner.create(r, now)
+    }
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+        now: u64,
+    ) -> super::StoreFuture<'a, Result<Option<super::TaskRecord>, super::TaskStoreError>> {
+        self.inner.get(id, now)
+    }
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: super::TaskChange,
+        now: u64,
+    ) -> super::StoreFuture<'a, Result<Option<super::Updated>, super::TaskStoreError>> {
+        if matches!(change, super::TaskChange::Finish(_)) {
+            self.ended_after_drop.lock().unwrap().push(self.dropped.load(Ordering::SeqCst));
+        }
+        self.inner.update(id, change, now)
+    }
+    fn purge_expired(&self, now: u64) -> super::StoreFuture<'_, Result<Vec<String>, super::TaskStoreError>> {
+        self.inner.purge_expired(now)
+    }
+    fn watch(&self, id: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.inner.watch(id)
+    }
+}
+
+// Regression: the work loop used to keep a cancelled round alive while it recorded the end. A
+// round cut short inside `ctx.status()` then held the Redis store's per-task update turn, and
+// the end (and every later task on that stripe) waited for it forever.
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_round_is_stopped_before_the_end_is_recorded() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let ended_after_drop = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let store = EndWatcher {
+        inner: super::InMemoryTaskStore::new(TaskLimits::default()),
+        dropped: dropped.clone(),
+        ended_after_drop: ended_after_drop.clone(),
+    };
+    let s = server(dropped, Arc::default(), TaskConfig::new().store(Arc::new(store)));
+    let created = call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 60}}), WITH_TASKS(), None)
+        .await
+        .unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    call(&s, "tasks/cancel", json!({ "taskId": id }), WITH_TASKS(), None).await.unwrap();
+    wait_for(&s, id, "cancelled").await;
+    assert_eq!(*ended_after_drop.lock().unwrap(), [true], "the handler was dropped before the end was stored");
+}

@@ -255,6 +255,10 @@ impl TaskRuntime {
             let next = ctx.for_task_round(Some(self.binding(id)), &answers, ir.state, token.clone());
             round = (tool.handler)(next, args.clone());
         };
+        // Stop the handler before recording the end: a round cut short may hold a store
+        // operation of its own (a `status` update mid-flight), and a store that serialises
+        // updates per task would otherwise wait for it forever.
+        drop(round);
         crate::telemetry::task_end(&tracing::Span::current(), &end);
         self.apply(server, id, TaskChange::Finish(end)).await;
     }
