@@ -136,7 +136,11 @@ impl Forward {
         let lease = self.lease(ctx, false).await?;
         let r = all_pages(lease.session().client(), method, key).await;
         lease.outcome(&r);
-        let items = r.map_err(|e| refuse(upstream_error(e)))?;
+        let items = match r {
+            // An upstream without resource templates (-32601) has none to list.
+            Err(ClientError::Server { code: -32601, .. }) if key == "resourceTemplates" => Vec::new(),
+            r => r.map_err(|e| refuse(upstream_error(e)))?,
+        };
         let renamed = matches!(key, "tools" | "prompts");
         let items: Vec<Value> = items
             .into_iter()
