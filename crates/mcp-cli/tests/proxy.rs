@@ -264,3 +264,46 @@ async fn a_legacy_client_is_served_too() {
     // (the server's MRTR-to-legacy bridge), after the proxy turned it into an MRTR round.
     assert_eq!(text_of(&c, "ask", json!({})).await, "accept: {\"color\": \"blue\"}");
 }
+
+/// Sequential echo calls per second through `client`, over `n` calls.
+async fn echo_rate(c: &Client, n: u32) -> f64 {
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        assert_eq!(text_of(c, "echo", json!({ "text": i.to_string() })).await, i.to_string());
+    }
+    f64::from(n) / start.elapsed().as_secs_f64()
+}
+
+/// The proxy's overhead: echo through `mcp proxy --http` in front of `mcp serve everything
+/// --stdio`, against the same server on `--http` directly. A measurement, not a check (run
+/// with `--ignored --nocapture`; debug builds make both sides slower).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn overhead() {
+    let bin = env!("CARGO_BIN_EXE_mcp");
+    let direct = tokio::task::spawn_blocking(|| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["serve", "everything", "--http", "127.0.0.1:0"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+        let url = lines.find_map(|l| l.ok()?.strip_prefix("mcp: serving on ").map(str::to_owned)).unwrap();
+        (child, url)
+    })
+    .await
+    .unwrap();
+    let proxy = Proxy::http(&[], &["--", bin, "serve", "everything", "--stdio"].map(str::to_owned));
+    let (a, b) = (client(&direct.1, builder()).await, client(&proxy.url, builder()).await);
+    let (n, warm) = (2000, 100);
+    echo_rate(&a, warm).await;
+    echo_rate(&b, warm).await;
+    let (direct_rate, proxied_rate) = (echo_rate(&a, n).await, echo_rate(&b, n).await);
+    println!(
+        "echo, sequential: direct {direct_rate:.0}/s, through the proxy {proxied_rate:.0}/s, ratio {:.2}",
+        proxied_rate / direct_rate
+    );
+    let mut child = direct.0;
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -200,7 +200,7 @@ impl Flights {
 }
 
 /// An upstream progress notification as this round's own (the downstream's progress token).
-fn relay_progress(ctx: &Context, p: &Value) {
+pub fn relay_progress(ctx: &Context, p: &Value) {
     if let Some(progress) = p.get("progress").and_then(Value::as_f64) {
         ctx.progress(progress, p.get("total").and_then(Value::as_f64), p.get("message").and_then(Value::as_str));
     }

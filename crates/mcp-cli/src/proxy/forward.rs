@@ -2,15 +2,16 @@
 //!
 //! - Lists are read in full from the upstream (every page, bounded) and served as one page,
 //!   filtered and renamed (`--tools`, `--prefix`).
-//! - `tools/call`, `prompts/get` and `resources/read` run as [`Flight`]s: the upstream's
-//!   questions become `input_required` rounds (see `flight.rs`).
+//! - `tools/call`, `prompts/get` and `resources/read` of a request that declared input
+//!   capabilities run as [`Flight`]s: the upstream's questions become `input_required` rounds
+//!   (see `flight.rs`). Without them nothing can be asked, and the call is made in place.
 //! - `completion/complete` is forwarded as is (prompt names unprefixed).
 //! - What is forwarded is the request's own params: no `_meta` of the downstream protocol, no
 //!   `requestState`/`inputResponses`, and never a downstream header (the inbound token stays
 //!   here; the upstream sees only the proxy's own credentials).
 
 use super::filter::Names;
-use super::flight::{upstream_error, Flight, Flights};
+use super::flight::{relay_progress, upstream_error, Flight, Flights};
 use super::pool::{Key, Pool};
 use super::upstream::InputCaps;
 use mcp::server::fallback::Fallback;
@@ -168,6 +169,18 @@ impl Forward {
     ) -> Result<Value, HandlerError> {
         let flight = match self.flights.resume(ctx).map_err(refuse)? {
             Some(f) => f,
+            // Nothing can be asked: the call runs here, on the shared session.
+            None if !InputCaps::from_client(ctx.client_capabilities()).any() => {
+                let lease = self.lease(ctx, false).await?;
+                let mut opts = CallOptions::default();
+                if ctx.wants_progress() {
+                    let ctx = ctx.clone();
+                    opts.on_progress = Some(Arc::new(move |p: &Value| relay_progress(&ctx, p)));
+                }
+                let r = call(lease.session().client(), &method, params, &opts).await;
+                lease.outcome(&r);
+                return r.map(downstream_result).map_err(|e| refuse(upstream_error(e)));
+            }
             None => {
                 let lease = self.lease(ctx, true).await?;
                 let progress = ctx.wants_progress();
