@@ -209,6 +209,19 @@ async fn listen_receives_the_upstream_list_change() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_receives_upstream_resource_updates() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    let filter = json!({ "resourceSubscriptions": ["mem://hello"] });
+    let mut sub = within("listen", c.listen(filter)).await.unwrap();
+    // The proxy subscribed upstream to the listed resources when it started.
+    assert_eq!(text_of(&c, "touch", json!({})).await, "touched");
+    let event = within("the update", sub.next()).await.expect("an event").unwrap();
+    let ListenEvent::Notification { method, params } = event else { panic!("{event:?}") };
+    assert_eq!((method.as_str(), &params["uri"]), ("notifications/resources/updated", &json!("mem://hello")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_upstream_is_restarted() {
     let proxy = Proxy::http(&[], &legacy_upstream());
     let c = client(&proxy.url, builder()).await;

@@ -26,6 +26,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use upstream::Upstream;
 
+/// Most upstream resources whose updates the proxy follows.
+const MAX_SUBSCRIPTIONS: usize = 100;
+
 /// How long an unused upstream session stays open.
 const IDLE_SESSION: Duration = Duration::from_secs(300);
 
@@ -193,6 +196,16 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
         builder = builder.instructions(text);
     }
     let server = builder.build().map_err(|e| err(e.to_string()))?;
+    if client.server_capabilities().pointer("/resources/subscribe").and_then(Value::as_bool) == Some(true) {
+        // Listeners may ask for any listed resource: the shared session subscribes to them.
+        match client.list_resources().await {
+            Ok(listed) => {
+                let uris = listed.iter().filter_map(|r| r.get("uri")?.as_str().map(str::to_owned));
+                pool.subscribe(uris.take(MAX_SUBSCRIPTIONS).collect()).await;
+            }
+            Err(e) => eprintln!("mcp proxy: upstream resources/list: {e}; resource updates are not followed"),
+        }
+    }
     let announcer = server.clone();
     tokio::spawn(async move {
         while let Some(change) = changes_rx.recv().await {

@@ -48,6 +48,9 @@ impl Default for PoolLimits {
     }
 }
 
+/// How long opening a session's change notifications may take.
+const WATCH_OPEN: Duration = Duration::from_secs(5);
+
 /// A change notification from the upstream: `(method, params)`.
 pub type Change = (String, Value);
 
@@ -60,7 +63,7 @@ pub struct Session {
     leases: AtomicUsize,
     dead: AtomicBool,
     last_used: Mutex<Instant>,
-    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -82,7 +85,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(w) = self.watcher.lock().expect("watcher lock").take() {
+        for w in self.watchers.lock().expect("watcher lock").drain(..) {
             w.abort();
         }
     }
@@ -110,6 +113,8 @@ pub struct Pool {
     slots: Mutex<Slots>,
     backoff: Mutex<Backoff>,
     changes: mpsc::UnboundedSender<Change>,
+    /// Resource URIs the shared session subscribes to upstream (see [`Pool::subscribe`]).
+    subscriptions: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -172,7 +177,14 @@ enum Pick {
 impl Pool {
     /// A pool for `upstream`; change notifications of every session go to `changes`.
     pub fn new(upstream: Upstream, limits: PoolLimits, changes: mpsc::UnboundedSender<Change>) -> Arc<Self> {
-        Arc::new(Self { upstream, limits, slots: Mutex::default(), backoff: Mutex::default(), changes })
+        Arc::new(Self {
+            upstream,
+            limits,
+            slots: Mutex::default(),
+            backoff: Mutex::default(),
+            changes,
+            subscriptions: Mutex::default(),
+        })
     }
 
     /// The upstream this pool connects to.
@@ -286,23 +298,57 @@ impl Pool {
             leases: AtomicUsize::new(1),
             dead: AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
-            watcher: Mutex::new(None),
+            watchers: Mutex::default(),
         });
-        *session.watcher.lock().expect("watcher lock") = Some(self.watch(&session));
+        self.watch(&session, self.filter(&session.key)).await;
         self.slots.lock().expect("pool lock").sessions.push(session.clone());
         Ok(Lease { pool: self.clone(), session })
     }
 
-    /// Feeds the session's change notifications to the pool's channel, until it ends.
-    fn watch(self: &Arc<Self>, session: &Arc<Session>) -> tokio::task::JoinHandle<()> {
-        let client = session.client.clone();
+    /// Subscribes the shared session (requests without input capabilities: the one that
+    /// stays open) to updates of `uris` upstream, now and after every reconnect; their
+    /// `notifications/resources/updated` then reach downstream listeners.
+    pub async fn subscribe(self: &Arc<Self>, uris: Vec<String>) {
+        *self.subscriptions.lock().expect("subscriptions lock") = uris;
+        let shared: Vec<Arc<Session>> = self
+            .slots
+            .lock()
+            .expect("pool lock")
+            .sessions
+            .iter()
+            .filter(|s| s.key == Key::default())
+            .cloned()
+            .collect();
+        // Sessions open already get a second subscription for the resources only (replacing
+        // the first would race its unsubscribe against the new subscribe).
+        let only = json!({ "resourceSubscriptions": *self.subscriptions.lock().expect("subscriptions lock") });
+        for s in shared {
+            self.watch(&s, only.clone()).await;
+        }
+    }
+
+    /// What a new session of `key` watches: every list change, and for the shared session the
+    /// subscribed resources.
+    fn filter(&self, key: &Key) -> Value {
+        let mut filter = json!({ "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true });
+        if *key == Key::default() {
+            filter["resourceSubscriptions"] = json!(*self.subscriptions.lock().expect("subscriptions lock"));
+        }
+        filter
+    }
+
+    /// Feeds the session's change notifications (those `filter` asks for) to the pool's channel,
+    /// until the subscription ends.
+    /// The subscription is open (and a legacy upstream's `resources/subscribe` answered) when
+    /// this returns; waits at most [`WATCH_OPEN`].
+    async fn watch(self: &Arc<Self>, session: &Arc<Session>, filter: Value) {
+        let mut sub = match tokio::time::timeout(WATCH_OPEN, session.client.listen(filter)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return tracing::debug!(error = %e, "upstream session has no change notifications"),
+            Err(_) => return tracing::debug!("upstream session did not open its change notifications"),
+        };
         let changes = self.changes.clone();
-        let filter = json!({ "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true });
-        tokio::spawn(async move {
-            let mut sub = match client.listen(filter).await {
-                Ok(s) => s,
-                Err(e) => return tracing::debug!(error = %e, "upstream session has no change notifications"),
-            };
+        let task = tokio::spawn(async move {
             while let Some(Ok(event)) = sub.next().await {
                 if let ListenEvent::Notification { method, params } = event {
                     if changes.send((method, params)).is_err() {
@@ -310,7 +356,8 @@ impl Pool {
                     }
                 }
             }
-        })
+        });
+        session.watchers.lock().expect("watcher lock").push(task);
     }
 
     /// A session's transport failed: it is dropped, and the next one waits for the backoff.
