@@ -111,6 +111,16 @@ async fn a_modern_upstream_keeps_its_rounds() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_legacy_reaches_the_upstream() {
+    let upstream = ["--", env!("CARGO_BIN_EXE_mcp"), "serve", "everything", "--stdio"].map(str::to_owned);
+    let proxy = Proxy::http(&["--force-legacy", "2025-06-18"], &upstream);
+    assert!(proxy.stderr().contains("(legacy, protocol 2025-06-18)"), "{}", proxy.stderr());
+    let c = client(&proxy.url, builder()).await;
+    assert!(c.is_modern(), "the front stays dual era");
+    assert_eq!(text_of(&c, "echo", json!({ "text": "old upstream" })).await, "old upstream");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_session_at_most() {
     // With one session allowed, each kind of request closes the other kind's idle session
     // (its process exits) to open its own.

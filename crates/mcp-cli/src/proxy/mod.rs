@@ -87,6 +87,8 @@ pub struct ProxyGlobals {
     pub headers: Vec<String>,
     /// `--timeout`: bound on connecting to the upstream.
     pub timeout: Option<Duration>,
+    /// `--force-legacy VERSION`: open legacy sessions upstream without the era probe.
+    pub force_legacy: Option<String>,
 }
 
 fn err(m: impl Into<String>) -> std::io::Error {
@@ -161,9 +163,14 @@ fn announce(server: &mcp::server::Server, (method, params): Change) {
 /// the front server.
 pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<(mcp::server::Server, Arc<Pool>)> {
     let upstream = args.upstream(globals).await?;
+    let legacy = mcp::server::mcp_protocol::version::LEGACY;
+    if let Some(v) = globals.force_legacy.as_deref().filter(|v| !legacy.contains(v)) {
+        return Err(err(format!("--force-legacy {v}: not a legacy protocol version ({})", legacy.join(", "))));
+    }
     let limits = PoolLimits {
         max_sessions: args.max_sessions.max(1),
         connect_timeout: globals.timeout.unwrap_or(Duration::from_secs(30)),
+        force_legacy: globals.force_legacy.clone(),
         ..PoolLimits::default()
     };
     let (changes, mut changes_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -40,11 +40,18 @@ pub struct PoolLimits {
     pub lease_wait: Duration,
     /// Bound on connecting a session (era probe and handshake).
     pub connect_timeout: Duration,
+    /// Skip era detection: open legacy sessions at this protocol version (`--force-legacy`).
+    pub force_legacy: Option<String>,
 }
 
 impl Default for PoolLimits {
     fn default() -> Self {
-        Self { max_sessions: 16, lease_wait: Duration::from_secs(10), connect_timeout: Duration::from_secs(30) }
+        Self {
+            max_sessions: 16,
+            lease_wait: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(30),
+            force_legacy: None,
+        }
     }
 }
 
@@ -280,7 +287,8 @@ impl Pool {
             tokio::time::sleep_until(at).await;
         }
         let asker = Arc::new(Asker::default());
-        let client = match self.upstream.connect(key.caps, asker.clone(), self.limits.connect_timeout).await {
+        let (timeout, legacy) = (self.limits.connect_timeout, self.limits.force_legacy.as_deref());
+        let client = match self.upstream.connect(key.caps, asker.clone(), timeout, legacy).await {
             Ok(c) => c,
             Err(e) => {
                 self.failed(&format!("could not connect: {e}"));

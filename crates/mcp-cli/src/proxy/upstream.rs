@@ -135,12 +135,22 @@ impl Upstream {
         matches!(self, Upstream::Stdio { .. })
     }
 
-    /// Connects one session declaring `caps`, its questions going to `asker`.
-    pub async fn connect(&self, caps: InputCaps, asker: Arc<Asker>, timeout: Duration) -> Result<Client, ClientError> {
+    /// Connects one session declaring `caps`, its questions going to `asker`; with
+    /// `force_legacy`, an `initialize` session at that version without the era probe.
+    pub async fn connect(
+        &self,
+        caps: InputCaps,
+        asker: Arc<Asker>,
+        timeout: Duration,
+        force_legacy: Option<&str>,
+    ) -> Result<Client, ClientError> {
         let mut b = ClientBuilder::new("mcp-proxy", env!("CARGO_PKG_VERSION"))
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(timeout)
             .probe_timeout(timeout / 3);
+        if let Some(v) = force_legacy {
+            b = b.force_legacy(v);
+        }
         if caps.form || caps.url {
             let a = asker.clone();
             let modes = ElicitationModes { form: caps.form, url: caps.url };
