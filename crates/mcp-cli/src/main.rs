@@ -64,6 +64,9 @@ struct Global {
     /// (2025-11-25 or older), for servers that mishandle the modern probe.
     #[arg(long, global = true, value_name = "VERSION")]
     force_legacy: Option<String>,
+    /// OpenTelemetry export: --otlp-endpoint.
+    #[command(flatten)]
+    telemetry: mcp_cli::telemetry::TelemetryArgs,
 }
 
 /// Where the server is: a URL (first positional) or a stdio command (after `--`).
@@ -107,6 +110,9 @@ struct ServeArgs {
     /// Transport limits (all on by default).
     #[command(flatten)]
     limits: mcp_cli::ServeLimits,
+    /// OpenTelemetry export: --otlp-endpoint.
+    #[command(flatten)]
+    telemetry: mcp_cli::telemetry::TelemetryArgs,
 }
 
 /// `mcp serve` parsed on its own, so that its help lists the server's flags and none of the
@@ -507,11 +513,13 @@ fn parse_cli() -> Cli {
 
 fn main() -> std::process::ExitCode {
     let cli = parse_cli();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(stderr_colors())
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()))
-        .init();
+    // Log lines on stderr, plus OTLP export with --otlp-endpoint; flushed when dropped at the
+    // end of main (after the runtime).
+    let telemetry = match &cli.command {
+        Command::Serve(args) => &args.telemetry,
+        _ => &cli.global.telemetry,
+    };
+    let _telemetry = mcp_cli::telemetry::init(telemetry, stderr_colors());
     if matches!(cli.command, Command::Serve(_) | Command::Proxy(_)) {
         // A long-running server gives memory back after bursts, and a panicking handler logs
         // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).
@@ -530,7 +538,7 @@ fn main() -> std::process::ExitCode {
     }
     .expect("tokio runtime");
     match cli.command {
-        Command::Serve(ServeArgs { name: _, http, stdio, allow_hosts, skills, auth, shared, limits }) => {
+        Command::Serve(ServeArgs { name: _, http, stdio, allow_hosts, skills, auth, shared, limits, telemetry: _ }) => {
             serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
         }
         Command::Proxy(args) => {
