@@ -3,6 +3,8 @@
 //! changes), and a legacy client is served too. Every wait is bounded.
 
 mod common;
+#[path = "support/http_server.rs"]
+mod http_server;
 #[path = "support/proxy.rs"]
 mod proxy_support;
 
@@ -108,6 +110,30 @@ async fn a_modern_upstream_keeps_its_rounds() {
     let c = client(&proxy.url, b).await;
     assert_eq!(text_of(&c, "greet_user", json!({})).await, "Hello, Ada!");
     assert_eq!(text_of(&c, "echo", json!({ "text": "modern" })).await, "modern");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_log_messages_reach_the_client_at_its_level() {
+    // Over HTTP a modern upstream's log messages travel on the call's own response stream (on
+    // stdio nothing ties a `notifications/message` to its request).
+    let upstream = http_server::EverythingHttp::start();
+    let proxy = Proxy::http(&[], std::slice::from_ref(&upstream.url));
+    let c = client(&proxy.url, builder()).await;
+    for (level, want) in [("info", 1), ("error", 0)] {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = seen.clone();
+        let call =
+            c.call_tool("test_logging_tool", json!({})).on_log(level, move |p| kept.lock().unwrap().push(p.clone()));
+        within("test_logging_tool", call.into_future()).await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), want, "at {level}: {seen:?}");
+        if want == 1 {
+            assert_eq!(
+                seen[0],
+                json!({ "level": "info", "logger": "conformance", "data": "test_logging_tool evaluated" })
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -288,6 +288,12 @@ impl Context {
         sink.send(notification("notifications/progress", params));
     }
 
+    /// The least severe level the request asked `notifications/message` for
+    /// (`io.modelcontextprotocol/logLevel` in its `_meta`): `"debug"` ... `"emergency"`.
+    pub fn log_level(&self) -> Option<&'static str> {
+        self.inner.meta.log_level.and_then(|rank| LOG_LEVELS.get(usize::from(rank)).copied())
+    }
+
     /// Sends `notifications/message` when the request set a log level at or below `level`.
     ///
     /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent, nor inside a

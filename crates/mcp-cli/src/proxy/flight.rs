@@ -33,8 +33,8 @@ const STATE_KEY: &str = "proxyCall";
 /// One upstream call in progress.
 pub struct Flight {
     questions: mpsc::UnboundedReceiver<Question>,
-    /// The upstream's `notifications/progress` params, relayed to the round being served.
-    progress: mpsc::UnboundedReceiver<Value>,
+    /// The upstream's progress and log notifications, relayed to the round being served.
+    notes: mpsc::UnboundedReceiver<Note>,
     done: oneshot::Receiver<Result<Value, ClientError>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -65,21 +65,19 @@ impl Drop for RetireGuard {
 }
 
 impl Flight {
-    /// Runs `call` on the leased session in a task; its questions (and, with `progress`, its
-    /// progress notifications) come back through the flight.
-    pub fn start<F, Fut>(lease: Lease, progress: bool, call: F) -> Self
+    /// Runs `call` on the leased session in a task; its questions (and the progress and log
+    /// notifications `relay` asks for) come back through the flight.
+    pub fn start<F, Fut>(lease: Lease, relay: Relay, call: F) -> Self
     where
         F: FnOnce(mcp_client::Client, CallOptions) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
     {
         let (ask_tx, questions) = mpsc::unbounded_channel();
-        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
+        let (notes_tx, notes) = mpsc::unbounded_channel();
         let (done_tx, done) = oneshot::channel();
         lease.session().asker.route(Some(ask_tx));
         let mut opts = CallOptions::default();
-        if progress {
-            opts.on_progress = Some(Arc::new(move |p: &Value| drop(progress_tx.send(p.clone()))));
-        }
+        relay.options(&mut opts, move |n| drop(notes_tx.send(n)));
         let task = tokio::spawn(async move {
             let mut guard = RetireGuard(Some(lease));
             let client = guard.0.as_ref().expect("lease").session().client().clone();
@@ -90,7 +88,7 @@ impl Flight {
             drop(lease);
             let _ = done_tx.send(r);
         });
-        Self { questions, progress: progress_rx, done, task }
+        Self { questions, notes, done, task }
     }
 }
 
@@ -159,7 +157,7 @@ impl Flights {
             tokio::select! {
                 r = &mut flight.done => return finish(ctx, &mut flight, r),
                 q = flight.questions.recv() => break q,
-                Some(p) = flight.progress.recv() => relay_progress(ctx, &p),
+                Some(n) = flight.notes.recv() => n.relay(ctx),
                 () = ctx.cancellation().cancelled() => {
                     return Err(HandlerError::Protocol(ProtocolError::Internal("cancelled".into())))
                 }
@@ -199,10 +197,61 @@ impl Flights {
     }
 }
 
-/// An upstream progress notification as this round's own (the downstream's progress token).
-pub fn relay_progress(ctx: &Context, p: &Value) {
-    if let Some(progress) = p.get("progress").and_then(Value::as_f64) {
-        ctx.progress(progress, p.get("total").and_then(Value::as_f64), p.get("message").and_then(Value::as_str));
+/// Which of the upstream's notifications about a call the downstream request asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct Relay {
+    progress: bool,
+    log_level: Option<&'static str>,
+}
+
+impl Relay {
+    /// What `ctx`'s request asked for: progress (it has a progress token) and log messages (at
+    /// its `logLevel`).
+    pub fn of(ctx: &Context) -> Self {
+        Self { progress: ctx.wants_progress(), log_level: ctx.log_level() }
+    }
+
+    /// Asks the upstream call for those notifications (the same log level) and hands them to
+    /// `deliver`.
+    pub fn options(self, opts: &mut CallOptions, deliver: impl Fn(Note) + Send + Sync + 'static) {
+        let deliver = Arc::new(deliver);
+        if self.progress {
+            let d = deliver.clone();
+            opts.on_progress = Some(Arc::new(move |p: &Value| d(Note::Progress(p.clone()))));
+        }
+        if let Some(level) = self.log_level {
+            opts.log_level = Some(level.to_owned());
+            opts.on_log = Some(Arc::new(move |p: &Value| deliver(Note::Log(p.clone()))));
+        }
+    }
+}
+
+/// An upstream notification about a call, to be sent as the downstream round's own.
+#[derive(Debug)]
+pub enum Note {
+    /// `notifications/progress` params.
+    Progress(Value),
+    /// `notifications/message` params.
+    Log(Value),
+}
+
+impl Note {
+    /// Sends it on `ctx`'s request: progress under the downstream's progress token, a log
+    /// message if the downstream's level admits it.
+    pub fn relay(self, ctx: &Context) {
+        match self {
+            Note::Progress(p) => {
+                if let Some(progress) = p.get("progress").and_then(Value::as_f64) {
+                    let message = p.get("message").and_then(Value::as_str);
+                    ctx.progress(progress, p.get("total").and_then(Value::as_f64), message);
+                }
+            }
+            Note::Log(p) => {
+                let Ok(level) = serde_json::from_value(p.get("level").cloned().unwrap_or_default()) else { return };
+                let data = p.get("data").cloned().unwrap_or(Value::Null);
+                ctx.log(level, p.get("logger").and_then(Value::as_str), data);
+            }
+        }
     }
 }
 
@@ -212,8 +261,8 @@ fn finish(
     flight: &mut Flight,
     r: Result<Result<Value, ClientError>, oneshot::error::RecvError>,
 ) -> Result<Value, HandlerError> {
-    while let Ok(p) = flight.progress.try_recv() {
-        relay_progress(ctx, &p);
+    while let Ok(n) = flight.notes.try_recv() {
+        n.relay(ctx);
     }
     match r {
         Ok(r) => r.map_err(|e| HandlerError::Protocol(upstream_error(e))),

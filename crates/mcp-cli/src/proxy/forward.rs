@@ -11,7 +11,7 @@
 //!   here; the upstream sees only the proxy's own credentials).
 
 use super::filter::Names;
-use super::flight::{relay_progress, upstream_error, Flight, Flights};
+use super::flight::{upstream_error, Flight, Flights, Relay};
 use super::pool::{Key, Pool};
 use super::upstream::InputCaps;
 use mcp::server::fallback::Fallback;
@@ -173,18 +173,15 @@ impl Forward {
             None if !InputCaps::from_client(ctx.client_capabilities()).any() => {
                 let lease = self.lease(ctx, false).await?;
                 let mut opts = CallOptions::default();
-                if ctx.wants_progress() {
-                    let ctx = ctx.clone();
-                    opts.on_progress = Some(Arc::new(move |p: &Value| relay_progress(&ctx, p)));
-                }
+                let here = ctx.clone();
+                Relay::of(ctx).options(&mut opts, move |n| n.relay(&here));
                 let r = call(lease.session().client(), &method, params, &opts).await;
                 lease.outcome(&r);
                 return r.map(downstream_result).map_err(|e| refuse(upstream_error(e)));
             }
             None => {
                 let lease = self.lease(ctx, true).await?;
-                let progress = ctx.wants_progress();
-                Flight::start(lease, progress, move |client, opts| async move {
+                Flight::start(lease, Relay::of(ctx), move |client, opts| async move {
                     call(&client, &method, params, &opts).await
                 })
             }
