@@ -12,22 +12,16 @@
 use crate::client::Client;
 use crate::error::ClientError;
 use crate::transport::TransportKind;
-use mcp_protocol::telemetry::{Target, TOOL_ERROR};
+use mcp_protocol::telemetry::{Failure, Operation, Side, Target};
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::time::Instant;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 /// A request being traced: its span, when it started, and its duration's attributes.
 pub(crate) struct ClientCall {
     span: Span,
-    start: Instant,
-    method: String,
-    tool: Option<String>,
-    prompt: Option<String>,
-    version: Option<String>,
-    transport: &'static str,
+    op: Operation,
 }
 
 impl ClientCall {
@@ -67,15 +61,8 @@ impl ClientCall {
             TransportKind::Stdio => "pipe",
         };
         span.record("network.transport", transport);
-        Some(Box::new(Self {
-            method: method.to_owned(),
-            tool: target.tool.map(str::to_owned),
-            prompt: target.prompt.map(str::to_owned),
-            version,
-            transport,
-            span,
-            start: Instant::now(),
-        }))
+        let op = Operation::start(method, &target, version, transport);
+        Some(Box::new(Self { span, op }))
     }
 
     /// Runs `fut` in the span, then records how it ended and how long it took.
@@ -84,40 +71,11 @@ impl ClientCall {
         fut: impl Future<Output = Result<Value, ClientError>>,
     ) -> Result<Value, ClientError> {
         let outcome = fut.instrument(self.span.clone()).await;
-        let error = match &outcome {
-            Ok(v) if self.tool.is_some() && mcp_protocol::telemetry::is_tool_error(v) => {
-                self.span.record("otel.status_description", "the tool returned isError: true");
-                Some(TOOL_ERROR.to_owned())
-            }
-            Ok(_) => None,
-            Err(e) => {
-                self.span.record("otel.status_description", e.to_string());
-                Some(match e.code() {
-                    Some(code) => {
-                        let code = code.to_string();
-                        self.span.record("rpc.response.status_code", code.as_str());
-                        code
-                    }
-                    None => error_kind(e).to_owned(),
-                })
-            }
+        let ended = match &outcome {
+            Ok(v) => Ok(v),
+            Err(e) => Err(Failure { code: e.code(), kind: error_kind(e), description: e.to_string() }),
         };
-        if let Some(kind) = &error {
-            self.span.record("error.type", kind.as_str());
-            self.span.record("otel.status_code", "ERROR");
-        }
-        let seconds = self.start.elapsed().as_secs_f64();
-        // Outside every span: a measurement, not an event of this (or the caller's) span.
-        tracing::info!(
-            parent: None,
-            histogram.mcp.client.operation.duration = seconds,
-            mcp.method.name = self.method.as_str(),
-            gen_ai.tool.name = self.tool.as_deref(),
-            gen_ai.prompt.name = self.prompt.as_deref(),
-            mcp.protocol.version = self.version.as_deref(),
-            network.transport = self.transport,
-            error.type = error.as_deref(),
-        );
+        self.op.end(Side::Client, &self.span, ended);
         outcome
     }
 }

@@ -2,9 +2,11 @@
 //! following the OpenTelemetry semantic conventions for MCP (spans `{mcp.method.name}
 //! {target}`, attributes `mcp.*`, `gen_ai.*`, `jsonrpc.request.id`, `error.type`).
 //!
-//! Pure functions only: the spans themselves are made by `mcp-server` and `mcp-client`.
+//! The spans themselves are made by `mcp-server` and `mcp-client`; how an operation ends
+//! (status, `error.type`, the duration histogram) is recorded here, the same for both.
 
 use serde_json::{Map, Value};
+use std::time::Instant;
 
 /// `_meta` key of the W3C Trace Context parent (reserved by `basic/index.mdx`).
 pub const TRACEPARENT: &str = "traceparent";
@@ -72,6 +74,110 @@ pub fn request_id(id: &Value) -> Option<String> {
 /// Whether a result is a tool execution error (`isError: true`).
 pub fn is_tool_error(result: &Value) -> bool {
     result.get("isError").and_then(Value::as_bool) == Some(true)
+}
+
+/// Which end of a call an [`Operation`] is: names its duration histogram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// `mcp.client.operation.duration`.
+    Client,
+    /// `mcp.server.operation.duration`.
+    Server,
+}
+
+/// How a traced operation failed.
+#[derive(Debug, Clone)]
+pub struct Failure<'a> {
+    /// The JSON-RPC error code, if the failure is one (`error.type` and
+    /// `rpc.response.status_code`).
+    pub code: Option<i64>,
+    /// `error.type` of a failure without a code (`timeout`, `transport`, ...).
+    pub kind: &'a str,
+    /// `otel.status_description`.
+    pub description: String,
+}
+
+/// A traced operation: the attributes its duration is recorded with, and when it started.
+#[derive(Debug)]
+pub struct Operation {
+    method: String,
+    tool: Option<String>,
+    prompt: Option<String>,
+    version: Option<String>,
+    transport: &'static str,
+    start: Instant,
+}
+
+impl Operation {
+    /// An operation of `method` on `target` that starts now.
+    pub fn start(method: &str, target: &Target<'_>, version: Option<String>, transport: &'static str) -> Self {
+        Self {
+            method: method.to_owned(),
+            tool: target.tool.map(str::to_owned),
+            prompt: target.prompt.map(str::to_owned),
+            version,
+            transport,
+            start: Instant::now(),
+        }
+    }
+
+    /// Records on `span` how the operation ended (a `tools/call` result with `isError: true`
+    /// is an error of type [`TOOL_ERROR`]), then emits its duration in seconds as a
+    /// `histogram.mcp.{side}.operation.duration` event outside every span: a measurement, not
+    /// an event of this (or the caller's) span.
+    pub fn end(&self, side: Side, span: &tracing::Span, outcome: Result<&Value, Failure<'_>>) {
+        let error = match outcome {
+            Ok(v) if self.tool.is_some() && is_tool_error(v) => {
+                span.record("otel.status_description", "the tool returned isError: true");
+                Some(TOOL_ERROR.to_owned())
+            }
+            Ok(_) => None,
+            Err(f) => {
+                span.record("otel.status_description", f.description);
+                Some(match f.code {
+                    Some(code) => {
+                        let code = code.to_string();
+                        span.record("rpc.response.status_code", code.as_str());
+                        code
+                    }
+                    None => f.kind.to_owned(),
+                })
+            }
+        };
+        if let Some(kind) = &error {
+            span.record("error.type", kind.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+        let seconds = self.start.elapsed().as_secs_f64();
+        let (method, tool, prompt) = (self.method.as_str(), self.tool.as_deref(), self.prompt.as_deref());
+        let (version, transport, error) = (self.version.as_deref(), self.transport, error.as_deref());
+        match side {
+            Side::Client => tracing::event!(
+                target: "mcp_client::telemetry",
+                parent: None,
+                tracing::Level::INFO,
+                histogram.mcp.client.operation.duration = seconds,
+                mcp.method.name = method,
+                gen_ai.tool.name = tool,
+                gen_ai.prompt.name = prompt,
+                mcp.protocol.version = version,
+                network.transport = transport,
+                error.type = error,
+            ),
+            Side::Server => tracing::event!(
+                target: "mcp_server::telemetry",
+                parent: None,
+                tracing::Level::INFO,
+                histogram.mcp.server.operation.duration = seconds,
+                mcp.method.name = method,
+                gen_ai.tool.name = tool,
+                gen_ai.prompt.name = prompt,
+                mcp.protocol.version = version,
+                network.transport = transport,
+                error.type = error,
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,11 +13,10 @@
 
 use crate::context::RequestEnv;
 use crate::server::Preset;
-use mcp_protocol::telemetry::{request_id, Target, TOOL_ERROR};
+use mcp_protocol::telemetry::{request_id, Failure, Operation, Side, Target, TOOL_ERROR};
 use mcp_protocol::{ProtocolError, Request};
 use serde_json::Value;
 use std::future::Future;
-use std::time::Instant;
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
@@ -25,12 +24,7 @@ use tracing::{Instrument, Span};
 /// recorded with.
 pub(crate) struct ServerCall {
     span: Span,
-    start: Instant,
-    method: String,
-    tool: Option<String>,
-    prompt: Option<String>,
-    version: Option<String>,
-    transport: &'static str,
+    op: Operation,
 }
 
 impl ServerCall {
@@ -89,15 +83,8 @@ impl ServerCall {
         if let Some(meta) = meta {
             otel::continue_trace(&span, meta);
         }
-        Some(Box::new(Self {
-            method: req.method.clone(),
-            tool: target.tool.map(str::to_owned),
-            prompt: target.prompt.map(str::to_owned),
-            version,
-            transport,
-            span,
-            start: Instant::now(),
-        }))
+        let op = Operation::start(&req.method, &target, version, transport);
+        Some(Box::new(Self { span, op }))
     }
 
     /// Runs `fut` in the span, then records how it ended and how long it took.
@@ -106,35 +93,11 @@ impl ServerCall {
         fut: impl Future<Output = Result<Value, ProtocolError>>,
     ) -> Result<Value, ProtocolError> {
         let outcome = fut.instrument(self.span.clone()).await;
-        let error = match &outcome {
-            Ok(v) if self.tool.is_some() && mcp_protocol::telemetry::is_tool_error(v) => {
-                self.span.record("otel.status_description", "the tool returned isError: true");
-                Some(TOOL_ERROR.to_owned())
-            }
-            Ok(_) => None,
-            Err(e) => {
-                let code = e.code().to_string();
-                self.span.record("rpc.response.status_code", code.as_str());
-                self.span.record("otel.status_description", e.to_string());
-                Some(code)
-            }
+        let ended = match &outcome {
+            Ok(v) => Ok(v),
+            Err(e) => Err(Failure { code: Some(e.code()), kind: "", description: e.to_string() }),
         };
-        if let Some(kind) = &error {
-            self.span.record("error.type", kind.as_str());
-            self.span.record("otel.status_code", "ERROR");
-        }
-        let seconds = self.start.elapsed().as_secs_f64();
-        // Outside every span: a measurement, not an event of this (or the caller's) span.
-        tracing::info!(
-            parent: None,
-            histogram.mcp.server.operation.duration = seconds,
-            mcp.method.name = self.method.as_str(),
-            gen_ai.tool.name = self.tool.as_deref(),
-            gen_ai.prompt.name = self.prompt.as_deref(),
-            mcp.protocol.version = self.version.as_deref(),
-            network.transport = self.transport,
-            error.type = error.as_deref(),
-        );
+        self.op.end(Side::Server, &self.span, ended);
         outcome
     }
 }
