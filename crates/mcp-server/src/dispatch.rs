@@ -34,8 +34,7 @@ impl Server {
         }
         let ctx = self.prepare(req, env, preset)?;
         if method.is_task_method() {
-            let rt = self.tasks_gate(&ctx)?.clone();
-            return rt.serve(self, &ctx, method.params(ctx.params())?).await;
+            return self.serve_task_method(&ctx, method).await;
         }
         if let Some(served) = self.serve_fallback(&ctx, method).await {
             return served;

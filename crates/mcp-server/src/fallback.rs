@@ -8,6 +8,13 @@
 //! result encoding. A fallback only sees requests whose method is in [`FALLBACK_METHODS`], and
 //! may decline one (return `None`) to let the catalog serve it as usual.
 //!
+//! A fallback whose [`Fallback::serves_tasks`] is true also offers the tasks extension: the
+//! server advertises it, a `tools/call` that declares it reaches the fallback as it is (the
+//! fallback may answer with a `CreateTaskResult`, `resultType: "task"`), and `tasks/get`,
+//! `tasks/update` and `tasks/cancel` go to the fallback after the framework's gate (a legacy
+//! request gets -32601, a request that does not declare the extension -32021, invalid params
+//! -32602). A task-method request the fallback declines goes to the server's own tasks.
+//!
 //! ```
 //! use mcp_server::{fallback::Fallback, BoxFuture, Context, HandlerError, Server};
 //! use serde_json::{json, Value};
@@ -32,8 +39,9 @@ use mcp_protocol::{Method, ProtocolError};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// The methods a [`Fallback`] is offered.
-pub const FALLBACK_METHODS: [Method; 8] = [
+/// The methods a [`Fallback`] is offered (the `tasks/*` ones only when it
+/// [serves tasks](Fallback::serves_tasks)).
+pub const FALLBACK_METHODS: [Method; 11] = [
     Method::ToolsList,
     Method::ToolsCall,
     Method::ResourcesList,
@@ -42,6 +50,9 @@ pub const FALLBACK_METHODS: [Method; 8] = [
     Method::PromptsList,
     Method::PromptsGet,
     Method::Complete,
+    Method::TasksGet,
+    Method::TasksUpdate,
+    Method::TasksCancel,
 ];
 
 /// Serves catalog requests dynamically (see the [module docs](self)).
@@ -54,6 +65,12 @@ pub const FALLBACK_METHODS: [Method; 8] = [
 pub trait Fallback: Send + Sync + 'static {
     /// Serves `ctx`'s request, or returns `None` to let the registered catalog serve it.
     fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>>;
+
+    /// Whether this fallback serves the tasks extension (see the [module docs](self)); checked
+    /// on every request, so it may follow a backend that gains or loses the extension.
+    fn serves_tasks(&self) -> bool {
+        false
+    }
 }
 
 impl ServerBuilder {
@@ -66,9 +83,15 @@ impl ServerBuilder {
 }
 
 impl Server {
+    /// Whether the fallback serves the tasks extension.
+    pub(crate) fn fallback_serves_tasks(&self) -> bool {
+        self.inner.config.fallback.as_ref().is_some_and(|f| f.serves_tasks())
+    }
+
     /// The fallback's outcome for `ctx`'s request, when there is a fallback that serves it.
     pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Value, ProtocolError>> {
-        let fallback = self.inner.config.fallback.as_ref().filter(|_| FALLBACK_METHODS.contains(&method))?;
+        let offered = FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || self.fallback_serves_tasks());
+        let fallback = self.inner.config.fallback.as_ref().filter(|_| offered)?;
         let served = fallback.serve(ctx.clone())?.await;
         Some(self.outcome(ctx, served, method == Method::ToolsCall))
     }
@@ -109,11 +132,42 @@ mod tests {
         }
     }
 
+    /// Serves tasks: a `tools/call` that declares them creates task "t1", `tasks/*` of "t1"
+    /// answer, any other id is declined (left to the server's own tasks).
+    struct Tasking;
+
+    impl Fallback for Tasking {
+        fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>> {
+            let task = json!({ "taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z" });
+            let declares = ctx.declares_tasks();
+            let fut: BoxFuture<Result<Value, HandlerError>> = match ctx.method() {
+                "tools/call" if declares => Box::pin(async move {
+                    let mut created = task;
+                    created["resultType"] = json!("task");
+                    Ok(created)
+                }),
+                "tools/call" => Box::pin(async { Ok(json!({ "content": [] })) }),
+                _ if ctx.params().get("taskId") != Some(&json!("t1")) => return None,
+                "tasks/get" => Box::pin(async move { Ok(task) }),
+                _ => Box::pin(async { Ok(json!({})) }),
+            };
+            Some(fut)
+        }
+
+        fn serves_tasks(&self) -> bool {
+            true
+        }
+    }
+
     fn request(method: &str, params: Value) -> Request {
+        with_caps(method, params, json!({ "roots": {} }))
+    }
+
+    fn with_caps(method: &str, params: Value, caps: Value) -> Request {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": { "roots": {} },
+            "io.modelcontextprotocol/clientCapabilities": caps,
             "io.modelcontextprotocol/clientInfo": { "name": "t", "version": "1" },
         });
         let Value::Object(params) = params else { unreachable!() };
@@ -162,5 +216,43 @@ mod tests {
         // State sealed for another request is refused.
         let params = json!({ "name": "other", "requestState": first["requestState"], "inputResponses": {} });
         assert!(handle(&s, "tools/call", params).await.is_err());
+    }
+
+    async fn tasks_call(server: &Server, method: &str, params: Value) -> Result<Value, ProtocolError> {
+        let caps = json!({ "extensions": { mcp_protocol::meta::TASKS_EXTENSION: {} } });
+        server.handle(with_caps(method, params, caps), RequestEnv::default()).await
+    }
+
+    fn advertises_tasks(server: &Server) -> bool {
+        server.capabilities().pointer("/extensions").and_then(|e| e.get(mcp_protocol::meta::TASKS_EXTENSION)).is_some()
+    }
+
+    #[tokio::test]
+    async fn a_fallback_that_serves_tasks_gets_them() {
+        let s = Server::builder("t", "1").fallback(Arc::new(Tasking)).build().unwrap();
+        assert!(advertises_tasks(&s));
+        let created = tasks_call(&s, "tools/call", json!({ "name": "slow" })).await.unwrap();
+        assert_eq!((created["resultType"].clone(), created["taskId"].clone()), (json!("task"), json!("t1")));
+        let task = tasks_call(&s, "tasks/get", json!({ "taskId": "t1" })).await.unwrap();
+        assert_eq!(task["status"], "working");
+        let params = json!({ "taskId": "t1", "inputResponses": {} });
+        assert!(tasks_call(&s, "tasks/update", params).await.is_ok());
+        assert!(tasks_call(&s, "tasks/cancel", json!({ "taskId": "t1" })).await.is_ok());
+        // Without the declaration the call stays synchronous and tasks/* are refused.
+        assert_eq!(handle(&s, "tools/call", json!({ "name": "slow" })).await.unwrap()["content"], json!([]));
+        let refused = handle(&s, "tasks/get", json!({ "taskId": "t1" })).await.unwrap_err();
+        assert_eq!(refused.code(), -32021, "{refused}");
+        // The framework checks the params before the fallback sees them.
+        assert_eq!(tasks_call(&s, "tasks/get", json!({})).await.unwrap_err().code(), -32602);
+        // A declined id goes to the server's own tasks (none here).
+        assert_eq!(tasks_call(&s, "tasks/get", json!({ "taskId": "t2" })).await.unwrap_err().code(), -32601);
+    }
+
+    #[tokio::test]
+    async fn a_fallback_without_tasks_is_not_offered_them() {
+        let s = server();
+        assert!(!advertises_tasks(&s));
+        let err = tasks_call(&s, "tasks/get", json!({ "taskId": "t1" })).await.unwrap_err();
+        assert_eq!(err.code(), -32601, "{err}");
     }
 }

@@ -208,7 +208,7 @@ impl Server {
                 ext.insert(id.into(), settings);
             }
         };
-        if self.inner.tasks.is_some() {
+        if self.inner.tasks.is_some() || self.fallback_serves_tasks() {
             extension(mcp_protocol::meta::TASKS_EXTENSION, json!({}));
         }
         if self.inner.config.skills.is_some() {

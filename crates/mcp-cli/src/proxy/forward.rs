@@ -6,6 +6,9 @@
 //!   capabilities run as [`Flight`]s: the upstream's questions become `input_required` rounds
 //!   (see `flight.rs`). Without them nothing can be asked, and the call is made in place.
 //! - `completion/complete` is forwarded as is (prompt names unprefixed).
+//! - With an upstream that offers the tasks extension, a request that declares it runs on a
+//!   session that declares it too; a `CreateTaskResult` is returned as it is and its task
+//!   recorded, and `tasks/*` go to the session that owns the task (see `tasks.rs`).
 //! - What is forwarded is the request's own params: no `_meta` of the downstream protocol, no
 //!   `requestState`/`inputResponses`, and never a downstream header (the inbound token stays
 //!   here; the upstream sees only the proxy's own credentials).
@@ -13,6 +16,7 @@
 use super::filter::Names;
 use super::flight::{upstream_error, Flight, Flights, Relay};
 use super::pool::{Key, Pool};
+use super::tasks::Tasks;
 use super::upstream::InputCaps;
 use mcp::server::fallback::Fallback;
 use mcp::server::mcp_protocol::ProtocolError;
@@ -33,6 +37,8 @@ pub struct Forward {
     pub flights: Arc<Flights>,
     /// `--tools` and `--prefix`.
     pub names: Arc<Names>,
+    /// Where the upstream's tasks live, when the upstream offers the tasks extension.
+    pub tasks: Option<Arc<Tasks>>,
 }
 
 impl std::fmt::Debug for Forward {
@@ -45,6 +51,10 @@ impl Fallback for Forward {
     fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>> {
         let this = self.clone();
         Some(Box::pin(async move { this.forward(ctx).await }))
+    }
+
+    fn serves_tasks(&self) -> bool {
+        self.tasks.is_some()
     }
 }
 
@@ -67,11 +77,13 @@ fn upstream_params(params: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
-/// A result as the downstream gets it: the framework writes `resultType` and this server's
-/// `serverInfo` itself.
+/// A result as the downstream gets it: the framework writes `resultType` (unless it is a
+/// `CreateTaskResult`'s `task`) and this server's `serverInfo` itself.
 fn downstream_result(mut v: Value) -> Value {
     if let Value::Object(o) = &mut v {
-        o.remove("resultType");
+        if o.get("resultType").and_then(Value::as_str) != Some("task") {
+            o.remove("resultType");
+        }
         if let Some(Value::Object(meta)) = o.get_mut("_meta") {
             meta.remove(mcp::server::mcp_protocol::meta::SERVER_INFO);
             if meta.is_empty() {
@@ -118,14 +130,48 @@ impl Forward {
                 lease.outcome(&r);
                 r.map(downstream_result).map_err(|e| refuse(upstream_error(e)))
             }
+            "tasks/get" | "tasks/update" | "tasks/cancel" => self.task_method(&ctx, &method, params).await,
             _ => Err(refuse(ProtocolError::MethodNotFound(method))),
+        }
+    }
+
+    /// Forwards a `tasks/*` request to the session that owns its task (with the answers of
+    /// `tasks/update`, which are its payload here, not an MRTR retry's).
+    async fn task_method(
+        &self,
+        ctx: &Context,
+        method: &str,
+        mut params: Map<String, Value>,
+    ) -> Result<Value, HandlerError> {
+        let tasks = self.tasks.as_ref().ok_or_else(|| refuse(ProtocolError::MethodNotFound(method.to_owned())))?;
+        if let Some(answers) = ctx.params().get("inputResponses") {
+            params.insert("inputResponses".into(), answers.clone());
+        }
+        let id = params.get("taskId").and_then(Value::as_str).unwrap_or_default();
+        let session = tasks.route(id, ctx.principal()).map_err(refuse)?;
+        match session.client().request(method, params, &CallOptions::default()).await {
+            // The session died under the task: the task is gone with it.
+            Err(ClientError::Transport(_)) => Err(refuse(super::tasks::not_found())),
+            r => r.map(downstream_result).map_err(|e| refuse(upstream_error(e))),
+        }
+    }
+
+    /// Whether this request's call runs on a session that declares the tasks extension.
+    fn wants_tasks(&self, ctx: &Context) -> bool {
+        self.tasks.is_some() && ctx.declares_tasks()
+    }
+
+    /// Records the task `r` created on `session` (a no-op for other results).
+    fn record(&self, ctx: &Context, r: &Result<Value, ClientError>, session: &Arc<super::pool::Session>) {
+        if let (Some(tasks), Ok(v)) = (&self.tasks, r) {
+            tasks.record(v, &Arc::downgrade(session), ctx.principal());
         }
     }
 
     /// A session for this request: by its input capabilities (when it may be asked) and principal.
     async fn lease(&self, ctx: &Context, interactive: bool) -> Result<super::pool::Lease, HandlerError> {
         let caps = if interactive { InputCaps::from_client(ctx.client_capabilities()) } else { InputCaps::default() };
-        let key = Key { caps, principal: ctx.principal().map(str::to_owned) };
+        let key = Key { caps, principal: ctx.principal().map(str::to_owned), tasks: self.wants_tasks(ctx) };
         self.pool.lease(&key).await.map_err(|e| match e {
             ClientError::Handler(m) => refuse(ProtocolError::Unavailable(m)),
             other => refuse(upstream_error(other)),
@@ -177,12 +223,16 @@ impl Forward {
                 Relay::of(ctx).options(&mut opts, move |n| n.relay(&here));
                 let r = call(lease.session().client(), &method, params, &opts).await;
                 lease.outcome(&r);
+                self.record(ctx, &r, lease.session());
                 return r.map(downstream_result).map_err(|e| refuse(upstream_error(e)));
             }
             None => {
                 let lease = self.lease(ctx, true).await?;
+                let (this, here, session) = (self.clone(), ctx.clone(), lease.session().clone());
                 Flight::start(lease, Relay::of(ctx), move |client, opts| async move {
-                    call(&client, &method, params, &opts).await
+                    let r = call(&client, &method, params, &opts).await;
+                    this.record(&here, &r, &session);
+                    r
                 })
             }
         };
@@ -191,14 +241,16 @@ impl Forward {
 }
 
 /// One upstream call (`tools/call` through the client's tool call, which mirrors
-/// `x-mcp-header` parameters into headers for modern HTTP upstreams).
+/// `x-mcp-header` parameters into headers for modern HTTP upstreams). On a session that
+/// declares tasks the call is sent as is, so a `CreateTaskResult` comes back unfollowed (the
+/// downstream client follows it).
 async fn call(
     client: &Client,
     method: &str,
     mut params: Map<String, Value>,
     opts: &CallOptions,
 ) -> Result<Value, ClientError> {
-    if method != "tools/call" {
+    if method != "tools/call" || client.declares_tasks() {
         return client.request(method, params, opts).await;
     }
     let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();

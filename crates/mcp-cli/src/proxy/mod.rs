@@ -10,12 +10,15 @@
 //! - `flight`: upstream calls kept alive across MRTR rounds.
 //! - `forward`: the fallback that forwards each catalog method.
 //! - `filter`: `--tools` and `--prefix`.
+//! - `tasks`: which upstream session owns each task (the tasks extension, passed through when
+//!   a modern upstream offers it).
 
 pub mod auth;
 pub mod filter;
 pub mod flight;
 pub mod forward;
 pub mod pool;
+pub mod tasks;
 pub mod upstream;
 
 use pool::{Change, Key, Pool, PoolLimits};
@@ -194,7 +197,10 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
     );
     let names = filter::Names { tools: args.tools.clone(), prefix: args.prefix.clone().unwrap_or_default() };
     let flights = flight::Flights::new(args.max_waiting.max(1), Duration::from_secs(args.input_timeout.max(1)));
-    let forward = forward::Forward { pool: pool.clone(), flights: flights.clone(), names: Arc::new(names) };
+    // The tasks extension is passed through exactly when the (modern) upstream offers it.
+    let tasks =
+        (client.is_modern() && client.server_supports_tasks()).then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
+    let forward = forward::Forward { pool: pool.clone(), flights: flights.clone(), names: Arc::new(names), tasks };
     let mut builder = mcp::server::Server::builder(name, version).fallback(Arc::new(forward));
     for (k, v) in capabilities(&client.server_capabilities()) {
         builder = builder.capability(k, v);

@@ -29,6 +29,8 @@ pub struct Key {
     pub caps: InputCaps,
     /// The authenticated downstream principal (sessions are never shared between principals).
     pub principal: Option<String>,
+    /// Whether the session declares the tasks extension upstream (for requests that declare it).
+    pub tasks: bool,
 }
 
 /// Bounds of the pool.
@@ -87,6 +89,16 @@ impl Session {
 
     fn usable(&self) -> bool {
         !self.dead.load(Ordering::Relaxed)
+    }
+
+    /// Whether the session is still in service (not lost or retired).
+    pub fn is_live(&self) -> bool {
+        self.usable()
+    }
+
+    /// Marks the session used now (so the idle sweep keeps a session whose tasks are followed).
+    pub fn touch(&self) {
+        *self.last_used.lock().expect("session lock") = Instant::now();
     }
 }
 
@@ -288,7 +300,7 @@ impl Pool {
         }
         let asker = Arc::new(Asker::default());
         let (timeout, legacy) = (self.limits.connect_timeout, self.limits.force_legacy.as_deref());
-        let client = match self.upstream.connect(key.caps, asker.clone(), timeout, legacy).await {
+        let client = match self.upstream.connect(key.caps, key.tasks, asker.clone(), timeout, legacy).await {
             Ok(c) => c,
             Err(e) => {
                 self.failed(&format!("could not connect: {e}"));

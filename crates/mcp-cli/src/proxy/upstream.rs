@@ -135,11 +135,13 @@ impl Upstream {
         matches!(self, Upstream::Stdio { .. })
     }
 
-    /// Connects one session declaring `caps`, its questions going to `asker`; with
-    /// `force_legacy`, an `initialize` session at that version without the era probe.
+    /// Connects one session declaring `caps` (and the tasks extension when `tasks`), its
+    /// questions going to `asker`; with `force_legacy`, an `initialize` session at that version
+    /// without the era probe.
     pub async fn connect(
         &self,
         caps: InputCaps,
+        tasks: bool,
         asker: Arc<Asker>,
         timeout: Duration,
         force_legacy: Option<&str>,
@@ -147,7 +149,8 @@ impl Upstream {
         let mut b = ClientBuilder::new("mcp-proxy", env!("CARGO_PKG_VERSION"))
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(timeout)
-            .probe_timeout(timeout / 3);
+            .probe_timeout(timeout / 3)
+            .tasks(tasks);
         if let Some(v) = force_legacy {
             b = b.force_legacy(v);
         }

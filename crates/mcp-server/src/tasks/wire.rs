@@ -64,6 +64,26 @@ impl Server {
         self.inner.tasks.as_ref()
     }
 
+    /// Serves `tasks/get|update|cancel`: through a fallback that serves tasks (after the same
+    /// gate and params check as the server's own tasks), else with the server's own tasks.
+    pub(crate) async fn serve_task_method(
+        &self,
+        ctx: &Context,
+        method: mcp_protocol::Method,
+    ) -> Result<Value, ProtocolError> {
+        if self.fallback_serves_tasks() && !ctx.inner.legacy {
+            if !ctx.declares_tasks() {
+                return Err(super::extension_required());
+            }
+            method.params(ctx.params())?;
+            if let Some(served) = self.serve_fallback(ctx, method).await {
+                return served;
+            }
+        }
+        let rt = self.tasks_gate(ctx)?.clone();
+        rt.serve(self, ctx, method.params(ctx.params())?).await
+    }
+
     /// The `tasks/*` gate: only a request that declares the extension may call them (checked
     /// before anything else about the request, so a non-declaring caller learns nothing).
     pub(crate) fn tasks_gate(&self, ctx: &Context) -> Result<&std::sync::Arc<TaskRuntime>, ProtocolError> {

@@ -1,0 +1,116 @@
+//! The tasks extension through `mcp proxy --http`: in front of `mcp serve everything --stdio`
+//! (a modern upstream that offers it) tasks are created, polled, answered and cancelled
+//! through the proxy; in front of a legacy-only upstream the extension is not advertised.
+//! Every wait is bounded.
+
+mod common;
+#[path = "support/proxy.rs"]
+mod proxy_support;
+
+use common::*;
+use mcp_client::transport::http::HttpTransport;
+use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Started, TaskHandle};
+use proxy_support::{legacy_upstream, Proxy};
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+fn everything() -> Vec<String> {
+    ["--", env!("CARGO_BIN_EXE_mcp"), "serve", "everything", "--stdio"].map(str::to_owned).to_vec()
+}
+
+/// A client of the proxy that declares the tasks extension (and form elicitation with
+/// `elicit`, so the in-task question of `confirm_delete` can be asked).
+async fn client(proxy: &Proxy, elicit: bool) -> Client {
+    let mut b = ClientBuilder::new("proxy-tasks-test", "1.0.0").timeout(Duration::from_secs(20)).tasks(true);
+    if elicit {
+        b = b.on_elicitation(ElicitationModes::FORM, |_| async move { Ok(json!({ "action": "decline" })) });
+    }
+    let t = HttpTransport::builder(&proxy.url).build().unwrap();
+    within("connect to the proxy", b.connect(t)).await.unwrap()
+}
+
+/// Starts `tool` and expects a task.
+async fn start(c: &Client, tool: &str, args: Value) -> TaskHandle {
+    match within(tool, c.call_tool(tool, args).start()).await.unwrap() {
+        Started::Task(t) => t,
+        Started::Done(r) => panic!("{tool} answered at once: {r:?}"),
+    }
+}
+
+/// Polls `tasks/get` until the task's status is `want` (bounded).
+async fn until(task: &TaskHandle, want: &str) -> Value {
+    within(&format!("task status {want}"), async {
+        loop {
+            let now = task.get().await.unwrap();
+            if now["status"] == want {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+}
+
+fn offers_tasks(discover: &Value) -> bool {
+    discover.pointer("/capabilities/extensions/io.modelcontextprotocol~1tasks").is_some()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_created_and_polled_to_completion() {
+    let proxy = Proxy::http(&[], &everything());
+    let c = client(&proxy, false).await;
+    assert!(c.server_supports_tasks(), "the front advertises the upstream's tasks extension");
+    assert!(offers_tasks(&within("discover", c.discover()).await.unwrap()));
+    let task = start(&c, "slow_compute", json!({ "seconds": 0.3, "label": "through" })).await;
+    let done = until(&task, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "computed through in 0.3s", "{done}");
+    assert_eq!(done["taskId"], task.id());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_required_task_is_answered_with_tasks_update() {
+    let proxy = Proxy::http(&[], &everything());
+    let c = client(&proxy, true).await;
+    let task = start(&c, "confirm_delete", json!({ "filename": "notes.txt" })).await;
+    let parked = until(&task, "input_required").await;
+    let asked = parked["inputRequests"].as_object().cloned().unwrap_or_default();
+    assert_eq!(asked.len(), 1, "{parked}");
+    let mut answers = Map::new();
+    for key in asked.keys() {
+        answers.insert(key.clone(), json!({ "action": "accept", "content": { "confirm": true } }));
+    }
+    within("tasks/update", task.update(answers)).await.unwrap();
+    let done = until(&task, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "deleted notes.txt", "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_cancelled_and_unknown_ids_are_not_found() {
+    let proxy = Proxy::http(&[], &everything());
+    let c = client(&proxy, false).await;
+    let task = start(&c, "slow_compute", json!({ "seconds": 60 })).await;
+    assert_eq!(within("tasks/get", task.get()).await.unwrap()["status"], "working");
+    within("tasks/cancel", task.cancel()).await.unwrap();
+    until(&task, "cancelled").await;
+    for id in ["no-such-task", ""] {
+        match within("tasks/get of an unknown task", c.task(id).get()).await {
+            Err(ClientError::Server { code: -32602, message, .. }) => {
+                assert!(message.contains("Task not found"), "{message}")
+            }
+            other => panic!("unknown task {id:?}: {other:?}"),
+        }
+    }
+    let unknown = within("tasks/cancel of an unknown task", c.task("no-such-task").cancel()).await;
+    assert!(matches!(unknown, Err(ClientError::Server { code: -32602, .. })), "{unknown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_upstream_gets_no_tasks_extension() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy, false).await;
+    assert!(!c.server_supports_tasks());
+    let discover = within("discover", c.discover()).await.unwrap();
+    assert!(!offers_tasks(&discover), "{discover}");
+    let refused = within("tasks/get", c.task("any").get()).await;
+    assert!(matches!(refused, Err(ClientError::Server { code: -32601, .. })), "{refused:?}");
+}
