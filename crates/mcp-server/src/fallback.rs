@@ -93,7 +93,18 @@ impl Server {
         let offered = FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || self.fallback_serves_tasks());
         let fallback = self.inner.config.fallback.as_ref().filter(|_| offered)?;
         let served = fallback.serve(ctx.clone())?.await;
-        Some(self.outcome(ctx, served, method == Method::ToolsCall))
+        // Results the schema makes cacheable get this server's hints where the fallback gave
+        // none (a proxied legacy server has no such fields).
+        Some(self.outcome(ctx, served, method == Method::ToolsCall).map(|mut result| {
+            match method {
+                Method::ResourcesRead => self.read_hints(&mut result),
+                Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
+                    self.list_hints(&mut result)
+                }
+                _ => {}
+            }
+            result
+        }))
     }
 }
 
@@ -187,6 +198,9 @@ mod tests {
         let s = server();
         let tools = handle(&s, "tools/list", json!({})).await.unwrap();
         assert_eq!(tools["tools"][0]["name"], "ask");
+        // The fallback gave no cache hints: the server's defaults fill them (the schema
+        // requires them on list and read results).
+        assert!(tools["ttlMs"].is_u64() && tools["cacheScope"].is_string(), "{tools}");
         // Declined: the (empty) catalog answers.
         let prompts = handle(&s, "prompts/list", json!({})).await.unwrap();
         assert_eq!(prompts["prompts"], json!([]));

@@ -575,10 +575,19 @@ impl Server {
         Ok(Value::Object(out))
     }
 
+    /// The `resources/read` cache hints (`ttlMs`, `cacheScope`) a complete result lacks.
     pub(crate) fn read_hints(&self, result: &mut Value) {
+        self.missing_hints(result, self.inner.config.read_ttl_ms, self.inner.config.read_public);
+    }
+
+    /// The list cache hints a complete list result lacks.
+    pub(crate) fn list_hints(&self, result: &mut Value) {
+        self.missing_hints(result, self.inner.config.list_ttl_ms, self.inner.config.list_public);
+    }
+
+    fn missing_hints(&self, result: &mut Value, ttl: u64, public: bool) {
         if let Value::Object(o) = result {
             if o.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete" {
-                let (ttl, public) = (self.inner.config.read_ttl_ms, self.inner.config.read_public);
                 if !o.contains_key("ttlMs") {
                     o.insert("ttlMs".into(), json!(ttl));
                 }

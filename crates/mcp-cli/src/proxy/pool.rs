@@ -193,6 +193,21 @@ enum Pick {
     Wait,
 }
 
+/// A key's place among the sessions being connected, given up when dropped.
+struct Connecting<'a> {
+    pool: &'a Pool,
+    key: &'a Key,
+}
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        let mut slots = self.pool.slots.lock().expect("pool lock");
+        if let Some(i) = slots.connecting.iter().position(|k| k == self.key) {
+            slots.connecting.remove(i);
+        }
+    }
+}
+
 impl Pool {
     /// A pool for `upstream`; change notifications of every session go to `changes`.
     pub fn new(upstream: Upstream, limits: PoolLimits, changes: mpsc::UnboundedSender<Change>) -> Arc<Self> {
@@ -240,12 +255,10 @@ impl Pool {
                 Pick::Got(lease) => return Ok(lease),
                 Pick::Connect(evicted) => {
                     drop(evicted);
-                    let r = self.open(key).await;
-                    let mut slots = self.slots.lock().expect("pool lock");
-                    if let Some(i) = slots.connecting.iter().position(|k| k == key) {
-                        slots.connecting.remove(i);
-                    }
-                    return r;
+                    // Connected, failed, or this request dropped half-way (the client hung up,
+                    // a timeout): either way the key is no longer connecting.
+                    let _connecting = Connecting { pool: self, key };
+                    return self.open(key).await;
                 }
                 Pick::Wait if Instant::now() >= deadline => {
                     return Err(mcp_client::ClientError::Handler(format!(
@@ -407,5 +420,22 @@ fn era(client: &Client) -> &'static str {
         "modern"
     } else {
         "legacy"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Regression (review): a request dropped while its session was still connecting left the
+    // key "connecting" for ever; every later lease of the key waited and failed, and the
+    // entries counted against the session cap.
+    #[tokio::test]
+    async fn a_lease_dropped_while_connecting_gives_its_place_back() {
+        let upstream = Upstream::Stdio { program: "sleep".into(), args: vec!["30".into()], env: Vec::new(), cwd: None };
+        let pool = Pool::new(upstream, PoolLimits::default(), mpsc::unbounded_channel().0);
+        let hung = tokio::time::timeout(Duration::from_millis(300), pool.lease(&Key::default())).await;
+        assert!(hung.is_err(), "a server that never answers cannot connect");
+        assert!(pool.slots.lock().unwrap().connecting.is_empty(), "the dropped lease gave its place back");
     }
 }
