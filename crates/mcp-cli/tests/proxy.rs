@@ -272,6 +272,19 @@ async fn a_crashed_upstream_is_restarted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_dies_between_calls_is_replaced_at_once() {
+    let proxy = Proxy::http(&[], &legacy_upstream());
+    let c = client(&proxy.url, builder()).await;
+    let before = text_of(&c, "pid", json!({})).await;
+    // Killed from outside, with no call in flight: only its notification stream can tell.
+    let killed = std::process::Command::new("kill").args(["-9", &before]).status().unwrap();
+    assert!(killed.success());
+    eventually("the proxy notices", || proxy.stderr().contains("notification stream ended")).await;
+    let after = text_of(&c, "pid", json!({})).await;
+    assert_ne!(before, after, "the next call is served by the new process, not failed on the dead one");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_filters_and_prefix() {
     let proxy = Proxy::http(&["--tools", "e*", "--tools", "pid", "--prefix", "up_"], &legacy_upstream());
     let c = client(&proxy.url, builder()).await;

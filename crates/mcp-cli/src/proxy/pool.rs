@@ -290,11 +290,14 @@ impl Pool {
             connecting.push(key.clone());
             return Pick::Connect(None);
         }
+        // The shared session of requests without input capabilities is closed last: it holds
+        // the resource subscriptions and feeds change notifications (the next request without
+        // input capabilities opens it again).
         let idle = sessions
             .iter()
             .enumerate()
             .filter(|(_, s)| s.leases.load(Ordering::Acquire) == 0)
-            .min_by_key(|(_, s)| *s.last_used.lock().expect("session lock"))
+            .min_by_key(|(_, s)| (s.key == Key::default(), *s.last_used.lock().expect("session lock")))
             .map(|(i, _)| i);
         match idle {
             Some(i) => {
@@ -381,6 +384,7 @@ impl Pool {
             Err(_) => return tracing::debug!("upstream session did not open its change notifications"),
         };
         let changes = self.changes.clone();
+        let (pool, weak) = (Arc::downgrade(self), Arc::downgrade(session));
         let task = tokio::spawn(async move {
             while let Some(Ok(event)) = sub.next().await {
                 if let ListenEvent::Notification { method, params } = event {
@@ -389,8 +393,28 @@ impl Pool {
                     }
                 }
             }
+            // The stream ended under a live session: its upstream is gone (a stdio process
+            // that died between calls, a dropped connection). Retire it now rather than fail
+            // the next call on it; the shared session is reopened at once (after the backoff),
+            // so change notifications and resource updates keep flowing.
+            let (Some(pool), Some(session)) = (pool.upgrade(), weak.upgrade()) else { return };
+            pool.lost(&session, "its notification stream ended");
+            if session.key == Key::default() {
+                drop(session);
+                pool.reopen_shared().await;
+            }
         });
         session.watchers.lock().expect("watcher lock").push(task);
+    }
+
+    /// Opens the shared session again. Boxed with its `Send` bound spelled out: it is awaited
+    /// inside the watcher that [`Pool::open`] spawns, which would make the future types cycle.
+    fn reopen_shared(self: Arc<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            if let Err(e) = self.lease(&Key::default()).await {
+                tracing::warn!(error = %e, "could not reopen the upstream session that feeds notifications");
+            }
+        })
     }
 
     /// A session's transport failed: it is dropped, and the next one waits for the backoff.
