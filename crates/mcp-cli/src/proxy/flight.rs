@@ -270,12 +270,62 @@ fn finish(
     }
 }
 
-/// An upstream failure as the downstream client sees it: JSON-RPC errors keep their code,
-/// message and data; everything else is `-32603` naming the upstream.
+/// An upstream failure as the downstream client sees it.
+///
+/// Errors about the request itself keep their code, message and data, as the variant the
+/// front would use for them (so HTTP statuses follow: -32602 and -32021 are 400, -32601 404).
+/// Errors about the proxy's own hop (-32020 header mismatch, -32022 unsupported version, an
+/// upstream asking for authorization) would mislead the downstream client about its request
+/// (a -32022 may even send it to the legacy protocol): they become `-32603` naming the
+/// upstream, without the upstream's `WWW-Authenticate` details.
 pub fn upstream_error(e: ClientError) -> ProtocolError {
+    use mcp::server::mcp_protocol::error::code;
     match e {
-        ClientError::Server { code, message, data } => ProtocolError::Custom { code, message, data },
+        ClientError::Server { code: c, message, .. }
+            if c == code::HEADER_MISMATCH || c == code::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            ProtocolError::Internal(format!("upstream server refused the proxy's request ({c}): {message}"))
+        }
+        ClientError::Server { code: c, message, data } => match c {
+            code::METHOD_NOT_FOUND => ProtocolError::MethodNotFound(message),
+            code::INVALID_PARAMS => ProtocolError::InvalidParams { message, data },
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY => ProtocolError::MissingRequiredClientCapability {
+                required: data.and_then(|d| d.get("requiredCapabilities").cloned()).unwrap_or_default(),
+            },
+            _ => ProtocolError::Custom { code: c, message, data },
+        },
         ClientError::ResourceNotFound(uri) => ProtocolError::resource_not_found(&uri),
+        ClientError::AuthRequired { status, .. } => {
+            ProtocolError::Internal(format!("upstream server: the proxy is not authorized there (HTTP {status})"))
+        }
         other => ProtocolError::Internal(format!("upstream server: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: i64) -> ClientError {
+        ClientError::Server { code, message: "m".into(), data: Some(json!({ "k": 1 })) }
+    }
+
+    #[test]
+    fn upstream_errors_keep_their_meaning_but_not_the_proxys_own_hop() {
+        let e = upstream_error(server(-32602));
+        assert_eq!((e.code(), e.http_status().as_u16(), e.data()), (-32602, 400, Some(json!({ "k": 1 }))));
+        let e = upstream_error(server(-32601));
+        assert_eq!((e.code(), e.http_status().as_u16()), (-32601, 404));
+        let e = upstream_error(server(-31999));
+        assert_eq!((e.code(), e.message()), (-31999, "m".to_owned()));
+        for hop in [-32020, -32022] {
+            let e = upstream_error(server(hop));
+            assert_eq!(e.code(), -32603, "{hop}");
+            assert!(e.message().contains("upstream"), "{}", e.message());
+        }
+        let auth = ClientError::AuthRequired { status: 401, www_authenticate: Some("Bearer secret-detail".into()) };
+        let e = upstream_error(auth);
+        assert_eq!(e.code(), -32603);
+        assert!(!e.message().contains("secret-detail"), "{}", e.message());
     }
 }
