@@ -1,9 +1,11 @@
 //! The tasks extension through `mcp proxy --http`: in front of `mcp serve everything --stdio`
 //! (a modern upstream that offers it) tasks are created, polled, answered and cancelled
-//! through the proxy; in front of a legacy-only upstream the extension is not advertised.
-//! Every wait is bounded.
+//! through the proxy, under task ids the proxy issues; in front of a legacy-only upstream the
+//! extension is not advertised. Every wait is bounded.
 
 mod common;
+#[path = "support/http_server.rs"]
+mod http_server;
 #[path = "support/proxy.rs"]
 mod proxy_support;
 
@@ -65,6 +67,52 @@ async fn a_task_is_created_and_polled_to_completion() {
     let done = until(&task, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "computed through in 0.3s", "{done}");
     assert_eq!(done["taskId"], task.id());
+}
+
+/// Whether `id` looks like a proxy-issued task id (128 random bits, hex).
+fn proxy_issued(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_downstream_sees_proxy_issued_task_ids() {
+    let proxy = Proxy::http(&[], &everything());
+    let c = client(&proxy, true).await;
+    // `test_tool_with_task` asks first (declined here), then names its upstream task id.
+    let (one, two) =
+        (start(&c, "test_tool_with_task", json!({})).await, start(&c, "test_tool_with_task", json!({})).await);
+    assert!(proxy_issued(one.id()) && proxy_issued(two.id()) && one.id() != two.id(), "{} {}", one.id(), two.id());
+    for task in [&one, &two] {
+        let done = until(task, "completed").await;
+        assert_eq!(done["taskId"], task.id(), "tasks/get names the proxy's id: {done}");
+        let text = done["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        let upstream = text.strip_prefix("Hello, stranger! (greeted from task ").and_then(|t| t.strip_suffix(')'));
+        let upstream = upstream.unwrap_or_else(|| panic!("{done}"));
+        assert_ne!(upstream, task.id(), "the upstream's id stays behind the proxy");
+        match within("tasks/get by the upstream's id", c.task(upstream).get()).await {
+            Err(ClientError::Server { code: -32602, message, .. }) => assert!(message.contains("Task not found")),
+            other => panic!("the upstream's own id {upstream}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declaring_call_mirrors_x_mcp_header_parameters_to_an_http_upstream() {
+    // The session of a declaring call never listed its tools; the upstream rejects a
+    // `tools/call` whose `x-mcp-header` parameter has no `Mcp-Param-*` header.
+    let upstream = http_server::EverythingHttp::start();
+    let proxy = Proxy::http(&[], std::slice::from_ref(&upstream.url));
+    let c = client(&proxy, false).await;
+    assert!(c.server_supports_tasks());
+    let r = within("test_x_mcp_header", c.call_tool("test_x_mcp_header", json!({ "region": "eu-west" })).start()).await;
+    match r.unwrap() {
+        Started::Done(r) => assert_eq!(r.into_value()["content"][0]["text"], "region=eu-west"),
+        Started::Task(t) => panic!("a task for a tool without task support: {}", t.id()),
+    }
+    // A task-capable tool on the same path, with its id translated both ways.
+    let task = start(&c, "slow_compute", json!({ "seconds": 0.2, "label": "http" })).await;
+    assert!(proxy_issued(task.id()), "{}", task.id());
+    assert_eq!(until(&task, "completed").await["result"]["content"][0]["text"], "computed http in 0.2s");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -106,6 +106,28 @@ impl Client {
         CallTool::new(self, name, arguments)
     }
 
+    /// Makes sure a `tools/call` of `name` sent with [`Client::request`] mirrors the tool's
+    /// `x-mcp-header` parameters into `Mcp-Param-*` headers: over HTTP to a modern server, the
+    /// tool list is fetched first when `name` is not known yet (elsewhere this does nothing).
+    /// Fails with [`ClientError::InvalidTool`] when the server does not offer the tool (or its
+    /// annotations are invalid). [`Client::call_tool`] does this itself.
+    pub async fn learn_tool_headers(&self, name: &str) -> Result<(), ClientError> {
+        if self.inner.transport.kind() != TransportKind::Http || !self.is_modern() {
+            return Ok(());
+        }
+        let known = || self.inner.tool_headers.read().expect("lock").contains_key(name);
+        if !known() {
+            self.list_tools().await?;
+            if !known() {
+                return Err(ClientError::InvalidTool {
+                    tool: name.to_owned(),
+                    reason: "not offered by the server (or has invalid x-mcp-header annotations)".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// `tools/call` with explicit options, returning the raw result object.
     pub(crate) async fn call_tool_with(
         &self,
@@ -113,18 +135,7 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<Value, ClientError> {
-        if self.inner.transport.kind() == TransportKind::Http && self.is_modern() {
-            let known = self.inner.tool_headers.read().expect("lock").contains_key(name);
-            if !known {
-                self.list_tools().await?;
-                if !self.inner.tool_headers.read().expect("lock").contains_key(name) {
-                    return Err(ClientError::InvalidTool {
-                        tool: name.to_owned(),
-                        reason: "not offered by the server (or has invalid x-mcp-header annotations)".into(),
-                    });
-                }
-            }
-        }
+        self.learn_tool_headers(name).await?;
         let mut params = Map::new();
         params.insert("name".into(), json!(name));
         params.insert("arguments".into(), arguments);

@@ -7,8 +7,9 @@
 //!   (see `flight.rs`). Without them nothing can be asked, and the call is made in place.
 //! - `completion/complete` is forwarded as is (prompt names unprefixed).
 //! - With an upstream that offers the tasks extension, a request that declares it runs on a
-//!   session that declares it too; a `CreateTaskResult` is returned as it is and its task
-//!   recorded, and `tasks/*` go to the session that owns the task (see `tasks.rs`).
+//!   session that declares it too; a `CreateTaskResult` is returned with a proxy-issued task
+//!   id recorded for it, and `tasks/*` go to the session that owns the task, with the ids
+//!   translated both ways (see `tasks.rs`).
 //! - What is forwarded is the request's own params: no `_meta` of the downstream protocol, no
 //!   `requestState`/`inputResponses`, and never a downstream header (the inbound token stays
 //!   here; the upstream sees only the proxy's own credentials).
@@ -147,12 +148,13 @@ impl Forward {
         if let Some(answers) = ctx.params().get("inputResponses") {
             params.insert("inputResponses".into(), answers.clone());
         }
-        let id = params.get("taskId").and_then(Value::as_str).unwrap_or_default();
-        let session = tasks.route(id, ctx.principal()).map_err(refuse)?;
-        match session.client().request(method, params, &CallOptions::default()).await {
+        let id = params.get("taskId").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let route = tasks.route(&id, ctx.principal()).map_err(refuse)?;
+        params.insert("taskId".into(), json!(route.upstream_id));
+        match route.session.client().request(method, params, &CallOptions::default()).await {
             // The session died under the task: the task is gone with it.
             Err(ClientError::Transport(_)) => Err(refuse(super::tasks::not_found())),
-            r => r.map(downstream_result).map_err(|e| refuse(upstream_error(e))),
+            r => r.map(|v| super::tasks::outward(downstream_result(v), &id)).map_err(|e| refuse(upstream_error(e))),
         }
     }
 
@@ -161,10 +163,17 @@ impl Forward {
         self.tasks.is_some() && ctx.declares_tasks()
     }
 
-    /// Records the task `r` created on `session` (a no-op for other results).
-    fn record(&self, ctx: &Context, r: &Result<Value, ClientError>, session: &Arc<super::pool::Session>) {
-        if let (Some(tasks), Ok(v)) = (&self.tasks, r) {
-            tasks.record(v, &Arc::downgrade(session), ctx.principal());
+    /// Records the task `r` created on `session` and returns `r` naming its proxy task id
+    /// (other results are returned as they are).
+    fn record(
+        &self,
+        ctx: &Context,
+        r: Result<Value, ClientError>,
+        session: &Arc<super::pool::Session>,
+    ) -> Result<Value, ClientError> {
+        match &self.tasks {
+            Some(tasks) => r.map(|v| tasks.record(v, &Arc::downgrade(session), ctx.principal())),
+            None => r,
         }
     }
 
@@ -223,7 +232,7 @@ impl Forward {
                 Relay::of(ctx).options(&mut opts, move |n| n.relay(&here));
                 let r = call(lease.session().client(), &method, params, &opts).await;
                 lease.outcome(&r);
-                self.record(ctx, &r, lease.session());
+                let r = self.record(ctx, r, lease.session());
                 return r.map(downstream_result).map_err(|e| refuse(upstream_error(e)));
             }
             None => {
@@ -231,8 +240,7 @@ impl Forward {
                 let (this, here, session) = (self.clone(), ctx.clone(), lease.session().clone());
                 Flight::start(lease, Relay::of(ctx), move |client, opts| async move {
                     let r = call(&client, &method, params, &opts).await;
-                    this.record(&here, &r, &session);
-                    r
+                    this.record(&here, r, &session)
                 })
             }
         };
@@ -243,17 +251,21 @@ impl Forward {
 /// One upstream call (`tools/call` through the client's tool call, which mirrors
 /// `x-mcp-header` parameters into headers for modern HTTP upstreams). On a session that
 /// declares tasks the call is sent as is, so a `CreateTaskResult` comes back unfollowed (the
-/// downstream client follows it).
+/// downstream client follows it); the session learns the tool's headers first all the same.
 async fn call(
     client: &Client,
     method: &str,
     mut params: Map<String, Value>,
     opts: &CallOptions,
 ) -> Result<Value, ClientError> {
-    if method != "tools/call" || client.declares_tasks() {
+    if method != "tools/call" {
         return client.request(method, params, opts).await;
     }
     let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+    if client.declares_tasks() {
+        client.learn_tool_headers(&name).await?;
+        return client.request(method, params, opts).await;
+    }
     let args = params.remove("arguments").unwrap_or_else(|| json!({}));
     client.call_tool(&name, args).options(opts.clone()).await.map(mcp_client::ToolResult::into_value)
 }
