@@ -208,10 +208,7 @@ impl ServerSpec {
     pub async fn connect(&self, builder: ClientBuilder) -> Result<Client, ClientError> {
         match self {
             ServerSpec::Stdio { command, args, env, cwd } => {
-                let mut cmd = StdioCommand::new(command.clone()).args(args.iter().cloned());
-                for (k, v) in env {
-                    cmd = cmd.env(k.clone(), v.clone());
-                }
+                let mut cmd = StdioCommand::new(command.clone()).args(args.iter().cloned()).envs(env.iter().cloned());
                 if let Some(d) = cwd {
                     cmd = cmd.cwd(d.clone());
                 }

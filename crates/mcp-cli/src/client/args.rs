@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 /// Splits `key=value` (the value may contain `=`).
-pub(super) fn split_pair<'a>(flag: &str, s: &'a str) -> Result<(&'a str, &'a str), String> {
+pub(crate) fn split_pair<'a>(flag: &str, s: &'a str) -> Result<(&'a str, &'a str), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k, v)),
         _ => Err(format!("{flag} expects KEY=VALUE, got {s:?}")),
@@ -249,7 +249,7 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Parses `Name: value` into a lower-case header name and its value.
-pub(super) fn parse_header(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_header(s: &str) -> Result<(String, String), String> {
     let (name, value) = s.split_once(':').ok_or_else(|| format!("--header expects 'Name: value', got {s:?}"))?;
     let name = name.trim();
     let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));

@@ -621,10 +621,7 @@ async fn stdio(report: &mut Report, opts: &Options, target: &Target, timeout: Du
         "command",
         format!("{} found", which(program, env).map(|p| p.display().to_string()).unwrap_or(program.clone())),
     );
-    let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned());
-    for (k, v) in env {
-        cmd = cmd.env(k.clone(), v.clone());
-    }
+    let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned()).envs(env.iter().cloned());
     if let Some(d) = cwd {
         cmd = cmd.cwd(d.clone());
     }

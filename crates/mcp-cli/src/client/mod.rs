@@ -5,7 +5,7 @@
 //! Exit codes: 0 success; 1 the operation failed (connection, server error, tool error);
 //! 2 bad command-line usage; 130 interrupted.
 
-mod args;
+pub(crate) mod args;
 pub mod auth;
 mod commands;
 pub mod doctor;
@@ -419,10 +419,7 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
             if !program_exists(program, env, cwd.as_deref()) {
                 return Err(Failure::new(format!("command not found: {program}")));
             }
-            let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned());
-            for (k, v) in env {
-                cmd = cmd.env(k.clone(), v.clone());
-            }
+            let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned()).envs(env.iter().cloned());
             if let Some(d) = cwd {
                 cmd = cmd.cwd(d.clone());
             }

@@ -98,11 +98,6 @@ fn err(m: impl Into<String>) -> std::io::Error {
     std::io::Error::other(m.into())
 }
 
-fn split_pair(s: &str, sep: char, what: &str) -> std::io::Result<(String, String)> {
-    let (k, v) = s.split_once(sep).ok_or_else(|| err(format!("{what} must look like {s:?} with {sep:?}")))?;
-    Ok((k.trim().to_owned(), v.trim().to_owned()))
-}
-
 impl ProxyArgs {
     /// The upstream the arguments name (with the proxy's own OAuth client for a URL).
     pub async fn upstream(&self, globals: &ProxyGlobals) -> std::io::Result<Upstream> {
@@ -112,15 +107,25 @@ impl ProxyArgs {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(err(format!("upstream URL must be http:// or https://, got {url:?}")));
                 }
-                let headers: Vec<(String, String)> =
-                    globals.headers.iter().map(|h| split_pair(h, ':', "--header")).collect::<Result<_, _>>()?;
+                let headers: Vec<(String, String)> = globals
+                    .headers
+                    .iter()
+                    .map(|h| crate::client::args::parse_header(h).map_err(err))
+                    .collect::<Result<_, _>>()?;
                 use std::io::IsTerminal;
                 let login = self.login || std::io::stderr().is_terminal();
                 let auth = auth::provider(url, &headers, login).await?;
                 Ok(Upstream::Http { url: url.clone(), headers, auth })
             }
             (None, Some((program, args))) => {
-                let env = self.env.iter().map(|e| split_pair(e, '=', "--env")).collect::<Result<_, _>>()?;
+                let env = self
+                    .env
+                    .iter()
+                    .map(|e| {
+                        let (k, v) = crate::client::args::split_pair("--env", e).map_err(err)?;
+                        Ok((k.to_owned(), v.to_owned()))
+                    })
+                    .collect::<std::io::Result<_>>()?;
                 Ok(Upstream::Stdio { program: program.clone(), args: args.to_vec(), env, cwd: self.cwd.clone() })
             }
             (None, None) => Err(err("name the upstream: mcp proxy --http ADDR URL, or ... -- COMMAND ARGS")),
@@ -189,7 +194,7 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
         .unwrap_or_else(|| json!({}));
     let name = server_info.get("name").and_then(Value::as_str).unwrap_or("upstream");
     let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0");
-    let era = if client.is_modern() { "modern" } else { "legacy" };
+    let era = pool::era(&client);
     eprintln!(
         "mcp proxy: upstream {} is {name} {version} ({era}, protocol {})",
         upstream.describe(),

@@ -439,7 +439,8 @@ impl Pool {
     }
 }
 
-fn era(client: &Client) -> &'static str {
+/// `modern` or `legacy`: the era a session speaks, for the proxy's log lines.
+pub(super) fn era(client: &Client) -> &'static str {
     if client.is_modern() {
         "modern"
     } else {

@@ -178,10 +178,7 @@ impl Upstream {
         }
         match self {
             Upstream::Stdio { program, args, env, cwd } => {
-                let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned());
-                for (k, v) in env {
-                    cmd = cmd.env(k.clone(), v.clone());
-                }
+                let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned()).envs(env.iter().cloned());
                 if let Some(d) = cwd {
                     cmd = cmd.cwd(d.clone());
                 }

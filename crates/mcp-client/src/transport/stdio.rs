@@ -49,6 +49,17 @@ impl StdioCommand {
         self
     }
 
+    /// Sets several environment variables for the server, in order (a later one wins).
+    pub fn envs<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.env.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
     /// Sets the server's working directory.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
