@@ -260,10 +260,17 @@ impl Context {
     /// Reports what the work is doing. Inside a task this sets the task's `statusMessage`
     /// (seen by `tasks/get` and `notifications/tasks`); otherwise it is sent as a progress
     /// notification when the client asked for progress, and dropped when it did not.
+    ///
+    /// Inside a task, messages are coalesced: at most one write per
+    /// [`crate::tasks::TaskConfig::status_interval`], the newest message winning. The call
+    /// waits for the store only when it writes at once (the first message after a quiet
+    /// interval); otherwise it returns at once and the message is written later, or not at all
+    /// if a newer one replaces it. A message still waiting when the task completes is written
+    /// before the result; one sent after the task ended is dropped.
     pub async fn status(&self, message: impl Into<String>) {
         let message = message.into();
         if let Some(b) = self.inner.task.bound.get() {
-            b.runtime.set_status(self.server(), &b.id, message).await;
+            b.set_status(self.server(), message).await;
             return;
         }
         let n = self.inner.statuses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -14,6 +14,7 @@
 //! answered: everything before runs synchronously, everything after in the task.
 
 pub mod record;
+mod status;
 pub mod store;
 mod wire;
 mod worker;
@@ -56,6 +57,7 @@ pub struct TaskConfig {
     pub(crate) limits: TaskLimits,
     pub(crate) max_input_rounds: usize,
     pub(crate) sweep_interval: Duration,
+    pub(crate) status_interval: Duration,
     pub(crate) store: Option<Arc<dyn TaskStore>>,
 }
 
@@ -66,6 +68,7 @@ impl std::fmt::Debug for TaskConfig {
             .field("poll_interval", &self.poll_interval)
             .field("limits", &self.limits)
             .field("max_input_rounds", &self.max_input_rounds)
+            .field("status_interval", &self.status_interval)
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +81,7 @@ impl Default for TaskConfig {
             limits: TaskLimits::default(),
             max_input_rounds: 16,
             sweep_interval: Duration::from_secs(30),
+            status_interval: Duration::from_millis(100),
             store: None,
         }
     }
@@ -85,7 +89,7 @@ impl Default for TaskConfig {
 
 impl TaskConfig {
     /// The defaults: 1 h TTL, 1 s poll interval, [`TaskLimits::default`], 16 input rounds,
-    /// the in-memory store.
+    /// 100 ms between status writes, the in-memory store.
     pub fn new() -> Self {
         Self::default()
     }
@@ -117,6 +121,24 @@ impl TaskConfig {
     /// How often expired tasks are purged (and their work stopped).
     pub fn sweep_interval(mut self, every: Duration) -> Self {
         self.sweep_interval = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The least time between two writes of one task's `statusMessage` (default 100 ms).
+    ///
+    /// Inside a task, [`crate::Context::status`] does not write every message: at most one
+    /// write per task is in flight and writes start at least this far apart; a message sent
+    /// meanwhile replaces the one waiting, and only the newest is written once the interval has
+    /// passed (the handler does not wait for it). So a handler may report in a tight loop
+    /// without flooding the store and every `notifications/tasks` listener, and on a shared
+    /// store (Redis, where each write is a compare-and-set) the record stays quiet long enough
+    /// for the changes that matter, a `tasks/cancel` or input answers from any instance, to go
+    /// through at their first try. 100 ms (10 writes a second at most) is quicker than a person
+    /// reading the message notices and well below the polling interval clients are told, so
+    /// nobody watching sees staler messages than before. `Duration::ZERO` keeps the
+    /// coalescing (one write in flight, newest wins) without spacing.
+    pub fn status_interval(mut self, every: Duration) -> Self {
+        self.status_interval = every;
         self
     }
 
@@ -264,10 +286,13 @@ impl TaskRuntime {
     }
 }
 
-/// What ties a handler's context to its task.
+/// What ties a handler's context to its task (one per task, cloned into each round).
+#[derive(Clone)]
 pub(crate) struct TaskBinding {
     pub(crate) id: String,
     pub(crate) runtime: Arc<TaskRuntime>,
+    /// The task's status messages on their way to the store.
+    pub(crate) status: Arc<status::StatusGate>,
 }
 
 /// A request for the framework to create the task now ([`TaskStart::Handler`]); the reply says

@@ -389,3 +389,117 @@ async fn a_cancelled_round_is_stopped_before_the_end_is_recorded() {
     wait_for(&s, id, "cancelled").await;
     assert_eq!(*ended_after_drop.lock().unwrap(), [true], "the handler was dropped before the end was stored");
 }
+
+/// A store that notes every status message written to it.
+struct StatusLog {
+    inner: super::InMemoryTaskStore,
+    written: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl super::TaskStore for StatusLog {
+    fn create(&self, r: super::TaskRecord, now: u64) -> super::StoreFuture<'_, Result<(), super::TaskStoreError>> {
+        self.inner.create(r, now)
+    }
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+        now: u64,
+    ) -> super::StoreFuture<'a, Result<Option<super::TaskRecord>, super::TaskStoreError>> {
+        self.inner.get(id, now)
+    }
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: super::TaskChange,
+        now: u64,
+    ) -> super::StoreFuture<'a, Result<Option<super::Updated>, super::TaskStoreError>> {
+        if let super::TaskChange::Message(m) = &change {
+            self.written.lock().unwrap().push(m.clone());
+        }
+        self.inner.update(id, change, now)
+    }
+    fn purge_expired(&self, now: u64) -> super::StoreFuture<'_, Result<Vec<String>, super::TaskStoreError>> {
+        self.inner.purge_expired(now)
+    }
+    fn watch(&self, id: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.inner.watch(id)
+    }
+}
+
+/// The ordinal `n` of a written `"{prefix} {n}"`.
+fn step(message: &str, prefix: &str) -> Option<u32> {
+    message.strip_prefix(prefix)?.strip_prefix(' ')?.parse().ok()
+}
+
+// A chatty handler used to write the record at every `ctx.status()`: on a shared store the
+// compare-and-set of a `tasks/cancel` from another instance then lost to it again and again.
+#[tokio::test(start_paused = true)]
+async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
+    use tokio::time::Instant;
+    let written = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let store = StatusLog { inner: super::InMemoryTaskStore::default(), written: written.clone() };
+    type Kept = Arc<std::sync::Mutex<Option<(Context, Instant, Instant)>>>;
+    let kept: Kept = Arc::default();
+    let k = kept.clone();
+    let chatty = Tool::new("chatty").task_support(TaskSupport::Required).handler(move |ctx: Context| {
+        let kept = k.clone();
+        async move {
+            // A burst: 100,000 messages back to back.
+            for i in 0..100_000 {
+                ctx.status(format!("burst {i}")).await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            // Then a message every millisecond for 10,000 of them.
+            let ticking = Instant::now();
+            for i in 0..10_000 {
+                ctx.status(format!("tick {i}")).await;
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            // The last words, then the end at once (the interval has not passed).
+            ctx.status("last words").await;
+            *kept.lock().unwrap() = Some((ctx.clone(), ticking, Instant::now()));
+            "done"
+        }
+    });
+    let interval = Duration::from_millis(100);
+    assert_eq!(TaskConfig::new().status_interval, interval, "the default");
+    let s = Server::builder("t", "1").tasks(TaskConfig::new().store(Arc::new(store))).tool(chatty).build().unwrap();
+    let created = call(&s, "tools/call", json!({"name": "chatty"}), WITH_TASKS(), None).await.unwrap();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+
+    // The burst: the first message at once, the newest one an interval later, nothing between.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(*written.lock().unwrap(), ["burst 0", "burst 99999"]);
+    let t = task(&s, &id, None).await.unwrap();
+    assert_eq!((&t["status"], &t["statusMessage"]), (&json!("working"), &json!("burst 99999")));
+
+    // The ticks: about one write per interval, each newer than the one before.
+    let (ctx, ticking, returned) = loop {
+        if let Some(k) = kept.lock().unwrap().clone() {
+            break k;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let writes = written.lock().unwrap().clone();
+    let ticks: Vec<u32> = writes.iter().filter_map(|m| step(m, "tick")).collect();
+    let spells = (returned - ticking).as_millis() as usize / interval.as_millis() as usize;
+    assert!(spells >= 100, "10,000 ticks of at least 1 ms");
+    assert!(ticks.len() <= spells + 1 && ticks.len() + 2 >= spells, "{} writes in {spells} intervals", ticks.len());
+    assert!(ticks.windows(2).all(|w| w[0] < w[1]), "the newest wins: {ticks:?}");
+    assert_eq!(ticks[0], 0, "the first tick after a quiet spell is written at once");
+
+    // The end is not held back by the interval, and the last words waiting are kept.
+    let t = task(&s, &id, None).await.unwrap();
+    assert!(Instant::now() - returned < interval);
+    assert_eq!((&t["status"], &t["statusMessage"]), (&json!("completed"), &json!("last words")));
+    assert_eq!(t["result"]["content"][0]["text"], "done");
+    assert_eq!(writes.last().map(String::as_str), Some("last words"));
+    assert_eq!(writes.len(), 2 + ticks.len() + 1);
+
+    // A status after the end is never written.
+    ctx.status("too late").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(written.lock().unwrap().len(), writes.len());
+    assert_eq!(task(&s, &id, None).await.unwrap()["statusMessage"], "last words");
+    assert_eq!(s.running_tasks(), 0);
+}

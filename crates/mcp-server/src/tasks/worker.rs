@@ -78,8 +78,9 @@ impl Context {
 }
 
 impl TaskRuntime {
+    /// The binding of a new task (every round of it gets a clone).
     fn binding(self: &Arc<Self>, id: &str) -> TaskBinding {
-        TaskBinding { id: id.to_owned(), runtime: self.clone() }
+        TaskBinding { id: id.to_owned(), runtime: self.clone(), status: Arc::default() }
     }
 
     /// Stores a new task for this request. `Ok(None)`: no task, the call runs synchronously
@@ -119,10 +120,10 @@ impl TaskRuntime {
         };
         let token = CancellationToken::new();
         self.register(&record.task_id, token.clone());
-        let round_ctx =
-            ctx.for_task_round(Some(self.binding(&record.task_id)), &answers, ctx.round_state().clone(), token.clone());
+        let binding = self.binding(&record.task_id);
+        let round_ctx = ctx.for_task_round(Some(binding.clone()), &answers, ctx.round_state().clone(), token.clone());
         let first = (tool.handler)(round_ctx, args.clone());
-        self.spawn_work(server, ctx, tool, args, &record.task_id, token, first, answers);
+        self.spawn_work(server, ctx, tool, args, binding, token, first, answers);
         Ok(Ok(record.create_result()))
     }
 
@@ -160,10 +161,11 @@ impl TaskRuntime {
                             return Ok(fut.await);
                         }
                     };
-                    let _ = dctx.inner.task.bound.set(self.binding(&record.task_id));
+                    let binding = self.binding(&record.task_id);
+                    let _ = dctx.inner.task.bound.set(binding.clone());
                     self.register(&record.task_id, token.clone());
                     let _ = reply.send(Ok(true));
-                    self.spawn_work(server, ctx, tool, args, &record.task_id, token, fut, Map::new());
+                    self.spawn_work(server, ctx, tool, args, binding, token, fut, Map::new());
                     return Ok(Ok(record.create_result()));
                 }
             }
@@ -177,19 +179,21 @@ impl TaskRuntime {
         ctx: &Context,
         tool: Arc<ToolEntry>,
         args: Map<String, Value>,
-        id: &str,
+        binding: TaskBinding,
         token: CancellationToken,
         first: Round,
         answers: Map<String, Value>,
     ) {
-        let (rt, server, ctx, id) = (self.clone(), server.clone(), ctx.clone(), id.to_owned());
+        let (rt, server, ctx, id) = (self.clone(), server.clone(), ctx.clone(), binding.id.clone());
         // The task's rounds are polled here, apart from the request: the panic hook still knows
         // which request (and tool) they serve.
         let info = crate::panic::RequestInfo::new(ctx.method(), ctx.request_id(), ctx.params());
         // A root span of its own (the work outlives the call), linked to the call's span.
         let span = crate::telemetry::task_span(&tool.name, &id);
         let work = async move {
-            rt.work(&server, &ctx, &tool, &args, &id, &token, first, answers).await;
+            rt.work(&server, &ctx, &tool, &args, &binding, &token, first, answers).await;
+            // However the work ended, no status message is written after it.
+            binding.status.close();
             rt.unregister(&id);
         };
         tokio::spawn(crate::panic::scoped(info, tracing::Instrument::instrument(work, span)));
@@ -202,12 +206,13 @@ impl TaskRuntime {
         ctx: &Context,
         tool: &Arc<ToolEntry>,
         args: &Map<String, Value>,
-        id: &str,
+        binding: &TaskBinding,
         token: &CancellationToken,
         mut round: Round,
         mut answers: Map<String, Value>,
     ) {
         use futures::FutureExt;
+        let id = binding.id.as_str();
         let shutdown = server.shutdown_token();
         // Changes made elsewhere (a `tasks/cancel` served by another instance) wake the work.
         let mut revisions = self.store.watch(id);
@@ -252,15 +257,15 @@ impl TaskRuntime {
                 Parked::Over => return,
                 Parked::Failed(e) => break failed(e),
             }
-            let next = ctx.for_task_round(Some(self.binding(id)), &answers, ir.state, token.clone());
+            let next = ctx.for_task_round(Some(binding.clone()), &answers, ir.state, token.clone());
             round = (tool.handler)(next, args.clone());
         };
-        // Stop the handler before recording the end: a round cut short may hold a store
-        // operation of its own (a `status` update mid-flight), and a store that serialises
-        // updates per task would otherwise wait for it forever.
+        // Stop the handler before recording the end: a round cut short must not hold anything
+        // the end waits for (a store that serialises updates per task would wait forever for a
+        // future nobody polls). Status writes run apart from the round for the same reason.
         drop(round);
         crate::telemetry::task_end(&tracing::Span::current(), &end);
-        self.apply(server, id, TaskChange::Finish(end)).await;
+        self.finish(server, binding, end).await;
     }
 
     /// Parks the task on `requests` and waits until every one is answered.
@@ -323,11 +328,6 @@ impl TaskRuntime {
                 None
             }
         }
-    }
-
-    /// [`Context::status`] inside a task.
-    pub(crate) async fn set_status(&self, server: &Server, id: &str, message: String) {
-        self.apply(server, id, TaskChange::Message(message)).await;
     }
 }
 
