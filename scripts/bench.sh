@@ -11,7 +11,9 @@
 #   - idle RSS of the mcp server (start it, wait 1 s, read VmRSS), HTTP and stdio;
 #   - HTTP c=16 again with `--redis` (a real redis-server): stateless calls must not touch Redis;
 #   - three instances on Redis (`mcp-cluster`, no proxy): change-notification latency across
-#     instances (and within one, as the baseline), task create-to-visible and update-to-visible.
+#     instances (and within one, as the baseline), task create-to-visible and update-to-visible;
+#   - our client library (`mcp-client-bench`, on the load CPU, ceilings on the server CPU):
+#     `call_tool` one at a time and 64 at once over HTTP and stdio, against raw loops.
 # Each run gets a fresh server (so peak RSS is per run). Prints a table with req/s, latencies,
 # the mcp/ceiling ratios and peak RSS, then the issue's targets with PASS/FAIL.
 # Servers listen on 127.0.0.1 on free ports (port 0, address read from their stderr); every
@@ -72,7 +74,10 @@ start_http() {
   local name=$1
   shift
   local log="$OUT/$name.stderr"
-  taskset -c "$SERVER_CPU" "$@" 2>"$log" &
+  # Truncated here, not by the background job's redirection: otherwise the loop below can read
+  # the previous server's URL before the new process has opened the file.
+  : >"$log"
+  taskset -c "$SERVER_CPU" "$@" 2>>"$log" &
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   SERVER_URL=""
@@ -207,6 +212,16 @@ if [ -x "$BIN/mcp-coldstart" ]; then
   done
 fi
 
+# Our client library against raw loops on the ceiling servers (client on the load CPU, ceilings on
+# the server CPU): prints its own lines, checked below.
+CLIENT_OUT="$OUT/client.txt"
+: >"$CLIENT_OUT"
+if [ -x "$BIN/mcp-client-bench" ]; then
+  echo "-- client library: mcp-client-bench, ${SECS}s per side and case" >&2
+  taskset -c "$LOAD_CPU" "$BIN/mcp-client-bench" --bin-dir "$BIN" --server-cpu "$SERVER_CPU" --secs "$SECS" \
+    >"$CLIENT_OUT" 2>&1 || echo "-- client bench FAILED: $(tail -c 400 "$CLIENT_OUT")" >&2
+fi
+
 # ---- report ----------------------------------------------------------------------------------
 field() { jq -r --arg l "$1" "select(.label == \$l) | .$2 // \"\"" "$RESULTS"; }
 mib() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f MiB", k / 1024 }'; }
@@ -255,6 +270,10 @@ cold() { field "$1" p50_ms; }
 if grep -q '"cold-mcp-1"' "$RESULTS"; then
   echo "cold start (spawn to first answer, median of 30): ceiling $(cold cold-ceiling-1) / $(cold cold-ceiling-2) ms, mcp $(cold cold-mcp-1) / $(cold cold-mcp-2) ms"
 fi
+if [ -s "$CLIENT_OUT" ]; then
+  echo "client library (mcp-client-bench; ratio = ours / raw loop):"
+  sed 's/^/  /' "$CLIENT_OUT"
+fi
 echo "idle RSS of mcp (start, wait 1 s, VmRSS): http $(mib "$IDLE_HTTP_KIB"), stdio $(mib "$IDLE_STDIO_KIB")"
 echo "load average at start: $LOAD_START; at end: $LOAD_END (other work on this machine skews results)"
 echo "load generator CPU (% of core $LOAD_CPU): $(jq -r '"\(.label)=\(.load_cpu_pct // "n/a" | tostring | .[0:5])"' "$RESULTS" | tr '\n' ' ')"
@@ -281,5 +300,10 @@ if grep -q '"cold-mcp-1"' "$RESULTS"; then
     -v c="$(cold cold-ceiling-1)" -v d="$(cold cold-ceiling-2)" 'BEGIN { printf "%.2f", (a + b - c - d) / 2 }')" "<" 3
 fi
 check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3
+client_ratio() { sed -n "s/^client $1: .*ratio \([0-9.]*\).*/\1/p" "$CLIENT_OUT"; }
+for case in "http w=1" "http c=64" "stdio w=1" "stdio c=64"; do
+  r=$(client_ratio "$case")
+  [ -n "$r" ] && check "client $case ours/raw req/s" "$r" ">=" 0.8
+done
 errors=$(jq -s 'map(.errors) | add' "$RESULTS")
 [ "$errors" = "0" ] || echo "WARN $errors request errors in total (see $RESULTS)"

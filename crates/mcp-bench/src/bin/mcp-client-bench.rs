@@ -7,7 +7,11 @@
 //!   a time (`w=1`) and `--concurrency` calls at once from as many tasks sharing one client;
 //! - `raw`: the same JSON-RPC requests (same body, `_meta` and headers) from a plain hyper
 //!   HTTP/1.1 client (one keep-alive connection per task) or a pipelined NDJSON loop on the
-//!   server's stdin/stdout, each response parsed into a `serde_json::Value` and checked.
+//!   server's stdin/stdout, each response parsed into a `serde_json::Value` and checked;
+//! - `demux` (stdio, concurrent case only): the textbook hand-written client for many callers
+//!   on one pipe (a task per caller, a map of one-shots by id, a writer and a reader task).
+//!   The pipelined loop has one task and no per-call wake-up at all; the demux client shows
+//!   what having `--concurrency` caller tasks costs by itself, whatever the library.
 //!
 //! Prints one line per case, e.g. `client http w=1: ours 9000 req/s, raw 11000 req/s, ratio
 //! 0.82`. Every measurement ends after `--secs` or `--requests` calls, whichever comes first;
@@ -62,6 +66,23 @@ struct Args {
     /// Measure only `ours` or only `raw` (for profiling); default both.
     #[arg(long, default_value = "both")]
     side: String,
+    /// Pin the ceiling servers to this CPU (through `taskset -c`). With the client itself
+    /// started under `taskset -c` on another CPU (as `scripts/bench.sh` does), the two never
+    /// compete for a core and the client's runtime has one worker per CPU it may use.
+    #[arg(long)]
+    server_cpu: Option<usize>,
+}
+
+/// `--server-cpu`, once parsed.
+static SERVER_CPU: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+
+/// The program and arguments that start `program`, pinned when `--server-cpu` says so.
+fn server_command(program: &Path) -> (String, Vec<String>) {
+    let program = program.to_string_lossy().into_owned();
+    match SERVER_CPU.get().copied().flatten() {
+        Some(cpu) => ("taskset".to_owned(), vec!["-c".to_owned(), cpu.to_string(), program]),
+        None => (program, Vec::new()),
+    }
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -296,13 +317,88 @@ async fn raw_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u64,
     Ok(sent.load(Ordering::Relaxed))
 }
 
+/// The textbook hand-written client for many callers on one stdio server: `n` tasks, each
+/// registering a one-shot under its request id in a shared map and queueing its line for a
+/// writer task; a reader task parses each response and hands it to the waiting task. No
+/// `_meta` handling, MRTR, timeouts or cancellation: the floor of what any client with `n`
+/// concurrent callers on one pipe pays (task wake-ups, the map, the hand-offs).
+async fn demux_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u64, BoxError> {
+    type Waiters = Arc<std::sync::Mutex<std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Value>>>>;
+    let mut child = spawn_stdio(program)?;
+    let mut input = BufWriter::new(child.stdin.take().ok_or("no stdin")?);
+    let mut output = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let waiters: Waiters = Arc::default();
+    let (lines, mut queued) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        while let Some(line) = queued.recv().await {
+            input.write_all(&line).await?;
+            while let Ok(more) = queued.try_recv() {
+                input.write_all(&more).await?;
+            }
+            input.flush().await?;
+        }
+        Ok::<_, std::io::Error>(())
+    });
+    let w2 = waiters.clone();
+    let reader = tokio::spawn(async move {
+        let mut line = Vec::with_capacity(256);
+        loop {
+            line.clear();
+            match output.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let Ok(v) = serde_json::from_slice::<Value>(line.trim_ascii()) else { continue };
+            let waiter = v["id"].as_u64().and_then(|id| w2.lock().expect("lock").remove(&id));
+            if let Some(tx) = waiter {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let next = Arc::new(AtomicU64::new(0));
+    let callers: Vec<_> = (0..n)
+        .map(|_| {
+            let (budget, waiters, lines, next) = (budget.clone(), waiters.clone(), lines.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut done = 0u64;
+                while budget.take() {
+                    let id = next.fetch_add(1, Ordering::Relaxed) + 1;
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    waiters.lock().expect("lock").insert(id, tx);
+                    let mut line = echo_call(id);
+                    line.push(b'\n');
+                    lines.send(line).map_err(|_| "writer gone")?;
+                    let v = tokio::time::timeout(Duration::from_secs(10), rx).await??;
+                    if v.pointer("/result/content/0/text").and_then(Value::as_str) != Some(TEXT) {
+                        return Err::<u64, BoxError>(format!("unexpected response {v}").into());
+                    }
+                    done += 1;
+                }
+                Ok(done)
+            })
+        })
+        .collect();
+    drop(lines);
+    let mut done = 0;
+    for c in callers {
+        done += c.await??;
+    }
+    reader.abort();
+    let _ = writer.await;
+    let _ = child.kill().await;
+    Ok(done)
+}
+
 fn spawn_stdio(program: &Path) -> Result<Child, BoxError> {
-    Ok(Command::new(program).stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true).spawn()?)
+    let (program, args) = server_command(program);
+    Ok(Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true).spawn()?)
 }
 
 /// Starts `mcp-ceiling-http` on a free loopback port; its URL.
 async fn spawn_http(program: &Path) -> Result<(Child, String), BoxError> {
+    let (program, args) = server_command(program);
     let mut child = Command::new(program)
+        .args(args)
         .args(["--addr", "127.0.0.1:0", "--exit-after", "10m"])
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -354,6 +450,12 @@ async fn case(label: &str, args: &Args, mut sides: Vec<(&'static str, Side<'_>)>
     if let Some(q) = rate("reqwest") {
         line.push_str(&format!("; reqwest-only loop {q:.0} req/s"));
     }
+    if let Some(d) = rate("demux") {
+        line.push_str(&format!("; {n}-caller demux client {d:.0} req/s", n = args.concurrency));
+        if let Some(o) = rate("ours") {
+            line.push_str(&format!(", ours/demux {:.2}", o / d.max(1e-9)));
+        }
+    }
     println!("{line}");
     Ok(())
 }
@@ -380,7 +482,8 @@ async fn run(args: Args) -> Result<(), BoxError> {
     }
     if matches!(args.only.as_str(), "all" | "stdio") {
         let program = dir.join("mcp-ceiling-stdio");
-        let t = StdioTransport::spawn(StdioCommand::new(program.to_string_lossy()))?;
+        let (command, command_args) = server_command(&program);
+        let t = StdioTransport::spawn(StdioCommand::new(command).args(command_args))?;
         let client = builder().connect(t).await?;
         for (label, n) in [("stdio w=1".to_owned(), 1), (format!("stdio c={c}"), c)] {
             let raw = |_: ()| {
@@ -389,8 +492,17 @@ async fn run(args: Args) -> Result<(), BoxError> {
                     Box::pin(async move { raw_stdio(&p, n, b).await.map_err(|e| e.to_string()) }) as BoxFuture<_>
                 }) as Worker]
             };
-            let sides: Vec<(&'static str, Side<'_>)> =
+            let demux = |_: ()| {
+                let p = program.clone();
+                vec![Box::new(move |b: Arc<Budget>| {
+                    Box::pin(async move { demux_stdio(&p, n, b).await.map_err(|e| e.to_string()) }) as BoxFuture<_>
+                }) as Worker]
+            };
+            let mut sides: Vec<(&'static str, Side<'_>)> =
                 vec![("ours", Box::new(|| ours(&client, n))), ("raw", Box::new(move || raw(())))];
+            if n > 1 {
+                sides.push(("demux", Box::new(move || demux(()))));
+            }
             case(&label, &args, sides).await?;
         }
         client.close().await;
@@ -400,6 +512,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    let _ = SERVER_CPU.set(args.server_cpu);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match rt.block_on(run(args)) {
         Ok(()) => std::process::ExitCode::SUCCESS,

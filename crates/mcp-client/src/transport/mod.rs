@@ -38,7 +38,8 @@ pub struct OutgoingRequest {
 /// (HTTP: the response stream is closed; stdio: `notifications/cancelled` is sent).
 ///
 /// A transport makes one with [`Exchange::stream`] (messages still to come, in order),
-/// [`Exchange::once`] (only the response is to come: no channel of many slots for it) or
+/// [`Exchange::once`] (only the response is to come: no channel of many slots for it; or
+/// [`Exchange::once_text`], the same as JSON text) or
 /// [`Exchange::ready`] (everything has arrived), then [`Exchange::on_cancel`].
 pub struct Exchange {
     messages: Messages,
@@ -49,6 +50,7 @@ pub struct Exchange {
 enum Messages {
     Stream(mpsc::UnboundedReceiver<Result<Value, TransportError>>),
     Once(Option<oneshot::Receiver<Result<Value, TransportError>>>),
+    OnceText(Option<oneshot::Receiver<Result<Vec<u8>, TransportError>>>),
     Ready(std::collections::VecDeque<Value>),
 }
 
@@ -70,6 +72,12 @@ impl Exchange {
         Self { messages: Messages::Once(Some(rx)), on_cancel: None }
     }
 
+    /// Like [`Exchange::once`], with the response as JSON text, parsed when it is taken (on the
+    /// caller's thread, not the transport's reader).
+    pub fn once_text(rx: oneshot::Receiver<Result<Vec<u8>, TransportError>>) -> Self {
+        Self { messages: Messages::OnceText(Some(rx)), on_cancel: None }
+    }
+
     /// Messages that have all arrived already, the response last.
     pub fn ready(messages: impl IntoIterator<Item = Value>) -> Self {
         Self { messages: Messages::Ready(messages.into_iter().collect()), on_cancel: None }
@@ -89,6 +97,13 @@ impl Exchange {
                 let r = rx.as_mut()?.await.ok();
                 *rx = None;
                 r
+            }
+            Messages::OnceText(rx) => {
+                let r = rx.as_mut()?.await.ok();
+                *rx = None;
+                r.map(|text| {
+                    serde_json::from_slice(&text?).map_err(|e| TransportError::Malformed(format!("invalid JSON: {e}")))
+                })
             }
             Messages::Ready(q) => q.pop_front().map(Ok),
         }

@@ -74,24 +74,138 @@ impl StdioCommand {
 }
 
 /// Where a pending request's messages go: a stream when the server may send notifications
-/// about it (progress, subscriptions), else a one-shot for the response alone.
+/// about it (progress, subscriptions), else a one-shot for the response alone, which carries
+/// the response's JSON text: the caller parses it on its own thread, so the reader task only
+/// finds the id (no allocation per response there, and none freed across threads).
 enum Route {
     Stream(mpsc::UnboundedSender<Result<Value, TransportError>>),
-    Once(oneshot::Sender<Result<Value, TransportError>>),
+    Once(oneshot::Sender<Result<Vec<u8>, TransportError>>),
 }
 
 impl Route {
-    fn deliver(self, m: Result<Value, TransportError>) {
+    /// Delivers a failure.
+    fn fail(self, e: TransportError) {
         let _ = match self {
-            Route::Stream(tx) => tx.send(m).map_err(drop),
-            Route::Once(tx) => tx.send(m).map_err(drop),
+            Route::Stream(tx) => tx.send(Err(e)).map_err(drop),
+            Route::Once(tx) => tx.send(Err(e)).map_err(drop),
         };
+    }
+}
+
+/// Pending requests by id, in shards: callers registering requests on one thread and the
+/// reader routing responses on another rarely meet on the same lock.
+struct Pending([Mutex<HashMap<RequestId, Route>>; SHARDS]);
+
+/// Shards of [`Pending`].
+const SHARDS: usize = 16;
+
+impl Default for Pending {
+    fn default() -> Self {
+        Self(std::array::from_fn(|_| Mutex::new(HashMap::new())))
+    }
+}
+
+impl Pending {
+    fn shard(&self, k: &RequestId) -> std::sync::MutexGuard<'_, HashMap<RequestId, Route>> {
+        let h = match k {
+            RequestId::Integer(i) => *i as u64,
+            RequestId::String(s) => s.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))),
+        };
+        self.0[(h % SHARDS as u64) as usize].lock().expect("lock")
+    }
+
+    fn insert(&self, k: RequestId, route: Route) {
+        self.shard(&k).insert(k, route);
+    }
+
+    fn remove(&self, k: &RequestId) -> Option<Route> {
+        self.shard(k).remove(k)
+    }
+
+    fn drain(&self) -> Vec<Route> {
+        self.0.iter().flat_map(|s| s.lock().expect("lock").drain().map(|(_, r)| r).collect::<Vec<_>>()).collect()
+    }
+}
+
+/// Lines waiting for the writer task. Callers serialize straight into one buffer (no
+/// allocation and no channel message per request) and the writer takes everything queued
+/// at once, so requests made together leave in one write.
+#[derive(Default)]
+struct Outbox {
+    state: Mutex<OutState>,
+    ready: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct OutState {
+    bytes: Vec<u8>,
+    /// `close` asked the writer to finish what is queued and close the server's stdin.
+    closing: bool,
+    /// The writer has stopped (closed, or the pipe broke): nothing more can be sent.
+    gone: bool,
+}
+
+impl Outbox {
+    /// Queues `msg` as one line; wakes the writer when the queue was empty (a non-empty queue
+    /// has a wake-up pending already).
+    fn push(&self, msg: &Value) -> Result<(), TransportError> {
+        let mut st = self.state.lock().expect("lock");
+        if st.closing || st.gone {
+            return Err(TransportError::Closed("the server's input is closed".into()));
+        }
+        let start = st.bytes.len();
+        if let Err(e) = serde_json::to_writer(&mut st.bytes, msg) {
+            st.bytes.truncate(start);
+            return Err(TransportError::Malformed(e.to_string()));
+        }
+        st.bytes.push(b'\n');
+        drop(st);
+        if start == 0 {
+            self.ready.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Asks the writer to write what is queued, then close the server's stdin.
+    fn close(&self) {
+        self.state.lock().expect("lock").closing = true;
+        self.ready.notify_one();
+    }
+
+    /// The writer task: moves queued lines to `stdin` until closed or the pipe breaks.
+    async fn run(&self, mut stdin: impl tokio::io::AsyncWrite + Unpin) {
+        let mut batch = Vec::new();
+        loop {
+            self.ready.notified().await;
+            let closing = {
+                let mut st = self.state.lock().expect("lock");
+                std::mem::swap(&mut st.bytes, &mut batch);
+                st.closing
+            };
+            if !batch.is_empty() && (stdin.write_all(&batch).await.is_err() || stdin.flush().await.is_err()) {
+                break;
+            }
+            // Keep a typical batch's buffer; give back what a burst grew.
+            if batch.capacity() > 1 << 20 {
+                batch = Vec::new();
+            } else {
+                batch.clear();
+            }
+            if closing {
+                break;
+            }
+        }
+        let mut st = self.state.lock().expect("lock");
+        st.gone = true;
+        st.bytes = Vec::new();
+        // Dropping `stdin` (the caller's) closes the server's input: its signal to exit.
     }
 }
 
 #[derive(Default)]
 struct Shared {
-    pending: Mutex<HashMap<RequestId, Route>>,
+    pending: Pending,
+    outbox: Outbox,
     /// `closed` is set (read on every write without taking the lock).
     is_closed: AtomicBool,
     closed: Mutex<Option<String>>,
@@ -102,8 +216,8 @@ impl Shared {
     fn fail_all(&self, why: String) {
         *self.closed.lock().expect("lock") = Some(why.clone());
         self.is_closed.store(true, Ordering::Release);
-        for (_, route) in self.pending.lock().expect("lock").drain() {
-            route.deliver(Err(TransportError::Closed(why.clone())));
+        for route in self.pending.drain() {
+            route.fail(TransportError::Closed(why.clone()));
         }
     }
 
@@ -118,7 +232,6 @@ impl Shared {
 /// A running stdio server.
 pub struct StdioTransport {
     shared: Arc<Shared>,
-    writer: mpsc::UnboundedSender<Vec<u8>>,
     unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
     exited: watch::Receiver<bool>,
     pgid: Option<i32>,
@@ -153,31 +266,10 @@ impl StdioTransport {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
         let shared = Arc::new(Shared::default());
-        let (writer, mut write_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
 
-        tokio::spawn(async move {
-            // An empty buffer is the close marker (real lines always end with '\n').
-            let mut w = tokio::io::BufWriter::new(stdin);
-            'outer: while let Some(line) = write_rx.recv().await {
-                if line.is_empty() || w.write_all(&line).await.is_err() {
-                    break;
-                }
-                while let Ok(more) = write_rx.try_recv() {
-                    if more.is_empty() {
-                        break 'outer;
-                    }
-                    if w.write_all(&more).await.is_err() {
-                        return;
-                    }
-                }
-                if w.flush().await.is_err() {
-                    return;
-                }
-            }
-            let _ = w.flush().await;
-            // Dropping the writer closes the server's stdin: its signal to exit.
-        });
+        let out = shared.clone();
+        tokio::spawn(async move { out.outbox.run(stdin).await });
 
         let tail = shared.clone();
         // Set when stderr ends, so that a server's last words make it into the error.
@@ -199,31 +291,16 @@ impl StdioTransport {
         let max = cmd.max_line_bytes;
         tokio::spawn(async move {
             let mut r = BufReader::with_capacity(64 * 1024, stdout);
-            let mut buf = Vec::with_capacity(4096);
-            let mut batch = Vec::new();
             let why = loop {
-                buf.clear();
+                let mut buf = Vec::with_capacity(256);
                 match (&mut r).take(max as u64 + 1).read_until(b'\n', &mut buf).await {
                     Ok(0) => break "the server closed its output (exited?)".to_owned(),
                     Ok(_) if buf.len() > max => break format!("the server sent a line longer than {max} bytes"),
                     Ok(_) => {}
                     Err(e) => break format!("reading from the server failed: {e}"),
                 }
-                let line = buf.trim_ascii();
-                if line.is_empty() {
-                    continue;
-                }
-                match serde_json::from_slice::<Value>(line) {
-                    Ok(msg) => batch.push(msg),
-                    Err(e) => tracing::warn!(error = %e, "ignoring a non-JSON line from the server"),
-                }
-                // Lines already buffered are routed together, under one lock; nothing waits
-                // for a line that has not fully arrived.
-                if batch.len() >= 64 || !r.buffer().contains(&b'\n') {
-                    route_all(&reader_shared, &unsolicited_tx, &mut batch);
-                }
+                route_line(&reader_shared, &unsolicited_tx, buf);
             };
-            route_all(&reader_shared, &unsolicited_tx, &mut batch);
             // A server that exits closes stdout and stderr together: read what stderr still
             // holds (bounded: a live server keeps its stderr open).
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done.wait_for(|d| *d)).await;
@@ -251,7 +328,7 @@ impl StdioTransport {
             }
             let _ = exit_tx.send(true);
         });
-        Ok(Self { shared, writer, unsolicited: Mutex::new(Some(unsolicited_rx)), exited, pgid })
+        Ok(Self { shared, unsolicited: Mutex::new(Some(unsolicited_rx)), exited, pgid })
     }
 
     /// The server's process id (also its process group id).
@@ -263,11 +340,7 @@ impl StdioTransport {
         if let Some(why) = self.shared.closed_reason() {
             return Err(TransportError::Closed(why));
         }
-        // Room for a typical request up front: growing the buffer costs copies.
-        let mut line = Vec::with_capacity(512);
-        serde_json::to_writer(&mut line, msg).map_err(|e| TransportError::Malformed(e.to_string()))?;
-        line.push(b'\n');
-        self.writer.send(line).map_err(|_| TransportError::Closed("the server's input is closed".into()))
+        self.shared.outbox.push(msg)
     }
 
     /// Signals the server's whole process tree: its process group on Unix; on Windows,
@@ -325,37 +398,90 @@ fn target(msg: &Value) -> Option<(RequestId, bool)> {
     k.map(|k| (k, is_response))
 }
 
-/// Delivers one message from the server to whoever waits for it.
-fn route(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, msg: Value) {
-    route_all(shared, unsolicited, &mut vec![msg]);
+/// The top of a message, read without building it: enough to tell a response to one of our
+/// requests from everything else.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    result: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
 }
 
-/// Delivers messages from the server in order, taking the lock once; empties `batch`.
-fn route_all(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, batch: &mut Vec<Value>) {
-    if batch.is_empty() {
+/// The id of `line` when it is a response (an id, a result or an error, no method).
+fn response_id(line: &[u8]) -> Option<RequestId> {
+    let e: Envelope<'_> = serde_json::from_slice(line).ok()?;
+    if e.method.is_some() || (e.result.is_none() && e.error.is_none()) {
+        return None;
+    }
+    let raw = e.id?.get();
+    if raw.starts_with('"') {
+        serde_json::from_str(raw).ok().map(RequestId::String)
+    } else {
+        raw.parse().ok().map(RequestId::Integer)
+    }
+}
+
+/// Delivers one line from the server to whoever waits for it. A response to a plain request
+/// goes on as text; anything else is parsed here to find its way.
+fn route_line(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, line: Vec<u8>) {
+    let text = line.trim_ascii();
+    if text.is_empty() {
         return;
     }
-    let mut others = Vec::new();
-    {
-        let mut pending = shared.pending.lock().expect("lock");
-        for msg in batch.drain(..) {
-            match target(&msg) {
-                Some((k, true)) => match pending.remove(&k) {
-                    Some(route) => route.deliver(Ok(msg)),
-                    None => others.push(msg),
-                },
-                Some((k, false)) => match pending.get(&k) {
-                    Some(Route::Stream(tx)) => {
-                        let _ = tx.send(Ok(msg));
-                    }
-                    _ => others.push(msg),
-                },
-                None => others.push(msg),
+    if let Some(k) = response_id(text) {
+        match shared.pending.remove(&k) {
+            Some(Route::Once(tx)) => {
+                let _ = tx.send(Ok(line));
+                return;
             }
+            Some(Route::Stream(tx)) => {
+                if let Ok(msg) = serde_json::from_slice::<Value>(text) {
+                    let _ = tx.send(Ok(msg));
+                }
+                return;
+            }
+            None => {}
         }
     }
-    for msg in others {
-        let _ = unsolicited.send(msg);
+    let msg = match serde_json::from_slice::<Value>(text) {
+        Ok(msg) => msg,
+        Err(e) => {
+            tracing::warn!(error = %e, "ignoring a non-JSON line from the server");
+            return;
+        }
+    };
+    match target(&msg) {
+        Some((k, true)) => match shared.pending.remove(&k) {
+            Some(Route::Stream(tx)) => {
+                let _ = tx.send(Ok(msg));
+            }
+            Some(Route::Once(tx)) => {
+                let _ = tx.send(Ok(line));
+            }
+            None => {
+                let _ = unsolicited.send(msg);
+            }
+        },
+        Some((k, false)) => {
+            let shard = shared.pending.shard(&k);
+            match shard.get(&k) {
+                Some(Route::Stream(tx)) => {
+                    let _ = tx.send(Ok(msg));
+                }
+                _ => {
+                    drop(shard);
+                    let _ = unsolicited.send(msg);
+                }
+            }
+        }
+        None => {
+            let _ = unsolicited.send(msg);
+        }
     }
 }
 
@@ -363,16 +489,15 @@ fn route_all(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, batch:
 /// pending: `Some(true)` if it reached that request, `Some(false)` if it went to the
 /// unsolicited channel, `None` if it was skipped (blank or not JSON). For [`crate::__fuzz`].
 pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
-    let line = line.trim_ascii();
-    if line.is_empty() {
+    let text = line.trim_ascii();
+    if text.is_empty() || serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
         return None;
     }
-    let msg = serde_json::from_slice::<Value>(line).ok()?;
     let shared = Shared::default();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    shared.pending.lock().expect("lock").insert(RequestId::Integer(1), Route::Stream(tx));
+    shared.pending.insert(RequestId::Integer(1), Route::Stream(tx));
     let (unsolicited, mut other) = mpsc::unbounded_channel();
-    route(&shared, &unsolicited, msg);
+    route_line(&shared, &unsolicited, line.to_vec());
     let reached = rx.try_recv().is_ok();
     assert!(reached != other.try_recv().is_ok(), "a message is delivered exactly once");
     Some(reached)
@@ -402,25 +527,21 @@ impl Transport for StdioTransport {
                 (Route::Stream(tx), Exchange::stream(rx))
             } else {
                 let (tx, rx) = oneshot::channel();
-                (Route::Once(tx), Exchange::once(rx))
+                (Route::Once(tx), Exchange::once_text(rx))
             };
-            self.shared.pending.lock().expect("lock").insert(k.clone(), route);
+            self.shared.pending.insert(k.clone(), route);
             if let Err(e) = self.write(&req.message) {
-                self.shared.pending.lock().expect("lock").remove(&k);
+                self.shared.pending.remove(&k);
                 return Err(e);
             }
             let shared = self.shared.clone();
-            let writer = self.writer.clone();
             Ok(exchange.on_cancel(move || {
-                shared.pending.lock().expect("lock").remove(&k);
+                shared.pending.remove(&k);
                 let note = mcp_protocol::jsonrpc::notification(
                     "notifications/cancelled",
                     serde_json::json!({"requestId": id}),
                 );
-                if let Ok(mut line) = serde_json::to_vec(&note) {
-                    line.push(b'\n');
-                    let _ = writer.send(line);
-                }
+                let _ = shared.outbox.push(&note);
             }))
         })
     }
@@ -443,7 +564,7 @@ impl Transport for StdioTransport {
                 self.shared.fail_all("the client closed the connection".into());
             }
             // 1. Close stdin, 2. wait, 3. SIGTERM the group, 4. SIGKILL the group.
-            let _ = self.writer.send(Vec::new());
+            self.shared.outbox.close();
             let mut exited = self.exited.clone();
             let wait = |d| {
                 let mut e = exited.clone();
@@ -466,5 +587,95 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         // Never leave the server's process tree behind.
         self.signal_group(Signal::Kill);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_responses_are_read_for_their_id() {
+        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#), Some(RequestId::Integer(7)));
+        assert_eq!(
+            response_id(br#"{"id":"a\"b","error":{"code":1,"message":"x"}}"#),
+            Some(RequestId::String("a\"b".into()))
+        );
+        // A server-to-client request, a notification, a float id, a null id, and not JSON.
+        assert_eq!(response_id(br#"{"id":1,"method":"roots/list"}"#), None);
+        assert_eq!(response_id(br#"{"method":"notifications/progress","params":{}}"#), None);
+        assert_eq!(response_id(br#"{"id":1.5,"result":{}}"#), None);
+        assert_eq!(response_id(br#"{"id":null,"error":{}}"#), None);
+        assert_eq!(response_id(br#"{"id":1,"result":{}"#), None);
+        assert_eq!(response_id(br#"{"id":1,"result":{}} trailing"#), None);
+    }
+
+    #[test]
+    fn lines_reach_their_request_or_the_unsolicited_channel() {
+        let shared = Shared::default();
+        let (once_tx, mut once_rx) = oneshot::channel();
+        shared.pending.insert(RequestId::Integer(1), Route::Once(once_tx));
+        let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
+        shared.pending.insert(RequestId::String("s".into()), Route::Stream(stream_tx));
+        let (unsolicited, mut other) = mpsc::unbounded_channel();
+
+        route_line(
+            &shared,
+            &unsolicited,
+            br#"{"method":"notifications/progress","params":{"progressToken":"s"}}"#.to_vec(),
+        );
+        route_line(&shared, &unsolicited, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n".to_vec());
+        route_line(&shared, &unsolicited, br#"{"id":"s","result":{}}"#.to_vec());
+        route_line(&shared, &unsolicited, br#"{"id":9,"result":{}}"#.to_vec());
+        route_line(&shared, &unsolicited, b"not json".to_vec());
+
+        // The plain request gets the text as it came, and parses it when it takes it.
+        let text = once_rx.try_recv().unwrap().unwrap();
+        let v: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(v["result"]["ok"], true);
+        // The streaming one gets its notification, then its response, parsed.
+        assert_eq!(stream_rx.try_recv().unwrap().unwrap()["method"], "notifications/progress");
+        assert_eq!(stream_rx.try_recv().unwrap().unwrap()["id"], "s");
+        // Nobody waits for id 9; the non-JSON line is dropped.
+        assert_eq!(other.try_recv().unwrap()["id"], 9);
+        assert!(other.try_recv().is_err());
+        assert!(shared.pending.drain().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_writer_sends_queued_lines_in_order_then_closes() {
+        let outbox = Arc::new(Outbox::default());
+        let (near, far) = tokio::io::duplex(1 << 16);
+        let writer = tokio::spawn({
+            let outbox = outbox.clone();
+            async move { outbox.run(near).await }
+        });
+        for i in 0..100 {
+            outbox.push(&json!({"id": i})).unwrap();
+        }
+        outbox.close();
+        writer.await.unwrap();
+        assert!(outbox.push(&json!({"id": "late"})).is_err(), "nothing is queued after close");
+        let mut lines = BufReader::new(far).lines();
+        for i in 0..100 {
+            let line = lines.next_line().await.unwrap().unwrap();
+            assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], i);
+        }
+        assert!(lines.next_line().await.unwrap().is_none(), "stdin is closed after the queue");
+    }
+
+    #[tokio::test]
+    async fn a_broken_pipe_refuses_further_lines() {
+        let outbox = Arc::new(Outbox::default());
+        let (near, far) = tokio::io::duplex(64);
+        drop(far);
+        let writer = tokio::spawn({
+            let outbox = outbox.clone();
+            async move { outbox.run(near).await }
+        });
+        outbox.push(&json!({"id": 1})).unwrap();
+        writer.await.unwrap();
+        assert!(matches!(outbox.push(&json!({"id": 2})), Err(TransportError::Closed(_))));
     }
 }
