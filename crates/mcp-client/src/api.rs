@@ -117,7 +117,9 @@ impl Client {
         }
         let known = || self.inner.tool_headers.read().expect("lock").contains_key(name);
         if !known() {
-            self.list_tools().await?;
+            // Boxed: this runs once per tool; inline, its future would make every call's future
+            // (boxed by `CallTool`) about 600 bytes larger.
+            Box::pin(self.list_tools()).await?;
             if !known() {
                 return Err(ClientError::InvalidTool {
                     tool: name.to_owned(),

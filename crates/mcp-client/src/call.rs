@@ -47,7 +47,8 @@ impl Client {
             };
             let mut responses = Map::new();
             for q in questions {
-                responses.insert(q.key, self.inner.config.handlers.answer(&q.method, q.params).await?);
+                // Boxed (as below): the rare paths stay out of every call's future.
+                responses.insert(q.key, Box::pin(self.inner.config.handlers.answer(&q.method, q.params)).await?);
             }
             rounds.handle_answers(responses);
         }
@@ -129,7 +130,7 @@ impl Client {
             match (m.get("method").and_then(Value::as_str), m.get("id")) {
                 (Some(method), Some(req_id)) => {
                     // A server-to-client request (legacy sessions only).
-                    let reply = self.answer_server_request(req_id, method, m.get("params").cloned()).await;
+                    let reply = Box::pin(self.answer_server_request(req_id, method, m.get("params").cloned())).await;
                     self.inner.transport.send(reply, self.legacy_headers()).await?;
                 }
                 (Some("notifications/progress"), None) => {

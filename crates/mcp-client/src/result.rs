@@ -159,11 +159,12 @@ impl<'a> IntoFuture for CallTool<'a> {
             match self.start().await? {
                 crate::Started::Done(r) => Ok(r),
                 crate::Started::Task(task) => {
-                    task.wait_or_cancel(move |t| {
+                    // Boxed: a task's polling loop stays out of a plain call's future.
+                    Box::pin(task.wait_or_cancel(move |t| {
                         if let Some(f) = &on_task {
                             f(t)
                         }
-                    })
+                    }))
                     .await
                 }
             }
