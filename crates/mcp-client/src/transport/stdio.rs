@@ -418,70 +418,57 @@ fn response_id(line: &[u8]) -> Option<RequestId> {
     if e.method.is_some() || (e.result.is_none() && e.error.is_none()) {
         return None;
     }
-    let raw = e.id?.get();
-    if raw.starts_with('"') {
-        serde_json::from_str(raw).ok().map(RequestId::String)
-    } else {
-        raw.parse().ok().map(RequestId::Integer)
-    }
+    key(&serde_json::from_str(e.id?.get()).ok()?)
 }
 
-/// Delivers one line from the server to whoever waits for it. A response to a plain request
-/// goes on as text; anything else is parsed here to find its way.
+/// Delivers one line from the server to whoever waits for it. A response is read only for its
+/// id, and a plain request takes its text as it came; anything else is parsed here to find
+/// its way.
 fn route_line(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, line: Vec<u8>) {
     let text = line.trim_ascii();
     if text.is_empty() {
         return;
     }
-    if let Some(k) = response_id(text) {
-        match shared.pending.remove(&k) {
+    let parse = |text: &[u8]| match serde_json::from_slice::<Value>(text) {
+        Ok(msg) => Some(msg),
+        Err(e) => {
+            tracing::warn!(error = %e, "ignoring a non-JSON line from the server");
+            None
+        }
+    };
+    let (to, mut msg) = match response_id(text) {
+        Some(k) => (Some((k, true)), None),
+        None => {
+            let Some(m) = parse(text) else { return };
+            (target(&m), Some(m))
+        }
+    };
+    match to {
+        Some((k, true)) => match shared.pending.remove(&k) {
             Some(Route::Once(tx)) => {
                 let _ = tx.send(Ok(line));
                 return;
             }
             Some(Route::Stream(tx)) => {
-                if let Ok(msg) = serde_json::from_slice::<Value>(text) {
-                    let _ = tx.send(Ok(msg));
+                if let Some(m) = msg.or_else(|| parse(text)) {
+                    let _ = tx.send(Ok(m));
                 }
                 return;
             }
             None => {}
-        }
-    }
-    let msg = match serde_json::from_slice::<Value>(text) {
-        Ok(msg) => msg,
-        Err(e) => {
-            tracing::warn!(error = %e, "ignoring a non-JSON line from the server");
-            return;
-        }
-    };
-    match target(&msg) {
-        Some((k, true)) => match shared.pending.remove(&k) {
-            Some(Route::Stream(tx)) => {
-                let _ = tx.send(Ok(msg));
-            }
-            Some(Route::Once(tx)) => {
-                let _ = tx.send(Ok(line));
-            }
-            None => {
-                let _ = unsolicited.send(msg);
-            }
         },
         Some((k, false)) => {
-            let shard = shared.pending.shard(&k);
-            match shard.get(&k) {
-                Some(Route::Stream(tx)) => {
-                    let _ = tx.send(Ok(msg));
+            if let Some(Route::Stream(tx)) = shared.pending.shard(&k).get(&k) {
+                if let Some(m) = msg.take() {
+                    let _ = tx.send(Ok(m));
                 }
-                _ => {
-                    drop(shard);
-                    let _ = unsolicited.send(msg);
-                }
+                return;
             }
         }
-        None => {
-            let _ = unsolicited.send(msg);
-        }
+        None => {}
+    }
+    if let Some(m) = msg.or_else(|| parse(text)) {
+        let _ = unsolicited.send(m);
     }
 }
 
