@@ -330,14 +330,19 @@ async fn busy_tasks_never_make_list_listeners_lag() {
     assert_eq!(feed.next(Vec::new).await, Some(vec![crate::ChangeEvent::ToolsListChanged]), "no catch-up burst");
 }
 
-/// A store that notes, when a task's end is recorded, whether its handler was stopped already.
-struct EndWatcher {
+/// An in-memory store that shows every change to `on_update` before applying it.
+struct Spy {
     inner: super::InMemoryTaskStore,
-    dropped: Arc<AtomicBool>,
-    ended_after_drop: Arc<std::sync::Mutex<Vec<bool>>>,
+    on_update: Box<dyn Fn(&super::TaskChange) + Send + Sync>,
 }
 
-impl super::TaskStore for EndWatcher {
+impl Spy {
+    fn new(limits: TaskLimits, on_update: impl Fn(&super::TaskChange) + Send + Sync + 'static) -> Self {
+        Self { inner: super::InMemoryTaskStore::new(limits), on_update: Box::new(on_update) }
+    }
+}
+
+impl super::TaskStore for Spy {
     fn create(&self, r: super::TaskRecord, now: u64) -> super::StoreFuture<'_, Result<(), super::TaskStoreError>> {
         self.inner.create(r, now)
     }
@@ -354,9 +359,7 @@ impl super::TaskStore for EndWatcher {
         change: super::TaskChange,
         now: u64,
     ) -> super::StoreFuture<'a, Result<Option<super::Updated>, super::TaskStoreError>> {
-        if matches!(change, super::TaskChange::Finish(_)) {
-            self.ended_after_drop.lock().unwrap().push(self.dropped.load(Ordering::SeqCst));
-        }
+        (self.on_update)(&change);
         self.inner.update(id, change, now)
     }
     fn purge_expired(&self, now: u64) -> super::StoreFuture<'_, Result<Vec<String>, super::TaskStoreError>> {
@@ -374,11 +377,13 @@ impl super::TaskStore for EndWatcher {
 async fn a_cancelled_round_is_stopped_before_the_end_is_recorded() {
     let dropped = Arc::new(AtomicBool::new(false));
     let ended_after_drop = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let store = EndWatcher {
-        inner: super::InMemoryTaskStore::new(TaskLimits::default()),
-        dropped: dropped.clone(),
-        ended_after_drop: ended_after_drop.clone(),
-    };
+    // Notes, when the task's end is recorded, whether its handler was stopped already.
+    let (d, e) = (dropped.clone(), ended_after_drop.clone());
+    let store = Spy::new(TaskLimits::default(), move |change| {
+        if matches!(change, super::TaskChange::Finish(_)) {
+            e.lock().unwrap().push(d.load(Ordering::SeqCst));
+        }
+    });
     let s = server(dropped, Arc::default(), TaskConfig::new().store(Arc::new(store)));
     let created = call(&s, "tools/call", json!({"name": "slow", "arguments": {"seconds": 60}}), WITH_TASKS(), None)
         .await
@@ -388,42 +393,6 @@ async fn a_cancelled_round_is_stopped_before_the_end_is_recorded() {
     call(&s, "tasks/cancel", json!({ "taskId": id }), WITH_TASKS(), None).await.unwrap();
     wait_for(&s, id, "cancelled").await;
     assert_eq!(*ended_after_drop.lock().unwrap(), [true], "the handler was dropped before the end was stored");
-}
-
-/// A store that notes every status message written to it.
-struct StatusLog {
-    inner: super::InMemoryTaskStore,
-    written: Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl super::TaskStore for StatusLog {
-    fn create(&self, r: super::TaskRecord, now: u64) -> super::StoreFuture<'_, Result<(), super::TaskStoreError>> {
-        self.inner.create(r, now)
-    }
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-        now: u64,
-    ) -> super::StoreFuture<'a, Result<Option<super::TaskRecord>, super::TaskStoreError>> {
-        self.inner.get(id, now)
-    }
-    fn update<'a>(
-        &'a self,
-        id: &'a str,
-        change: super::TaskChange,
-        now: u64,
-    ) -> super::StoreFuture<'a, Result<Option<super::Updated>, super::TaskStoreError>> {
-        if let super::TaskChange::Message(m) = &change {
-            self.written.lock().unwrap().push(m.clone());
-        }
-        self.inner.update(id, change, now)
-    }
-    fn purge_expired(&self, now: u64) -> super::StoreFuture<'_, Result<Vec<String>, super::TaskStoreError>> {
-        self.inner.purge_expired(now)
-    }
-    fn watch(&self, id: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
-        self.inner.watch(id)
-    }
 }
 
 /// The ordinal `n` of a written `"{prefix} {n}"`.
@@ -437,7 +406,13 @@ fn step(message: &str, prefix: &str) -> Option<u32> {
 async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
     use tokio::time::Instant;
     let written = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let store = StatusLog { inner: super::InMemoryTaskStore::default(), written: written.clone() };
+    // Notes every status message written.
+    let w = written.clone();
+    let store = Spy::new(TaskLimits::default(), move |change| {
+        if let super::TaskChange::Message(m) = change {
+            w.lock().unwrap().push(m.clone());
+        }
+    });
     type Kept = Arc<std::sync::Mutex<Option<(Context, Instant, Instant)>>>;
     let kept: Kept = Arc::default();
     let k = kept.clone();
