@@ -46,7 +46,8 @@ struct Conn {
     in_flight: AtomicU32,
     /// Bytes arrived while no request was in flight: the head of the next request is coming.
     reading_head: AtomicBool,
-    /// When the connection last became idle, in milliseconds since the table's epoch.
+    /// When the connection last became idle, in nanoseconds since the table's epoch (fine
+    /// enough that connections served one after another never tie).
     idle_since: AtomicU64,
     /// Tells the connection's task to close it (gracefully).
     evict: Notify,
@@ -65,15 +66,15 @@ struct Table {
 }
 
 impl Table {
-    fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
     }
 
     fn insert(&self, id: u64) -> Arc<Conn> {
         let c = Arc::new(Conn {
             in_flight: AtomicU32::new(0),
             reading_head: AtomicBool::new(false),
-            idle_since: AtomicU64::new(self.now_ms()),
+            idle_since: AtomicU64::new(self.now_ns()),
             evict: Notify::new(),
         });
         self.conns.lock().expect("connection table").insert(id, c.clone());
@@ -87,7 +88,12 @@ impl Table {
     /// Asks the connection idle the longest to close; false when none is idle.
     fn evict_oldest_idle(&self) -> bool {
         let conns = self.conns.lock().expect("connection table");
-        let oldest = conns.values().filter(|c| c.is_idle()).min_by_key(|c| c.idle_since.load(Ordering::Relaxed));
+        // Ties (same instant) go to the connection accepted first.
+        let oldest = conns
+            .iter()
+            .filter(|(_, c)| c.is_idle())
+            .min_by_key(|(id, c)| (c.idle_since.load(Ordering::Relaxed), **id))
+            .map(|(_, c)| c);
         match oldest {
             Some(c) => {
                 // Not idle any more as far as the next eviction is concerned.
@@ -153,7 +159,7 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.conn.idle_since.store(self.table.now_ms(), Ordering::Relaxed);
+        self.conn.idle_since.store(self.table.now_ns(), Ordering::Relaxed);
         self.conn.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -256,7 +262,7 @@ async fn serve_connection(
             _ = conn.evict.notified() => break Duration::from_secs(1),
             _ = idle_check.as_mut() => {
                 let since = conn.idle_since.load(Ordering::Relaxed);
-                let idle_for = Duration::from_millis(table.now_ms().saturating_sub(since));
+                let idle_for = Duration::from_nanos(table.now_ns().saturating_sub(since));
                 if conn.is_idle() && idle_for >= idle_timeout {
                     break Duration::from_secs(1);
                 }
@@ -268,4 +274,25 @@ async fn serve_connection(
     // Graceful: an idle connection closes at once, one with a request finishes it first.
     http.as_mut().graceful_shutdown();
     let _ = tokio::time::timeout(closing, http).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_a_tie_the_connection_accepted_first_gives_way() {
+        let table = Table { epoch: Instant::now(), conns: Mutex::new(HashMap::new()) };
+        let conns: Vec<_> = (1..=50).map(|id| table.insert(id)).collect();
+        // Every connection became idle at the same instant (a coarse clock would do this).
+        for c in &conns {
+            c.idle_since.store(7, Ordering::Relaxed);
+        }
+        conns[0].idle_since.store(8, Ordering::Relaxed);
+        assert!(table.evict_oldest_idle());
+        assert!(conns[1].reading_head.load(Ordering::Acquire), "the second accepted is the oldest idle one");
+        assert!(conns.iter().enumerate().all(|(i, c)| i == 1 || !c.reading_head.load(Ordering::Acquire)));
+        assert!(table.evict_oldest_idle());
+        assert!(conns[2].reading_head.load(Ordering::Acquire), "then the third");
+    }
 }
