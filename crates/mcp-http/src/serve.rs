@@ -40,6 +40,10 @@ impl<B: RequestBody> tower_service::Service<Request<B>> for McpService {
     }
 }
 
+/// How long a new connection is not taken for idle (to give way at the connection cap): the
+/// accept loop may be back at the cap before the connection's task has read its first request.
+const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
+
 /// What the accept loop knows about one connection.
 struct Conn {
     /// Requests whose response has not been fully written.
@@ -47,15 +51,19 @@ struct Conn {
     /// Bytes arrived while no request was in flight: the head of the next request is coming.
     reading_head: AtomicBool,
     /// When the connection last became idle, in nanoseconds since the table's epoch (fine
-    /// enough that connections served one after another never tie).
+    /// enough that connections served one after another never tie). A new connection's is
+    /// [`FIRST_REQUEST_GRACE`] ahead: its first request may not have been read yet.
     idle_since: AtomicU64,
     /// Tells the connection's task to close it (gracefully).
     evict: Notify,
 }
 
 impl Conn {
-    fn is_idle(&self) -> bool {
-        self.in_flight.load(Ordering::Acquire) == 0 && !self.reading_head.load(Ordering::Acquire)
+    /// Whether the connection is idle at `now` (nanoseconds since the table's epoch).
+    fn is_idle(&self, now: u64) -> bool {
+        self.in_flight.load(Ordering::Acquire) == 0
+            && !self.reading_head.load(Ordering::Acquire)
+            && self.idle_since.load(Ordering::Relaxed) <= now
     }
 }
 
@@ -74,7 +82,7 @@ impl Table {
         let c = Arc::new(Conn {
             in_flight: AtomicU32::new(0),
             reading_head: AtomicBool::new(false),
-            idle_since: AtomicU64::new(self.now_ns()),
+            idle_since: AtomicU64::new(self.now_ns() + FIRST_REQUEST_GRACE.as_nanos() as u64),
             evict: Notify::new(),
         });
         self.conns.lock().expect("connection table").insert(id, c.clone());
@@ -87,11 +95,12 @@ impl Table {
 
     /// Asks the connection idle the longest to close; false when none is idle.
     fn evict_oldest_idle(&self) -> bool {
+        let now = self.now_ns();
         let conns = self.conns.lock().expect("connection table");
         // Ties (same instant) go to the connection accepted first.
         let oldest = conns
             .iter()
-            .filter(|(_, c)| c.is_idle())
+            .filter(|(_, c)| c.is_idle(now))
             .min_by_key(|(id, c)| (c.idle_since.load(Ordering::Relaxed), **id))
             .map(|(_, c)| c);
         match oldest {
@@ -261,12 +270,13 @@ async fn serve_connection(
             _ = shutdown.cancelled() => break Duration::from_secs(5),
             _ = conn.evict.notified() => break Duration::from_secs(1),
             _ = idle_check.as_mut() => {
-                let since = conn.idle_since.load(Ordering::Relaxed);
-                let idle_for = Duration::from_nanos(table.now_ns().saturating_sub(since));
-                if conn.is_idle() && idle_for >= idle_timeout {
+                let (since, now) = (conn.idle_since.load(Ordering::Relaxed), table.now_ns());
+                let idle = conn.is_idle(now);
+                let idle_for = Duration::from_nanos(now.saturating_sub(since));
+                if idle && idle_for >= idle_timeout {
                     break Duration::from_secs(1);
                 }
-                let wait = if conn.is_idle() { idle_timeout - idle_for } else { idle_timeout };
+                let wait = if idle { idle_timeout - idle_for } else { idle_timeout };
                 idle_check.as_mut().reset(Instant::now() + wait);
             }
         }
@@ -284,6 +294,7 @@ mod tests {
     fn at_a_tie_the_connection_accepted_first_gives_way() {
         let table = Table { epoch: Instant::now(), conns: Mutex::new(HashMap::new()) };
         let conns: Vec<_> = (1..=50).map(|id| table.insert(id)).collect();
+        assert!(!table.evict_oldest_idle(), "a new connection (its first request maybe unread) is not idle");
         // Every connection became idle at the same instant (a coarse clock would do this).
         for c in &conns {
             c.idle_since.store(7, Ordering::Relaxed);
