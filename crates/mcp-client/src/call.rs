@@ -3,9 +3,8 @@
 use crate::client::{CallOptions, Client};
 use crate::error::{ClientError, TransportError};
 use crate::protocol::{RoundStep, Rounds};
-use crate::transport::OutgoingRequest;
+use crate::transport::{ClientMeta, OutgoingRequest, Parts};
 use mcp_protocol::headers as h;
-use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::ProtocolError;
 use serde_json::{json, Map, Value};
 use std::future::Future;
@@ -40,7 +39,7 @@ impl Client {
     ) -> Result<Value, ClientError> {
         let mut rounds = Rounds::new(params, self.inner.config.max_rounds);
         loop {
-            let result = self.round(method, rounds.params().clone(), opts, traced).await?;
+            let result = self.round(method, rounds.params(), opts, traced).await?;
             let questions = match rounds.handle_result(result)? {
                 RoundStep::Done(result) => return Ok(result),
                 RoundStep::Ask(questions) => questions,
@@ -58,37 +57,36 @@ impl Client {
     async fn round(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         opts: &CallOptions,
         traced: bool,
     ) -> Result<Value, ClientError> {
         let id = self.next_id();
         let progress = opts.on_progress.as_ref().map(|_| id);
-        let (mut params, headers) = match self.negotiated() {
+        let negotiated = self.negotiated();
+        // Trace context, when traced (an empty map allocates nothing).
+        let mut trace = Map::new();
+        if traced {
+            crate::telemetry::round(id, &mut trace);
+        }
+        let extra = (!trace.is_empty()).then_some(&trace);
+        let (meta, headers) = match &negotiated {
             Some((true, version)) => {
-                let mut params = params;
-                if let Some(p) = progress {
-                    let meta = params.entry("_meta").or_insert_with(|| json!({}));
-                    meta[PROGRESS_TOKEN] = json!(p);
-                }
                 let mut headers = Vec::new();
-                if at_least_2025_06_18(&version) {
-                    headers.push((h::PROTOCOL_VERSION.to_owned(), version));
+                if at_least_2025_06_18(version) {
+                    headers.push((h::PROTOCOL_VERSION.to_owned(), version.clone()));
                 }
-                (Value::Object(params), headers)
+                (ClientMeta { progress, extra, ..ClientMeta::default() }, headers)
             }
-            negotiated => {
-                let version = negotiated.map_or_else(|| mcp_protocol::version::LATEST.to_owned(), |(_, v)| v);
-                let p = self.modern_params(&version, params, progress, opts.log_level.as_deref());
-                let headers = self.modern_headers(&version, method, &p);
-                (p, headers)
+            _ => {
+                let version = negotiated.as_ref().map_or(mcp_protocol::version::LATEST, |(_, v)| v.as_str());
+                let meta =
+                    ClientMeta { progress, log_level: opts.log_level.as_deref(), extra, ..self.modern_meta(version) };
+                (meta, self.modern_headers(version, method, params))
             }
         };
-        if traced {
-            crate::telemetry::round(id, &mut params);
-        }
-        let msg = mcp_protocol::jsonrpc::request(&json!(id), method, params);
-        let mut response = self.exchange(msg, headers, opts).await?;
+        let req = OutgoingRequest::from_parts(Parts { id, method, params, meta }, headers);
+        let mut response = self.exchange(req, opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
         }
@@ -99,16 +97,11 @@ impl Client {
     }
 
     /// Sends one request and drives its exchange to the response.
-    pub(crate) async fn exchange(
-        &self,
-        msg: Value,
-        headers: Vec<(String, String)>,
-        opts: &CallOptions,
-    ) -> Result<Value, ClientError> {
-        let id = msg["id"].clone();
+    pub(crate) async fn exchange(&self, req: OutgoingRequest<'_>, opts: &CallOptions) -> Result<Value, ClientError> {
+        let id = req.id().clone();
         let idle = opts.timeout.unwrap_or(self.inner.config.timeout);
         let hard_deadline = Instant::now() + self.inner.config.max_timeout.max(idle);
-        let sent = tokio::time::timeout(idle, self.inner.transport.request(OutgoingRequest { message: msg, headers }));
+        let sent = tokio::time::timeout(idle, self.inner.transport.request(req));
         let mut ex = match sent.await {
             Err(_) => return Err(ClientError::Timeout(idle)),
             Ok(Ok(ex)) => ex,

@@ -4,10 +4,10 @@ use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
 use crate::handlers::{boxed, Handlers};
 use crate::protocol::{Negotiation, Probed, Step};
-use crate::transport::{Transport, TransportKind};
+use crate::transport::{ClientMeta, OutgoingRequest, Parts, Transport, TransportKind};
 use mcp_protocol::headers::{self as h, encode_value, HeaderParam};
-use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
 use mcp_protocol::version;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -231,8 +231,11 @@ pub(crate) struct Inner {
     pub(crate) next_id: AtomicI64,
     pub(crate) tool_headers: RwLock<HashMap<String, Arc<[HeaderParam]>>>,
     pub(crate) cache: Cache,
-    /// The `clientCapabilities` of modern requests (computed once: every request sends it).
-    pub(crate) modern_caps: Value,
+    /// The `clientCapabilities` of modern requests, as JSON text (computed once: every
+    /// request sends it).
+    pub(crate) modern_caps: Box<RawValue>,
+    /// The `clientInfo` of modern requests, as JSON text.
+    pub(crate) info_json: Box<RawValue>,
     /// Legacy sessions: where server notifications go ([`Client::listen`] on a legacy server).
     pub(crate) listeners: crate::legacy::Listeners,
 }
@@ -255,9 +258,11 @@ impl Client {
         if config.tasks {
             modern_caps["extensions"] = json!({ mcp_protocol::meta::TASKS_EXTENSION: {} });
         }
+        let raw = |v: &Value| RawValue::from_string(v.to_string()).expect("a JSON value is JSON text");
         let client = Client {
             inner: Arc::new(Inner {
-                modern_caps,
+                modern_caps: raw(&modern_caps),
+                info_json: raw(&config.info),
                 transport,
                 config,
                 era: RwLock::new(None),
@@ -324,14 +329,16 @@ impl Client {
         wait: Duration,
         opts: &CallOptions,
     ) -> Result<Option<Result<Value, u16>>, ClientError> {
-        let id = self.next_id();
-        let params = self.modern_params(version, Map::new(), None, None);
-        let msg = mcp_protocol::jsonrpc::request(&json!(id), "server/discover", params);
-        let headers = self.modern_headers(version, "server/discover", &msg["params"]);
+        let (id, method, params) = (self.next_id(), "server/discover", Map::new());
+        let headers = self.modern_headers(version, method, &params);
+        let req = OutgoingRequest::from_parts(
+            Parts { id, method, params: &params, meta: self.modern_meta(version) },
+            headers,
+        );
         // The shared exchange loop (401/403 already become `AuthRequired` there); its own idle
         // timeout is the whole connect budget, past the probe's, so that silence means
         // "legacy", not an error.
-        match tokio::time::timeout(wait, self.exchange(msg, headers, opts)).await {
+        match tokio::time::timeout(wait, self.exchange(req, opts)).await {
             Err(_) => Ok(None),
             Ok(Err(ClientError::Transport(TransportError::Http { status, .. }))) if (400..500).contains(&status) => {
                 Ok(Some(Err(status)))
@@ -380,33 +387,18 @@ impl Client {
         self.inner.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Request `params` with the per-request `_meta` fields of a modern request.
-    pub(crate) fn modern_params(
-        &self,
-        version: &str,
-        mut params: Map<String, Value>,
-        progress: Option<i64>,
-        log_level: Option<&str>,
-    ) -> Value {
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        meta.insert(PROTOCOL_VERSION.into(), json!(version));
-        meta.insert(CLIENT_CAPABILITIES.into(), self.inner.modern_caps.clone());
-        meta.insert(CLIENT_INFO.into(), self.inner.config.info.clone());
-        if let Some(p) = progress {
-            meta.insert(PROGRESS_TOKEN.into(), json!(p));
-        }
-        if let Some(l) = log_level {
-            meta.insert(LOG_LEVEL.into(), json!(l));
-        }
-        params.insert("_meta".into(), Value::Object(meta));
-        Value::Object(params)
+    /// The `_meta` fields of a modern request with `version`.
+    pub(crate) fn modern_meta<'a>(&'a self, version: &'a str) -> ClientMeta<'a> {
+        ClientMeta { modern: Some((version, &self.inner.modern_caps, &self.inner.info_json)), ..ClientMeta::default() }
     }
 
     /// The Streamable HTTP headers of a modern request (none on stdio, which has no headers).
-    pub(crate) fn modern_headers(&self, version: &str, method: &str, params: &Value) -> Vec<(String, String)> {
+    pub(crate) fn modern_headers(
+        &self,
+        version: &str,
+        method: &str,
+        params: &Map<String, Value>,
+    ) -> Vec<(String, String)> {
         if self.inner.transport.kind() != TransportKind::Http {
             return Vec::new();
         }

@@ -2,6 +2,7 @@
 
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
+use crate::transport::OutgoingRequest;
 use mcp_protocol::version;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
@@ -50,7 +51,7 @@ impl Client {
             "clientInfo": self.inner.config.info,
         });
         let msg = mcp_protocol::jsonrpc::request(&json!(id), "initialize", params);
-        let response = self.exchange(msg, Vec::new(), opts).await?;
+        let response = self.exchange(OutgoingRequest::new(msg, Vec::new())?, opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
         }

@@ -2,7 +2,7 @@
 
 use crate::client::Client;
 use crate::error::{ClientError, TransportError};
-use crate::transport::{Exchange, OutgoingRequest};
+use crate::transport::{Exchange, OutgoingRequest, Parts};
 use futures::future::BoxFuture;
 use futures::{ready, Stream};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
@@ -203,12 +203,12 @@ impl Listener {
         let version = c.protocol_version();
         let mut params = Map::new();
         params.insert("notifications".into(), self.filter.clone());
-        let params = c.modern_params(&version, params, None, None);
-        let headers = c.modern_headers(&version, "subscriptions/listen", &params);
-        let msg = mcp_protocol::jsonrpc::request(&json!(id), "subscriptions/listen", params);
+        let method = "subscriptions/listen";
+        let headers = c.modern_headers(&version, method, &params);
+        let parts = Parts { id, method, params: &params, meta: c.modern_meta(&version) };
         let mut ex = tokio::time::timeout(
             c.inner.config.timeout,
-            c.inner.transport.request(OutgoingRequest { message: msg, headers }),
+            c.inner.transport.request(OutgoingRequest::from_parts(parts, headers)),
         )
         .await
         .map_err(|_| ClientError::Timeout(c.inner.config.timeout))??;

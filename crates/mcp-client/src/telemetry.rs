@@ -96,13 +96,13 @@ fn error_kind(e: &ClientError) -> &'static str {
 /// Marks one round of a traced call: its JSON-RPC id on the span and, with the `otel`
 /// feature, the span's context in the request's `_meta`. Called only for traced calls, inside
 /// their span.
-pub(crate) fn round(id: i64, params: &mut Value) {
+pub(crate) fn round(id: i64, meta: &mut Map<String, Value>) {
     let span = Span::current();
     span.record("jsonrpc.request.id", tracing::field::display(id));
     #[cfg(feature = "otel")]
-    otel::inject(&span, params);
+    otel::inject(&span, meta);
     #[cfg(not(feature = "otel"))]
-    let _ = params;
+    let _ = meta;
 }
 
 #[cfg(feature = "otel")]
@@ -119,13 +119,9 @@ mod otel {
         }
     }
 
-    /// Writes `span`'s context into `params._meta`.
-    pub(super) fn inject(span: &tracing::Span, params: &mut Value) {
+    /// Writes `span`'s context into `meta` (the request's `_meta` fields).
+    pub(super) fn inject(span: &tracing::Span, meta: &mut Map<String, Value>) {
         let cx = span.context();
-        let Some(params) = params.as_object_mut() else { return };
-        let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-        if let Some(meta) = meta.as_object_mut() {
-            opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut MetaCarrier(meta)));
-        }
+        opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut MetaCarrier(meta)));
     }
 }

@@ -298,7 +298,7 @@ async fn legacy_session_id_get_stream_cancel_and_delete() {
         let t = HttpTransport::new(&url).unwrap();
         let mut unsolicited = t.take_unsolicited().unwrap();
         assert!(t.take_unsolicited().is_none());
-        let init = OutgoingRequest { message: json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}), headers: Vec::new() };
+        let init = OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}), Vec::new()).unwrap();
         let mut ex = t.request(init).await.unwrap();
         assert_eq!(ex.next().await.unwrap().unwrap()["result"]["protocolVersion"], "2025-06-18");
         ex.complete();
@@ -311,12 +311,12 @@ async fn legacy_session_id_get_stream_cancel_and_delete() {
         let m = recv(&mut unsolicited).await;
         assert_eq!(m["method"], "roots/list");
 
-        let mut ex = t.request(OutgoingRequest { message: json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), headers: pv.clone() }).await.unwrap();
+        let mut ex = t.request(OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), pv.clone()).unwrap()).await.unwrap();
         assert_eq!(ex.next().await.unwrap().unwrap(), response(2));
         ex.complete();
 
         // Cancelling in a legacy session also sends notifications/cancelled.
-        let ex = t.request(OutgoingRequest { message: json!({"jsonrpc": "2.0", "id": 3, "method": "slow"}), headers: pv.clone() }).await.unwrap();
+        let ex = t.request(OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 3, "method": "slow"}), pv.clone()).unwrap()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         drop(ex);
         loop {
@@ -327,7 +327,7 @@ async fn legacy_session_id_get_stream_cancel_and_delete() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
 
-        match t.request(OutgoingRequest { message: json!({"jsonrpc": "2.0", "id": 4, "method": "gone"}), headers: pv.clone() }).await {
+        match t.request(OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 4, "method": "gone"}), pv.clone()).unwrap()).await {
             Err(TransportError::Closed(why)) => assert_eq!(why, "session expired"),
             other => panic!("{other:?}"),
         }

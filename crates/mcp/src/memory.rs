@@ -51,9 +51,8 @@ fn closed(why: impl std::fmt::Display) -> TransportError {
 }
 
 impl MemoryTransport {
-    fn start(&self, message: Value, tx: Messages, cancel: CancellationToken) -> Result<(), TransportError> {
-        let bytes = serde_json::to_vec(&message).map_err(closed)?;
-        let req = match parse_incoming(&bytes, DEFAULT_MAX_DEPTH) {
+    fn start(&self, bytes: &[u8], tx: Messages, cancel: CancellationToken) -> Result<(), TransportError> {
+        let req = match parse_incoming(bytes, DEFAULT_MAX_DEPTH) {
             Ok(Incoming::Request(r)) => r,
             Ok(Incoming::Notification(_)) => return Err(closed("not a request")),
             Err(rej) => {
@@ -104,11 +103,11 @@ impl Transport for MemoryTransport {
         TransportKind::Stdio
     }
 
-    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+    fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
         Box::pin(async move {
             let (tx, rx) = mpsc::unbounded_channel();
             let cancel = CancellationToken::new();
-            self.start(req.message, tx, cancel.clone())?;
+            self.start(&req.to_json()?, tx, cancel.clone())?;
             Ok(Exchange::stream(rx).on_cancel(move || cancel.cancel()))
         })
     }

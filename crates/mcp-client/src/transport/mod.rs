@@ -5,7 +5,11 @@
 //! `Mcp-Param-*`) and passes them along; transports without headers (stdio) ignore them.
 
 pub mod http;
+mod outgoing;
 pub mod stdio;
+
+pub use outgoing::OutgoingRequest;
+pub(crate) use outgoing::{ClientMeta, Parts};
 
 use crate::error::TransportError;
 use futures::future::BoxFuture;
@@ -22,15 +26,6 @@ pub(crate) fn request_key(v: &Value) -> Option<RequestId> {
         Value::Number(n) => n.as_i64().map(RequestId::Integer),
         _ => None,
     }
-}
-
-/// One outgoing request.
-#[derive(Debug, Clone)]
-pub struct OutgoingRequest {
-    /// The whole JSON-RPC request (`jsonrpc`, `id`, `method`, `params`).
-    pub message: Value,
-    /// HTTP headers to send with it (lower-case names). Ignored by stdio.
-    pub headers: Vec<(String, String)>,
 }
 
 /// Everything the server sends about one request: notifications (and, in legacy sessions,
@@ -142,7 +137,9 @@ pub trait Transport: Send + Sync + 'static {
     /// On HTTP a 4xx/5xx answer whose body is a JSON-RPC error is delivered as that error
     /// response (so the core can recognise modern errors); any other failure status is
     /// `TransportError::Http`.
-    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>>;
+    /// The request's JSON is written straight into the transport's buffer
+    /// ([`OutgoingRequest::write_json`]); it borrows from the caller until the future is done.
+    fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>>;
 
     /// Sends a notification, or a response to a server-to-client request (legacy sessions).
     fn send(&self, message: Value, headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>>;

@@ -149,14 +149,19 @@ impl Outbox {
     /// Queues `msg` as one line; wakes the writer when the queue was empty (a non-empty queue
     /// has a wake-up pending already).
     fn push(&self, msg: &Value) -> Result<(), TransportError> {
+        self.push_with(|out| serde_json::to_writer(out, msg).map_err(|e| TransportError::Malformed(e.to_string())))
+    }
+
+    /// Queues the line `write` appends (without its newline); see [`Outbox::push`].
+    fn push_with(&self, write: impl FnOnce(&mut Vec<u8>) -> Result<(), TransportError>) -> Result<(), TransportError> {
         let mut st = self.state.lock().expect("lock");
         if st.closing || st.gone {
             return Err(TransportError::Closed("the server's input is closed".into()));
         }
         let start = st.bytes.len();
-        if let Err(e) = serde_json::to_writer(&mut st.bytes, msg) {
+        if let Err(e) = write(&mut st.bytes) {
             st.bytes.truncate(start);
-            return Err(TransportError::Malformed(e.to_string()));
+            return Err(e);
         }
         st.bytes.push(b'\n');
         drop(st);
@@ -497,21 +502,14 @@ impl Transport for StdioTransport {
         TransportKind::Stdio
     }
 
-    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+    fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
         Box::pin(async move {
-            let id =
-                req.message.get("id").cloned().ok_or_else(|| TransportError::Malformed("request without id".into()))?;
+            let id = req.id().clone();
             let k =
                 key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
             // Notifications name their request by progress token or subscription id: only
             // such requests need a stream; any other gets its response through a one-shot.
-            let params = req.message.get("params");
-            let streams = req.message.get("method").and_then(Value::as_str) == Some("subscriptions/listen")
-                || params
-                    .and_then(|p| p.get("_meta"))
-                    .and_then(|m| m.get(mcp_protocol::meta::PROGRESS_TOKEN))
-                    .is_some();
-            let (route, exchange) = if streams {
+            let (route, exchange) = if req.streams() {
                 let (tx, rx) = mpsc::unbounded_channel();
                 (Route::Stream(tx), Exchange::stream(rx))
             } else {
@@ -519,7 +517,11 @@ impl Transport for StdioTransport {
                 (Route::Once(tx), Exchange::once_text(rx))
             };
             self.shared.pending.insert(k.clone(), route);
-            if let Err(e) = self.write(&req.message) {
+            let sent = match self.shared.closed_reason() {
+                Some(why) => Err(TransportError::Closed(why)),
+                None => self.shared.outbox.push_with(|out| req.write_json(out)),
+            };
+            if let Err(e) = sent {
                 self.shared.pending.remove(&k);
                 return Err(e);
             }

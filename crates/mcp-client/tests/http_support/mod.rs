@@ -146,11 +146,12 @@ pub(crate) async fn wait_closed(s: &mut TcpStream) {
     }
 }
 
-pub(crate) fn request(id: i64, method: &str) -> OutgoingRequest {
-    OutgoingRequest {
-        message: json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": {} }),
-        headers: vec![("mcp-method".into(), method.into()), ("mcp-protocol-version".into(), "2026-07-28".into())],
-    }
+pub(crate) fn request(id: i64, method: &str) -> OutgoingRequest<'static> {
+    OutgoingRequest::new(
+        json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": {} }),
+        vec![("mcp-method".into(), method.into()), ("mcp-protocol-version".into(), "2026-07-28".into())],
+    )
+    .expect("a request with an integer id")
 }
 
 pub(crate) fn response(id: i64) -> Value {

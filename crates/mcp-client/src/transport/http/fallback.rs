@@ -5,7 +5,8 @@ use super::redirect::same_origin;
 use super::stream::{dispatch, is_event_stream, pump, End, Flow};
 use super::{key, Inner};
 use crate::error::TransportError;
-use crate::transport::{Exchange, OutgoingRequest};
+use crate::transport::Exchange;
+use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use mcp_protocol::sse::{SseEvent, SseParser};
 use mcp_protocol::types::RequestId;
@@ -125,14 +126,15 @@ pub(super) async fn request(
     inner: &Arc<Inner>,
     endpoint: Url,
     id: Value,
-    method: String,
-    req: OutgoingRequest,
+    initialize: bool,
+    body: Bytes,
+    headers: Vec<(String, String)>,
 ) -> Result<Exchange, TransportError> {
     let k = key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
     let (tx, rx) = mpsc::unbounded_channel();
     inner.lock().pending.insert(k.clone(), tx);
     let mut guard = PendingGuard { inner, key: Some(k.clone()) };
-    let resp = inner.post_authorized(endpoint, &req.headers, &req.message).await?;
+    let resp = inner.post_authorized(endpoint, &headers, body).await?;
     if !resp.status().is_success() {
         let m = inner.failure(resp, Some(&id)).await?;
         return Ok(Exchange::ready([m]));
@@ -140,10 +142,9 @@ pub(super) async fn request(
     drop(resp);
     guard.key = None;
     let inner = inner.clone();
-    let headers = req.headers;
     Ok(Exchange::stream(rx).on_cancel(move || {
         let was_pending = inner.lock().pending.remove(&k).is_some();
-        if was_pending && method != "initialize" {
+        if was_pending && !initialize {
             inner.notify_cancelled(id, headers);
         }
     }))

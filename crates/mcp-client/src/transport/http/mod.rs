@@ -297,17 +297,9 @@ impl Inner {
         Ok(Cow::Owned(headers))
     }
 
-    /// POSTs `message` with the auth provider's headers; after a 401/403 the provider handled,
+    /// POSTs `body` with the auth provider's headers; after a 401/403 the provider handled,
     /// POSTs it again (at most [`MAX_AUTH_ROUNDS`] times). Returns the last response.
-    async fn post_authorized(
-        &self,
-        url: Url,
-        extra: &[(String, String)],
-        message: &Value,
-    ) -> Result<Resp, TransportError> {
-        let mut body = Vec::with_capacity(512);
-        serde_json::to_writer(&mut body, message).map_err(|e| TransportError::Malformed(e.to_string()))?;
-        let body = Bytes::from(body);
+    async fn post_authorized(&self, url: Url, extra: &[(String, String)], body: Bytes) -> Result<Resp, TransportError> {
         let mut rounds = 0;
         loop {
             let headers = self.with_auth(&Method::POST, &url, extra).await?;
@@ -425,7 +417,8 @@ impl Inner {
         self.check_open()?;
         self.remember_protocol(headers);
         let url = self.lock().endpoint.clone().unwrap_or_else(|| self.url.clone());
-        let resp = self.post_authorized(url, headers, message).await?;
+        let body = serde_json::to_vec(message).map_err(|e| TransportError::Malformed(e.to_string()))?;
+        let resp = self.post_authorized(url, headers, Bytes::from(body)).await?;
         let status = resp.status();
         if !status.is_success() {
             let www_authenticate =
@@ -565,16 +558,11 @@ impl Transport for HttpTransport {
         TransportKind::Http
     }
 
-    fn request(&self, req: OutgoingRequest) -> BoxFuture<'_, Result<Exchange, TransportError>> {
+    fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            let id = req
-                .message
-                .get("id")
-                .filter(|v| !v.is_null())
-                .cloned()
-                .ok_or_else(|| TransportError::Malformed("request without id".into()))?;
-            let method = req.message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let id = req.id().clone();
+            let initialize = req.is_initialize();
             // One lock for everything the request needs to know (calls contend for it).
             let (endpoint, legacy) = {
                 let mut st = inner.lock();
@@ -586,18 +574,19 @@ impl Transport for HttpTransport {
                         st.protocol = Some(v.clone());
                     }
                 }
-                (st.endpoint.clone(), st.legacy && method != "initialize")
+                (st.endpoint.clone(), st.legacy && !initialize)
             };
+            let body = Bytes::from(req.to_json()?);
             if let Some(endpoint) = endpoint {
-                return fallback::request(inner, endpoint, id, method, req).await;
+                return fallback::request(inner, endpoint, id, initialize, body, req.headers).await;
             }
-            let resp = inner.post_authorized(inner.url.clone(), &req.headers, &req.message).await?;
+            let resp = inner.post_authorized(inner.url.clone(), &req.headers, body).await?;
             let status = resp.status();
             if !status.is_success() {
                 let m = inner.failure(resp, Some(&id)).await?;
                 return Ok(Exchange::ready([m]));
             }
-            if method == "initialize" {
+            if initialize {
                 inner.capture_session(resp.headers());
             }
             if status == StatusCode::ACCEPTED {

@@ -1,0 +1,290 @@
+//! One outgoing request, as a transport sees it: its id, what kind of exchange it opens, its
+//! headers, and its JSON written straight into the transport's buffer.
+//!
+//! The client core builds most requests from their parts (the caller's `params` and the
+//! client's `_meta` fields) without an intermediate `serde_json::Value`: a request is written
+//! once, into the stdio outbox or the HTTP body, and nothing of it is copied or allocated per
+//! field. Requests built as a whole JSON value (rare paths, custom transports' tests) go
+//! through [`OutgoingRequest::new`].
+
+use crate::error::TransportError;
+use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// One outgoing request. Its JSON is written with [`OutgoingRequest::write_json`].
+#[derive(Debug, Clone)]
+pub struct OutgoingRequest<'a> {
+    id: Value,
+    streams: bool,
+    initialize: bool,
+    body: Body<'a>,
+    /// HTTP headers to send with it (lower-case names). Ignored by stdio.
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+enum Body<'a> {
+    /// A whole JSON-RPC request.
+    Whole(Value),
+    /// A request from its parts.
+    Parts(Parts<'a>),
+}
+
+impl OutgoingRequest<'static> {
+    /// A request from the whole JSON-RPC message (`jsonrpc`, `id`, `method`, `params`). Fails
+    /// when its `id` is not a string or an integer.
+    pub fn new(message: Value, headers: Vec<(String, String)>) -> Result<Self, TransportError> {
+        let id = match message.get("id") {
+            Some(id @ Value::String(_)) => id.clone(),
+            Some(id @ Value::Number(n)) if n.as_i64().is_some() => id.clone(),
+            Some(_) => return Err(TransportError::Malformed("request id is not a string or integer".into())),
+            None => return Err(TransportError::Malformed("request without id".into())),
+        };
+        let method = message.get("method").and_then(Value::as_str);
+        let streams = method == Some("subscriptions/listen")
+            || message.pointer("/params/_meta").and_then(|m| m.get(PROGRESS_TOKEN)).is_some();
+        let initialize = method == Some("initialize");
+        Ok(Self { id, streams, initialize, body: Body::Whole(message), headers })
+    }
+}
+
+impl<'a> OutgoingRequest<'a> {
+    /// A request from its parts (the client core's path for every call).
+    pub(crate) fn from_parts(parts: Parts<'a>, headers: Vec<(String, String)>) -> Self {
+        Self {
+            id: Value::from(parts.id),
+            streams: parts.method == "subscriptions/listen"
+                || parts.meta.progress.is_some()
+                || parts.params.get("_meta").and_then(|m| m.get(PROGRESS_TOKEN)).is_some(),
+            initialize: parts.method == "initialize",
+            body: Body::Parts(parts),
+            headers,
+        }
+    }
+
+    /// The request's id (a string or an integer).
+    pub fn id(&self) -> &Value {
+        &self.id
+    }
+
+    /// Whether messages other than the response may come for this request: it carries a
+    /// progress token, or it is `subscriptions/listen`. Any other request gets exactly one
+    /// message, its response.
+    pub fn streams(&self) -> bool {
+        self.streams
+    }
+
+    /// Whether this is `initialize` (a legacy session begins with its answer).
+    pub fn is_initialize(&self) -> bool {
+        self.initialize
+    }
+
+    /// Appends the request's JSON (one line: no newline inside) to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), TransportError> {
+        let r = match &self.body {
+            Body::Whole(v) => serde_json::to_writer(&mut *out, v),
+            Body::Parts(p) => serde_json::to_writer(&mut *out, p),
+        };
+        r.map_err(|e| TransportError::Malformed(e.to_string()))
+    }
+
+    /// The request's JSON as a new buffer.
+    pub fn to_json(&self) -> Result<Vec<u8>, TransportError> {
+        let mut out = Vec::with_capacity(256);
+        self.write_json(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// A request from its parts: `{"jsonrpc":"2.0","id":..,"method":..,"params":{..}}`, where
+/// `params` are the caller's with the client's `_meta` fields merged into theirs.
+#[derive(Debug, Clone)]
+pub(crate) struct Parts<'a> {
+    pub(crate) id: i64,
+    pub(crate) method: &'a str,
+    pub(crate) params: &'a Map<String, Value>,
+    pub(crate) meta: ClientMeta<'a>,
+}
+
+/// The `_meta` fields the client sets on a request. They replace the caller's fields of the
+/// same names; the caller's other `_meta` fields are kept.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClientMeta<'a> {
+    /// A modern request's version, capabilities and client info (both already JSON text).
+    pub(crate) modern: Option<(&'a str, &'a RawValue, &'a RawValue)>,
+    pub(crate) progress: Option<i64>,
+    pub(crate) log_level: Option<&'a str>,
+    /// Anything else (trace context).
+    pub(crate) extra: Option<&'a Map<String, Value>>,
+}
+
+impl ClientMeta<'_> {
+    fn is_empty(&self) -> bool {
+        self.modern.is_none()
+            && self.progress.is_none()
+            && self.log_level.is_none()
+            && self.extra.is_none_or(Map::is_empty)
+    }
+
+    /// Whether the client sets `key`.
+    fn sets(&self, key: &str) -> bool {
+        (self.modern.is_some() && [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO].contains(&key))
+            || (self.progress.is_some() && key == PROGRESS_TOKEN)
+            || (self.log_level.is_some() && key == LOG_LEVEL)
+            || self.extra.is_some_and(|e| e.contains_key(key))
+    }
+}
+
+impl Serialize for Parts<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        m.serialize_entry("id", &self.id)?;
+        m.serialize_entry("method", self.method)?;
+        m.serialize_entry("params", &Params(self))?;
+        m.end()
+    }
+}
+
+/// `params`: the caller's fields, `_meta` merged.
+struct Params<'p, 'a>(&'p Parts<'a>);
+
+impl Serialize for Params<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Parts { params, meta, .. } = self.0;
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in params.iter().filter(|(k, _)| *k != "_meta") {
+            m.serialize_entry(k, v)?;
+        }
+        let theirs = params.get("_meta");
+        match theirs {
+            _ if !meta.is_empty() => m.serialize_entry("_meta", &Meta { theirs, ours: meta })?,
+            Some(v) => m.serialize_entry("_meta", v)?,
+            None => {}
+        }
+        m.end()
+    }
+}
+
+/// `_meta`: the caller's fields the client does not set, then the client's.
+struct Meta<'p, 'a> {
+    theirs: Option<&'p Value>,
+    ours: &'p ClientMeta<'a>,
+}
+
+impl Serialize for Meta<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ours = self.ours;
+        let mut m = s.serialize_map(None)?;
+        if let Some(Value::Object(theirs)) = self.theirs {
+            for (k, v) in theirs.iter().filter(|(k, _)| !ours.sets(k)) {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        if let Some((version, caps, info)) = ours.modern {
+            m.serialize_entry(PROTOCOL_VERSION, version)?;
+            m.serialize_entry(CLIENT_CAPABILITIES, caps)?;
+            m.serialize_entry(CLIENT_INFO, info)?;
+        }
+        if let Some(p) = ours.progress {
+            m.serialize_entry(PROGRESS_TOKEN, &p)?;
+        }
+        if let Some(l) = ours.log_level {
+            m.serialize_entry(LOG_LEVEL, l)?;
+        }
+        if let Some(extra) = ours.extra {
+            for (k, v) in extra {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(v: Value) -> Box<RawValue> {
+        RawValue::from_string(v.to_string()).unwrap()
+    }
+
+    fn written(req: &OutgoingRequest<'_>) -> Value {
+        let text = req.to_json().unwrap();
+        assert!(!text.contains(&b'\n'), "one line");
+        serde_json::from_slice(&text).unwrap()
+    }
+
+    #[test]
+    fn a_modern_request_merges_the_callers_meta_with_the_clients() {
+        let (caps, info) = (raw(json!({"roots": {}})), raw(json!({"name": "c", "version": "1"})));
+        let params = json!({"name": "echo", "arguments": {"text": "hi"},
+            "_meta": {"mine": 1, PROGRESS_TOKEN: "theirs", PROTOCOL_VERSION: "1999-01-01"}});
+        let params = params.as_object().unwrap();
+        let extra = json!({"traceparent": "00-1-2-01"});
+        let meta = ClientMeta {
+            modern: Some(("2026-07-28", &caps, &info)),
+            progress: Some(7),
+            log_level: Some("debug"),
+            extra: extra.as_object(),
+        };
+        let req = OutgoingRequest::from_parts(Parts { id: 3, method: "tools/call", params, meta }, Vec::new());
+        assert_eq!((req.id(), req.streams(), req.is_initialize()), (&json!(3), true, false));
+        assert_eq!(
+            written(&req),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": "hi"},
+                "_meta": {"mine": 1, PROGRESS_TOKEN: 7, PROTOCOL_VERSION: "2026-07-28",
+                    CLIENT_CAPABILITIES: {"roots": {}}, CLIENT_INFO: {"name": "c", "version": "1"},
+                    LOG_LEVEL: "debug", "traceparent": "00-1-2-01"}}})
+        );
+    }
+
+    #[test]
+    fn without_client_meta_the_params_go_as_they_are() {
+        for params in [json!({}), json!({"cursor": "c"}), json!({"_meta": 5}), json!({"_meta": {"k": [1]}, "x": null})]
+        {
+            let p = params.as_object().unwrap();
+            let parts = Parts { id: -1, method: "m", params: p, meta: ClientMeta::default() };
+            let req = OutgoingRequest::from_parts(parts, Vec::new());
+            assert!(!req.streams(), "{params}");
+            assert_eq!(written(&req), json!({"jsonrpc": "2.0", "id": -1, "method": "m", "params": params}));
+        }
+    }
+
+    #[test]
+    fn a_callers_meta_that_is_no_object_gives_way_to_the_clients() {
+        let params = json!({"_meta": "odd"});
+        let meta = ClientMeta { progress: Some(1), ..ClientMeta::default() };
+        let parts = Parts { id: 1, method: "m", params: params.as_object().unwrap(), meta };
+        assert_eq!(
+            written(&OutgoingRequest::from_parts(parts, Vec::new()))["params"],
+            json!({"_meta": {PROGRESS_TOKEN: 1}})
+        );
+        // A caller's own progress token asks for a stream too.
+        let params = json!({"_meta": {PROGRESS_TOKEN: "mine"}});
+        let parts = Parts { id: 1, method: "m", params: params.as_object().unwrap(), meta: ClientMeta::default() };
+        assert!(OutgoingRequest::from_parts(parts, Vec::new()).streams());
+    }
+
+    #[test]
+    fn a_whole_message_is_checked_and_classified() {
+        let listen =
+            OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": "a", "method": "subscriptions/listen"}), Vec::new());
+        assert!(listen.unwrap().streams());
+        let init =
+            OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}), Vec::new());
+        let init = init.unwrap();
+        assert!(init.is_initialize() && !init.streams());
+        let progress = json!({"jsonrpc": "2.0", "id": 2, "method": "x", "params": {"_meta": {PROGRESS_TOKEN: 2}}});
+        let r = OutgoingRequest::new(progress.clone(), Vec::new()).unwrap();
+        assert!(r.streams());
+        assert_eq!(written(&r), progress);
+        for bad in [json!({"method": "x"}), json!({"id": null}), json!({"id": 1.5}), json!({"id": [1]})] {
+            assert!(matches!(OutgoingRequest::new(bad, Vec::new()), Err(TransportError::Malformed(_))));
+        }
+    }
+}
