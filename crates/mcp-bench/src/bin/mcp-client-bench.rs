@@ -63,9 +63,13 @@ struct Args {
     /// Which transports to run: `http`, `stdio` or `all`.
     #[arg(long, default_value = "all")]
     only: String,
-    /// Measure only `ours` or only `raw` (for profiling); default both.
-    #[arg(long, default_value = "both")]
+    /// Measure only one side (`ours`, `raw`, `demux` or `reqwest`; for profiling and for
+    /// counting cycles per call with `perf stat`); default all.
+    #[arg(long, default_value = "all")]
     side: String,
+    /// Which cases to run: `sequential` (w=1), `concurrent` or `all`.
+    #[arg(long, default_value = "all")]
+    cases: String,
     /// Pin the ceiling servers to this CPU (through `taskset -c`). With the client itself
     /// started under `taskset -c` on another CPU (as `scripts/bench.sh` does), the two never
     /// compete for a core and the client's runtime has one worker per CPU it may use.
@@ -412,11 +416,15 @@ async fn spawn_http(program: &Path) -> Result<(Child, String), BoxError> {
 
 /// Runs one case: a warm-up of every side, then the sides in turns; prints its line.
 async fn case(label: &str, args: &Args, mut sides: Vec<(&'static str, Side<'_>)>) -> Result<(), String> {
-    sides.retain(|(name, _)| match args.side.as_str() {
-        "ours" => *name == "ours",
-        "raw" => *name != "ours",
+    let wanted = match args.cases.as_str() {
+        "sequential" => label.ends_with("w=1"),
+        "concurrent" => !label.ends_with("w=1"),
         _ => true,
-    });
+    };
+    if !wanted {
+        return Ok(());
+    }
+    sides.retain(|(name, _)| matches!(args.side.as_str(), "all" | "both") || *name == args.side);
     let time = Duration::from_secs_f64(args.secs.clamp(0.1, 600.0));
     let warm = (time / 5).min(Duration::from_secs(1));
     let per_slice = args.requests.div_ceil(u64::from(SLICES));
