@@ -92,7 +92,7 @@ impl<'a> OutgoingRequest<'a> {
 
     /// The request's JSON as a new buffer.
     pub fn to_json(&self) -> Result<Vec<u8>, TransportError> {
-        let mut out = Vec::with_capacity(256);
+        let mut out = Vec::with_capacity(512);
         self.write_json(&mut out)?;
         Ok(out)
     }
