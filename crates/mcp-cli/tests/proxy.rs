@@ -268,7 +268,10 @@ async fn a_crashed_upstream_is_restarted() {
     assert_ne!(before, after, "a new upstream process serves the next call");
     assert_eq!(text_of(&c, "echo", json!({ "text": "still here" })).await, "still here");
     // The log is read by another thread: it may lag the answers a little.
-    let logged = || proxy.stderr().contains("process lost") && proxy.stderr().contains("restarted");
+    let logged = || {
+        let log = proxy.stderr();
+        log.contains("process lost") && log.contains("restarted")
+    };
     eventually("the loss and the restart in the log", logged).await;
 }
 

@@ -7,8 +7,10 @@
 //! field. Requests built as a whole JSON value (rare paths, custom transports' tests) go
 //! through [`OutgoingRequest::new`].
 
+use super::request_key;
 use crate::error::TransportError;
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
+use mcp_protocol::types::RequestId;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -37,15 +39,13 @@ impl OutgoingRequest<'static> {
     /// when its `id` is not a string or an integer.
     pub fn new(message: Value, headers: Vec<(String, String)>) -> Result<Self, TransportError> {
         let id = match message.get("id") {
-            Some(id @ Value::String(_)) => id.clone(),
-            Some(id @ Value::Number(n)) if n.as_i64().is_some() => id.clone(),
+            Some(id) if request_key(id).is_some() => id.clone(),
             Some(_) => return Err(TransportError::Malformed("request id is not a string or integer".into())),
             None => return Err(TransportError::Malformed("request without id".into())),
         };
-        let method = message.get("method").and_then(Value::as_str);
-        let streams = method == Some("subscriptions/listen")
-            || message.pointer("/params/_meta").and_then(|m| m.get(PROGRESS_TOKEN)).is_some();
-        let initialize = method == Some("initialize");
+        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+        let streams = streams(method, message.pointer("/params/_meta"));
+        let initialize = method == "initialize";
         Ok(Self { id, streams, initialize, body: Body::Whole(message), headers })
     }
 }
@@ -55,9 +55,7 @@ impl<'a> OutgoingRequest<'a> {
     pub(crate) fn from_parts(parts: Parts<'a>, headers: Vec<(String, String)>) -> Self {
         Self {
             id: Value::from(parts.id),
-            streams: parts.method == "subscriptions/listen"
-                || parts.meta.progress.is_some()
-                || parts.params.get("_meta").and_then(|m| m.get(PROGRESS_TOKEN)).is_some(),
+            streams: parts.meta.progress.is_some() || streams(parts.method, parts.params.get("_meta")),
             initialize: parts.method == "initialize",
             body: Body::Parts(parts),
             headers,
@@ -67,6 +65,11 @@ impl<'a> OutgoingRequest<'a> {
     /// The request's id (a string or an integer).
     pub fn id(&self) -> &Value {
         &self.id
+    }
+
+    /// The request's id as a key of the transport's pending requests.
+    pub(crate) fn key(&self) -> RequestId {
+        request_key(&self.id).expect("the id is checked when the request is made")
     }
 
     /// Whether messages other than the response may come for this request: it carries a
@@ -96,6 +99,12 @@ impl<'a> OutgoingRequest<'a> {
         self.write_json(&mut out)?;
         Ok(out)
     }
+}
+
+/// Whether a request of `method` with `_meta` may get more messages than its response: it is
+/// `subscriptions/listen`, or it carries a progress token.
+fn streams(method: &str, meta: Option<&Value>) -> bool {
+    method == "subscriptions/listen" || meta.and_then(|m| m.get(PROGRESS_TOKEN)).is_some()
 }
 
 /// A request from its parts: `{"jsonrpc":"2.0","id":..,"method":..,"params":{..}}`, where

@@ -504,9 +504,7 @@ impl Transport for StdioTransport {
 
     fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
         Box::pin(async move {
-            let id = req.id().clone();
-            let k =
-                key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
+            let (id, k) = (req.id().clone(), req.key());
             // Notifications name their request by progress token or subscription id: only
             // such requests need a stream; any other gets its response through a one-shot.
             let (route, exchange) = if req.streams() {

@@ -3,9 +3,9 @@
 
 use super::redirect::same_origin;
 use super::stream::{dispatch, is_event_stream, pump, End, Flow};
-use super::{key, Inner};
+use super::Inner;
 use crate::error::TransportError;
-use crate::transport::Exchange;
+use crate::transport::{Exchange, OutgoingRequest};
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use mcp_protocol::sse::{SseEvent, SseParser};
@@ -125,12 +125,11 @@ impl Drop for PendingGuard<'_> {
 pub(super) async fn request(
     inner: &Arc<Inner>,
     endpoint: Url,
-    id: Value,
-    initialize: bool,
-    body: Bytes,
-    headers: Vec<(String, String)>,
+    req: OutgoingRequest<'_>,
 ) -> Result<Exchange, TransportError> {
-    let k = key(&id).ok_or_else(|| TransportError::Malformed("request id is not a string or integer".into()))?;
+    let (id, k, initialize) = (req.id().clone(), req.key(), req.is_initialize());
+    let body = Bytes::from(req.to_json()?);
+    let headers = req.headers;
     let (tx, rx) = mpsc::unbounded_channel();
     inner.lock().pending.insert(k.clone(), tx);
     let mut guard = PendingGuard { inner, key: Some(k.clone()) };

@@ -576,10 +576,10 @@ impl Transport for HttpTransport {
                 }
                 (st.endpoint.clone(), st.legacy && !initialize)
             };
-            let body = Bytes::from(req.to_json()?);
             if let Some(endpoint) = endpoint {
-                return fallback::request(inner, endpoint, id, initialize, body, req.headers).await;
+                return fallback::request(inner, endpoint, req).await;
             }
+            let body = Bytes::from(req.to_json()?);
             let resp = inner.post_authorized(inner.url.clone(), &req.headers, body).await?;
             let status = resp.status();
             if !status.is_success() {
