@@ -1,0 +1,412 @@
+//! `mcp-hostile`: measures how `mcp serve everything` holds up against hostile clients, with
+//! the figures a reviewer asks for (the integration tests in `crates/mcp-cli/tests/hostile_*.rs`
+//! assert the behaviour; this prints the numbers):
+//!
+//! - `trickle`: 50 connections each trickle 1,500 one-byte body writes of a 2,000-byte body
+//!   (75 KB in all, no body complete): the server's RSS before and after, then every body is
+//!   completed and must be answered;
+//! - `stalled`: headers and one body byte, then silence: time until the 408 and the close;
+//! - `cap`: 4,096 idle keep-alive connections fill the default connection cap: how long a new
+//!   client waits for its answer (five new clients, one after the other);
+//! - `burst`: 300 concurrent echoes of 1.9 MiB each: peak RSS, and RSS 0.5 s and 2 s after;
+//! - `stdio`: 100,000 pipelined 1 KiB echoes on stdio with stdout left unread: how many
+//!   requests the server takes before it stops reading, its RSS then, and whether all
+//!   100,000 answers arrive once stdout is read.
+//!
+//! `mcp-hostile --mcp target/release/mcp [--only NAME] [--json]`. Everything goes to
+//! 127.0.0.1; every loop is bounded in count and time. The `cap` case needs about 8,300 file
+//! descriptors (`ulimit -n`).
+
+use clap::Parser;
+use mcp_bench::{echo_request, proc_status_kib};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Command-line options.
+#[derive(Parser)]
+#[command(name = "mcp-hostile", about = "Hostile-client measurements against `mcp serve everything`")]
+struct Args {
+    /// The `mcp` binary to measure.
+    #[arg(long, default_value = "target/release/mcp")]
+    mcp: PathBuf,
+    /// Run one case only: trickle, stalled, cap, burst or stdio.
+    #[arg(long)]
+    only: Option<String>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Bound on every single wait.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A running `mcp serve everything --http` child, killed on drop.
+struct HttpServer {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl HttpServer {
+    fn start(mcp: &PathBuf, extra: &[&str]) -> Result<Self, BoxError> {
+        let mut child = Command::new(mcp)
+            .args(["serve", "everything", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let mut err = BufReader::new(child.stderr.take().ok_or("no stderr")?);
+        let deadline = Instant::now() + WAIT;
+        let mut line = String::new();
+        let addr = loop {
+            line.clear();
+            if err.read_line(&mut line)? == 0 || Instant::now() > deadline {
+                let _ = child.kill();
+                return Err("the server exited before printing its address".into());
+            }
+            if let Some(at) = line.find("http://127.0.0.1:") {
+                let rest = &line[at + "http://".len()..];
+                let end = rest.find('/').unwrap_or(rest.len());
+                break rest[..end].trim().parse()?;
+            }
+        };
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Ok(Self { child, addr })
+    }
+
+    fn rss_kib(&self) -> u64 {
+        proc_status_kib(self.child.id(), "VmRSS").unwrap_or(0)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An echo request body padded with spaces to exactly `len` bytes.
+fn padded_echo(id: u64, text_len: usize, len: usize) -> Vec<u8> {
+    let text = serde_json::to_string(&"x".repeat(text_len)).expect("a string serializes");
+    let mut b = echo_request(id, &text).into_bytes();
+    assert!(b.len() <= len, "an echo needs {} bytes", b.len());
+    b.resize(len, b' ');
+    b
+}
+
+/// The head of an echo POST with `Content-Length: len`.
+fn post_head(addr: SocketAddr, len: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nMCP-Protocol-Version: {}\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n\
+         Content-Length: {len}\r\n\r\n",
+        mcp_bench::PROTOCOL_VERSION
+    )
+}
+
+fn connect(addr: SocketAddr) -> Result<TcpStream, BoxError> {
+    let s = TcpStream::connect_timeout(&addr, WAIT)?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(WAIT))?;
+    s.set_write_timeout(Some(WAIT))?;
+    Ok(s)
+}
+
+/// Reads one response with a `Content-Length` body: its status.
+fn read_status(s: &mut TcpStream) -> Result<u16, BoxError> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).ok_or("no status line")?;
+            let len: usize =
+                head.lines().find_map(|l| l.strip_prefix("content-length:")).map_or(Ok(0), |v| v.trim().parse())?;
+            while buf.len() < end + 4 + len {
+                let n = s.read(&mut chunk)?;
+                if n == 0 {
+                    return Err("the connection closed inside a body".into());
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            return Ok(status);
+        }
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Err("the connection closed before an answer".into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// One small echo on `s`; its status.
+fn echo_on(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Result<u16, BoxError> {
+    let body = padded_echo(id, 2, 300);
+    s.write_all(post_head(addr, body.len()).as_bytes())?;
+    s.write_all(&body)?;
+    read_status(s)
+}
+
+fn trickle(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let addr = server.addr;
+    let (conns, len, sent) = (50, 2000, 1500);
+    let bodies: Vec<Vec<u8>> = (0..conns).map(|i| padded_echo(i, 2, len)).collect();
+    let mut socks = Vec::new();
+    for _ in 0..conns {
+        let mut s = connect(addr)?;
+        s.write_all(post_head(addr, len).as_bytes())?;
+        socks.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let before = server.rss_kib();
+    for i in 0..sent {
+        for (s, b) in socks.iter_mut().zip(&bodies) {
+            s.write_all(&b[i..i + 1])?;
+        }
+        // A pause now and then, so that bytes arrive as separate segments.
+        if i % 4 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let after = server.rss_kib();
+    let mut answered = 0;
+    for (s, b) in socks.iter_mut().zip(&bodies) {
+        s.write_all(&b[sent..])?;
+        if read_status(s)? == 200 {
+            answered += 1;
+        }
+    }
+    Ok(json!({"connections": conns, "body_bytes_sent": conns * sent as u64,
+        "rss_before_kib": before, "rss_after_kib": after, "answered": answered}))
+}
+
+fn stalled(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let mut s = connect(server.addr)?;
+    s.write_all(post_head(server.addr, 500).as_bytes())?;
+    s.write_all(b"{")?;
+    let t = Instant::now();
+    let status = read_status(&mut s)?;
+    let answer = t.elapsed();
+    let mut rest = [0u8; 64];
+    let closed = matches!(s.read(&mut rest), Ok(0) | Err(_));
+    Ok(json!({"status": status, "answer_after_s": answer.as_secs_f64(),
+        "closed_after_s": t.elapsed().as_secs_f64(), "closed": closed}))
+}
+
+fn cap(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let addr = server.addr;
+    let full = 4096;
+    let mut idle = Vec::with_capacity(full);
+    let fill = Instant::now();
+    for i in 0..full {
+        let mut s = connect(addr)?;
+        if echo_on(&mut s, addr, i as u64)? != 200 {
+            return Err("a filling request failed".into());
+        }
+        idle.push(s);
+        if fill.elapsed() > Duration::from_secs(120) {
+            return Err("filling the cap took over 2 minutes".into());
+        }
+    }
+    let mut waits = Vec::new();
+    let mut fresh = Vec::new();
+    for i in 0..5 {
+        let t = Instant::now();
+        let mut s = connect(addr)?;
+        let status = echo_on(&mut s, addr, 10_000 + i)?;
+        waits.push(t.elapsed().as_secs_f64() * 1000.0);
+        if status != 200 {
+            return Err(format!("a new client got {status}").into());
+        }
+        fresh.push(s);
+    }
+    let mut sorted = waits.clone();
+    sorted.sort_by(f64::total_cmp);
+    Ok(json!({"idle_connections": full, "new_client_ms": waits, "median_ms": sorted[sorted.len() / 2],
+        "rss_kib": server.rss_kib()}))
+}
+
+fn burst(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let addr = server.addr;
+    let (n, len) = (300, 1_900_000);
+    let idle = server.rss_kib();
+    let ok = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..n)
+        .map(|i| {
+            let ok = ok.clone();
+            std::thread::spawn(move || -> Result<(), String> {
+                let mut s = connect(addr).map_err(|e| e.to_string())?;
+                let body = padded_echo(i, len - 400, len);
+                s.write_all(post_head(addr, len).as_bytes()).map_err(|e| e.to_string())?;
+                s.write_all(&body).map_err(|e| e.to_string())?;
+                // 503 past the body budget is an expected answer too.
+                if read_status(&mut s).map_err(|e| e.to_string())? == 200 {
+                    ok.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().map_err(|_| "a worker panicked")??;
+    }
+    let peak = proc_status_kib(server.child.id(), "VmHWM").unwrap_or(0);
+    let right_after = server.rss_kib();
+    std::thread::sleep(Duration::from_millis(500));
+    let half = server.rss_kib();
+    std::thread::sleep(Duration::from_millis(1500));
+    let two = server.rss_kib();
+    Ok(json!({"requests": n, "body_bytes": len, "answered_200": ok.load(Ordering::Relaxed),
+        "rss_idle_kib": idle, "peak_rss_kib": peak, "rss_right_after_kib": right_after,
+        "rss_after_0_5s_kib": half, "rss_after_2s_kib": two}))
+}
+
+fn stdio(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let mut child = Command::new(mcp)
+        .args(["serve", "everything", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = child.id();
+    let (mut stdin, stdout) = (child.stdin.take().ok_or("no stdin")?, child.stdout.take().ok_or("no stdout")?);
+    let total = 100_000;
+    let text = serde_json::to_string(&"x".repeat(1024))?;
+    let written = Arc::new(AtomicUsize::new(0));
+    let writer = std::thread::spawn({
+        let written = written.clone();
+        move || {
+            for id in 0..total {
+                let mut line = echo_request(id as u64, &text);
+                line.push('\n');
+                if stdin.write_all(line.as_bytes()).is_err() {
+                    return;
+                }
+                written.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    // Wait until the writer stalls (the server stopped reading), bounded.
+    let deadline = Instant::now() + WAIT;
+    let mut last = usize::MAX;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = written.load(Ordering::Relaxed);
+        if now == last || now == total {
+            break;
+        }
+        last = now;
+    }
+    let taken = written.load(Ordering::Relaxed);
+    let rss = proc_status_kib(pid, "VmRSS").unwrap_or(0);
+    // Read everything: each of the 100,000 requests must be answered once.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = vec![false; total];
+        let mut answers = 0;
+        for line in BufReader::new(stdout).lines().take(total) {
+            let Ok(line) = line else { break };
+            let id = serde_json::from_str::<Value>(&line).ok().and_then(|v| v["id"].as_u64());
+            if let Some(slot) = id.and_then(|id| seen.get_mut(id as usize)) {
+                if !*slot {
+                    *slot = true;
+                    answers += 1;
+                }
+            }
+        }
+        let _ = tx.send(answers);
+    });
+    let answers = rx.recv_timeout(Duration::from_secs(120)).unwrap_or(0);
+    let _ = writer.join();
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok(json!({"requests": total, "reply_bytes": 1024, "taken_before_stall": taken, "rss_stalled_kib": rss,
+        "answers": answers}))
+}
+
+/// One line of text for a case's figures.
+fn describe(name: &str, v: &Value) -> String {
+    let mib = |k: &Value| format!("{:.1} MiB", k.as_f64().unwrap_or(0.0) / 1024.0);
+    match name {
+        "trickle" => format!(
+            "trickle: {} connections, {} body bytes trickled one per write: RSS {} -> {}; {} of {} answered once completed",
+            v["connections"], v["body_bytes_sent"], mib(&v["rss_before_kib"]), mib(&v["rss_after_kib"]),
+            v["answered"], v["connections"]
+        ),
+        "stalled" => format!(
+            "stalled body: HTTP {} after {:.2} s, connection closed: {} ({:.2} s)",
+            v["status"],
+            v["answer_after_s"].as_f64().unwrap_or(0.0),
+            v["closed"],
+            v["closed_after_s"].as_f64().unwrap_or(0.0)
+        ),
+        "cap" => format!(
+            "connection cap full ({} idle keep-alive): a new client answered in {:.2} ms (median of 5; all: {})",
+            v["idle_connections"],
+            v["median_ms"].as_f64().unwrap_or(0.0),
+            v["new_client_ms"]
+                .as_array()
+                .map(|a| a.iter().map(|x| format!("{:.2}", x.as_f64().unwrap_or(0.0))).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default()
+        ),
+        "burst" => format!(
+            "burst: {} concurrent echoes of {} bytes ({} got 200, the rest 503): RSS idle {}, peak {}, right after {}, 0.5 s after {}, 2 s after {}",
+            v["requests"], v["body_bytes"], v["answered_200"], mib(&v["rss_idle_kib"]), mib(&v["peak_rss_kib"]),
+            mib(&v["rss_right_after_kib"]), mib(&v["rss_after_0_5s_kib"]), mib(&v["rss_after_2s_kib"])
+        ),
+        "stdio" => format!(
+            "stdio, stdout unread: {} of {} requests of {} bytes taken before the server stopped reading; RSS {}; {} answers once read",
+            v["taken_before_stall"], v["requests"], v["reply_bytes"], mib(&v["rss_stalled_kib"]), v["answers"]
+        ),
+        _ => v.to_string(),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    type Case = fn(&PathBuf) -> Result<Value, BoxError>;
+    let cases: [(&str, Case); 5] =
+        [("trickle", trickle), ("stalled", stalled), ("cap", cap), ("burst", burst), ("stdio", stdio)];
+    let mut all = serde_json::Map::new();
+    let mut failed = false;
+    for (name, run) in cases {
+        if args.only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        match run(&args.mcp) {
+            Ok(v) => {
+                if !args.json {
+                    println!("{}", describe(name, &v));
+                }
+                all.insert(name.into(), v);
+            }
+            Err(e) => {
+                eprintln!("mcp-hostile: {name}: {e}");
+                failed = true;
+            }
+        }
+    }
+    if args.json {
+        println!("{}", Value::Object(all));
+    }
+    if failed {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
