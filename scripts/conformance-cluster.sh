@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the conformance server suite (scripts/conformance-server.sh) through nginx round-robin in
 # front of three `mcp serve everything --redis` instances sharing one redis-server (the
-# `mcp-cluster` harness). Usage: scripts/conformance-cluster.sh CONFORMANCE_BIN RELEASE_DIR [OUTDIR [SINGLE]]
+# `mcp-cluster` harness). Usage: scripts/conformance-cluster.sh CONFORMANCE_BIN BIN_DIR [OUTDIR [SINGLE]]
+# (BIN_DIR holds `mcp` and `mcp-cluster`: target/debug or target/release)
 # With SINGLE (the output folder of scripts/conformance-server.sh against one instance), every
 # scenario must also end exactly as it did against the single instance: same checks passed,
 # failed and warned about.
