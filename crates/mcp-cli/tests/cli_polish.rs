@@ -131,6 +131,18 @@ fn a_url_without_a_scheme_gets_a_hint_and_a_bare_name_does_not() {
     assert!(r.stderr.contains("`myserver` is not an http(s):// URL"), "{}", r.stderr);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_stdio_server_that_echoes_its_input_fails_within_the_timeout_saying_no_answer_came() {
+    // `cat` sends every request straight back: messages arrive, but never an answer.
+    let started = std::time::Instant::now();
+    let r = run(&["tools", "list", "--timeout", "2", "--", "cat"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("timed out waiting for the server (limit 2s"), "{}", r.stderr);
+    assert!(r.stderr.contains("no answer from the server within 2s"), "{}", r.stderr);
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
 #[test]
 fn a_configured_name_that_looks_like_a_host_is_still_a_name() {
     let dir = std::env::temp_dir().join(format!("mcp-polish-config-{}", std::process::id()));

@@ -467,7 +467,7 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
                 .hint(format!("log in again with `mcp auth login {}`", target.describe())),
             other => Failure::new(format!("{t}: {other}")),
         },
-        ClientError::Timeout(d) => timeout_failure(opts).hint(format!("no message from the server for {d:?}")),
+        ClientError::Timeout(d) => timeout_failure(opts).hint(format!("no answer from the server within {d:?}")),
         ClientError::AuthRequired { status, www_authenticate } => {
             let mut f =
                 Failure::new(format!("{t} requires authorization (HTTP {status}); log in with `mcp auth login {t}`"));
