@@ -298,7 +298,7 @@ sum() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
     "$(sum "$(field mcp-http-c16 rps)" "$(field mcp-http-c16-again rps)")")" ">=" 0.95
 runs_sum() { # LABEL-PREFIX: req/s summed over the SEQ_RUNS runs
   local run total=0
-  for run in $(seq 1 "$SEQ_RUNS"); do total=$(awk -v a="$total" -v b="$(field "$1-$run" rps)" 'BEGIN { print a + b }'); done
+  for run in $(seq 1 "$SEQ_RUNS"); do total=$(sum "$total" "$(field "$1-$run" rps)"); done
   echo "$total"
 }
 check "stdio f=1 mcp/ceiling req/s ($SEQ_RUNS runs each)" "$(ratio "$(runs_sum mcp-stdio-f1)" "$(runs_sum ceiling-stdio-f1)")" ">=" 0.9

@@ -1,6 +1,6 @@
 //! Benchmark tooling for the MCP workspace.
 //!
-//! Three binaries live here:
+//! Binaries here (besides `mcp-coldstart` and `mcp-crossing`):
 //! - `mcp-load`: a load generator that drives the `echo` tool over Streamable HTTP (keep-alive
 //!   HTTP/1.1 connections, one request in flight each) or over stdio (pipelined, N in flight),
 //!   and reports throughput, latency percentiles and the server's memory and CPU use.
@@ -10,6 +10,8 @@
 //! - `mcp-ceiling-stdio`: the same for newline-delimited JSON on stdin/stdout.
 //! - `mcp-client-bench`: our client library (`mcp-stack-client`) against the ceiling servers,
 //!   next to raw hyper / NDJSON client loops doing the same requests.
+//! - `mcp-hostile`: the figures of `mcp serve everything` under hostile clients (trickled and
+//!   stalled bodies, a full connection cap, a burst of large bodies, stdio with stdout unread).
 //!
 //! The ceiling servers also answer `server/discover` and `tools/list` ([`ceiling_response`]),
 //! so that a real client can connect to them.

@@ -285,8 +285,8 @@ fn stdio(mcp: &PathBuf) -> Result<Value, BoxError> {
         .spawn()?;
     let pid = child.id();
     let (mut stdin, stdout) = (child.stdin.take().ok_or("no stdin")?, child.stdout.take().ok_or("no stdout")?);
-    let total = 100_000;
-    let text = serde_json::to_string(&"x".repeat(1024))?;
+    let (total, reply_bytes) = (100_000, 1024);
+    let text = serde_json::to_string(&"x".repeat(reply_bytes))?;
     let written = Arc::new(AtomicUsize::new(0));
     let writer = std::thread::spawn({
         let written = written.clone();
@@ -332,10 +332,12 @@ fn stdio(mcp: &PathBuf) -> Result<Value, BoxError> {
         let _ = tx.send(answers);
     });
     let answers = rx.recv_timeout(Duration::from_secs(120)).unwrap_or(0);
-    let _ = writer.join();
+    // Killed before the writer is joined: a server that stopped reading for good would
+    // otherwise leave the writer blocked on its pipe.
     let _ = child.kill();
     let _ = child.wait();
-    Ok(json!({"requests": total, "reply_bytes": 1024, "taken_before_stall": taken, "rss_stalled_kib": rss,
+    let _ = writer.join();
+    Ok(json!({"requests": total, "reply_bytes": reply_bytes, "taken_before_stall": taken, "rss_stalled_kib": rss,
         "answers": answers}))
 }
 
