@@ -44,11 +44,29 @@
 //! that [`ServerEntry`] rather than failing the whole file, so the other servers stay usable; a
 //! file that is not valid JSON, or has a value of the wrong type, fails with its line and column.
 //!
-//! # Search order
+//! # Search order, and project files
 //!
-//! [`McpConfig::search`] reads, in order, `./.mcp.json`, `./mcp.json`, `./.vscode/mcp.json`
-//! (relative to [`SearchPaths::root`]) and `mcp.json` in the user's config directory
-//! ([`default_user_dir`]). All files found are merged; on a name clash the earlier file wins.
+//! [`McpConfig::search`] reads `mcp.json` in the user's config directory
+//! ([`default_user_dir`]) and then the *project files* `./.mcp.json`, `./mcp.json`,
+//! `./.vscode/mcp.json` (relative to [`SearchPaths::root`]). All files found are merged; the
+//! user's file wins a name clash with a project file (each clash is kept in
+//! [`McpConfig::clashes`]), and between project files the earlier one wins.
+//!
+//! A project file comes with whatever folder it was found in (a cloned repository), so it
+//! is **not trusted**: its servers are listed ([`ServerEntry::written`]) but nothing in them is
+//! expanded, read or run until the caller approves the file with [`McpConfig::approve`]
+//! (typically after asking the user, and remembering the answer in a
+//! [`trust::TrustStore`] by the file's [`ProjectFile::digest`]). Until then the entries'
+//! [`ServerEntry::spec`] is [`ConfigError::Untrusted`]. An approved project file is expanded
+//! under stricter rules than the user's own files:
+//! - only `${workspaceFolder}` and the variables the file lists in a top-level
+//!   `"allowEnv": ["NAME", ...]` array are expanded; any other `${VAR}` is
+//!   [`ConfigError::UndeclaredVariable`] (the value is never read);
+//! - `envFile` must be inside the project folder (after resolving `..` and symbolic links),
+//!   else [`ConfigError::EnvFileOutside`].
+//!
+//! A file given explicitly ([`McpConfig::load`], `--config FILE` in the CLI) is the user's
+//! choice and follows the user's rules.
 //!
 //! ```
 //! use mcp_client::config::{McpConfig, ServerSpec};
@@ -125,6 +143,41 @@ pub enum ConfigError {
         field: String,
         /// The variable.
         variable: String,
+    },
+    /// A server of a project file that has not been approved (see [`McpConfig::approve`]).
+    #[error("{}: server `{server}`: this project file is not trusted yet", path.display())]
+    Untrusted {
+        /// The file.
+        path: PathBuf,
+        /// The server's name.
+        server: String,
+    },
+    /// A project file uses a variable it does not list in its `allowEnv` array.
+    #[error(
+        "{}: server `{server}`: {field} uses ${{{variable}}}, which this project file does not declare (only ${{workspaceFolder}} and the names in its top-level \"allowEnv\" array are expanded in a project file)",
+        path.display()
+    )]
+    UndeclaredVariable {
+        /// The file.
+        path: PathBuf,
+        /// The server's name.
+        server: String,
+        /// Where (`args[1]`, `env.TOKEN`, `url`...).
+        field: String,
+        /// The variable.
+        variable: String,
+    },
+    /// A project file's `envFile` is outside the project folder.
+    #[error("{}: server `{server}`: envFile {} is outside the project folder {}", path.display(), file.display(), folder.display())]
+    EnvFileOutside {
+        /// The file.
+        path: PathBuf,
+        /// The server's name.
+        server: String,
+        /// The `envFile` as resolved.
+        file: PathBuf,
+        /// The project folder.
+        folder: PathBuf,
     },
     /// A `${...}` this reader does not support (`${input:..}`, `${command:..}`), or a malformed one.
     #[error("{}: server `{server}`: {field}: {message}", path.display())]
@@ -232,11 +285,98 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// Whose file a server entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// The user's own file (the user config folder, or a file given explicitly).
+    User,
+    /// A project file found in the project folder (`./.mcp.json`...): untrusted until approved.
+    Project,
+}
+
+/// A server entry as written in its file, nothing expanded: what to show before (and
+/// instead of) its expanded form, which may hold secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Written {
+    /// `"stdio"`, `"http"`, or `"?"` when the entry has neither `command` nor `url`.
+    pub transport: &'static str,
+    /// The command as written (stdio).
+    pub command: Option<String>,
+    /// The arguments as written (stdio).
+    pub args: Vec<String>,
+    /// The URL as written, with its userinfo and query redacted ([`redact_url`]).
+    pub url: Option<String>,
+    /// The names of the `env` entries (values are never shown).
+    pub env: Vec<String>,
+    /// The names of the headers (values are never shown).
+    pub headers: Vec<String>,
+    /// The `envFile` as written.
+    pub env_file: Option<String>,
+}
+
+impl Written {
+    fn of(s: &RawServer) -> Self {
+        let transport = match (&s.command, &s.url) {
+            (Some(_), None) => "stdio",
+            (None, Some(_)) => "http",
+            _ => "?",
+        };
+        Self {
+            transport,
+            command: s.command.clone(),
+            args: s.args.clone(),
+            url: s.url.as_deref().map(redact_url),
+            env: s.env.keys().cloned().collect(),
+            headers: s.headers.keys().cloned().collect(),
+            env_file: s.env_file.clone(),
+        }
+    }
+
+    /// The command line (arguments with spaces quoted) or the redacted URL, as written.
+    pub fn target(&self) -> String {
+        if let Some(c) = &self.command {
+            let mut words = vec![quote(c)];
+            words.extend(self.args.iter().map(|a| quote(a)));
+            return words.join(" ");
+        }
+        self.url.clone().unwrap_or_default()
+    }
+}
+
+/// `url` with its userinfo (`user:pass@`), query (`?...`) and fragment replaced by
+/// `<redacted>`, for display; works on unexpanded templates too (`https://${HOST}/?k=${KEY}`).
+pub fn redact_url(url: &str) -> String {
+    let (head, tail) = match url.find(['?', '#']) {
+        Some(i) => (&url[..i], Some(&url[i..i + 1])),
+        None => (url, None),
+    };
+    let mut out = match head.find("://") {
+        Some(i) => {
+            let after = &head[i + 3..];
+            let auth_end = after.find('/').unwrap_or(after.len());
+            match after[..auth_end].rfind('@') {
+                Some(at) => format!("{}://<redacted>@{}", &head[..i], &after[at + 1..]),
+                None => head.to_owned(),
+            }
+        }
+        None => head.to_owned(),
+    };
+    if let Some(sep) = tail {
+        out.push_str(sep);
+        out.push_str("<redacted>");
+    }
+    out
+}
+
 /// One named server from a configuration file.
 #[derive(Debug)]
 pub struct ServerEntry {
     name: String,
     source: PathBuf,
+    origin: Origin,
+    written: Written,
     spec: Result<ServerSpec, ConfigError>,
 }
 
@@ -251,10 +391,92 @@ impl ServerEntry {
         &self.source
     }
 
-    /// How to reach it, or what is wrong with this entry (e.g. an unset variable).
+    /// Whose file it came from.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// The entry as written (nothing expanded, URL redacted): safe to show.
+    pub fn written(&self) -> &Written {
+        &self.written
+    }
+
+    /// Whether the entry may be used: `false` for a project file not approved yet.
+    pub fn is_trusted(&self) -> bool {
+        !matches!(self.spec, Err(ConfigError::Untrusted { .. }))
+    }
+
+    /// How to reach it, or what is wrong with this entry (e.g. an unset variable, or
+    /// [`ConfigError::Untrusted`] for a project file not approved yet).
     pub fn spec(&self) -> Result<&ServerSpec, &ConfigError> {
         self.spec.as_ref()
     }
+}
+
+/// A project file found by [`McpConfig::search`], waiting for approval.
+#[derive(Debug, Clone)]
+pub struct ProjectFile {
+    path: PathBuf,
+    canonical: PathBuf,
+    text: String,
+    digest: String,
+}
+
+impl ProjectFile {
+    fn new(path: &Path, text: String) -> Self {
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let digest = project_digest(&canonical, &text);
+        Self { path: path.to_path_buf(), canonical, text, digest }
+    }
+
+    /// The file, as found.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's canonical path.
+    pub fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+
+    /// SHA-256 (hex) of the canonical path and the contents that were read: what an approval
+    /// is remembered by, so that a changed (or moved) file needs a new one.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+/// SHA-256 (lower-case hex) of `canonical`'s bytes, a NUL, and `text`.
+pub fn project_digest(canonical: &Path, text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(canonical.to_string_lossy().as_bytes());
+    h.update([0u8]);
+    h.update(text.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A server name defined both in the user's file and in a project file: the user's is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Clash {
+    /// The server's name.
+    pub name: String,
+    /// The file whose server is used.
+    pub kept: PathBuf,
+    /// The file whose server is ignored.
+    pub ignored: PathBuf,
+}
+
+/// How a file's `${VAR}`s are expanded.
+#[derive(Clone, Copy)]
+enum Rules {
+    /// The user's own file: every variable.
+    User,
+    /// An approved project file: `${workspaceFolder}` and `allowEnv` only; `envFile` confined.
+    Project,
+    /// A project file not approved yet: nothing.
+    Untrusted,
 }
 
 /// The servers of one or more configuration files, by name.
@@ -263,13 +485,27 @@ pub struct McpConfig {
     servers: Vec<ServerEntry>,
     files: Vec<PathBuf>,
     searched: Vec<PathBuf>,
+    pending: Vec<ProjectFile>,
+    clashes: Vec<Clash>,
 }
 
 impl McpConfig {
     /// Parses `text`, the contents of the file at `path` (used in errors, as each server's
     /// source, and for `${workspaceFolder}` and relative paths); `vars` looks variables up.
+    /// The file is the user's own ([`Origin::User`]): every variable is expanded.
     pub fn parse(text: &str, path: impl AsRef<Path>, vars: Vars<'_>) -> Result<Self, ConfigError> {
-        let path = path.as_ref().to_path_buf();
+        Self::parse_as(text, path.as_ref(), vars, Rules::User)
+    }
+
+    /// Parses an approved project file ([`Origin::Project`]): only `${workspaceFolder}` and
+    /// the variables of its top-level `allowEnv` array are expanded, and an `envFile` must be
+    /// inside the project folder.
+    pub fn parse_project(text: &str, path: impl AsRef<Path>, vars: Vars<'_>) -> Result<Self, ConfigError> {
+        Self::parse_as(text, path.as_ref(), vars, Rules::Project)
+    }
+
+    fn parse_as(text: &str, path: &Path, vars: Vars<'_>, rules: Rules) -> Result<Self, ConfigError> {
+        let path = path.to_path_buf();
         let clean = strip_jsonc(text);
         let raw: RawFile = serde_json::from_str(&clean).map_err(|e| ConfigError::Parse {
             path: path.clone(),
@@ -281,20 +517,35 @@ impl McpConfig {
             return Err(ConfigError::NoServers { path });
         }
         let base = base_dir(&path);
+        let origin = if matches!(rules, Rules::User) { Origin::User } else { Origin::Project };
+        let allow = raw.allow_env.unwrap_or_default();
         let mut servers: Vec<ServerEntry> = Vec::new();
         for (name, server) in raw.mcp_servers.into_iter().chain(raw.servers).flatten() {
             if server.disabled || servers.iter().any(|s| s.name == name) {
                 continue;
             }
-            let ctx = Ctx { path: &path, server: &name, base: &base, vars };
-            let spec = ctx.spec(server);
-            servers.push(ServerEntry { name, source: path.clone(), spec });
+            let written = Written::of(&server);
+            let spec = match rules {
+                Rules::Untrusted => Err(ConfigError::Untrusted { path: path.clone(), server: name.clone() }),
+                Rules::User | Rules::Project => {
+                    let ctx = Ctx {
+                        path: &path,
+                        server: &name,
+                        base: &base,
+                        vars,
+                        allow: matches!(rules, Rules::Project).then_some(allow.as_slice()),
+                    };
+                    ctx.spec(server)
+                }
+            };
+            servers.push(ServerEntry { name, source: path.clone(), origin, written, spec });
         }
         servers.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Self { servers, files: vec![path.clone()], searched: vec![path] })
+        Ok(Self { servers, files: vec![path.clone()], searched: vec![path], ..Default::default() })
     }
 
     /// Reads and parses the file at `path`, expanding variables from the process environment.
+    /// The file is the user's choice ([`Origin::User`]).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
         Self::load_with(path, &process_env)
     }
@@ -302,12 +553,12 @@ impl McpConfig {
     /// [`McpConfig::load`] with variables from `vars`.
     pub fn load_with(path: impl AsRef<Path>, vars: Vars<'_>) -> Result<Self, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.into(), source })?;
-        Self::parse(&text, path, vars)
+        Self::parse(&read(path)?, path, vars)
     }
 
-    /// Reads every file of the search order that exists (see the module docs) and merges them,
-    /// the earlier file winning a name clash. No file found gives an empty configuration.
+    /// Reads every file of the search order that exists (see the module docs) and merges them:
+    /// the user's file first, then the project files, untrusted ([`McpConfig::pending`]). No
+    /// file found gives an empty configuration.
     pub fn search(paths: &SearchPaths) -> Result<Self, ConfigError> {
         Self::search_with(paths, &process_env)
     }
@@ -315,17 +566,25 @@ impl McpConfig {
     /// [`McpConfig::search`] with variables from `vars`.
     pub fn search_with(paths: &SearchPaths, vars: Vars<'_>) -> Result<Self, ConfigError> {
         let mut config = McpConfig::default();
-        let candidates = paths.candidates();
-        for path in &candidates {
-            if path.is_file() {
-                config.merge(Self::load_with(path, vars)?);
+        if let Some(user) = paths.user_file() {
+            if user.is_file() {
+                config.merge(Self::load_with(&user, vars)?);
             }
         }
-        config.searched = candidates;
+        for path in paths.project_files() {
+            if path.is_file() {
+                let text = read(&path)?;
+                let mut found = Self::parse_as(&text, &path, vars, Rules::Untrusted)?;
+                found.pending.push(ProjectFile::new(&path, text));
+                config.merge(found);
+            }
+        }
+        config.searched = paths.candidates();
         Ok(config)
     }
 
-    /// Adds `other`'s servers whose names are not taken yet (`self` wins a clash).
+    /// Adds `other`'s servers whose names are not taken yet (`self` wins a clash; a user
+    /// server taking the name of a project server is recorded in [`McpConfig::clashes`]).
     pub fn merge(&mut self, other: McpConfig) {
         for f in other.files {
             if !self.files.contains(&f) {
@@ -338,16 +597,68 @@ impl McpConfig {
             }
         }
         for s in other.servers {
-            if self.get(&s.name).is_none() {
-                self.servers.push(s);
+            match self.get(&s.name) {
+                None => self.servers.push(s),
+                Some(kept) => {
+                    if kept.origin != s.origin {
+                        let (user, project) = if kept.origin == Origin::User {
+                            (kept.source.clone(), s.source.clone())
+                        } else {
+                            (s.source.clone(), kept.source.clone())
+                        };
+                        self.clashes.push(Clash { name: s.name.clone(), kept: user, ignored: project });
+                    }
+                }
             }
         }
+        for p in other.pending {
+            if !self.pending.iter().any(|q| q.path == p.path) {
+                self.pending.push(p);
+            }
+        }
+        self.clashes.extend(other.clashes);
         self.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// Approves the project file `path` (one of [`McpConfig::pending`]): its servers in this
+    /// configuration are expanded under the project rules (see the module docs), from the
+    /// contents read by the search (the approval is for those bytes). `false` when `path` is
+    /// not pending.
+    pub fn approve(&mut self, path: &Path, vars: Vars<'_>) -> Result<bool, ConfigError> {
+        let Some(i) = self.pending.iter().position(|p| p.path == path) else { return Ok(false) };
+        let file = self.pending.remove(i);
+        let approved = Self::parse_as(&file.text, &file.path, vars, Rules::Project)?;
+        for entry in approved.servers {
+            if let Some(slot) = self.servers.iter_mut().find(|s| s.name == entry.name && s.source == entry.source) {
+                *slot = entry;
+            }
+        }
+        Ok(true)
+    }
+
+    /// The project files not approved yet, in search order.
+    pub fn pending(&self) -> &[ProjectFile] {
+        &self.pending
+    }
+
+    /// The pending project file `path`, if it is one.
+    pub fn pending_file(&self, path: &Path) -> Option<&ProjectFile> {
+        self.pending.iter().find(|p| p.path == path)
+    }
+
+    /// Server names defined both in the user's file and in a project file (the user's wins).
+    pub fn clashes(&self) -> &[Clash] {
+        &self.clashes
     }
 
     /// Every server, sorted by name.
     pub fn servers(&self) -> &[ServerEntry] {
         &self.servers
+    }
+
+    /// The servers from the file `path`.
+    pub fn servers_of<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a ServerEntry> + 'a {
+        self.servers.iter().filter(move |s| s.source == path)
     }
 
     /// The server called `name`.
@@ -376,6 +687,21 @@ impl McpConfig {
     }
 }
 
+/// The largest configuration file read (4 MiB); a larger one is an error.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read as _;
+    let io = |source| ConfigError::Io { path: path.into(), source };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut text = String::new();
+    f.take(MAX_FILE_BYTES + 1).read_to_string(&mut text).map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(io(std::io::Error::other(format!("larger than {MAX_FILE_BYTES} bytes"))));
+    }
+    Ok(text)
+}
+
 /// Where [`McpConfig::search`] looks: a project folder and the user's config folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchPaths {
@@ -396,13 +722,21 @@ impl SearchPaths {
         Self::new(std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")), default_user_dir())
     }
 
-    /// The files looked for, in order.
+    /// The files looked for, in order: the user's, then the project's.
     pub fn candidates(&self) -> Vec<PathBuf> {
-        let mut v = vec![self.root.join(".mcp.json"), self.root.join("mcp.json"), self.root.join(".vscode/mcp.json")];
-        if let Some(d) = &self.user_dir {
-            v.push(d.join("mcp.json"));
-        }
+        let mut v: Vec<PathBuf> = self.user_file().into_iter().collect();
+        v.extend(self.project_files());
         v
+    }
+
+    /// The user's file (`mcp.json` in [`SearchPaths::user_dir`]).
+    pub fn user_file(&self) -> Option<PathBuf> {
+        self.user_dir.as_ref().map(|d| d.join("mcp.json"))
+    }
+
+    /// The project files, in order.
+    pub fn project_files(&self) -> Vec<PathBuf> {
+        vec![self.root.join(".mcp.json"), self.root.join("mcp.json"), self.root.join(".vscode/mcp.json")]
     }
 }
 
@@ -436,6 +770,9 @@ struct RawFile {
     #[serde(rename = "mcpServers")]
     mcp_servers: Option<BTreeMap<String, RawServer>>,
     servers: Option<BTreeMap<String, RawServer>>,
+    /// Project files: the variables `${VAR}` may name.
+    #[serde(rename = "allowEnv")]
+    allow_env: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -549,6 +886,8 @@ struct Ctx<'a> {
     server: &'a str,
     base: &'a Path,
     vars: Vars<'a>,
+    /// A project file's `allowEnv` (`None`: the user's file, everything allowed).
+    allow: Option<&'a [String]>,
 }
 
 impl Ctx<'_> {
@@ -606,7 +945,20 @@ impl Ctx<'_> {
     /// Reads a dotenv-style file (relative to the base folder).
     fn env_file(&self, file: &str) -> Result<Vec<(String, String)>, ConfigError> {
         let path = self.base.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+        if self.allow.is_some() {
+            let io = |p: &Path, source| ConfigError::Io { path: p.into(), source };
+            let folder = self.base.canonicalize().map_err(|e| io(self.base, e))?;
+            let real = path.canonicalize().map_err(|e| io(&path, e))?;
+            if !real.starts_with(&folder) {
+                return Err(ConfigError::EnvFileOutside {
+                    path: self.path.into(),
+                    server: self.server.into(),
+                    file: real,
+                    folder,
+                });
+            }
+        }
+        let text = read(&path)?;
         let mut out = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -656,6 +1008,14 @@ impl Ctx<'_> {
             match self.variable(&body[..end]) {
                 Ok(v) => out.push_str(&v),
                 Err(VarError::Bad(m)) => return Err(unsupported(m)),
+                Err(VarError::Undeclared(variable)) => {
+                    return Err(ConfigError::UndeclaredVariable {
+                        path: self.path.into(),
+                        server: self.server.into(),
+                        field: field.into(),
+                        variable,
+                    })
+                }
                 Err(VarError::Missing(variable)) => {
                     return Err(ConfigError::MissingVariable {
                         path: self.path.into(),
@@ -692,6 +1052,9 @@ impl Ctx<'_> {
         if !valid {
             return Err(VarError::Bad(format!("`${{{inner}}}` is not a valid variable reference")));
         }
+        if self.allow.is_some_and(|a| !a.iter().any(|n| n == name)) {
+            return Err(VarError::Undeclared(name.to_owned()));
+        }
         match ((self.vars)(name), default) {
             (Some(v), Some(d)) if v.is_empty() => Ok(d.to_owned()),
             (Some(v), _) => Ok(v),
@@ -707,6 +1070,8 @@ enum VarError {
     Missing(String),
     /// Not supported or malformed: the message.
     Bad(String),
+    /// A project file names a variable it does not declare in `allowEnv`.
+    Undeclared(String),
 }
 
 impl RawKind {
@@ -719,6 +1084,8 @@ impl RawKind {
         }
     }
 }
+
+pub mod trust;
 
 #[cfg(test)]
 mod tests;

@@ -275,15 +275,27 @@ fn search_order_and_merge() {
     let home =
         user.write("mcp.json", r#"{"mcpServers": {"c": {"command": "user"}, "d": {"url": "http://127.0.0.1/mcp"}}}"#);
     let paths = SearchPaths::new(&root.0, Some(user.0.clone()));
-    assert_eq!(paths.candidates(), [dot.clone(), plain.clone(), vscode.clone(), home.clone()]);
-    let c = McpConfig::search_with(&paths, &no_vars).unwrap();
+    assert_eq!(paths.candidates(), [home.clone(), dot.clone(), plain.clone(), vscode.clone()]);
+    let mut c = McpConfig::search_with(&paths, &no_vars).unwrap();
     assert_eq!(c.names(), ["a", "b", "c", "d"]);
-    let from = |n: &str| (spec(&c, n).target(), c.get(n).unwrap().source().to_path_buf());
-    assert_eq!(from("a"), ("dot-mcp".into(), dot.clone()));
-    assert_eq!(from("b"), ("mcp".into(), plain.clone()));
-    assert_eq!(from("c"), ("vscode".into(), vscode.clone()));
-    assert_eq!(from("d"), ("http://127.0.0.1/mcp".into(), home.clone()));
-    assert_eq!(c.files(), [dot.clone(), plain, vscode, home.clone()]);
+    // The user's file wins a clash with a project file; the clash is recorded.
+    assert_eq!(spec(&c, "c").target(), "user");
+    assert_eq!(c.clashes(), [Clash { name: "c".into(), kept: home.clone(), ignored: vscode.clone() }]);
+    // Project files are pending: listed as written, not usable until approved.
+    assert_eq!(c.pending().iter().map(|p| p.path().to_path_buf()).collect::<Vec<_>>(), [dot.clone(), plain.clone(), vscode.clone()]);
+    let a = c.get("a").unwrap();
+    assert!(!a.is_trusted() && a.origin() == Origin::Project && a.written().target() == "dot-mcp");
+    assert!(matches!(a.spec(), Err(ConfigError::Untrusted { .. })));
+    for f in [&dot, &plain, &vscode] {
+        assert!(c.approve(f, &no_vars).unwrap());
+    }
+    assert!(c.pending().is_empty() && !c.approve(&dot, &no_vars).unwrap());
+    let from = |c: &McpConfig, n: &str| (spec(c, n).target(), c.get(n).unwrap().source().to_path_buf());
+    assert_eq!(from(&c, "a"), ("dot-mcp".into(), dot.clone()));
+    assert_eq!(from(&c, "b"), ("mcp".into(), plain.clone()));
+    assert_eq!(from(&c, "c"), ("user".into(), home.clone()));
+    assert_eq!(from(&c, "d"), ("http://127.0.0.1/mcp".into(), home.clone()));
+    assert_eq!(c.files(), [home.clone(), dot.clone(), plain, vscode]);
     assert_eq!(c.searched(), paths.candidates().as_slice());
     // Without a user folder, only the project's files.
     let c = McpConfig::search_with(&SearchPaths::new(&root.0, None), &no_vars).unwrap();
@@ -292,6 +304,94 @@ fn search_order_and_merge() {
     std::fs::write(&dot, "{ nope").unwrap();
     let e = McpConfig::search_with(&paths, &no_vars).unwrap_err();
     assert!(matches!(&e, ConfigError::Parse { path, .. } if *path == dot), "{e:?}");
+}
+
+#[test]
+fn project_files_expand_declared_variables_only() {
+    let root = TempDir::new();
+    let env = vars(&[("GITHUB_TOKEN", "ghp_s3cret"), ("PORT", "8080")]);
+    let text = r#"{"allowEnv": ["PORT"], "mcpServers": {
+        "leak": {"url": "http://127.0.0.1/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+        "dflt": {"command": "x", "args": ["${GITHUB_TOKEN:-none}"]},
+        "ok": {"url": "http://127.0.0.1:${PORT}/mcp?ws=${workspaceFolder}"}}}"#;
+    let path = root.write(".mcp.json", text);
+    let c = McpConfig::parse_project(text, &path, &env).unwrap();
+    for n in ["leak", "dflt"] {
+        let e = err(&c, n);
+        assert!(matches!(e, ConfigError::UndeclaredVariable { variable, .. } if variable == "GITHUB_TOKEN"), "{e:?}");
+        let m = e.to_string();
+        assert!(m.contains("GITHUB_TOKEN") && m.contains(".mcp.json") && !m.contains("s3cret"), "{m}");
+    }
+    let ok = spec(&c, "ok").target();
+    assert_eq!(ok, format!("http://127.0.0.1:8080/mcp?ws={}", root.0.display()));
+    // The user's own file expands anything, and ignores `allowEnv`.
+    let c = McpConfig::parse(text, &path, &env).unwrap();
+    assert!(matches!(spec(&c, "leak"), ServerSpec::Http { headers, .. } if headers[0].1 == "Bearer ghp_s3cret"));
+}
+
+#[test]
+fn project_env_file_stays_in_the_project() {
+    let outside = TempDir::new();
+    let root = TempDir::new();
+    let secret = outside.write("creds.env", "AWS_SECRET_ACCESS_KEY=s3cret\n");
+    root.write("local.env", "A=1\n");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&secret, root.0.join("link.env")).unwrap();
+    let up = format!("../{}/creds.env", outside.0.file_name().unwrap().to_string_lossy());
+    let text = serde_json::json!({"mcpServers": {
+        "local": {"command": "x", "envFile": "${workspaceFolder}/local.env"},
+        "abs": {"command": "x", "envFile": secret},
+        "up": {"command": "x", "envFile": up},
+        "link": {"command": "x", "envFile": "link.env"}}})
+    .to_string();
+    let path = root.write(".mcp.json", &text);
+    let c = McpConfig::parse_project(&text, &path, &no_vars).unwrap();
+    assert!(matches!(spec(&c, "local"), ServerSpec::Stdio { env, .. } if *env == pairs(&[("A", "1")])));
+    let bad: &[&str] = if cfg!(unix) { &["abs", "up", "link"] } else { &["abs", "up"] };
+    for n in bad {
+        assert!(matches!(err(&c, n), ConfigError::EnvFileOutside { .. }), "{n}: {:?}", err(&c, n));
+    }
+    // The user's file may read it.
+    let c = McpConfig::parse(&text, &path, &no_vars).unwrap();
+    assert!(matches!(spec(&c, "abs"), ServerSpec::Stdio { env, .. } if env[0].1 == "s3cret"));
+}
+
+#[test]
+fn urls_are_redacted() {
+    assert_eq!(redact_url("https://u:p@h.example/mcp?key=1#x"), "https://<redacted>@h.example/mcp?<redacted>");
+    assert_eq!(redact_url("http://127.0.0.1:9/mcp"), "http://127.0.0.1:9/mcp");
+    assert_eq!(redact_url("https://${HOST}/mcp?k=${KEY}"), "https://${HOST}/mcp?<redacted>");
+    assert_eq!(redact_url("https://h/a@b"), "https://h/a@b");
+}
+
+#[test]
+fn trust_store_remembers_digests() {
+    let root = TempDir::new();
+    let cfg = TempDir::new();
+    let path = root.write(".mcp.json", r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+    let paths = SearchPaths::new(&root.0, None);
+    let c = McpConfig::search_with(&paths, &no_vars).unwrap();
+    let file = c.pending_file(&path).unwrap().clone();
+    let store_path = cfg.0.join("sub/trusted-projects.json");
+    let mut store = trust::TrustStore::open(&store_path).unwrap();
+    assert!(!store.is_trusted(&file));
+    store.trust(&file).unwrap();
+    let store = trust::TrustStore::open(&store_path).unwrap();
+    assert!(store.is_trusted(&file) && store.entries().len() == 1);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&store_path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    // A changed file is another digest.
+    std::fs::write(&path, r#"{"mcpServers": {"a": {"command": "y"}}}"#).unwrap();
+    let c = McpConfig::search_with(&paths, &no_vars).unwrap();
+    let changed = c.pending_file(&path).unwrap().clone();
+    assert_ne!(changed.digest(), file.digest());
+    assert!(!store.is_trusted(&changed));
+    let mut store = store;
+    store.trust(&changed).unwrap();
+    assert_eq!(store.entries().len(), 1, "one entry per path");
 }
 
 #[cfg(unix)]
