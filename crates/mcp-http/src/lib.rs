@@ -43,7 +43,7 @@ pub use body::McpBody;
 pub use cors::CorsConfig;
 /// The resource-server building blocks ([`auth::AuthConfig`], validators, metadata).
 pub use mcp_auth as auth;
-pub use serve::serve;
+pub use serve::{raise_fd_limit, serve};
 pub use service::{HttpConfig, McpService, RequestBody};
 #[cfg(feature = "legacy")]
 pub use shared::{

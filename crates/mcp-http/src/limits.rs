@@ -11,8 +11,11 @@
 //!   that sends headers and then a byte now and then cannot hold a connection (and its buffer)
 //!   forever; it gets 408.
 //! - **Budget** ([`HttpConfig::max_body_bytes_in_flight`]): without it the bound on memory is
-//!   connections x body limit (gigabytes). Past the budget a request waits up to
-//!   [`HttpConfig::body_budget_wait`] for room, then gets 503 with `Retry-After`.
+//!   connections x body limit (gigabytes). It is charged for the bytes received, as they arrive,
+//!   not for the declared `Content-Length` (a client declaring 2 MiB and sending 40 bytes would
+//!   otherwise hold 2 MiB of it: 32 such sockets made every POST wait). When the bytes received
+//!   by all requests reach it, a request waits up to [`HttpConfig::body_budget_wait`] for room,
+//!   then gets 503 with `Retry-After`. The buffer grows to at most twice the bytes received.
 
 use crate::service::{HttpConfig, RequestBody};
 use bytes::Bytes;
@@ -23,9 +26,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
-
-/// Bytes are reserved from the budget in steps of this size (or the declared length).
-const STEP: usize = 64 * 1024;
 
 /// The shared budget of request-body bytes held in memory at once.
 #[derive(Debug, Clone)]
@@ -120,14 +120,11 @@ async fn read_pinned<B: RequestBody>(
     if declared.is_some_and(|len| len > limit) {
         return Err(ProtocolError::PayloadTooLarge { limit });
     }
-    let start = Instant::now();
-    let deadline = start + config.body_read_timeout;
+    let deadline = Instant::now() + config.body_read_timeout;
+    // Nothing is reserved for the declared length: a client that declares 2 MiB and sends 40
+    // bytes holds 40 bytes of the budget (and of memory), not 2 MiB.
     let mut held = Reserved::default();
-    let first = declared.unwrap_or(0).min(limit);
-    if first > 0 {
-        budget.reserve(&mut held, first, start + config.body_budget_wait.min(config.body_read_timeout)).await?;
-    }
-    let mut buf: Vec<u8> = Vec::with_capacity(first);
+    let mut buf: Vec<u8> = Vec::new();
     loop {
         let stall = Instant::now() + config.body_idle_timeout;
         let frame = match tokio::time::timeout_at(stall.min(deadline), body.frame()).await {
@@ -142,9 +139,19 @@ async fn read_pinned<B: RequestBody>(
             return Err(ProtocolError::PayloadTooLarge { limit });
         }
         if need > held.len() {
-            let step = (need - held.len()).max(STEP).min(limit - held.len());
             let wait_until = (Instant::now() + config.body_budget_wait).min(deadline);
-            budget.reserve(&mut held, step.max(1), wait_until).await?;
+            let more = need - held.len();
+            budget.reserve(&mut held, more, wait_until).await?;
+        }
+        // Room for what arrived, growing at most to twice what arrived (or to the declared
+        // length once it is that close), so memory follows the bytes received.
+        if need > buf.capacity() {
+            let grow = need.max(buf.len() * 2);
+            let want = match declared {
+                Some(d) if d >= need => grow.min(d),
+                _ => grow,
+            };
+            buf.reserve_exact(want - buf.len());
         }
         // Copied (contiguous or not), so the frame and the read buffer it points into go now.
         bytes::BufMut::put(&mut buf, data);
@@ -213,6 +220,30 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
         drop(held);
         assert_eq!(next.await.unwrap().unwrap().len(), 900);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_budget_is_charged_for_bytes_received_not_declared() {
+        let (c, budget) = (config(), BodyBudget::new(1500));
+        // Declares 1000 bytes, sends 40, then nothing (until its body deadline).
+        let frames = futures::stream::iter(vec![Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from(
+            vec![b' '; 40],
+        )))])
+        .chain(futures::stream::pending());
+        let slow = tokio::spawn({
+            let (c, budget) = (c.clone(), budget.clone());
+            async move { read_body(StreamBody::new(frames), Some(1000), &c, &budget).await.map(|r| r.0) }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(budget.sem.available_permits(), 1460, "40 bytes arrived, 40 are held");
+        // A whole body of 1000 fits beside it at once.
+        let t = Instant::now();
+        let (b, held) = read_body(Full::new(Bytes::from(vec![b'x'; 1000])), Some(1000), &c, &budget).await.unwrap();
+        assert_eq!((b.len(), t.elapsed()), (1000, Duration::ZERO));
+        assert_eq!(budget.sem.available_permits(), 460);
+        drop(held);
+        assert_eq!(slow.await.unwrap().unwrap_err().http_status(), 408);
+        assert_eq!(budget.sem.available_permits(), 1500);
     }
 
     #[tokio::test(start_paused = true)]

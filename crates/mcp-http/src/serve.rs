@@ -1,22 +1,28 @@
 //! Running the endpoint: the `tower::Service` impl and the hyper accept loop behind [`serve`].
 //!
-//! The accept loop keeps a table of open connections so that admission stays fair at the
-//! connection cap: a connection that is idle between requests (keep-alive, nothing being read)
-//! is the cheapest to lose, so a new client takes the place of the one idle the longest instead
-//! of waiting behind it. Idle connections are also closed after [`HttpConfig::idle_timeout`].
-//! HTTP/1.1 serves one request at a time per connection (pipelined requests wait in the socket,
-//! bounded by hyper's read buffer), so a connection's concurrency is one by construction.
+//! The accept loop keeps a table of open connections so that admission stays fair at every cap.
+//! At the connection cap a new client takes the place of another instead of waiting behind it:
+//! first the connection idle the longest (keep-alive between requests, or a request head not yet
+//! complete: both cost nothing to lose), else the oldest listen stream (closed cleanly: its SSE
+//! response ends and the client resumes or reconnects). Only connections reading a body or
+//! running a handler are never taken; they end within the body and handler limits. Listen
+//! streams have their own caps below the connection cap (all of them, and per peer address),
+//! where the oldest gives way. Idle connections are also closed after
+//! [`HttpConfig::idle_timeout`]. HTTP/1.1 serves one request at a time per connection
+//! (pipelined requests wait in the socket, bounded by the head buffer), so a connection's
+//! concurrency is one by construction.
 
 use crate::body::McpBody;
 use crate::service::{HttpConfig, McpService, RequestBody};
+use futures::task::AtomicWaker;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -44,16 +50,32 @@ impl<B: RequestBody> tower_service::Service<Request<B>> for McpService {
 /// accept loop may be back at the cap before the connection's task has read its first request.
 const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
 
+/// File descriptors kept free below `RLIMIT_NOFILE` when `max_connections` is clamped to it: the
+/// listener, logs, outgoing connections (Redis, token introspection), files a handler opens.
+const FD_HEADROOM: u64 = 64;
+
 /// What the accept loop knows about one connection.
 struct Conn {
+    /// Accept order (ties in age go to the connection accepted first).
+    id: u64,
+    /// The peer's address (the per-peer cap of listen streams).
+    peer: IpAddr,
     /// Requests whose response has not been fully written.
     in_flight: AtomicU32,
-    /// Bytes arrived while no request was in flight: the head of the next request is coming.
+    /// Bytes arrived while no request was in flight: the head of the next request is coming
+    /// (the connection is not idle for the idle timeout; the header timeout covers it).
     reading_head: AtomicBool,
     /// When the connection last became idle, in nanoseconds since the table's epoch (fine
     /// enough that connections served one after another never tie). A new connection's is
     /// [`FIRST_REQUEST_GRACE`] ahead: its first request may not have been read yet.
     idle_since: AtomicU64,
+    /// Asked to close: not chosen again.
+    evicted: AtomicBool,
+    /// When its listen stream opened (nanoseconds since the epoch, plus one), 0 when none is
+    /// open. Changed only under the table's lock.
+    listen_since: AtomicU64,
+    /// Wakes the listen stream's body so that it ends when the stream is evicted.
+    stream_waker: AtomicWaker,
     /// Tells the connection's task to close it (gracefully).
     evict: Notify,
 }
@@ -65,52 +87,170 @@ impl Conn {
             && !self.reading_head.load(Ordering::Acquire)
             && self.idle_since.load(Ordering::Relaxed) <= now
     }
+
+    /// Whether the connection may give way at the connection cap as a cheap one: no request in
+    /// flight (idle, or its next head not complete) and past its first-request grace.
+    fn is_cheap(&self, now: u64) -> bool {
+        !self.evicted.load(Ordering::Acquire)
+            && self.in_flight.load(Ordering::Acquire) == 0
+            && self.idle_since.load(Ordering::Relaxed) <= now
+    }
 }
 
-/// The open connections, for choosing which idle one gives way at the cap.
+/// The open connections and their listen streams.
+struct Inner {
+    conns: HashMap<u64, Arc<Conn>>,
+    /// Open listen streams, all peers.
+    listening: usize,
+    /// Open listen streams per peer address (entries removed at zero: at most `listening`).
+    per_peer: HashMap<IpAddr, usize>,
+}
+
+/// The open connections, for choosing which one gives way at a cap.
 struct Table {
     epoch: Instant,
-    conns: Mutex<HashMap<u64, Arc<Conn>>>,
+    inner: Mutex<Inner>,
+    /// Most listen streams at once (all peers).
+    listen_cap: usize,
+    /// Most listen streams of one peer address (0: no per-peer cap).
+    peer_cap: usize,
+    /// Connections asked to close that are still open (so one new client evicts one).
+    closing: AtomicUsize,
 }
 
 impl Table {
+    fn new(listen_cap: usize, peer_cap: usize) -> Self {
+        let inner = Inner { conns: HashMap::new(), listening: 0, per_peer: HashMap::new() };
+        Self { epoch: Instant::now(), inner: Mutex::new(inner), listen_cap, peer_cap, closing: AtomicUsize::new(0) }
+    }
+
     fn now_ns(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    fn insert(&self, id: u64) -> Arc<Conn> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().expect("connection table")
+    }
+
+    fn insert(&self, id: u64, peer: IpAddr) -> Arc<Conn> {
         let c = Arc::new(Conn {
+            id,
+            peer,
             in_flight: AtomicU32::new(0),
             reading_head: AtomicBool::new(false),
             idle_since: AtomicU64::new(self.now_ns() + FIRST_REQUEST_GRACE.as_nanos() as u64),
+            evicted: AtomicBool::new(false),
+            listen_since: AtomicU64::new(0),
+            stream_waker: AtomicWaker::new(),
             evict: Notify::new(),
         });
-        self.conns.lock().expect("connection table").insert(id, c.clone());
+        self.lock().conns.insert(id, c.clone());
         c
     }
 
-    fn remove(&self, id: u64) {
-        self.conns.lock().expect("connection table").remove(&id);
+    fn remove(&self, conn: &Conn) {
+        let mut g = self.lock();
+        g.conns.remove(&conn.id);
+        Self::end_stream(&mut g, conn);
+        drop(g);
+        if conn.evicted.load(Ordering::Acquire) {
+            self.closing.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
-    /// Asks the connection idle the longest to close; false when none is idle.
-    fn evict_oldest_idle(&self) -> bool {
+    /// Connections asked to close that have not closed yet.
+    fn closing(&self) -> usize {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    /// Asks `c` to close (its listen stream, if any, ends first).
+    fn evict_locked(&self, g: &mut Inner, c: &Conn) {
+        if !c.evicted.swap(true, Ordering::AcqRel) {
+            self.closing.fetch_add(1, Ordering::AcqRel);
+        }
+        if Self::end_stream(g, c) {
+            c.stream_waker.wake();
+        }
+        c.evict.notify_one();
+    }
+
+    /// Uncounts `c`'s listen stream; false when it had none open.
+    fn end_stream(g: &mut Inner, c: &Conn) -> bool {
+        if c.listen_since.swap(0, Ordering::AcqRel) == 0 {
+            return false;
+        }
+        g.listening -= 1;
+        if let Some(n) = g.per_peer.get_mut(&c.peer) {
+            *n -= 1;
+            if *n == 0 {
+                g.per_peer.remove(&c.peer);
+            }
+        }
+        true
+    }
+
+    /// Makes room for one connection at the connection cap: asks the cheapest connection to
+    /// close, the one idle the longest (or with an unfinished head), else the oldest listen
+    /// stream. False when every connection is busy with a request.
+    fn evict_one(&self) -> bool {
         let now = self.now_ns();
-        let conns = self.conns.lock().expect("connection table");
-        // Ties (same instant) go to the connection accepted first.
-        let oldest = conns
-            .iter()
-            .filter(|(_, c)| c.is_idle(now))
-            .min_by_key(|(id, c)| (c.idle_since.load(Ordering::Relaxed), **id))
-            .map(|(_, c)| c);
-        match oldest {
+        let mut g = self.lock();
+        let cheap = g
+            .conns
+            .values()
+            .filter(|c| c.is_cheap(now))
+            .min_by_key(|c| (c.idle_since.load(Ordering::Relaxed), c.id))
+            .cloned();
+        let victim = cheap.or_else(|| Self::oldest_stream(&g, |_| true));
+        match victim {
             Some(c) => {
-                // Not idle any more as far as the next eviction is concerned.
-                c.reading_head.store(true, Ordering::Release);
-                c.evict.notify_one();
+                self.evict_locked(&mut g, &c);
                 true
             }
             None => false,
+        }
+    }
+
+    /// The open listen stream opened first among connections `keep` selects.
+    fn oldest_stream(g: &Inner, keep: impl Fn(&Conn) -> bool) -> Option<Arc<Conn>> {
+        g.conns
+            .values()
+            .filter(|c| c.listen_since.load(Ordering::Acquire) != 0 && !c.evicted.load(Ordering::Acquire) && keep(c))
+            .min_by_key(|c| (c.listen_since.load(Ordering::Acquire), c.id))
+            .cloned()
+    }
+
+    /// Counts `conn`'s new listen stream; past the per-peer or the global cap the oldest
+    /// stream (of that peer, or of all) is closed to make room for it.
+    fn open_stream(&self, conn: &Conn) {
+        let mut g = self.lock();
+        if conn.listen_since.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        conn.listen_since.store(self.now_ns() + 1, Ordering::Release);
+        g.listening += 1;
+        let of_peer = {
+            let n = g.per_peer.entry(conn.peer).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let victim = if self.peer_cap > 0 && of_peer > self.peer_cap {
+            Self::oldest_stream(&g, |c| c.peer == conn.peer && c.id != conn.id)
+        } else if g.listening > self.listen_cap {
+            Self::oldest_stream(&g, |c| c.id != conn.id)
+        } else {
+            None
+        };
+        if let Some(c) = victim {
+            tracing::debug!(peer = %c.peer, listening = g.listening, "listen stream cap: the oldest stream is closed");
+            self.evict_locked(&mut g, &c);
+        }
+    }
+
+    /// Uncounts `conn`'s listen stream when its response is over.
+    fn close_stream(&self, conn: &Conn) {
+        if conn.listen_since.load(Ordering::Acquire) != 0 {
+            Self::end_stream(&mut self.lock(), conn);
         }
     }
 }
@@ -154,20 +294,26 @@ impl AsyncWrite for Tracked {
     }
 }
 
-/// A response body that marks its request finished when hyper is done with it.
+/// A response body that marks its request finished when hyper is done with it; a listen
+/// stream's also ends when the stream is evicted.
 pub(crate) struct TrackedBody {
     body: McpBody,
-    /// Held only for its `Drop`.
-    _guard: InFlight,
+    /// Held for its `Drop`, and for the listen stream's state.
+    guard: InFlight,
 }
 
 struct InFlight {
     conn: Arc<Conn>,
     table: Arc<Table>,
+    /// This response is a listen stream (counted in the table).
+    listen: bool,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        if self.listen {
+            self.table.close_stream(&self.conn);
+        }
         self.conn.idle_since.store(self.table.now_ns(), Ordering::Relaxed);
         self.conn.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
@@ -178,7 +324,16 @@ impl Body for TrackedBody {
     type Error = Infallible;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<bytes::Bytes>, Infallible>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+        let this = self.get_mut();
+        if this.guard.listen {
+            // Evicted: the stream ends cleanly (the last chunk is written) and the client
+            // resumes or reconnects.
+            this.guard.conn.stream_waker.register(cx.waker());
+            if this.guard.conn.listen_since.load(Ordering::Acquire) == 0 {
+                return Poll::Ready(None);
+            }
+        }
+        Pin::new(&mut this.body).poll_frame(cx)
     }
     fn is_end_stream(&self) -> bool {
         self.body.is_end_stream()
@@ -188,31 +343,152 @@ impl Body for TrackedBody {
     }
 }
 
+/// Whether a request opens a listen stream if answered with one: a modern
+/// `subscriptions/listen` (its `Mcp-Method` header is checked against the body) or a legacy
+/// session's GET.
+fn may_listen<B>(req: &Request<B>) -> bool {
+    match *req.method() {
+        http::Method::GET => true,
+        http::Method::POST => {
+            req.headers().get(mcp_protocol::headers::METHOD).is_some_and(|m| m.as_bytes() == b"subscriptions/listen")
+        }
+        _ => false,
+    }
+}
+
+/// Raises this process's soft `RLIMIT_NOFILE` to its hard limit (once is enough; later calls
+/// change nothing) and returns the soft limit now in force; `None` where there is none to read
+/// (not Unix) or it is unlimited. [`serve`] calls it and keeps `max_connections` below it.
+pub fn raise_fd_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let lim = getrlimit(Resource::Nofile);
+        // An unlimited hard limit is refused for NOFILE on some systems: aim at a large number.
+        let target = lim.maximum.unwrap_or(1 << 20);
+        if lim.current.is_some_and(|c| c < target) {
+            let raised = Rlimit { current: Some(target), maximum: lim.maximum };
+            if let Err(e) = setrlimit(Resource::Nofile, raised) {
+                tracing::debug!(error = %e, "could not raise RLIMIT_NOFILE");
+            }
+        }
+        getrlimit(Resource::Nofile).current
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// `max` connections kept below a file-descriptor limit of `fd_limit` (one descriptor each,
+/// [`FD_HEADROOM`] or half the limit, whichever is less, left for everything else); at least 1.
+pub(crate) fn clamp_to_fd_limit(max: usize, fd_limit: Option<u64>) -> usize {
+    let Some(limit) = fd_limit else { return max };
+    let room = limit - FD_HEADROOM.min(limit / 2);
+    max.min(usize::try_from(room).unwrap_or(usize::MAX)).max(1)
+}
+
+/// The listen-stream cap in force: the configured one, at most half the connection cap (so
+/// streams never hold every connection), at least 1.
+pub(crate) fn listen_cap(configured: usize, max_connections: usize) -> usize {
+    configured.min(max_connections / 2).max(1)
+}
+
+/// Whether an accept error means the process or system is out of file descriptors.
+fn out_of_fds(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        let raw = e.raw_os_error();
+        raw == Some(rustix::io::Errno::MFILE.raw_os_error()) || raw == Some(rustix::io::Errno::NFILE.raw_os_error())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// A log line at most once a second, with the count of the ones left out.
+struct RateLimited {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimited {
+    /// Whether to log now, and how many were suppressed since the last line.
+    fn allow(&mut self, now: Instant) -> Option<u64> {
+        match self.last {
+            Some(t) if now.duration_since(t) < Duration::from_secs(1) => {
+                self.suppressed += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.suppressed))
+            }
+        }
+    }
+}
+
 /// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.
 ///
-/// Limits (see [`HttpConfig`]): at most `max_connections` open at once (an idle one gives way
-/// to a new client at the cap), headers within `header_read_timeout`, idle keep-alive
-/// connections closed after `idle_timeout`, bodies within the size, time and memory limits.
-pub async fn serve(server: mcp_server::Server, listener: TcpListener, config: HttpConfig) -> std::io::Result<()> {
+/// Limits (see [`HttpConfig`]): at most `max_connections` open at once, kept below the file
+/// descriptor limit (raised to its hard limit first, [`raise_fd_limit`]); at the cap an idle
+/// connection, one with an unfinished request head, or else the oldest listen stream gives way to
+/// a new client; listen streams capped in all and per peer (the oldest gives way); request heads
+/// within `max_head_bytes` (431) and `header_read_timeout`; idle keep-alive connections closed
+/// after `idle_timeout`; bodies within the size, time and memory limits. Running out of file
+/// descriptors on accept is handled like the cap (one connection gives way, a short pause, one
+/// log line a second at most).
+pub async fn serve(server: mcp_server::Server, listener: TcpListener, mut config: HttpConfig) -> std::io::Result<()> {
+    let fd_limit = raise_fd_limit();
+    let max = clamp_to_fd_limit(config.max_connections, fd_limit);
+    if max < config.max_connections {
+        tracing::warn!(
+            max_connections = config.max_connections,
+            fd_limit = fd_limit.unwrap_or_default(),
+            clamped = max,
+            "max_connections lowered below the file-descriptor limit (RLIMIT_NOFILE)"
+        );
+        config.max_connections = max;
+    }
     let shutdown = server.shutdown_token();
     let limit = Arc::new(Semaphore::new(config.max_connections));
-    let table = Arc::new(Table { epoch: Instant::now(), conns: Mutex::new(HashMap::new()) });
+    let table = Arc::new(Table::new(
+        listen_cap(config.max_listen_streams, config.max_connections),
+        config.max_listen_streams_per_peer,
+    ));
     let svc = McpService::new(server, config);
     let mut next_id = 0u64;
+    let mut accept_log = RateLimited { last: None, suppressed: 0 };
     loop {
         let (stream, peer): (_, SocketAddr) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
-                Err(e) => { tracing::warn!(error = %e, "accept failed"); tokio::time::sleep(Duration::from_millis(10)).await; continue; }
+                Err(e) => {
+                    // Out of descriptors: like the cap, one connection gives way; a short
+                    // pause either way (the failing connection stays in the backlog).
+                    let fds = out_of_fds(&e);
+                    if fds && table.closing() == 0 {
+                        table.evict_one();
+                    }
+                    if let Some(suppressed) = accept_log.allow(Instant::now()) {
+                        tracing::warn!(error = %e, suppressed, "accept failed");
+                    }
+                    tokio::time::sleep(Duration::from_millis(if fds { 50 } else { 10 })).await;
+                    continue;
+                }
             },
             _ = shutdown.cancelled() => return Ok(()),
         };
         let permit = match limit.clone().try_acquire_owned() {
             Ok(p) => p,
-            // At the cap: the connection idle the longest makes room; when none is idle, wait
-            // (checking again as connections finish their requests).
+            // At the cap: one connection makes room (unless one asked already is closing); when
+            // none can, wait (checking again as connections finish their requests).
             Err(_) => loop {
-                table.evict_oldest_idle();
+                if table.closing() == 0 {
+                    table.evict_one();
+                }
                 tokio::select! {
                     p = limit.clone().acquire_owned() => break p.expect("semaphore open"),
                     _ = tokio::time::sleep(Duration::from_millis(50)) => {}
@@ -222,12 +498,11 @@ pub async fn serve(server: mcp_server::Server, listener: TcpListener, config: Ht
         };
         let _ = stream.set_nodelay(true);
         next_id += 1;
-        let id = next_id;
-        let conn = table.insert(id);
+        let conn = table.insert(next_id, peer.ip());
         let (svc, shutdown, table) = (svc.clone(), shutdown.clone(), table.clone());
         tokio::spawn(async move {
             serve_connection(svc, Tracked { io: stream, conn: conn.clone() }, &table, &shutdown, peer).await;
-            table.remove(id);
+            table.remove(&conn);
             drop(permit);
         });
     }
@@ -242,19 +517,29 @@ async fn serve_connection(
 ) {
     let conn = io.conn.clone();
     let (header_timeout, idle_timeout) = (svc.config().header_read_timeout, svc.config().idle_timeout);
+    let head_bytes = svc.config().max_head_bytes.max(MIN_HEAD_BYTES);
     let service = {
         let (conn, table) = (conn.clone(), table.clone());
         hyper::service::service_fn(move |req| {
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.reading_head.store(false, Ordering::Release);
-            let guard = InFlight { conn: conn.clone(), table: table.clone() };
+            let may_listen = may_listen(&req);
+            let mut guard = InFlight { conn: conn.clone(), table: table.clone(), listen: false };
             let svc = svc.clone();
-            async move { Ok::<_, Infallible>(svc.handle(req).await.map(|body| TrackedBody { body, _guard: guard })) }
+            async move {
+                let resp = svc.handle(req).await;
+                if may_listen && resp.status() == http::StatusCode::OK && matches!(resp.body(), McpBody::Stream(_)) {
+                    guard.table.open_stream(&guard.conn);
+                    guard.listen = true;
+                }
+                Ok::<_, Infallible>(resp.map(|body| TrackedBody { body, guard }))
+            }
         })
     };
     let http = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(header_timeout)
+        .max_buf_size(head_bytes)
         .keep_alive(true)
         .pipeline_flush(true)
         .serve_connection(hyper_util::rt::TokioIo::new(io), service);
@@ -286,24 +571,107 @@ async fn serve_connection(
     let _ = tokio::time::timeout(closing, http).await;
 }
 
+/// hyper's smallest read buffer: [`HttpConfig::max_head_bytes`] below it is raised to it.
+pub(crate) const MIN_HEAD_BYTES: usize = 8192;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+    fn evicted(c: &Conn) -> bool {
+        c.evicted.load(Ordering::Acquire)
+    }
+
     #[test]
     fn at_a_tie_the_connection_accepted_first_gives_way() {
-        let table = Table { epoch: Instant::now(), conns: Mutex::new(HashMap::new()) };
-        let conns: Vec<_> = (1..=50).map(|id| table.insert(id)).collect();
-        assert!(!table.evict_oldest_idle(), "a new connection (its first request maybe unread) is not idle");
+        let table = Table::new(100, 0);
+        let conns: Vec<_> = (1..=50).map(|id| table.insert(id, LOCAL)).collect();
+        assert!(!table.evict_one(), "a new connection (its first request maybe unread) is not taken");
         // Every connection became idle at the same instant (a coarse clock would do this).
         for c in &conns {
             c.idle_since.store(7, Ordering::Relaxed);
         }
         conns[0].idle_since.store(8, Ordering::Relaxed);
-        assert!(table.evict_oldest_idle());
-        assert!(conns[1].reading_head.load(Ordering::Acquire), "the second accepted is the oldest idle one");
-        assert!(conns.iter().enumerate().all(|(i, c)| i == 1 || !c.reading_head.load(Ordering::Acquire)));
-        assert!(table.evict_oldest_idle());
-        assert!(conns[2].reading_head.load(Ordering::Acquire), "then the third");
+        assert!(table.evict_one());
+        assert!(evicted(&conns[1]), "the second accepted is the oldest idle one");
+        assert!(conns.iter().enumerate().all(|(i, c)| i == 1 || !evicted(c)));
+        assert_eq!(table.closing(), 1);
+        assert!(table.evict_one());
+        assert!(evicted(&conns[2]), "then the third");
+        table.remove(&conns[1]);
+        assert_eq!(table.closing(), 1);
+    }
+
+    #[test]
+    fn an_unfinished_head_gives_way_like_an_idle_connection_and_a_stream_last() {
+        let table = Table::new(100, 0);
+        let (busy, stream, head) = (table.insert(1, LOCAL), table.insert(2, LOCAL), table.insert(3, LOCAL));
+        for c in [&busy, &stream, &head] {
+            c.idle_since.store(0, Ordering::Relaxed);
+        }
+        busy.in_flight.store(1, Ordering::Release);
+        stream.in_flight.store(1, Ordering::Release);
+        table.open_stream(&stream);
+        head.reading_head.store(true, Ordering::Release);
+        assert!(table.evict_one());
+        assert!(evicted(&head), "the connection with an unfinished head goes first");
+        assert!(table.evict_one());
+        assert!(evicted(&stream), "then the listen stream");
+        assert_eq!(stream.listen_since.load(Ordering::Acquire), 0, "its stream is ended");
+        assert_eq!(table.lock().listening, 0);
+        assert!(!table.evict_one(), "a connection busy with a request is never taken");
+        assert!(!evicted(&busy));
+    }
+
+    #[test]
+    fn past_a_listen_cap_the_oldest_stream_gives_way() {
+        let table = Table::new(3, 2);
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        let conns: Vec<_> =
+            [a, a, b, a, b, b].iter().enumerate().map(|(i, p)| table.insert(i as u64 + 1, *p)).collect();
+        table.open_stream(&conns[0]);
+        table.open_stream(&conns[1]);
+        assert!(conns.iter().all(|c| !evicted(c)));
+        // A third of peer a: its own oldest gives way, not b's.
+        table.open_stream(&conns[3]);
+        assert!(evicted(&conns[0]));
+        table.open_stream(&conns[2]);
+        table.open_stream(&conns[4]);
+        // Four open, cap 3: the oldest of all (conns[1]) gives way.
+        assert!(evicted(&conns[1]));
+        assert!(!evicted(&conns[2]) && !evicted(&conns[3]) && !evicted(&conns[4]));
+        assert_eq!(table.lock().listening, 3);
+        // A stream that ends on its own gives its place back.
+        table.close_stream(&conns[4]);
+        table.open_stream(&conns[5]);
+        assert!(!evicted(&conns[2]) && !evicted(&conns[3]));
+        let g = table.lock();
+        assert_eq!((g.listening, g.per_peer[&a], g.per_peer[&b]), (3, 1, 2));
+    }
+
+    #[test]
+    fn the_connection_cap_stays_below_the_fd_limit() {
+        assert_eq!(clamp_to_fd_limit(4096, None), 4096);
+        assert_eq!(clamp_to_fd_limit(4096, Some(1024)), 960);
+        assert_eq!(clamp_to_fd_limit(4096, Some(1 << 20)), 4096);
+        assert_eq!(clamp_to_fd_limit(4096, Some(100)), 50);
+        assert_eq!(clamp_to_fd_limit(4096, Some(1)), 1);
+        assert_eq!(listen_cap(2048, 960), 480);
+        assert_eq!(listen_cap(2048, 8), 4);
+        assert_eq!(listen_cap(2048, 1), 1);
+    }
+
+    #[test]
+    fn the_accept_log_says_once_a_second_how_many_it_left_out() {
+        let mut log = RateLimited { last: None, suppressed: 0 };
+        let t = Instant::now();
+        assert_eq!(log.allow(t), Some(0));
+        for i in 1..100 {
+            assert_eq!(log.allow(t + Duration::from_millis(i * 10 - 5)), None);
+        }
+        assert_eq!(log.allow(t + Duration::from_secs(1)), Some(99));
     }
 }

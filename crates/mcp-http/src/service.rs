@@ -38,12 +38,24 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// Interval of SSE keep-alive comments on listen streams (default 15 s).
     pub keep_alive: Duration,
-    /// Most concurrent connections (default 4096). At the cap, a new connection closes the
-    /// connection that has been idle (keep-alive, no request) the longest; when none is idle it
-    /// waits in the accept queue.
+    /// Most concurrent connections (default 4096; [`crate::serve`] keeps it below the
+    /// file-descriptor limit). At the cap, a new connection closes the connection idle the
+    /// longest (keep-alive, or a request head not complete), else the oldest listen stream;
+    /// when every connection is busy with a request it waits in the accept queue.
     pub max_connections: usize,
     /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
     pub header_read_timeout: Duration,
+    /// Largest request head (request line and headers) in bytes (default 32 KiB, at least
+    /// 8 KiB): the read buffer of a connection; a larger head gets 431 and the connection closes.
+    pub max_head_bytes: usize,
+    /// Most open listen streams (`subscriptions/listen` responses and legacy GET streams;
+    /// default 2048, at most half of [`HttpConfig::max_connections`]). Past it the oldest
+    /// stream is closed cleanly (its SSE response ends; the client reconnects or resumes).
+    pub max_listen_streams: usize,
+    /// Most open listen streams of one peer IP address (default 128; 0 = no per-peer cap).
+    /// Past it that peer's oldest stream is closed, so one address cannot push out the streams
+    /// of others. Behind a reverse proxy every client shares the proxy's address: raise it.
+    pub max_listen_streams_per_peer: usize,
     /// How long a keep-alive connection may sit idle between requests (default 10 s; shorter
     /// than the header timeout so idle connections cannot hold the connection table).
     pub idle_timeout: Duration,
@@ -94,6 +106,9 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             max_connections: 4096,
             header_read_timeout: Duration::from_secs(30),
+            max_head_bytes: 32 << 10,
+            max_listen_streams: 2048,
+            max_listen_streams_per_peer: 128,
             idle_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             body_idle_timeout: Duration::from_secs(10),
