@@ -112,9 +112,38 @@ impl ServerBuilder {
         self
     }
 
-    /// Lifetime of sealed `requestState` in seconds (default 600).
+    /// Lifetime of sealed `requestState` in seconds for rounds that may wait on a person
+    /// (elicitation, sampling; default 600). Within its lifetime a `requestState` can be
+    /// presented again (it is not single-use): the lifetime is the replay window.
     pub fn state_ttl_secs(mut self, secs: u64) -> Self {
         self.config.state_ttl_secs = secs;
+        self
+    }
+
+    /// Lifetime of sealed `requestState` in seconds for rounds no person answers (only
+    /// `roots/list` input requests, or none; default 60, at most the
+    /// [`ServerBuilder::state_ttl_secs`] lifetime): the client answers those at once, so their
+    /// replay window is kept short.
+    pub fn automatic_state_ttl_secs(mut self, secs: u64) -> Self {
+        self.config.automatic_state_ttl_secs = secs;
+        self
+    }
+
+    /// Whether clients are told internal error details (default false): the `source()` chain of
+    /// an error a handler returned with `?`, and the message of a handler panic. Off, a tool
+    /// error's own message still reaches the model (an `Err("text")` or [`HandlerError::tool`] is
+    /// sent as it is), a panic is answered `-32603` with `the handler failed (ref ID)`, and the details are logged
+    /// under that id. Turn it on for development only.
+    pub fn expose_internal_errors(mut self, on: bool) -> Self {
+        self.config.expose_internal_errors = on;
+        self
+    }
+
+    /// Caps on each `subscriptions/listen` filter (default [`crate::ListenLimits::default`]:
+    /// 1,024 resource URIs and 1,024 task ids per stream, URIs and ids at most 2 KiB each).
+    /// A listen request over them is refused with `-32602`.
+    pub fn listen_limits(mut self, limits: crate::ListenLimits) -> Self {
+        self.config.listen_limits = limits;
         self
     }
 

@@ -84,8 +84,8 @@ impl Server {
             Ok(v) if v.is_object() => Ok(v),
             Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
             Err(HandlerError::InputRequired(ir)) => Ok(self.input_required(ctx, ir)),
-            Err(HandlerError::Tool { message, .. }) if tool => Ok(tool_error(message)),
-            Err(HandlerError::Tool { message, .. }) => Err(ProtocolError::Internal(message)),
+            Err(e @ HandlerError::Tool { .. }) if tool => Ok(tool_error(self.error_text(&e))),
+            Err(e @ HandlerError::Tool { .. }) => Err(ProtocolError::Internal(self.error_text(&e))),
             Err(HandlerError::Protocol(e)) => Err(e),
         }
     }

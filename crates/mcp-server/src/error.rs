@@ -9,7 +9,10 @@ use std::fmt;
 ///
 /// `?` converts any [`std::error::Error`] into it: a [`ProtocolError`] stays a protocol error,
 /// an [`InputRequired`] stays an input request, and anything else becomes a tool execution error
-/// (`isError: true`, with the error and its sources as the text the model sees). Like
+/// (`isError: true`, with the error's own `Display` as the text the model sees). The error's
+/// `source()` chain is kept for logs and is not sent to the client (it often names files, hosts
+/// or internals), unless the server opts in with
+/// [`crate::ServerBuilder::expose_internal_errors`]. Like
 /// `anyhow::Error`, it does not implement `std::error::Error` itself, which is what makes that
 /// blanket conversion possible.
 #[non_exhaustive]
@@ -41,8 +44,7 @@ impl HandlerError {
     }
 
     /// Converts any displayable value: a `HandlerError`, `ProtocolError` or `InputRequired` keeps
-    /// its meaning, an error keeps its source chain in the message, anything else becomes a tool
-    /// execution error with its text.
+    /// its meaning, anything else becomes a tool execution error with its text.
     pub fn from_display<E: fmt::Display + 'static>(e: E) -> Self {
         let mut slot = Some(e);
         let any = &mut slot as &mut dyn Any;
@@ -70,15 +72,39 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
             return Self::InputRequired(i.take().expect("just filled"));
         }
         let e = slot.expect("not taken");
-        let mut message = e.to_string();
+        Self::Tool { message: e.to_string(), source: Some(Box::new(e)) }
+    }
+}
+
+impl HandlerError {
+    /// The message with the `source()` chain of the wrapped error appended (`top: cause: ...`),
+    /// for logs (and for clients of a server that exposes internal errors).
+    pub fn message_with_sources(&self) -> String {
+        let Self::Tool { message, source: Some(e) } = self else { return self.to_string() };
+        let mut out = message.clone();
         let mut cause = e.source();
         while let Some(c) = cause {
-            message.push_str(": ");
-            message.push_str(&c.to_string());
+            out.push_str(": ");
+            out.push_str(&c.to_string());
             cause = c.source();
         }
-        Self::Tool { message, source: Some(Box::new(e)) }
+        out
     }
+}
+
+/// A short random reference that ties an opaque error sent to a client to the log line with
+/// its details (`3f9a1c07`).
+pub fn correlation_id() -> String {
+    format!("{:08x}", rand::random::<u32>())
+}
+
+/// An internal failure (a store that cannot be reached, say) told to the client as `what` and a
+/// correlation id only, with `detail` logged at `error` level under the same id. The text is
+/// fixed: nothing of `detail` (addresses, backend errors) reaches the client.
+pub fn reported(what: &str, detail: &dyn fmt::Display) -> String {
+    let reference = correlation_id();
+    tracing::error!(reference = %reference, detail = %detail, "{what}");
+    format!("{what} (ref {reference})")
 }
 
 impl fmt::Display for HandlerError {
@@ -237,7 +263,7 @@ mod tests {
     }
 
     #[test]
-    fn source_chains_become_part_of_the_message() {
+    fn source_chains_stay_out_of_the_message() {
         #[derive(Debug)]
         struct Outer(std::io::Error);
         impl fmt::Display for Outer {
@@ -251,6 +277,7 @@ mod tests {
             }
         }
         let e: HandlerError = Outer(std::io::Error::other("disk on fire")).into();
-        assert_eq!(e.to_string(), "reading the config: disk on fire");
+        assert_eq!(e.to_string(), "reading the config");
+        assert_eq!(e.message_with_sources(), "reading the config: disk on fire");
     }
 }

@@ -7,8 +7,58 @@ use mcp_protocol::jsonrpc::{notification, result_response};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
 use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{json, Map, Value};
+use std::collections::HashSet;
 
-/// The filter a client asked for, reduced to what this server honours.
+/// Caps on one `subscriptions/listen` filter (see [`crate::ServerBuilder::listen_limits`]). A
+/// listen request over any of them is refused with `-32602` (invalid params) naming the cap;
+/// nothing of it is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListenLimits {
+    /// Most `resourceSubscriptions` URIs per stream (default 1,024).
+    pub max_resource_subscriptions: usize,
+    /// Most `taskIds` per stream (default 1,024).
+    pub max_task_ids: usize,
+    /// Longest URI or task id, in bytes (default 2 KiB).
+    pub max_entry_bytes: usize,
+    /// Most bytes of URIs and task ids together per stream (default 256 KiB).
+    pub max_filter_bytes: usize,
+}
+
+impl Default for ListenLimits {
+    fn default() -> Self {
+        Self { max_resource_subscriptions: 1024, max_task_ids: 1024, max_entry_bytes: 2048, max_filter_bytes: 256 << 10 }
+    }
+}
+
+impl ListenLimits {
+    /// Sets the most `resourceSubscriptions` per stream.
+    pub fn max_resource_subscriptions(mut self, n: usize) -> Self {
+        self.max_resource_subscriptions = n;
+        self
+    }
+
+    /// Sets the most `taskIds` per stream.
+    pub fn max_task_ids(mut self, n: usize) -> Self {
+        self.max_task_ids = n;
+        self
+    }
+
+    /// Sets the longest URI or task id, in bytes.
+    pub fn max_entry_bytes(mut self, n: usize) -> Self {
+        self.max_entry_bytes = n;
+        self
+    }
+
+    /// Sets the most bytes of URIs and task ids together per stream.
+    pub fn max_filter_bytes(mut self, n: usize) -> Self {
+        self.max_filter_bytes = n;
+        self
+    }
+}
+
+/// The filter a client asked for, reduced to what this server honours. The URIs and task ids
+/// are sets: each event is matched in constant time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubscriptionFilter {
     /// `toolsListChanged`.
@@ -18,13 +68,15 @@ pub struct SubscriptionFilter {
     /// `resourcesListChanged`.
     pub resources: bool,
     /// `resourceSubscriptions`.
-    pub resource_uris: Vec<String>,
+    pub resource_uris: HashSet<String>,
     /// `taskIds` (the tasks extension): tasks whose changes to announce.
-    pub task_ids: Vec<String>,
+    pub task_ids: HashSet<String>,
 }
 
 impl SubscriptionFilter {
-    fn parse(params: &Map<String, Value>) -> Result<Self, ProtocolError> {
+    /// Parses the filter within `limits`; also returns the URIs and task ids in the order the
+    /// client gave them (for the acknowledgement).
+    fn parse(params: &Map<String, Value>, limits: &ListenLimits) -> Result<(Self, Vec<String>, Vec<String>), ProtocolError> {
         let Params::Listen { notifications: n } = Method::SubscriptionsListen.params(params)? else {
             unreachable!("listen params are Params::Listen")
         };
@@ -35,27 +87,56 @@ impl SubscriptionFilter {
                 Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be a boolean"))),
             }
         };
-        let strings = |k: &str| -> Result<Vec<String>, ProtocolError> {
-            match n.get(k) {
-                None => Ok(Vec::new()),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .map(|u| u.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| ProtocolError::invalid_params(format!("`{k}` must be strings"))),
-                Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be an array"))),
+        let mut bytes = 0usize;
+        let mut strings = |k: &str, max: usize| -> Result<(HashSet<String>, Vec<String>), ProtocolError> {
+            let a = match n.get(k) {
+                None => return Ok(Default::default()),
+                Some(Value::Array(a)) => a,
+                Some(_) => return Err(ProtocolError::invalid_params(format!("`{k}` must be an array"))),
+            };
+            if a.len() > max {
+                return Err(ProtocolError::invalid_params(format!(
+                    "`{k}` has {} entries; this server accepts at most {max} per stream",
+                    a.len()
+                )));
             }
+            let (mut set, mut order) = (HashSet::with_capacity(a.len()), Vec::with_capacity(a.len()));
+            for u in a {
+                let u = u.as_str().ok_or_else(|| ProtocolError::invalid_params(format!("`{k}` must be strings")))?;
+                if u.len() > limits.max_entry_bytes {
+                    return Err(ProtocolError::invalid_params(format!(
+                        "an entry of `{k}` is {} bytes long; this server accepts at most {}",
+                        u.len(),
+                        limits.max_entry_bytes
+                    )));
+                }
+                bytes += u.len();
+                if bytes > limits.max_filter_bytes {
+                    return Err(ProtocolError::invalid_params(format!(
+                        "the subscription filter is over {} bytes of URIs and task ids",
+                        limits.max_filter_bytes
+                    )));
+                }
+                if set.insert(u.to_owned()) {
+                    order.push(u.to_owned());
+                }
+            }
+            Ok((set, order))
         };
-        Ok(Self {
+        let (resource_uris, uri_order) = strings("resourceSubscriptions", limits.max_resource_subscriptions)?;
+        let (task_ids, task_order) = strings("taskIds", limits.max_task_ids)?;
+        let filter = Self {
             tools: flag("toolsListChanged")?,
             prompts: flag("promptsListChanged")?,
             resources: flag("resourcesListChanged")?,
-            resource_uris: strings("resourceSubscriptions")?,
-            task_ids: strings("taskIds")?,
-        })
+            resource_uris,
+            task_ids,
+        };
+        Ok((filter, uri_order, task_order))
     }
 
-    fn to_json(&self) -> Value {
+    /// The acknowledged filter, URIs and task ids in the order the client gave them.
+    fn to_json(&self, uris: &[String], tasks: &[String]) -> Value {
         let mut m = Map::new();
         if self.tools {
             m.insert("toolsListChanged".into(), json!(true));
@@ -67,21 +148,22 @@ impl SubscriptionFilter {
             m.insert("resourcesListChanged".into(), json!(true));
         }
         if !self.resource_uris.is_empty() {
-            m.insert("resourceSubscriptions".into(), json!(self.resource_uris));
+            m.insert("resourceSubscriptions".into(), json!(uris));
         }
         if !self.task_ids.is_empty() {
-            m.insert("taskIds".into(), json!(self.task_ids));
+            m.insert("taskIds".into(), json!(tasks));
         }
         Value::Object(m)
     }
 
-    fn wants(&self, e: &ChangeEvent) -> bool {
+    /// Whether the stream announces `e` (constant time).
+    pub fn wants(&self, e: &ChangeEvent) -> bool {
         match e {
             ChangeEvent::ToolsListChanged => self.tools,
             ChangeEvent::PromptsListChanged => self.prompts,
             ChangeEvent::ResourcesListChanged => self.resources,
-            ChangeEvent::ResourceUpdated(uri) => self.resource_uris.iter().any(|u| u == uri),
-            ChangeEvent::TaskStatus(id) => self.task_ids.iter().any(|t| t == id),
+            ChangeEvent::ResourceUpdated(uri) => self.resource_uris.contains(uri),
+            ChangeEvent::TaskStatus(id) => self.task_ids.contains(id),
             ChangeEvent::Resync => false,
         }
     }
@@ -104,7 +186,8 @@ impl Server {
         env: RequestEnv,
     ) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
         let ctx = self.prepare(req, env, None)?;
-        let mut filter = SubscriptionFilter::parse(ctx.params())?;
+        let (mut filter, uri_order, mut task_order) =
+            SubscriptionFilter::parse(ctx.params(), &self.inner.config.listen_limits)?;
         // Task ids need the extension on this very request; a server without tasks drops them.
         let tasks = match self.tasks() {
             Some(rt) if !filter.task_ids.is_empty() => {
@@ -115,6 +198,7 @@ impl Server {
             }
             _ => {
                 filter.task_ids.clear();
+                task_order.clear();
                 None
             }
         };
@@ -125,8 +209,9 @@ impl Server {
         let shutdown = self.shutdown_token();
         let cancel = ctx.cancellation().clone();
         let server = self.clone();
+        let mut ack = json!({ "notifications": filter.to_json(&uri_order, &task_order) });
+        drop((uri_order, task_order));
         Ok(async_stream(move |tx| async move {
-            let mut ack = json!({ "notifications": filter.to_json() });
             ack["_meta"] = json!({ SUBSCRIPTION_ID: id });
             if tx.send(notification("notifications/subscriptions/acknowledged", ack)).is_err() {
                 return;
@@ -155,7 +240,7 @@ impl Server {
                         return;
                     }
                     _ = tx.closed() => return,
-                    changes = feed.next(|| filter.resource_uris.clone()) => {
+                    changes = feed.next(|| filter.resource_uris.iter().cloned().collect()) => {
                         let Some(changes) = changes else { return };
                         for e in changes.iter().filter(|e| filter.wants(e)) {
                             let Some((m, p)) = e.notification() else { continue };
@@ -178,7 +263,7 @@ impl Server {
 /// The watched tasks that changed next (all of them after lag); pending forever without a feed.
 async fn next_task(
     feed: &mut Option<tokio::sync::broadcast::Receiver<Option<String>>>,
-    watched: &[String],
+    watched: &HashSet<String>,
 ) -> Vec<String> {
     use tokio::sync::broadcast::error::RecvError;
     let Some(rx) = feed.as_mut() else { return std::future::pending().await };
@@ -186,7 +271,7 @@ async fn next_task(
         match rx.recv().await {
             Ok(Some(id)) if watched.contains(&id) => return vec![id],
             Ok(Some(_)) => {}
-            Ok(None) | Err(RecvError::Lagged(_)) => return watched.to_vec(),
+            Ok(None) | Err(RecvError::Lagged(_)) => return watched.iter().cloned().collect(),
             Err(RecvError::Closed) => {
                 *feed = None;
                 return std::future::pending().await;

@@ -7,8 +7,12 @@
 //! a task's rounds), by a single line:
 //!
 //! ```text
-//! mcp: handler panicked: method=tools/call tool="boom" id=7 message="index out of bounds" at src/tools.rs:12:5
+//! mcp: handler panicked: method=tools/call tool="boom" id=7 message="index out of bounds" at src/tools.rs:12:5 ref=3f9a1c07
 //! ```
+//!
+//! The client gets `-32603` with `Internal error: the handler failed (ref 3f9a1c07)`: the same reference, and none
+//! of the panic message (unless the server opts in with
+//! [`crate::ServerBuilder::expose_internal_errors`]).
 //!
 //! The name is `tool=`, `prompt=` or `resource=` (the URI) when the method has one; names and
 //! the message are quoted and escaped, and cut to a bounded length, so one panic is one line of
@@ -66,6 +70,14 @@ impl RequestInfo {
 thread_local! {
     /// The request whose future this thread is polling right now (moved in and out per poll).
     static CURRENT: Cell<Option<Box<RequestInfo>>> = const { Cell::new(None) };
+    /// The reference of the last panic line this thread wrote, for the error the client gets
+    /// (the panic is caught on the thread it happened on).
+    static LAST_REFERENCE: Cell<Option<String>> = const { Cell::new(None) };
+}
+
+/// Takes the reference (`ref=...`) of the panic line the hook just wrote on this thread, if any.
+pub(crate) fn take_reference() -> Option<String> {
+    LAST_REFERENCE.with(Cell::take)
 }
 
 /// Puts a request's description in [`CURRENT`] for one poll and takes it back after (also when
@@ -151,7 +163,9 @@ pub fn install_hook_with_writer(writer: impl Write + Send + 'static) {
             return previous(info);
         };
         PANICS.fetch_add(1, Ordering::Relaxed);
-        let mut out = line.into_bytes();
+        let reference = crate::error::correlation_id();
+        let mut out = format!("{line} ref={reference}").into_bytes();
+        LAST_REFERENCE.with(|r| r.set(Some(reference)));
         out.push(b'\n');
         if backtrace {
             out.extend_from_slice(std::backtrace::Backtrace::force_capture().to_string().as_bytes());

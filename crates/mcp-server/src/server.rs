@@ -66,6 +66,13 @@ pub(crate) struct ServerConfig {
     /// Bound into sealed state: who may open it (default: the server's name).
     pub(crate) state_audience: String,
     pub(crate) state_ttl_secs: u64,
+    /// Lifetime of sealed state for rounds that wait on no person (only `roots/list`, or no
+    /// input request at all): the client answers those at once.
+    pub(crate) automatic_state_ttl_secs: u64,
+    /// Whether handler error source chains and panic messages are sent to clients.
+    pub(crate) expose_internal_errors: bool,
+    /// Caps on one `subscriptions/listen` filter.
+    pub(crate) listen_limits: crate::listen::ListenLimits,
     pub(crate) server_info_in_results: bool,
     pub(crate) request_timeout: std::time::Duration,
     pub(crate) extra_capabilities: Map<String, Value>,
@@ -89,6 +96,9 @@ impl ServerConfig {
             keys: KeyRing::random(),
             state_audience: name.to_owned(),
             state_ttl_secs: 600,
+            automatic_state_ttl_secs: 60,
+            expose_internal_errors: false,
+            listen_limits: crate::listen::ListenLimits::default(),
             server_info_in_results: true,
             request_timeout: std::time::Duration::from_secs(300),
             extra_capabilities: Map::new(),
@@ -382,15 +392,40 @@ impl Server {
         self.inner.panics.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Counts a caught panic and returns the error to answer with. Logged here only when the
-    /// one-line hook is not installed (otherwise the hook has written its line already).
+    /// Counts a caught panic and returns the error to answer with: `Internal error: the handler failed (ref ID)`,
+    /// the id being the one in the log line (the panic message is not sent to the client unless
+    /// [`ServerBuilder::expose_internal_errors`] is on). Logged here only when the one-line hook
+    /// is not installed (otherwise the hook has written its line, with `ref=ID`, already).
     pub(crate) fn caught_panic(&self, panic: &(dyn std::any::Any + Send), task: Option<&str>) -> ProtocolError {
         self.inner.panics.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let msg = panic_message(panic);
-        if !crate::panic::is_installed() {
-            tracing::error!(panic = %msg, task, "handler panicked");
+        let reference = crate::panic::take_reference();
+        let reference = match reference {
+            Some(r) => r,
+            None => {
+                let r = crate::error::correlation_id();
+                tracing::error!(panic = %msg, task, reference = %r, "handler panicked");
+                r
+            }
+        };
+        if self.inner.config.expose_internal_errors {
+            return ProtocolError::Internal(format!("handler panicked: {msg} (ref {reference})"));
         }
-        ProtocolError::Internal(format!("handler panicked: {msg}"))
+        ProtocolError::Internal(format!("the handler failed (ref {reference})"))
+    }
+
+    /// The text a client is told for a handler's tool error: its message, with the source chain
+    /// only when the server exposes internal errors (the chain is logged at debug level).
+    pub(crate) fn error_text(&self, e: &crate::HandlerError) -> String {
+        let full = e.message_with_sources();
+        if self.inner.config.expose_internal_errors {
+            return full;
+        }
+        let top = e.to_string();
+        if full.len() != top.len() {
+            tracing::debug!(error = %full, "handler error (the source chain is not sent to the client)");
+        }
+        top
     }
 
     /// Serializes the JSON-RPC response for an outcome of [`Server::process`] (or `handle`),
@@ -533,12 +568,24 @@ impl Server {
             .map_err(|e| ProtocolError::invalid_params(format!("Invalid requestState: {e}")))
     }
 
+    /// How long the state sealed for `ir` lives: the short lifetime when no person answers the
+    /// round (only `roots/list`, or no input request), the long one otherwise.
+    fn state_ttl(&self, ir: &InputRequired) -> u64 {
+        let c = &self.inner.config;
+        let automatic = ir.requests.values().all(|r| r.get("method").and_then(Value::as_str) == Some("roots/list"));
+        if automatic {
+            c.automatic_state_ttl_secs.min(c.state_ttl_secs)
+        } else {
+            c.state_ttl_secs
+        }
+    }
+
     /// Turns a handler's `InputRequired` into an `input_required` result with sealed state.
     pub(crate) fn input_required(&self, ctx: &Context, ir: InputRequired) -> Value {
         let claims = StateClaims {
             sub: ctx.principal().map(str::to_owned),
             aud: self.inner.config.state_audience.clone(),
-            exp: now_secs() + self.inner.config.state_ttl_secs,
+            exp: now_secs() + self.state_ttl(&ir),
             method: ctx.method().to_owned(),
             digest: request_digest(ctx.method(), ctx.params()),
             app: ir.state,

@@ -299,8 +299,141 @@ async fn panics_become_internal_errors_and_the_server_keeps_serving() {
     let s = server();
     let e = call(&s, req(1, "tools/call", json!({"name": "boom"}), json!({}))).await.unwrap_err();
     assert_eq!(e.code(), -32603);
-    assert!(e.message().contains("kaboom"));
+    assert!(!e.message().contains("kaboom"), "no panic text for the client: {e}");
+    assert!(e.message().starts_with("Internal error: the handler failed (ref "), "{e}");
     assert!(call(&s, req(2, "tools/call", json!({"name": "t4"}), json!({}))).await.is_ok());
+    // A server that opts in tells the panic message.
+    let open = Server::builder("t", "1")
+        .expose_internal_errors(true)
+        .tool(Tool::new("boom").handler(|| async {
+            if true {
+                panic!("kaboom");
+            }
+            "unreachable"
+        }))
+        .build()
+        .unwrap();
+    let e = call(&open, req(1, "tools/call", json!({"name": "boom"}), json!({}))).await.unwrap_err();
+    assert!(e.message().contains("handler panicked: kaboom"), "{e}");
+}
+
+/// An error wrapping an `io::Error`, as `?` on a library call makes one.
+#[derive(Debug)]
+struct ConfigError(std::io::Error);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cannot read the configuration")
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+fn config_tool() -> Tool {
+    Tool::new("config").handler(|| async {
+        let io = std::io::Error::other("open /srv/secret/db.toml: permission denied");
+        Err::<String, HandlerError>(ConfigError(io).into())
+    })
+}
+
+#[tokio::test]
+async fn handler_error_sources_stay_in_the_logs_unless_exposed() {
+    let deliberate = Tool::new("says").handler(|| async { Err::<String, _>("the model should read this") });
+    let s = Server::builder("t", "1").tool(config_tool()).tool(deliberate).build().unwrap();
+    let r = call(&s, req(1, "tools/call", json!({"name": "config"}), json!({}))).await.unwrap();
+    assert_eq!(r["isError"], true);
+    assert_eq!(r["content"][0]["text"], "cannot read the configuration", "only the top message: {r}");
+    let r = call(&s, req(2, "tools/call", json!({"name": "says"}), json!({}))).await.unwrap();
+    assert_eq!((r["isError"].clone(), r["content"][0]["text"].clone()), (json!(true), json!("the model should read this")));
+
+    let open = Server::builder("t", "1").expose_internal_errors(true).tool(config_tool()).build().unwrap();
+    let r = call(&open, req(1, "tools/call", json!({"name": "config"}), json!({}))).await.unwrap();
+    assert_eq!(r["content"][0]["text"], "cannot read the configuration: open /srv/secret/db.toml: permission denied");
+}
+
+#[tokio::test]
+async fn listen_filters_are_capped_and_matched_by_set() {
+    let s = server();
+    let listen = |s: &Server, id: i64, n: Value| {
+        s.listen(req(id, "subscriptions/listen", json!({"notifications": n}), json!({})), RequestEnv::default())
+    };
+    let uris = |n: usize| (0..n).map(|i| format!("a://{i}")).collect::<Vec<_>>();
+    let Err(e) = listen(&s, 1, json!({"resourceSubscriptions": uris(2000)})) else { panic!("2,000 URIs accepted") };
+    assert_eq!(e.code(), -32602);
+    assert!(e.message().contains("at most 1024"), "{e}");
+    let Err(e) = listen(&s, 7, json!({"taskIds": uris(1025)})) else { panic!("1,025 task ids accepted") };
+    assert_eq!(e.code(), -32602);
+    let Err(e) = listen(&s, 2, json!({"resourceSubscriptions": ["a://".to_owned() + &"x".repeat(4096)]})) else {
+        panic!("a 4 KiB URI accepted")
+    };
+    assert_eq!(e.code(), -32602);
+    let small = Server::builder("t", "1")
+        .listen_limits(mcp_server::ListenLimits::default().max_resource_subscriptions(3).max_filter_bytes(64))
+        .build()
+        .unwrap();
+    assert!(listen(&small, 3, json!({"resourceSubscriptions": uris(4)})).is_err());
+    assert!(listen(&small, 4, json!({"resourceSubscriptions": uris(3)})).is_ok());
+    let long: Vec<String> = (0..3).map(|i| format!("a://{i}{}", "y".repeat(30))).collect();
+    assert_eq!(listen(&small, 5, json!({"resourceSubscriptions": long})).err().map(|e| e.code()), Some(-32602));
+
+    // At the cap, each of 10,000 events reaches exactly the streams that asked for it.
+    let mut stream = Box::pin(listen(&s, 6, json!({"resourceSubscriptions": uris(1024)})).unwrap());
+    let ack = stream.next().await.unwrap();
+    assert_eq!(ack["params"]["notifications"]["resourceSubscriptions"].as_array().unwrap().len(), 1024);
+    assert_eq!(ack["params"]["notifications"]["resourceSubscriptions"][5], "a://5", "the order given");
+    let mut seen = 0;
+    for i in 0..10_000usize {
+        // Every 10th event is watched (a://0 to a://999), the rest are not.
+        let uri = if i % 10 == 0 { format!("a://{}", i / 10) } else { format!("b://{i}") };
+        s.notify_resource_updated(&uri);
+        if uri.starts_with("a://") {
+            let n = stream.next().await.unwrap();
+            assert_eq!(n["params"]["uri"], uri);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 1000);
+    s.notify(ChangeEvent::ToolsListChanged); // not asked for
+    s.notify_resource_updated("a://1023");
+    assert_eq!(stream.next().await.unwrap()["params"]["uri"], "a://1023");
+}
+
+#[tokio::test]
+async fn request_state_of_rounds_no_person_answers_lives_shorter() {
+    let roots = Tool::new("r").handler(|ctx: Context| async move {
+        let mut i = ctx.inputs();
+        let roots = i.roots("roots")?;
+        i.finish()?;
+        Ok::<_, HandlerError>(roots.unwrap()["roots"].to_string())
+    });
+    let s = Server::builder("t", "1").automatic_state_ttl_secs(0).tool(roots).build().unwrap();
+    let caps = json!({"roots": {}});
+    let r1 = call(&s, req(1, "tools/call", json!({"name": "r"}), caps.clone())).await.unwrap();
+    let retry = json!({"name": "r", "inputResponses": {"roots": {"roots": []}}, "requestState": r1["requestState"]});
+    let e = call(&s, req(2, "tools/call", retry, caps)).await.unwrap_err();
+    assert!(e.message().contains("expired"), "{e}");
+    // An elicitation round keeps the long lifetime.
+    let s = Server::builder("t", "1").automatic_state_ttl_secs(0).tool(ask_tool()).build().unwrap();
+    let caps = json!({"elicitation": {}});
+    let r1 = call(&s, req(1, "tools/call", json!({"name": "ask"}), caps.clone())).await.unwrap();
+    assert_eq!(r1["resultType"], "input_required");
+    let answer = json!({"action": "accept", "content": {"n": "Ada"}});
+    let retry = json!({"name": "ask", "inputResponses": {"name": answer}, "requestState": r1["requestState"]});
+    let r2 = call(&s, req(2, "tools/call", retry, caps)).await.unwrap();
+    assert_eq!(r2["resultType"], "complete", "{r2}");
+}
+
+fn ask_tool() -> Tool {
+    Tool::new("ask").handler(|ctx: Context| async move {
+        let mut inputs = ctx.inputs();
+        let a = inputs.elicit("name", "Name?", json!({"type": "object", "properties": {"n": {"type": "string"}}}))?;
+        inputs.finish()?;
+        Ok::<_, HandlerError>(a.unwrap()["content"]["n"].as_str().unwrap_or("?").to_owned())
+    })
 }
 
 #[tokio::test]

@@ -60,10 +60,15 @@ async fn a_hundred_handler_panics_write_a_hundred_lines() {
             s.handle(request(i, json!({"name": "boom", "arguments": {"n": i}})), RequestEnv::default()).await
         })
     });
+    let mut references = Vec::new();
     for c in calls {
         let e = c.await.unwrap().unwrap_err();
         assert_eq!(e.code(), -32603);
-        assert!(e.message().contains("handler panicked: boom "), "{}", e.message());
+        // The client learns nothing of the panic but a reference to the log line.
+        assert!(!e.message().contains("boom"), "{}", e.message());
+        let m = e.message().to_string();
+        let r = m.strip_prefix("Internal error: the handler failed (ref ").and_then(|r| r.strip_suffix(')'));
+        references.push(r.unwrap_or_else(|| panic!("{m}")).to_owned());
     }
     let r = s.handle(request(1000, json!({"name": "ok"})), RequestEnv::default()).await.unwrap();
     assert_eq!(r["content"][0]["text"], "still serving");
@@ -78,6 +83,9 @@ async fn a_hundred_handler_panics_write_a_hundred_lines() {
     assert!(line.starts_with("mcp: handler panicked: method=tools/call tool=\"boom\" id=7 "), "{line}");
     assert!(line.contains(r#"message="boom 7\nsecond line of the message""#), "{line}");
     assert!(line.contains(" at ") && line.contains("panic_hook.rs:"), "the location: {line}");
+    for r in &references {
+        assert_eq!(lines.iter().filter(|l| l.ends_with(&format!(" ref={r}"))).count(), 1, "ref {r} in the log:\n{text}");
+    }
 
     assert_eq!(elsewhere.load(Ordering::SeqCst), 0);
     let _ = std::thread::spawn(|| panic!("not in a request")).join();

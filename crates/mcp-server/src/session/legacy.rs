@@ -13,6 +13,11 @@ use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use tokio_util::sync::CancellationToken;
 
+/// Most resources one legacy session may be subscribed to (`resources/subscribe` past it: -32602).
+const MAX_SUBSCRIPTIONS: usize = 1024;
+/// Longest URI a legacy session may subscribe to, in bytes.
+const MAX_SUBSCRIBED_URI: usize = 2048;
+
 /// What a legacy session negotiated and remembers. Serializable, so that a shared store can
 /// hold it; [`LegacyState::check`] validates one read back.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -29,7 +34,11 @@ impl LegacyState {
     /// Answers `initialize`: negotiates the version (the client's if it is a legacy version we
     /// speak, else our newest legacy version, as the legacy handshake says) and returns the new
     /// state with the `InitializeResult`.
-    pub(super) fn initialize(server: &Server, params: &Map<String, Value>) -> Result<(Self, Value), ProtocolError> {
+    pub(super) fn initialize(
+        server: &Server,
+        params: &Map<String, Value>,
+        max_bytes: usize,
+    ) -> Result<(Self, Value), ProtocolError> {
         let requested = params
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -44,6 +53,13 @@ impl LegacyState {
             Some(v) if mcp_protocol::meta::is_implementation(v) => Some(v.clone()),
             Some(_) => return Err(ProtocolError::invalid_params("`clientInfo` must be an Implementation object")),
         };
+        // The session keeps these for its whole life: bounded like any stored client input.
+        let kept = serialized_len(&client_capabilities) + client_info.as_ref().map_or(0, serialized_len);
+        if kept > max_bytes {
+            return Err(ProtocolError::invalid_params(format!(
+                "`capabilities` and `clientInfo` are {kept} bytes serialized; this server keeps at most {max_bytes}"
+            )));
+        }
         let negotiated = if version::LEGACY.contains(&requested) { requested } else { version::LEGACY[0] };
         let mut result = Map::new();
         result.insert("protocolVersion".into(), json!(negotiated));
@@ -160,6 +176,19 @@ impl LegacyState {
             })(),
             "resources/subscribe" | "resources/unsubscribe" => match params.get("uri").and_then(Value::as_str) {
                 None => Err(ProtocolError::invalid_params(format!("{} requires a string `uri`", req.method))),
+                Some(uri) if uri.len() > MAX_SUBSCRIBED_URI => Err(ProtocolError::invalid_params(format!(
+                    "the URI is {} bytes long; this server accepts at most {MAX_SUBSCRIBED_URI}",
+                    uri.len()
+                ))),
+                Some(_)
+                    if req.method == "resources/subscribe"
+                        && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
+                        && !self.subscriptions.contains(params["uri"].as_str().unwrap_or_default()) =>
+                {
+                    Err(ProtocolError::invalid_params(format!(
+                        "this session is subscribed to {MAX_SUBSCRIPTIONS} resources already (the most it may be)"
+                    )))
+                }
                 Some(uri) => {
                     if req.method == "resources/subscribe" {
                         self.subscriptions.insert(uri.to_owned());
@@ -174,6 +203,23 @@ impl LegacyState {
             _ => return None,
         })
     }
+}
+
+/// The length of `v` serialized as JSON, counted without building the text.
+fn serialized_len(v: &(impl serde::Serialize + ?Sized)) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }
 
 /// A JSON-RPC response with the result as it is (no `resultType`, no `serverInfo`).
@@ -199,7 +245,7 @@ impl Session {
             ));
             return self.transmit_error(&req.id, &e);
         }
-        match LegacyState::initialize(&self.server, &req.params) {
+        match LegacyState::initialize(&self.server, &req.params, self.config.max_client_params_bytes) {
             Ok((state, result)) => {
                 self.legacy = Some(state);
                 let message = encode_plain(&req.id, &Ok(result));

@@ -86,6 +86,10 @@ pub struct SessionConfig {
     /// sessions span several processes names the process here, so that an answer reaching
     /// another process can be routed to the one that asked.
     pub outbound_prefix: String,
+    /// Most bytes of `capabilities` and `clientInfo` (serialized) a legacy `initialize` may
+    /// carry (default 64 KiB): the session keeps them for its whole life. Over it the
+    /// `initialize` is refused with `-32602`.
+    pub max_client_params_bytes: usize,
 }
 
 impl Default for SessionConfig {
@@ -96,6 +100,7 @@ impl Default for SessionConfig {
             max_input_rounds: 16,
             answer_timeout: None,
             outbound_prefix: "s".into(),
+            max_client_params_bytes: 64 << 10,
         }
     }
 }
@@ -116,6 +121,12 @@ impl SessionConfig {
     /// How long the client has to answer a server-to-client request.
     pub fn answer_timeout(mut self, limit: Duration) -> Self {
         self.answer_timeout = Some(limit);
+        self
+    }
+
+    /// Most bytes of `capabilities` and `clientInfo` a legacy `initialize` may carry.
+    pub fn max_client_params_bytes(mut self, bytes: usize) -> Self {
+        self.max_client_params_bytes = bytes;
         self
     }
 

@@ -279,3 +279,31 @@ async fn legacy_session_state_filters_change_notifications() {
     assert_eq!(sent(&mut refusing)[0]["error"]["code"], -32601);
     assert!(refusing.legacy().is_none());
 }
+
+#[tokio::test]
+async fn initialize_params_and_subscriptions_are_bounded() {
+    let mut s = session(SessionConfig::default());
+    let big = "x".repeat(1 << 20);
+    s.handle_bytes(&request(0, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"pad": big}}})));
+    let out = sent(&mut s);
+    assert_eq!(out[0]["error"]["code"], -32602, "{}", out[0]);
+    assert!(out[0]["error"]["message"].as_str().unwrap().contains("at most 65536"));
+    assert!(s.legacy().is_none(), "nothing is kept of a refused initialize");
+    let mut small = session(SessionConfig::default().max_client_params_bytes(16));
+    small.handle_bytes(&request(0, "initialize", json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "a-long-client-name", "version": "1"}})));
+    assert_eq!(sent(&mut small)[0]["error"]["code"], -32602);
+
+    initialize(&mut s);
+    for i in 0..1024 {
+        s.handle_bytes(&request(i + 1, "resources/subscribe", json!({"uri": format!("a://{i}")})));
+    }
+    assert!(sent(&mut s).iter().all(|m| m["result"] == json!({})));
+    s.handle_bytes(&request(5000, "resources/subscribe", json!({"uri": "a://one-too-many"})));
+    s.handle_bytes(&request(5001, "resources/subscribe", json!({"uri": "a://0"})));
+    s.handle_bytes(&request(5002, "resources/subscribe", json!({"uri": format!("a://{}", "y".repeat(4096))})));
+    let out = sent(&mut s);
+    assert_eq!(out[0]["error"]["code"], -32602);
+    assert_eq!(out[1]["result"], json!({}), "subscribing again to a URI already held is fine");
+    assert_eq!(out[2]["error"]["code"], -32602);
+    assert_eq!(s.legacy().unwrap().subscribed_uris().len(), 1024);
+}

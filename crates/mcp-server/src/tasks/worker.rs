@@ -97,7 +97,8 @@ impl TaskRuntime {
         match self.store.create(record.clone(), self.now_ms()).await {
             Ok(()) => Ok(Some(record)),
             Err(TaskStoreError::Capacity(_)) if !required => Ok(None),
-            Err(e) => Err(ProtocolError::Internal(format!("cannot create the task: {e}"))),
+            Err(e @ TaskStoreError::Capacity(_)) => Err(ProtocolError::Internal(format!("cannot create the task: {e}"))),
+            Err(e) => Err(ProtocolError::Internal(crate::error::reported("cannot create the task", &e))),
         }
     }
 
@@ -241,8 +242,8 @@ impl TaskRuntime {
                         Err(e) => failed(e),
                     }
                 }
-                Err(HandlerError::Tool { message, .. }) => {
-                    break Terminal::Completed(crate::dispatch::tool_error(message))
+                Err(e @ HandlerError::Tool { .. }) => {
+                    break Terminal::Completed(crate::dispatch::tool_error(server.error_text(&e)))
                 }
                 Err(HandlerError::Protocol(e)) => break failed(e),
                 Err(HandlerError::InputRequired(ir)) => ir,
@@ -292,7 +293,7 @@ impl TaskRuntime {
                 Ok(Some(r)) if r.status == TaskStatus::Working => break,
                 Ok(Some(r)) if !r.status.is_terminal() => {}
                 Ok(_) => return Parked::Over,
-                Err(e) => return Parked::Failed(ProtocolError::Internal(e.to_string())),
+                Err(e) => return Parked::Failed(ProtocolError::Internal(crate::error::reported("task store failure", &e))),
             }
             tokio::select! {
                 _ = token.cancelled() => {
@@ -309,7 +310,7 @@ impl TaskRuntime {
                 _ => Parked::Over,
             },
             Ok(None) => Parked::Over,
-            Err(e) => Parked::Failed(ProtocolError::Internal(e.to_string())),
+            Err(e) => Parked::Failed(ProtocolError::Internal(crate::error::reported("task store failure", &e))),
         }
     }
 
