@@ -28,6 +28,15 @@ pub struct IntrospectionConfig {
     /// How long an active answer is reused for the same token (default 0: ask every time;
     /// never past the token's `exp`). Longer means revocation takes longer to apply.
     pub cache_ttl: Duration,
+    /// How long an `active: false` answer is reused for the same token (default 30 s; zero
+    /// turns it off), so a flood of made-up tokens does not cost one authorization-server
+    /// request each when repeated. Longer means a token that becomes active later (rare: tokens
+    /// are active when issued) is refused for longer.
+    pub inactive_cache_ttl: Duration,
+    /// Most entries of each answer cache (active and inactive; default 10 000). At the bound
+    /// the oldest entry is evicted. Entries are keyed by the SHA-256 of the token, never the
+    /// token itself.
+    pub cache_max_entries: usize,
     /// The HTTP client's limits (feature `fetch`).
     #[cfg(feature = "fetch")]
     pub fetch: crate::FetchOptions,
@@ -56,6 +65,8 @@ impl IntrospectionConfig {
             issuer: None,
             leeway: Duration::from_secs(60),
             cache_ttl: Duration::ZERO,
+            inactive_cache_ttl: Duration::from_secs(30),
+            cache_max_entries: 10_000,
             #[cfg(feature = "fetch")]
             fetch: crate::FetchOptions::default(),
         }
@@ -121,18 +132,67 @@ mod validator {
     use crate::fetch::Fetcher;
     use crate::principal::{now_secs, BoxFuture, TokenValidator};
     use sha2::{Digest, Sha256};
-    use std::collections::HashMap;
+    use std::collections::{HashMap, VecDeque};
     use std::sync::Mutex;
 
-    /// Most cached answers; the cache is emptied when full.
-    const CACHE_MAX: usize = 10_000;
+    /// A bounded cache of answers keyed by the token's SHA-256, each valid until a time
+    /// (seconds since the epoch); at the bound the oldest inserted entry is evicted.
+    pub(super) struct AnswerCache<V> {
+        max: usize,
+        seq: u64,
+        map: HashMap<[u8; 32], (V, u64, u64)>,
+        /// Insertion order: (key, sequence number); entries whose number no longer matches the
+        /// map's are stale and skipped.
+        order: VecDeque<([u8; 32], u64)>,
+    }
+
+    impl<V: Clone> AnswerCache<V> {
+        pub(super) fn new(max: usize) -> Self {
+            Self { max, seq: 0, map: HashMap::new(), order: VecDeque::new() }
+        }
+
+        pub(super) fn get(&mut self, key: &[u8; 32], now: u64) -> Option<V> {
+            match self.map.get(key) {
+                Some((v, until, _)) if now < *until => Some(v.clone()),
+                Some(_) => {
+                    self.map.remove(key);
+                    None
+                }
+                None => None,
+            }
+        }
+
+        pub(super) fn insert(&mut self, key: [u8; 32], value: V, until: u64) {
+            if self.max == 0 {
+                return;
+            }
+            self.seq += 1;
+            self.map.insert(key, (value, until, self.seq));
+            self.order.push_back((key, self.seq));
+            while self.map.len() > self.max {
+                let Some((old, seq)) = self.order.pop_front() else { break };
+                if self.map.get(&old).is_some_and(|e| e.2 == seq) {
+                    self.map.remove(&old);
+                }
+            }
+            if self.order.len() > 2 * self.max {
+                let map = &self.map;
+                self.order.retain(|(k, s)| map.get(k).is_some_and(|e| e.2 == *s));
+            }
+        }
+
+        pub(super) fn len(&self) -> usize {
+            self.map.len()
+        }
+    }
 
     /// A [`TokenValidator`] asking the authorization server's introspection endpoint.
     pub struct IntrospectionValidator {
         config: IntrospectionConfig,
         fetcher: Fetcher,
         authorization: String,
-        cache: Mutex<HashMap<[u8; 32], (Principal, u64)>>,
+        cache: Mutex<AnswerCache<Principal>>,
+        inactive: Mutex<AnswerCache<()>>,
     }
 
     impl std::fmt::Debug for IntrospectionValidator {
@@ -150,21 +210,27 @@ mod validator {
             let fetcher = Fetcher::new(&config.fetch)?;
             fetcher.check_url(&config.endpoint)?;
             let authorization = client_basic_auth(&config.client_id, &config.client_secret);
-            Ok(Self { config, fetcher, authorization, cache: Mutex::new(HashMap::new()) })
+            let max = config.cache_max_entries;
+            Ok(Self {
+                config,
+                fetcher,
+                authorization,
+                cache: Mutex::new(AnswerCache::new(max)),
+                inactive: Mutex::new(AnswerCache::new(max)),
+            })
         }
 
         /// Validates `token` at time `now` (seconds since the epoch).
         pub async fn validate_at(&self, token: &str, now: u64) -> Result<Principal, AuthError> {
             let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
             let caching = !self.config.cache_ttl.is_zero();
+            let caching_inactive = !self.config.inactive_cache_ttl.is_zero();
+            if caching_inactive && self.inactive.lock().expect("introspection cache lock").get(&key, now).is_some() {
+                return Err(AuthError::Inactive);
+            }
             if caching {
-                let mut cache = self.cache.lock().expect("introspection cache lock");
-                match cache.get(&key) {
-                    Some((p, until)) if now < *until => return Ok(p.clone()),
-                    Some(_) => {
-                        cache.remove(&key);
-                    }
-                    None => {}
+                if let Some(p) = self.cache.lock().expect("introspection cache lock").get(&key, now) {
+                    return Ok(p);
                 }
             }
             let body = introspection_request_body(token);
@@ -173,17 +239,25 @@ mod validator {
                 return Err(AuthError::Unavailable(format!("introspection endpoint answered HTTP {}", r.status)));
             }
             let json = r.json.ok_or_else(|| AuthError::Unavailable("introspection response is not JSON".into()))?;
-            let principal = principal_from_introspection(&json, &self.config, now)?;
+            let principal = match principal_from_introspection(&json, &self.config, now) {
+                Err(AuthError::Inactive) if caching_inactive => {
+                    let until = now.saturating_add(self.config.inactive_cache_ttl.as_secs().max(1));
+                    self.inactive.lock().expect("introspection cache lock").insert(key, (), until);
+                    return Err(AuthError::Inactive);
+                }
+                other => other?,
+            };
             if caching {
                 let exp = principal.claims.get("exp").and_then(Value::as_u64).unwrap_or(u64::MAX);
                 let until = exp.min(now.saturating_add(self.config.cache_ttl.as_secs()));
-                let mut cache = self.cache.lock().expect("introspection cache lock");
-                if cache.len() >= CACHE_MAX {
-                    cache.clear();
-                }
-                cache.insert(key, (principal.clone(), until));
+                self.cache.lock().expect("introspection cache lock").insert(key, principal.clone(), until);
             }
             Ok(principal)
+        }
+
+        /// How many `active: false` answers are cached now.
+        pub fn cached_inactive(&self) -> usize {
+            self.inactive.lock().expect("introspection cache lock").len()
         }
     }
 
@@ -205,6 +279,30 @@ mod tests {
         // "id:x" and "s p" are encoded before Base64: "id%3Ax:s+p".
         let expected = base64::engine::general_purpose::STANDARD.encode("id%3Ax:s+p");
         assert_eq!(client_basic_auth("id:x", "s p"), format!("Basic {expected}"));
+    }
+
+    #[cfg(feature = "fetch")]
+    #[test]
+    fn answer_cache_is_bounded_and_expires() {
+        let mut c = validator::AnswerCache::new(3);
+        let k = |i: u8| [i; 32];
+        for i in 0..5 {
+            c.insert(k(i), i, 100);
+            assert!(c.len() <= 3);
+        }
+        assert_eq!(c.get(&k(0), 0), None, "the oldest went first");
+        assert_eq!(c.get(&k(1), 0), None);
+        assert_eq!(c.get(&k(4), 0), Some(4));
+        assert_eq!(c.get(&k(4), 100), None, "expired");
+        // Re-inserting a key does not grow the cache.
+        for _ in 0..10 {
+            c.insert(k(3), 3, 200);
+        }
+        assert!(c.len() <= 3);
+        assert_eq!(c.get(&k(3), 150), Some(3));
+        let mut off = validator::AnswerCache::new(0);
+        off.insert(k(1), 1, 100);
+        assert_eq!(off.len(), 0);
     }
 
     #[test]

@@ -290,6 +290,11 @@ impl AuthConfig {
 
     /// The whole refusal for `e`: status, challenge and JSON body. The one place transports
     /// should take these from.
+    ///
+    /// Server-side failures (503 `Unavailable`, 500 `Config`) get a fixed text with a random
+    /// correlation id, `"authorization temporarily unavailable (ref 3f2a...)"`; their details
+    /// (URLs of the key set or introspection endpoint, error texts) go to the log only, with
+    /// the same id (`tracing::warn!`, field `ref`).
     pub fn refusal(&self, e: &AuthError) -> Refusal {
         let status = e.http_status();
         let code = e.error_code().unwrap_or(match status {
@@ -297,7 +302,18 @@ impl AuthConfig {
             http::StatusCode::SERVICE_UNAVAILABLE => "temporarily_unavailable",
             _ => "unauthorized",
         });
-        let body = json!({ "error": code, "error_description": description(e) });
+        let text = if status.is_server_error() {
+            let id = format!("{:016x}", rand::random::<u64>());
+            tracing::warn!(r#ref = %id, status = status.as_u16(), error = %e, "request refused: authorization could not be checked");
+            if status == http::StatusCode::SERVICE_UNAVAILABLE {
+                format!("authorization temporarily unavailable (ref {id})")
+            } else {
+                format!("authorization is misconfigured on the server (ref {id})")
+            }
+        } else {
+            description(e)
+        };
+        let body = json!({ "error": code, "error_description": text });
         Refusal { status, www_authenticate: self.challenge(e), body: serde_json::to_vec(&body).expect("JSON") }
     }
 }
@@ -375,8 +391,18 @@ mod tests {
             r.www_authenticate.unwrap(),
             format!("Bearer resource_metadata=\"{meta}\", scope=\"base admin\", error=\"insufficient_scope\", error_description=\"insufficient scope: requires base admin\"")
         );
-        let r = c.refusal(&AuthError::Unavailable("x".into()));
+        let r = c.refusal(&AuthError::Unavailable("https://as.internal:8443/jwks: connection refused".into()));
         assert_eq!((r.status.as_u16(), r.www_authenticate), (503, None));
+        let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(body["error"], "temporarily_unavailable");
+        let d = body["error_description"].as_str().unwrap();
+        assert!(d.starts_with("authorization temporarily unavailable (ref ") && d.ends_with(')'), "{d}");
+        assert!(!d.contains("as.internal") && !d.contains("refused"), "{d}");
+        let again = c.refusal(&AuthError::Unavailable("x".into()));
+        assert_ne!(again.body, r.body, "a fresh correlation id each time");
+        let r = c.refusal(&AuthError::Config("secret detail".into()));
+        assert_eq!(r.status.as_u16(), 500);
+        assert!(!String::from_utf8_lossy(&r.body).contains("secret detail"));
     }
 
     #[test]

@@ -320,3 +320,29 @@ async fn introspection() {
     let bad = IntrospectionValidator::new(cfg).unwrap();
     assert!(matches!(bad.validate("good").await, Err(AuthError::Unavailable(_))));
 }
+
+#[tokio::test]
+async fn inactive_answers_are_cached_briefly_and_boundedly() {
+    let server = start_as(Arc::new(|_, _, _, _| (200, json!({"active": false})))).await;
+    let mut cfg = IntrospectionConfig::new(&server.url("/introspect"), "rs-client", "rs-secret", AUD);
+    cfg.cache_max_entries = 2;
+    let v = IntrospectionValidator::new(cfg).unwrap();
+    let now = 1_000_000;
+    // The same junk token again and again: one request.
+    for _ in 0..20 {
+        assert_eq!(v.validate_at("junk-1", now).await, Err(AuthError::Inactive));
+    }
+    assert_eq!(server.hits("/introspect"), 1);
+    // After the 30 s default, asked again.
+    assert_eq!(v.validate_at("junk-1", now + 31).await, Err(AuthError::Inactive));
+    assert_eq!(server.hits("/introspect"), 2);
+    // Bounded: two more tokens evict the oldest.
+    v.validate_at("junk-2", now + 31).await.unwrap_err();
+    v.validate_at("junk-3", now + 31).await.unwrap_err();
+    assert_eq!(v.cached_inactive(), 2);
+    assert_eq!(server.hits("/introspect"), 4);
+    v.validate_at("junk-3", now + 31).await.unwrap_err();
+    assert_eq!(server.hits("/introspect"), 4, "still cached");
+    v.validate_at("junk-1", now + 31).await.unwrap_err();
+    assert_eq!(server.hits("/introspect"), 5, "evicted");
+}
