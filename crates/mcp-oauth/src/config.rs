@@ -61,10 +61,14 @@ impl std::fmt::Debug for EnterpriseGrant {
     }
 }
 
-/// Credentials registered out of band at an authorization server.
+/// Credentials registered out of band at an authorization server. They are only ever sent to
+/// the authorization server that issued them: the [`issuer`](Self::issuer) named with
+/// [`StaticClient::for_issuer`], or, without one, the first issuer they are used with, which is
+/// recorded in the token store (`client_issuers`) and from then on the only one they are sent
+/// to. Any other issuer gets an error naming both, and nothing is sent to it.
 #[derive(Clone)]
 pub struct StaticClient {
-    /// The issuer they belong to; `None` uses them with any authorization server.
+    /// The issuer they belong to; `None` binds them to the first issuer they are used with.
     pub issuer: Option<String>,
     /// The client id.
     pub client_id: String,
@@ -89,7 +93,15 @@ impl std::fmt::Debug for StaticClient {
 }
 
 impl StaticClient {
-    /// A client id (and optional secret) usable with any authorization server.
+    /// Credentials of the authorization server `issuer` (its issuer identifier, compared as a
+    /// plain string with the metadata's `issuer`): never sent to any other one.
+    pub fn for_issuer(issuer: &str, client_id: &str, client_secret: Option<&str>) -> Self {
+        Self::new(client_id, client_secret).issuer(issuer)
+    }
+
+    /// A client id (and optional secret) without a named issuer: bound to the first
+    /// authorization server they are used with (recorded in the token store) and refused for
+    /// any other. Prefer [`StaticClient::for_issuer`].
     pub fn new(client_id: &str, client_secret: Option<&str>) -> Self {
         Self {
             issuer: None,

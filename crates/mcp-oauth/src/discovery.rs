@@ -144,7 +144,8 @@ pub fn server_metadata_urls(issuer: &Url) -> Vec<Url> {
 }
 
 /// Fetches the protected-resource metadata of `server`: from `hint` (the challenge's
-/// `resource_metadata`) when given, else (or if that fails) from the well-known URLs. The
+/// `resource_metadata`) when given and on the server's own origin (scheme, host, port; a hint
+/// elsewhere is ignored with a warning), else (or if that fails) from the well-known URLs. The
 /// document's `resource` must identify `server`.
 pub(crate) async fn fetch_resource_metadata(
     http: &Http,
@@ -153,7 +154,15 @@ pub(crate) async fn fetch_resource_metadata(
 ) -> Result<ResourceMetadata, OAuthError> {
     let mut candidates = Vec::new();
     if let Some(h) = hint {
-        candidates.push(check_endpoint(h, "resource_metadata")?);
+        match check_endpoint(h, "resource_metadata") {
+            Ok(u) if u.origin() == server.origin() => candidates.push(u),
+            Ok(u) => tracing::warn!(
+                hint = %redact(&u),
+                server = %redact(server),
+                "ignoring a resource_metadata hint on another origin than the MCP server; using well-known discovery"
+            ),
+            Err(e) => tracing::warn!(error = %e, "ignoring an unusable resource_metadata hint"),
+        }
     }
     for u in resource_metadata_urls(server) {
         if !candidates.contains(&u) {

@@ -81,7 +81,7 @@ impl OAuthProvider {
                 self.token(&meta, &f, &auth, &scopes, "client credentials token request").await?
             }
             Grant::JwtBearer { assertion } => {
-                let auth = match self.static_client(&issuer) {
+                let auth = match self.static_client(&issuer)? {
                     Some(_) => self.client_auth(&issuer, &meta, None, false).await?,
                     None => ClientAuth::Anonymous,
                 };
@@ -164,7 +164,10 @@ impl OAuthProvider {
             return Err(OAuthError::PkceUnsupported);
         }
         let authorize_endpoint = meta.endpoint("authorization_endpoint")?;
-        meta.endpoint("token_endpoint")?;
+        let token_endpoint = meta.endpoint("token_endpoint")?;
+        // The user agent fetches the authorization endpoint: the same address rule applies.
+        self.http.check_target(&authorize_endpoint, "authorization_endpoint").await?;
+        self.http.check_target(&token_endpoint, "token_endpoint").await?;
         let redirect_uri = ua.redirect_uri();
         let redirect = check_endpoint(&redirect_uri, "redirect URI")?;
         let auth = self.client_auth(issuer, meta, Some(&redirect_uri), true).await?;
@@ -218,7 +221,7 @@ impl OAuthProvider {
             ("subject_token", &e.id_token),
             ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token"),
         ]);
-        let reply = post_token(&self.http, &endpoint, &f, &auth, None, "token exchange").await?;
+        let reply = post_token(&self.trusted_http, &endpoint, &f, &auth, None, "token exchange").await?;
         reply.json.as_ref().and_then(|j| j.get("access_token")).and_then(Value::as_str).map(str::to_owned).ok_or_else(
             || OAuthError::Token {
                 status: reply.status,
@@ -228,8 +231,41 @@ impl OAuthProvider {
         )
     }
 
-    pub(crate) fn static_client(&self, issuer: &str) -> Option<&crate::config::StaticClient> {
-        self.cfg.static_clients.iter().find(|c| c.issuer.as_deref().is_none_or(|i| i == issuer))
+    /// The pre-registered credentials to use at `issuer`: those issued by it (named with
+    /// [`StaticClient::for_issuer`](crate::StaticClient::for_issuer)), else credentials without
+    /// a named issuer that are bound to it, or bound now when they were never used (the binding
+    /// is recorded in the store). `None` when none are configured; an error, before anything
+    /// is sent, when all configured credentials belong to other issuers.
+    pub(crate) fn static_client(&self, issuer: &str) -> Result<Option<&crate::config::StaticClient>, OAuthError> {
+        let clients = &self.cfg.static_clients;
+        if clients.is_empty() {
+            return Ok(None);
+        }
+        if let Some(c) = clients.iter().find(|c| c.issuer.as_deref() == Some(issuer)) {
+            return Ok(Some(c));
+        }
+        let mut others = Vec::new();
+        for c in clients {
+            if let Some(own) = &c.issuer {
+                others.push(format!("client {:?} is registered at {own:?}", c.client_id));
+                continue;
+            }
+            let mut bound = String::new();
+            self.store.update(&mut |d| {
+                bound = d.client_issuers.entry(c.client_id.clone()).or_insert_with(|| issuer.to_owned()).clone();
+            })?;
+            if bound == issuer {
+                tracing::debug!(client_id = %c.client_id, issuer = %issuer, "pre-registered client bound to its issuer");
+                return Ok(Some(c));
+            }
+            others.push(format!("client {:?} was first used with (and is bound to) {bound:?}", c.client_id));
+        }
+        tracing::warn!(issuer = %issuer, "refusing to send pre-registered client credentials to another authorization server");
+        Err(OAuthError::Config(format!(
+            "the authorization server {issuer:?} did not issue the configured client credentials ({}); \
+             refusing to send them to it (name the issuer with --client-issuer / StaticClient::for_issuer)",
+            others.join("; ")
+        )))
     }
 
     /// The client to use at `issuer`: pre-registered credentials, a stored registration, a
@@ -241,7 +277,7 @@ impl OAuthProvider {
         redirect_uri: Option<&str>,
         register: bool,
     ) -> Result<ClientAuth, OAuthError> {
-        if let Some(c) = self.static_client(issuer) {
+        if let Some(c) = self.static_client(issuer)? {
             let method = c.auth_method.clone().unwrap_or_else(|| {
                 if c.private_key.is_some() {
                     "private_key_jwt".into()
@@ -314,9 +350,9 @@ impl OAuthProvider {
             ),
             redirect_uris,
         };
-        let mut data = self.store.load()?;
-        data.clients.insert(issuer.to_owned(), reg.clone());
-        if let Err(e) = self.store.save(&data) {
+        if let Err(e) = self.store.update(&mut |data| {
+            data.clients.insert(issuer.to_owned(), reg.clone());
+        }) {
             tracing::warn!(error = %e, "could not save the client registration");
         }
         Ok(reg)

@@ -2,9 +2,10 @@
 //! followed, bodies are bounded, and every URL is checked before use.
 
 use crate::error::{http_error, OAuthError};
-use crate::safety::{check_url, redact};
+use crate::safety::{check_url, redact, GuardedResolver, NetGuard};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
@@ -32,22 +33,45 @@ impl Reply {
     }
 }
 
-/// See the module documentation.
+/// See the module documentation. With a [`NetGuard`], every request's host is resolved and
+/// checked against the MCP server's address class first, and the connection goes to the
+/// checked addresses only (the client's resolver checks again).
 #[derive(Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    guard: Option<Arc<NetGuard>>,
 }
 
 impl Http {
+    /// A client without the address rule (for user-configured endpoints and user agents).
     pub(crate) fn new(timeout: Duration) -> Result<Self, OAuthError> {
-        let client = reqwest::Client::builder()
+        Self::build(timeout, None)
+    }
+
+    /// A client for the endpoints an MCP server (at `guard`'s URL) leads to.
+    pub(crate) fn guarded(timeout: Duration, guard: Arc<NetGuard>) -> Result<Self, OAuthError> {
+        Self::build(timeout, Some(guard))
+    }
+
+    fn build(timeout: Duration, guard: Option<Arc<NetGuard>>) -> Result<Self, OAuthError> {
+        let mut b = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(30)))
-            .user_agent(concat!("mcp-oauth/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(http_error)?;
-        Ok(Self { client })
+            .user_agent(concat!("mcp-oauth/", env!("CARGO_PKG_VERSION")));
+        if let Some(g) = &guard {
+            b = b.dns_resolver(Arc::new(GuardedResolver(g.clone())));
+        }
+        Ok(Self { client: b.build().map_err(http_error)?, guard })
+    }
+
+    /// Checks `url` (scheme rules, then the address rule when guarded) without sending anything.
+    pub(crate) async fn check_target(&self, url: &Url, what: &str) -> Result<(), OAuthError> {
+        check_url(url, what)?;
+        if let Some(g) = &self.guard {
+            g.check_url(url, what).await?;
+        }
+        Ok(())
     }
 
     async fn send(&self, rb: reqwest::RequestBuilder) -> Result<Reply, OAuthError> {
@@ -69,21 +93,21 @@ impl Http {
 
     /// GET expecting JSON.
     pub(crate) async fn get_json(&self, url: &Url, what: &str) -> Result<Reply, OAuthError> {
-        check_url(url, what)?;
+        self.check_target(url, what).await?;
         tracing::debug!(url = %redact(url), "GET {what}");
         self.send(self.client.get(url.clone()).header(ACCEPT, "application/json")).await
     }
 
     /// GET without following redirects (the headless user agent).
     pub(crate) async fn get_raw(&self, url: &Url, what: &str) -> Result<Reply, OAuthError> {
-        check_url(url, what)?;
+        self.check_target(url, what).await?;
         tracing::debug!(url = %redact(url), "GET {what}");
         self.send(self.client.get(url.clone())).await
     }
 
     /// POST of a JSON body.
     pub(crate) async fn post_json(&self, url: &Url, body: &Value, what: &str) -> Result<Reply, OAuthError> {
-        check_url(url, what)?;
+        self.check_target(url, what).await?;
         tracing::debug!(url = %redact(url), "POST {what}");
         let rb =
             self.client.post(url.clone()).header(ACCEPT, "application/json").header(CONTENT_TYPE, "application/json");
@@ -100,7 +124,7 @@ impl Http {
         dpop: Option<&str>,
         what: &str,
     ) -> Result<Reply, OAuthError> {
-        check_url(url, what)?;
+        self.check_target(url, what).await?;
         tracing::debug!(url = %redact(url), "POST {what}");
         let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish();
         let mut rb = self

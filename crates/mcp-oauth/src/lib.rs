@@ -25,7 +25,11 @@
 //!
 //! Security rules: every endpoint must be `https` (or `http` on a loopback host); redirects are
 //! not followed; tokens never go into URLs or logs; credentials are bound to the issuer that
-//! issued them.
+//! issued them (pre-registered ones to their named issuer, or to the first one they are used
+//! with); a `resource_metadata` hint is followed only on the MCP server's own origin; and
+//! authorization-server endpoints on loopback, private or link-local addresses
+//! ([`is_internal_ip`]) are refused unless the MCP server is on such an address too (every
+//! resolved address is checked, and connections go to the checked addresses).
 
 mod challenge;
 mod config;
@@ -47,6 +51,6 @@ pub use crypto::SigningKey;
 pub use discovery::{resource_matches, resource_metadata_urls, server_metadata_urls, ResourceMetadata, ServerMetadata};
 pub use error::OAuthError;
 pub use provider::OAuthProvider;
-pub use safety::{check_endpoint, is_loopback};
+pub use safety::{check_endpoint, is_internal_ip, is_loopback};
 pub use store::{ClientRegistration, FileStore, MemoryStore, Session, StoreData, TokenSet, TokenStore};
 pub use user_agent::{HeadlessRedirect, LoopbackBrowser, Opener, UserAgent};

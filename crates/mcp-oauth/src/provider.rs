@@ -7,7 +7,7 @@ use crate::discovery::ServerMetadata;
 use crate::dpop::Dpop;
 use crate::error::OAuthError;
 use crate::http::Http;
-use crate::safety::{check_endpoint, redact};
+use crate::safety::{check_endpoint, redact, NetGuard};
 use crate::store::{Session, TokenSet, TokenStore};
 use futures::future::BoxFuture;
 use mcp_client::{AuthChallenge, AuthProvider, TransportError};
@@ -49,7 +49,11 @@ pub(crate) struct Config {
 /// `HttpTransport::builder(url).auth(Arc::new(provider))`.
 pub struct OAuthProvider {
     pub(crate) cfg: Config,
+    /// For everything the MCP server leads to (metadata, authorization server endpoints):
+    /// internal addresses only when the MCP server is on one too.
     pub(crate) http: Http,
+    /// For endpoints the user configured (the enterprise IdP's token endpoint).
+    pub(crate) trusted_http: Http,
     pub(crate) server_url: Url,
     pub(crate) dpop: Option<Dpop>,
     pub(crate) store: Arc<dyn TokenStore>,
@@ -111,7 +115,8 @@ impl OAuthProvider {
                 max_step_ups: b.max_step_ups,
                 offline_access: b.offline_access,
             },
-            http: Http::new(b.timeout)?,
+            http: Http::guarded(b.timeout, Arc::new(NetGuard::new(server_url.clone())))?,
+            trusted_http: Http::new(b.timeout)?,
             server_url,
             dpop,
             store,
@@ -141,19 +146,15 @@ impl OAuthProvider {
     pub async fn logout(&self) -> Result<(), OAuthError> {
         let mut st = self.state.lock().await;
         st.tokens = None;
-        let mut data = self.store.load()?;
-        data.set_session(self.server_url.as_str(), None);
-        self.store.save(&data)
+        self.store.update(&mut |data| data.set_session(self.server_url.as_str(), None)).map(drop)
     }
 
     /// Records new tokens in the state and the store (a store failure is only logged).
     pub(crate) fn keep(&self, st: &mut State, tokens: TokenSet) {
         if let (Some(issuer), Some(resource)) = (st.issuer.clone(), st.resource.clone()) {
             let session = Session { server_url: self.server_url.to_string(), resource, issuer, tokens: tokens.clone() };
-            let saved = self.store.load().and_then(|mut data| {
-                data.set_session(self.server_url.as_str(), Some(session));
-                self.store.save(&data)
-            });
+            let saved =
+                self.store.update(&mut |data| data.set_session(self.server_url.as_str(), Some(session.clone())));
             if let Err(e) = saved {
                 tracing::warn!(error = %e, "could not save the tokens");
             }

@@ -93,11 +93,31 @@ pub type Opener = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 /// The native-app user agent (RFC 8252): opens the authorization URL in the browser and waits
 /// for the redirect on a loopback HTTP listener (`http://127.0.0.1:PORT/callback`).
+///
+/// The listener answers only a `GET` of the callback path carrying the `state` of the pending
+/// authorization request; a callback with another (or no) `state` gets a 400 page and the
+/// listener keeps waiting, until [`Self::timeout`]. Connections are served concurrently, at
+/// most [`Self::max_connections`] at a time (default 16; further ones wait in the listen
+/// backlog), each given at most [`Self::connection_timeout`] (default 10 s) to send its request
+/// head (at most 16 KiB).
 pub struct LoopbackBrowser {
     listener: tokio::sync::Mutex<TcpListener>,
     redirect_uri: String,
     opener: Opener,
     timeout: Duration,
+    max_connections: usize,
+    connection_timeout: Duration,
+}
+
+/// Largest request head the callback listener reads.
+const MAX_CALLBACK_HEAD: usize = 16 * 1024;
+
+/// What one callback connection brought.
+enum Callback {
+    /// The redirect with the expected `state`: the full callback URL.
+    Accepted(String),
+    /// Anything else (answered with 400 or 404, or dropped).
+    Ignored,
 }
 
 impl std::fmt::Debug for LoopbackBrowser {
@@ -122,7 +142,21 @@ impl LoopbackBrowser {
                 Ok(())
             }),
             timeout: Duration::from_secs(300),
+            max_connections: 16,
+            connection_timeout: Duration::from_secs(10),
         })
+    }
+
+    /// Most callback connections served at once (default 16, at least 1).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// How long one callback connection may take to send its request head (default 10 s).
+    pub fn connection_timeout(mut self, t: Duration) -> Self {
+        self.connection_timeout = t;
+        self
     }
 
     /// Sets how the URL is opened.
@@ -137,42 +171,73 @@ impl LoopbackBrowser {
         self
     }
 
-    async fn wait_for_callback(&self) -> Result<String, OAuthError> {
+    /// Serves callback connections (concurrently, bounded) until one carries `state`.
+    async fn wait_for_callback(&self, state: &str) -> Result<String, OAuthError> {
+        use futures::stream::{FuturesUnordered, StreamExt};
+        let base = Url::parse(&self.redirect_uri).map_err(|_| OAuthError::Config("invalid redirect URI".into()))?;
         let listener = self.listener.lock().await;
+        let mut conns = FuturesUnordered::new();
         loop {
-            let (mut sock, _) = listener.accept().await.map_err(|e| OAuthError::UserAgent(e.to_string()))?;
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 2048];
-            while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-                match tokio::time::timeout(Duration::from_secs(10), sock.read(&mut chunk)).await {
-                    Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                    _ => break,
+            tokio::select! {
+                accepted = listener.accept(), if conns.len() < self.max_connections => {
+                    match accepted {
+                        Ok((sock, _)) => conns.push(self.serve_callback(sock, &base, state)),
+                        Err(e) => tracing::debug!(error = %e, "callback listener: accept failed"),
+                    }
+                }
+                Some(done) = conns.next(), if !conns.is_empty() => {
+                    if let Callback::Accepted(url) = done {
+                        return Ok(url);
+                    }
                 }
             }
-            let head = String::from_utf8_lossy(&buf).into_owned();
-            let mut first = head.lines().next().unwrap_or_default().split(' ');
-            let (method, target) = (first.next().unwrap_or_default(), first.next().unwrap_or_default());
-            let Ok(base) = Url::parse(&self.redirect_uri) else {
-                return Err(OAuthError::Config("invalid redirect URI".into()));
-            };
-            let matches = method == "GET" && base.join(target).is_ok_and(|u| is_callback_for(&u, &base));
-            let (status, body) = if matches {
-                (
-                    "200 OK",
-                    "<!doctype html><title>Authorized</title><p>Authorization received. You can close this window.",
-                )
-            } else {
-                ("404 Not Found", "not found")
-            };
-            let resp = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = sock.write_all(resp.as_bytes()).await;
-            if matches {
-                return base.join(target).map(|u| u.to_string()).map_err(|e| OAuthError::UserAgent(e.to_string()));
-            }
         }
+    }
+
+    /// One callback connection: reads the request head (bounded in size and time), answers it.
+    async fn serve_callback(&self, mut sock: tokio::net::TcpStream, base: &Url, state: &str) -> Callback {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 2048];
+        let read = tokio::time::timeout(self.connection_timeout, async {
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < MAX_CALLBACK_HEAD {
+                match sock.read(&mut chunk).await {
+                    Ok(n) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+                    _ => return false,
+                }
+            }
+            true
+        })
+        .await;
+        if !matches!(read, Ok(true)) {
+            return Callback::Ignored;
+        }
+        let head = String::from_utf8_lossy(&buf).into_owned();
+        let mut first = head.lines().next().unwrap_or_default().split(' ');
+        let (method, target) = (first.next().unwrap_or_default(), first.next().unwrap_or_default());
+        let url = base.join(target).ok().filter(|u| method == "GET" && is_callback_for(u, base));
+        let verdict = match &url {
+            None => ("404 Not Found", "not found", Callback::Ignored),
+            Some(u) if u.query_pairs().any(|(k, v)| k == "state" && v == state) => (
+                "200 OK",
+                "<!doctype html><title>Authorized</title><p>Authorization received. You can close this window.",
+                Callback::Accepted(u.to_string()),
+            ),
+            Some(_) => {
+                tracing::warn!("ignored an authorization callback with a wrong or missing state");
+                (
+                    "400 Bad Request",
+                    "<!doctype html><title>Not authorized</title><p>This authorization response does not belong to the pending request and was ignored.",
+                    Callback::Ignored,
+                )
+            }
+        };
+        let (status, body, outcome) = verdict;
+        let resp = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = tokio::time::timeout(self.connection_timeout, sock.write_all(resp.as_bytes())).await;
+        outcome
     }
 }
 
@@ -187,10 +252,64 @@ impl UserAgent for LoopbackBrowser {
                 .map_err(|e| OAuthError::UserAgent(format!("invalid authorization URL: {e}")))?;
             check_url(&url, "authorization endpoint")?;
             debug_assert!(is_loopback(&Url::parse(&self.redirect_uri).expect("valid")));
+            let state = url
+                .query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| OAuthError::UserAgent("the authorization URL has no state".into()))?;
             (self.opener)(authorization_url).map_err(OAuthError::UserAgent)?;
-            tokio::time::timeout(self.timeout, self.wait_for_callback())
+            tokio::time::timeout(self.timeout, self.wait_for_callback(&state))
                 .await
                 .map_err(|_| OAuthError::UserAgent("timed out waiting for the authorization redirect".into()))?
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::TcpStream;
+
+    async fn get(port: u16, target: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        s.write_all(format!("GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").as_bytes()).await.unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn callback_needs_the_state_and_slow_connections_do_not_block() {
+        let browser = LoopbackBrowser::bind(0).await.unwrap().timeout(Duration::from_secs(60));
+        let port = Url::parse(&browser.redirect_uri()).unwrap().port().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let tx = std::sync::Mutex::new(Some(tx));
+        let browser = browser.opener(Arc::new(move |_| {
+            if let Some(tx) = tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            Ok(())
+        }));
+        let auth = "https://as.example/authorize?client_id=c&state=good-state";
+        let client = async {
+            rx.await.unwrap();
+            // A connection that never sends anything is served alongside the others.
+            let mut slow = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            let forged = get(port, "/callback?code=evil&state=forged").await;
+            assert!(forged.starts_with("HTTP/1.1 400"), "{forged}");
+            let missing = get(port, "/callback?code=evil").await;
+            assert!(missing.starts_with("HTTP/1.1 400"), "{missing}");
+            assert!(get(port, "/other?state=good-state").await.starts_with("HTTP/1.1 404"));
+            // Those were answered while the slow connection is still open (not served first,
+            // not timed out): reading from it finds nothing, not the end of the stream.
+            let mut b = [0u8; 1];
+            assert!(tokio::time::timeout(Duration::from_millis(50), slow.read(&mut b)).await.is_err());
+            let ok = get(port, "/callback?code=c1&state=good-state").await;
+            assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        };
+        let (got, ()) = tokio::join!(browser.authorize(auth), client);
+        let got = got.unwrap();
+        assert!(got.contains("code=c1") && got.contains("state=good-state"), "{got}");
     }
 }

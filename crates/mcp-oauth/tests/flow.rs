@@ -174,3 +174,54 @@ async fn refuses_an_authorization_server_without_s256() {
     assert!(msg.contains("S256"), "{msg}");
     assert!(mock.requests("/authorize").is_empty() && mock.requests("/register").is_empty());
 }
+
+#[tokio::test]
+async fn a_resource_metadata_hint_on_another_origin_is_not_fetched() {
+    // Another port on the same host is another origin: it gets no request at all, and the
+    // client finds the metadata at the MCP server's own well-known URL instead.
+    let elsewhere = Mock::start(Cfg::default()).await;
+    for hint in [
+        format!("{}/.well-known/oauth-protected-resource/mcp", elsewhere.base),
+        format!("{}/internal/admin", elsewhere.base),
+    ] {
+        let mock = Mock::start(Cfg { hint: Some(hint), ..Cfg::default() }).await;
+        let p = Arc::new(provider(&mock).build().unwrap());
+        connect(&mock, p).await.unwrap().list_tools().await.unwrap();
+        assert_eq!(mock.requests("/.well-known/oauth-protected-resource/mcp").len(), 1);
+    }
+    assert!(elsewhere.all_requests().is_empty(), "{:?}", elsewhere.all_requests());
+    // (The default mock's hint, on its own origin, is followed: see the other tests.)
+}
+
+#[tokio::test]
+async fn pre_registered_credentials_of_another_issuer_are_not_sent() {
+    let mock = Mock::start(Cfg::default()).await;
+    let creds = mcp_oauth::StaticClient::for_issuer("http://127.0.0.1:1", "cid", Some("s3cret"));
+    let p = Arc::new(
+        OAuthProvider::builder(&mock.url())
+            .grant(mcp_oauth::Grant::ClientCredentials)
+            .static_client(creds)
+            .build()
+            .unwrap(),
+    );
+    let msg = auth_error(connect(&mock, p).await);
+    assert!(msg.contains("http://127.0.0.1:1") && msg.contains(&mock.base), "{msg}");
+    assert!(mock.requests("/token").is_empty());
+    // Without an issuer: bound to the first one (here the mock), refused elsewhere.
+    let store = Arc::new(mcp_oauth::MemoryStore::default());
+    let other = Mock::start(Cfg::default()).await;
+    let mut data = mcp_oauth::StoreData::default();
+    data.client_issuers.insert("cid".into(), other.base.clone());
+    store.save(&data).unwrap();
+    let p = Arc::new(
+        OAuthProvider::builder(&mock.url())
+            .grant(mcp_oauth::Grant::ClientCredentials)
+            .static_client(mcp_oauth::StaticClient::new("cid", Some("s3cret")))
+            .store(store)
+            .build()
+            .unwrap(),
+    );
+    let msg = auth_error(connect(&mock, p).await);
+    assert!(msg.contains(&other.base) && msg.contains(&mock.base), "{msg}");
+    assert!(mock.requests("/token").is_empty());
+}

@@ -52,6 +52,8 @@ pub(crate) struct Cfg {
     pub challenge_scope: String,
     /// Scope `tools/call` needs.
     pub call_scope: String,
+    /// Overrides the `resource_metadata` of the 401 challenge.
+    pub hint: Option<String>,
 }
 
 impl Default for Cfg {
@@ -67,6 +69,7 @@ impl Default for Cfg {
             grantable: vec!["read".into(), "write".into(), "offline_access".into()],
             challenge_scope: "read".into(),
             call_scope: "read".into(),
+            hint: None,
         }
     }
 }
@@ -111,6 +114,10 @@ impl Mock {
 
     pub(crate) fn requests(&self, path: &str) -> Vec<Req> {
         self.inner.lock().unwrap().log.iter().filter(|r| r.path == path).cloned().collect()
+    }
+
+    pub(crate) fn all_requests(&self) -> Vec<Req> {
+        self.inner.lock().unwrap().log.clone()
     }
 
     pub(crate) fn revoke_all(&self) {
@@ -205,7 +212,7 @@ impl Mock {
             }
             ("POST", "/mcp") => {
                 let token = r.headers.get("authorization").and_then(|a| a.strip_prefix("Bearer ")).map(str::to_owned);
-                let rm = format!("{base}/.well-known/oauth-protected-resource/mcp");
+                let rm = cfg.hint.clone().unwrap_or(format!("{base}/.well-known/oauth-protected-resource/mcp"));
                 let Some(scopes) = token.and_then(|t| g.tokens.get(&t).cloned()) else {
                     let h = format!(
                         r#"Bearer error="invalid_token", scope="{}", resource_metadata="{rm}""#,
