@@ -64,6 +64,16 @@ struct Global {
     /// (2025-11-25 or older), for servers that mishandle the modern probe.
     #[arg(long, global = true, value_name = "VERSION")]
     force_legacy: Option<String>,
+    /// Use project config files (./.mcp.json, ./mcp.json, ./.vscode/mcp.json) not approved
+    /// with `mcp servers trust`, for this run (also MCP_TRUST_PROJECT_CONFIG=1).
+    #[arg(long, global = true)]
+    trust_project_config: bool,
+    /// With --save-icons: fetch at most N icons, then stop with a message.
+    #[arg(long, global = true, value_name = "N", default_value_t = 256)]
+    max_icons: usize,
+    /// With --save-icons: save at most this many bytes in all, then stop with a message.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    max_icon_bytes: u64,
     /// OpenTelemetry export: --otlp-endpoint.
     #[command(flatten)]
     telemetry: mcp_cli::telemetry::TelemetryArgs,
@@ -222,8 +232,15 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ServersCmd {
-    /// List each configured server: name, transport, file, command or URL.
+    /// List each configured server: name, transport, file, command or URL (as written:
+    /// nothing expanded, secrets never shown); project files not approved are marked untrusted.
     List,
+    /// Approve a project config file (default: those of the current folder) after reviewing
+    /// it; remembered until the file changes.
+    Trust {
+        /// The file (./.mcp.json, ./mcp.json or ./.vscode/mcp.json of some folder).
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -481,6 +498,8 @@ fn options(g: Global) -> Result<Options, String> {
         follow_cross_origin_redirects: g.follow_cross_origin_redirects,
         config: g.config,
         force_legacy: g.force_legacy,
+        trust_project_config: g.trust_project_config,
+        icon_limits: mcp_cli::client::IconLimits { max_icons: g.max_icons, max_bytes: g.max_icon_bytes },
     })
 }
 
@@ -568,6 +587,7 @@ fn main() -> std::process::ExitCode {
             }
         },
         Command::Servers(ServersCmd::List) => mcp_cli::client::servers::list(cli.global.config, cli.global.json),
+        Command::Servers(ServersCmd::Trust { file }) => mcp_cli::client::servers::trust(file, cli.global.json),
         command => {
             let (target, action) = client_command(command);
             let json = cli.global.json;

@@ -10,7 +10,7 @@
 //! [`IconFetcherBuilder::allow_loopback_http`]: mcp_client::icons::IconFetcherBuilder::allow_loopback_http
 
 use super::render::{self, Stream};
-use super::Target;
+use super::{IconLimits, Target};
 use mcp_client::icons::{FetchedIcon, Icon, IconFetcher};
 use serde_json::{json, Value};
 use std::io::Write as _;
@@ -71,30 +71,64 @@ fn fetcher(target: &Target) -> (IconFetcher, Option<&str>) {
 /// Fetches every icon of `tools` and saves the validated ones in `dir` as
 /// `{tool}-{index}.{ext}` (the extension from the detected type; an existing file is never
 /// overwritten). Prints one line per icon unless `json`; returns one JSON entry per icon.
-pub(super) async fn save_icons(target: &Target, tools: &[Value], dir: &Path, json: bool) -> Vec<Value> {
+///
+/// Bounded by `limits`: at most `max_icons` icons are fetched and `max_bytes` saved in all;
+/// at the bound the run stops with a message on stderr (and a `{"stopped": ...}` entry), the
+/// remaining icons left alone.
+pub(super) async fn save_icons(
+    target: &Target,
+    tools: &[Value],
+    dir: &Path,
+    json: bool,
+    limits: IconLimits,
+) -> Vec<Value> {
     let (fetcher, server) = fetcher(target);
     let mut report = Vec::new();
-    for tool in tools {
+    let (mut fetched, mut bytes) = (0usize, 0u64);
+    'tools: for tool in tools {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("tool");
         for (index, icon) in icons_of(tool).into_iter().enumerate() {
+            let stop = |why: String| json!({ "tool": name, "index": index, "stopped": why });
+            if fetched >= limits.max_icons {
+                report.push(stop(format!("stopped after {fetched} icons (the limit; raise it with --max-icons N)")));
+                break 'tools;
+            }
             let entry = match icon {
                 Err(raw) => refused(name, index, &raw.to_string(), "the entry is not an icon object (no string `src`)"),
-                Ok(icon) => match fetcher.fetch(&icon, server).await {
-                    Err(e) => refused(name, index, &icon.src, &e.to_string()),
-                    Ok(got) => match save(dir, name, index, &got) {
-                        Ok(path) => json!({
-                            "tool": name, "index": index, "src": icon.src, "saved": path,
-                            "mimeType": got.mime.as_str(), "width": got.width, "height": got.height,
-                        }),
-                        Err(e) => refused(name, index, &icon.src, &e),
-                    },
-                },
+                Ok(icon) => {
+                    fetched += 1;
+                    match fetcher.fetch(&icon, server).await {
+                        Err(e) => refused(name, index, &icon.src, &e.to_string()),
+                        Ok(got) if bytes + got.bytes.len() as u64 > limits.max_bytes => {
+                            report.push(stop(format!(
+                                "stopped at {bytes} bytes saved: icon {index} of {name} ({} bytes) would pass the \
+                                 limit of {} bytes (raise it with --max-icon-bytes N)",
+                                got.bytes.len(),
+                                limits.max_bytes
+                            )));
+                            break 'tools;
+                        }
+                        Ok(got) => match save(dir, name, index, &got) {
+                            Ok(path) => {
+                                bytes += got.bytes.len() as u64;
+                                json!({
+                                    "tool": name, "index": index, "src": icon.src, "saved": path,
+                                    "mimeType": got.mime.as_str(), "width": got.width, "height": got.height,
+                                })
+                            }
+                            Err(e) => refused(name, index, &icon.src, &e),
+                        },
+                    }
+                }
             };
             if !json {
                 print(&entry);
             }
             report.push(entry);
         }
+    }
+    if let Some(why) = report.last().and_then(|e| e["stopped"].as_str()) {
+        Stream::Err.line(&format!("mcp: --save-icons {why}"));
     }
     if !json && report.is_empty() {
         Stream::Err.line("no icons to save");

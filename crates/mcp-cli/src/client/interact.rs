@@ -66,6 +66,7 @@ impl Ui {
         };
         let total = p.get("total").and_then(Value::as_f64).filter(|t| *t > 0.0);
         let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+        let msg = super::terminal::err(msg);
         let mut g = self.bar.lock().expect("lock");
         let bar = g.get_or_insert_with(|| ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr()));
         match total {
@@ -94,7 +95,9 @@ impl Ui {
         let msg = task.get("statusMessage").and_then(Value::as_str).unwrap_or("");
         let id = task.get("taskId").and_then(Value::as_str).unwrap_or("");
         let line = if msg.is_empty() { format!("task {status}") } else { format!("task {status}: {msg}") };
+        let line = super::terminal::err(&line).into_owned();
         if !std::io::stderr().is_terminal() {
+            let id = super::terminal::err(id);
             eprintln!("{}", dim(&format!("[task {id}] {}", line.trim_start_matches("task "))));
             return;
         }
@@ -117,8 +120,10 @@ impl Ui {
         }
     }
 
-    /// Prints a line on stderr without tearing the progress bar.
+    /// Prints a line on stderr without tearing the progress bar (escaped on a terminal: log
+    /// lines are the server's text).
     pub(super) fn note(&self, line: &str) {
+        let line = super::terminal::clean(line, super::terminal::stderr_escapes());
         let g = self.bar.lock().expect("lock");
         match g.as_ref() {
             Some(b) => b.suspend(|| eprintln!("{line}")),
@@ -151,7 +156,8 @@ impl Ui {
         let server = self.server();
         let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
         let message = params.get("message").and_then(Value::as_str).unwrap_or("");
-        let mut err = std::io::stderr();
+        // Every prompt shows the server's text: escaped on a terminal.
+        let mut err = super::terminal::ErrWriter::new();
         if !self.prompt {
             let _ = writeln!(
                 err,
@@ -188,7 +194,8 @@ impl Ui {
             )));
         }
         let stdin = std::io::stdin();
-        let mut t = Term { input: &mut stdin.lock(), out: &mut std::io::stderr(), echo: !self.tty };
+        let mut err = super::terminal::ErrWriter::new();
+        let mut t = Term { input: &mut stdin.lock(), out: &mut err, echo: !self.tty };
         let reply = sampling_prompt(params, &server, &mut t)
             .map_err(|e| ClientError::Handler(format!("reading the reply failed: {e}")))?;
         match reply {

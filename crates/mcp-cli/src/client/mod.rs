@@ -18,6 +18,7 @@ mod probe;
 mod render;
 pub mod servers;
 mod show;
+mod terminal;
 
 use interact::Ui;
 use mcp::protocol::version;
@@ -55,6 +56,27 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// `--force-legacy VERSION`: open a legacy session at VERSION without probing.
     pub force_legacy: Option<String>,
+    /// `--trust-project-config`: use project config files (`./.mcp.json`...) not approved
+    /// with `mcp servers trust`, for this run.
+    pub trust_project_config: bool,
+    /// `--max-icons`, `--max-icon-bytes`: the bounds of `--save-icons`.
+    pub icon_limits: IconLimits,
+}
+
+/// The bounds of one `--save-icons` run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IconLimits {
+    /// Icons fetched at most (default 256); the run stops with a message past it.
+    pub max_icons: usize,
+    /// Bytes saved at most, all icons together (default 64 MiB); the run stops with a
+    /// message before the icon that would pass it.
+    pub max_bytes: u64,
+}
+
+impl Default for IconLimits {
+    fn default() -> Self {
+        Self { max_icons: 256, max_bytes: 64 * 1024 * 1024 }
+    }
 }
 
 /// The server to talk to, as given on the command line: the command's positional words (an
@@ -262,7 +284,7 @@ enum Target {
 impl Target {
     fn describe(&self) -> String {
         match self {
-            Target::Http { url, .. } => url.clone(),
+            Target::Http { url, .. } => mcp_client::config::redact_url(url),
             Target::Stdio { program, .. } => format!("`{program}`"),
         }
     }
@@ -370,8 +392,8 @@ fn http_transport(url: &str, headers: &[(String, String)], opts: &Options) -> Re
         b = b.connect_timeout(t);
     }
     b.build().map_err(|e| match e {
-        TransportError::Connect(m, _) => Failure::usage(format!("{url}: {m}")),
-        other => Failure::usage(format!("{url}: {other}")),
+        TransportError::Connect(m, _) => Failure::usage(format!("{}: {m}", mcp_client::config::redact_url(url))),
+        other => Failure::usage(format!("{}: {other}", mcp_client::config::redact_url(url))),
     })
 }
 
@@ -436,6 +458,21 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
 
 /// Turns a client error into a one-line failure naming its cause.
 fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &str, opts: &Options) -> Failure {
+    let mut f = describe_inner(e, target, era, method, opts);
+    // The URL may carry a secret (a `${TOKEN}` in its query): never in a message.
+    if let Target::Http { url, .. } = target {
+        let shown = mcp_client::config::redact_url(url);
+        if shown != *url {
+            f.message = f.message.replace(url.as_str(), &shown);
+            for h in &mut f.hints {
+                *h = h.replace(url.as_str(), &shown);
+            }
+        }
+    }
+    f
+}
+
+fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &str, opts: &Options) -> Failure {
     let legacy = match era {
         Some(ServerEra::Legacy { version, .. }) => Some(version.clone()),
         _ => None,
@@ -444,11 +481,11 @@ fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &s
     match e {
         ClientError::Transport(te) => match te {
             TransportError::Connect(m, _) => match target {
-                Target::Http { url, .. } => Failure::new(format!("cannot connect to {url}: {}", connect_cause(&m))),
+                Target::Http { .. } => Failure::new(format!("cannot connect to {t}: {}", connect_cause(&m))),
                 Target::Stdio { program, .. } => Failure::new(format!("cannot start {program}: {m}")),
             },
             TransportError::Closed(m) => match target {
-                Target::Http { url, .. } => Failure::new(format!("{url} closed the connection: {m}")),
+                Target::Http { .. } => Failure::new(format!("{t} closed the connection: {m}")),
                 Target::Stdio { .. } => Failure::new(format!("the server process {t} stopped: {m}")),
             },
             TransportError::Http { status, body, .. } => {
@@ -635,7 +672,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
                 Stream::Out.write(&render::tools_table(&tools));
             }
             let saved = match &save_icons {
-                Some(dir) => Some(icons::save_icons(ctx.target, &tools, dir, json).await),
+                Some(dir) => Some(icons::save_icons(ctx.target, &tools, dir, json, ctx.opts.icon_limits).await),
                 None => None,
             };
             if json {

@@ -2,6 +2,7 @@
 //! content.
 
 use super::args::first_line;
+use super::terminal;
 use base64::Engine as _;
 use console::style;
 use serde_json::Value;
@@ -18,8 +19,20 @@ pub(super) enum Stream {
 }
 
 impl Stream {
-    /// Writes `s` (a broken pipe is ignored: `mcp ... | head` must not panic).
+    /// Writes `s` (a broken pipe is ignored: `mcp ... | head` must not panic). On a terminal,
+    /// control characters and escape sequences other than this tool's own styling are shown
+    /// escaped ([`terminal::clean`]): whatever part of `s` came from the server cannot act on
+    /// the terminal.
     pub(super) fn write(self, s: &str) {
+        let escapes = match self {
+            Stream::Out => terminal::stdout_escapes(),
+            Stream::Err => terminal::stderr_escapes(),
+        };
+        self.write_raw(&terminal::clean(s, escapes));
+    }
+
+    /// Writes `s` as is (JSON documents: their bytes are the server's, escaped by JSON).
+    pub(super) fn write_raw(self, s: &str) {
         let r = match self {
             Stream::Out => {
                 let mut o = std::io::stdout().lock();
@@ -63,12 +76,12 @@ impl Stream {
 
 /// Prints one JSON document (pretty) on stdout.
 pub(super) fn print_json(v: &Value) {
-    Stream::Out.line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+    Stream::Out.write_raw(&format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())));
 }
 
 /// Prints one JSON document on a single line on stdout (event streams).
 pub(super) fn print_json_line(v: &Value) {
-    Stream::Out.line(&v.to_string());
+    Stream::Out.write_raw(&format!("{v}\n"));
 }
 
 /// The terminal width when stdout is a terminal (tables are not truncated otherwise).
@@ -81,7 +94,13 @@ fn terminal_width() -> Option<usize> {
 
 /// A table: every column padded to its widest cell except the last, which is cut to the
 /// terminal width (when there is a terminal).
+/// Cells are escaped first when stdout escapes, so that the columns line up.
 pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    if terminal::stdout_escapes() {
+        let rows: Vec<Vec<String>> =
+            rows.iter().map(|r| r.iter().map(|c| terminal::escape(c).into_owned()).collect()).collect();
+        return table_with_width(headers, &rows, terminal_width());
+    }
     table_with_width(headers, rows, terminal_width())
 }
 

@@ -26,7 +26,10 @@ pub(super) async fn tools_show(ctx: &Ctx<'_>, name: &str, save_icons: Option<&st
         Stream::Out.write(&tool_text(tool));
     }
     let saved = match save_icons {
-        Some(dir) => Some(super::icons::save_icons(ctx.target, std::slice::from_ref(tool), dir, ctx.opts.json).await),
+        Some(dir) => Some(
+            super::icons::save_icons(ctx.target, std::slice::from_ref(tool), dir, ctx.opts.json, ctx.opts.icon_limits)
+                .await,
+        ),
         None => None,
     };
     if ctx.opts.json {

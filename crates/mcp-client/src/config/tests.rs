@@ -282,7 +282,10 @@ fn search_order_and_merge() {
     assert_eq!(spec(&c, "c").target(), "user");
     assert_eq!(c.clashes(), [Clash { name: "c".into(), kept: home.clone(), ignored: vscode.clone() }]);
     // Project files are pending: listed as written, not usable until approved.
-    assert_eq!(c.pending().iter().map(|p| p.path().to_path_buf()).collect::<Vec<_>>(), [dot.clone(), plain.clone(), vscode.clone()]);
+    assert_eq!(
+        c.pending().iter().map(|p| p.path().to_path_buf()).collect::<Vec<_>>(),
+        [dot.clone(), plain.clone(), vscode.clone()]
+    );
     let a = c.get("a").unwrap();
     assert!(!a.is_trusted() && a.origin() == Origin::Project && a.written().target() == "dot-mcp");
     assert!(matches!(a.spec(), Err(ConfigError::Untrusted { .. })));
