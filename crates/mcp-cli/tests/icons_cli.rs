@@ -33,10 +33,24 @@ fn png(w: u32, h: u32) -> Vec<u8> {
 
 /// The server: MCP at `/mcp`, icon files under `/icons/`; every icon request recorded.
 fn server(icons: impl Fn(SocketAddr) -> Value + Send + Sync + 'static) -> (SocketAddr, Arc<Mutex<Vec<Req>>>) {
+    server_with(move |addr| {
+        json!([{"name": "search/web", "inputSchema": {"type": "object"}, "icons": icons(addr)},
+               {"name": "plain", "inputSchema": {"type": "object"}}])
+    })
+}
+
+/// Text a hostile server sends: an OSC 52 clipboard write, a title change, line erasing, a
+/// CSI in its C1 form and a bidi override.
+const EVIL: &str =
+    "copy\u{1b}]52;c;ZWNobyBwd25lZA==\u{7} title\u{1b}]0;pwned\u{7} erase\u{1b}[2K\r\u{9b}1A rtl\u{202e}txt";
+
+/// The server of [`server`] with these tools; `tools/call` answers with [`EVIL`] text and
+/// `prompts/get`... is not needed.
+fn server_with(tools: impl Fn(SocketAddr) -> Value + Send + Sync + 'static) -> (SocketAddr, Arc<Mutex<Vec<Req>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let seen: Arc<Mutex<Vec<Req>>> = Arc::default();
-    let (icons, log) = (Arc::new(icons), seen.clone());
+    let (icons, log) = (Arc::new(tools), seen.clone());
     std::thread::spawn(move || {
         for s in listener.incoming() {
             let Ok(mut s) = s else { continue };
@@ -71,10 +85,12 @@ fn server(icons: impl Fn(SocketAddr) -> Value + Send + Sync + 'static) -> (Socke
                     ),
                     ("POST", Some(m)) if m.starts_with("notifications/") => respond(&mut s, 202, &[], b""),
                     ("POST", Some("tools/list")) if req.headers.iter().any(|(k, _)| k == "mcp-session-id") => {
-                        let tools = json!([{"name": "search/web", "inputSchema": {"type": "object"}, "icons": icons(addr)},
-                                           {"name": "plain", "inputSchema": {"type": "object"}}]);
-                        reply(&mut s, json!({ "tools": tools }))
+                        reply(&mut s, json!({ "tools": icons(addr) }))
                     }
+                    ("POST", Some("tools/call")) => reply(
+                        &mut s,
+                        json!({"content": [{"type": "text", "text": EVIL}], "isError": msg["params"]["name"] == "fail"}),
+                    ),
                     ("POST", _) => {
                         let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "No valid session ID"}});
                         respond(&mut s, 400, &[("content-type", "application/json")], e.to_string().as_bytes())
@@ -208,4 +224,92 @@ fn tools_show_lists_the_icons_and_saves_the_valid_ones() {
     files.sort();
     assert_eq!(files, ["search_web-0.png", "search_web-3.png"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn mcp_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp")).args(args).envs(env.iter().copied()).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// `--save-icons` stops at `--max-icons` icons and at `--max-icon-bytes` bytes, saying so.
+#[test]
+fn save_icons_stops_at_its_bounds() {
+    let many = |_: SocketAddr| {
+        let icons: Vec<Value> = (0..40).map(|_| json!({"src": data_png()})).collect();
+        json!([{"name": "many", "inputSchema": {"type": "object"}, "icons": icons}])
+    };
+    let (addr, _) = server_with(many);
+    let url = format!("http://{addr}/mcp");
+    let count = |d: &PathBuf| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
+    // By count.
+    let dir = temp_dir("bound-count");
+    let (code, out, err) = mcp(&["tools", "list", &url, "--save-icons", dir.to_str().unwrap(), "--max-icons", "3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(count(&dir), 3, "{out}\n{err}");
+    assert!(err.contains("--save-icons stopped after 3 icons (the limit; raise it with --max-icons N)"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // By bytes: each icon is png(8, 4), so room for two.
+    let size = png(8, 4).len();
+    let dir = temp_dir("bound-bytes");
+    let max = (2 * size + size / 2).to_string();
+    let (code, out, err) =
+        mcp(&["--json", "tools", "list", &url, "--save-icons", dir.to_str().unwrap(), "--max-icon-bytes", &max]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(count(&dir), 2);
+    assert!(err.contains(&format!("would pass the limit of {max} bytes")), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let icons = doc["icons"].as_array().unwrap();
+    assert_eq!(icons.len(), 3, "{doc}");
+    assert!(icons[2]["stopped"].is_string(), "{doc}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // The default bound (256 icons) holds for a server listing more.
+    let lots = |_: SocketAddr| {
+        let icons: Vec<Value> = (0..300).map(|_| json!({"src": "javascript:x"})).collect();
+        json!([{"name": "lots", "inputSchema": {"type": "object"}, "icons": icons}])
+    };
+    let (addr, _) = server_with(lots);
+    let dir = temp_dir("bound-default");
+    let (_, out, err) =
+        mcp(&["--json", "tools", "list", &format!("http://{addr}/mcp"), "--save-icons", dir.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(doc["icons"].as_array().unwrap().len(), 257, "256 handled, then the stop entry");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Server text (a tool's name, description, a call's result, a tool error) is shown escaped
+/// on a terminal (forced here with MCP_ESCAPE=always) and raw with --json or in a pipe.
+#[test]
+fn server_text_is_escaped_on_a_terminal() {
+    let tools = |_: SocketAddr| {
+        json!([{"name": format!("t\u{1b}]0;x\u{7}"), "title": "T", "description": EVIL, "inputSchema": {"type": "object"}},
+               {"name": "fail", "description": "d", "inputSchema": {"type": "object"}}])
+    };
+    let (addr, _) = server_with(tools);
+    let url = format!("http://{addr}/mcp");
+    let tty = [("MCP_ESCAPE", "always")];
+    let raw_bytes =
+        |s: &str| s.contains('\u{1b}') || s.contains('\u{9b}') || s.contains('\u{202e}') || s.contains('\r');
+    let escaped = |s: &str| s.contains("\\x1b]52;c;") && s.contains("\\x1b[2K") && s.contains("\\u{202e}");
+    let (code, out, err) = mcp_env(&["tools", "list", &url], &tty);
+    assert_eq!(code, 0, "{err}");
+    assert!(!raw_bytes(&out), "no raw control characters on a terminal: {out:?}");
+    assert!(out.contains("\\x1b]52;c;") && out.contains("t\\x1b]0;x\\x07"), "{out}");
+    for name in ["echo", "fail"] {
+        let (_, out, err) = mcp_env(&["tools", "call", &url, name], &tty);
+        let all = format!("{out}{err}");
+        assert!(!raw_bytes(&all) && escaped(&all), "{name}: {all:?}");
+    }
+    // --json: the server's bytes, as JSON carries them.
+    let (code, out, _) = mcp_env(&["--json", "tools", "list", &url], &tty);
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["tools"][0]["description"], EVIL);
+    assert!(out.contains('\u{202e}') && out.contains('\u{9b}'), "raw in JSON: {out:?}");
+    // A pipe (not a terminal): raw.
+    let (_, out, _) = mcp_env(&["tools", "call", &url, "echo"], &[("MCP_ESCAPE", "auto")]);
+    assert!(out.contains(EVIL), "{out:?}");
 }
