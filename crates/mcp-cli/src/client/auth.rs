@@ -7,7 +7,10 @@
 //! a new authorization; with `MCP_OAUTH_CLIENT_CREDENTIALS=1` they obtain tokens with the
 //! client credentials grant instead. Client credentials come from flags or from
 //! `MCP_OAUTH_CLIENT_ID`, `MCP_OAUTH_CLIENT_SECRET` and `MCP_OAUTH_CLIENT_KEY` (a PEM file).
-//! Tokens are never printed.
+//! They are sent only to the authorization server that issued them: the one named with
+//! `--client-issuer` / `MCP_OAUTH_CLIENT_ISSUER`, else the first one they are used with (the
+//! binding is kept in the store, `client_issuers`); another issuer is refused with an error
+//! naming both. Tokens are never printed.
 
 use clap::{Args, Subcommand};
 use mcp_client::transport::http::HttpTransport;
@@ -63,6 +66,10 @@ pub struct Credentials {
     /// PEM file with the client's P-256 private key, for private_key_jwt (or MCP_OAUTH_CLIENT_KEY).
     #[arg(long, value_name = "FILE")]
     pub client_key: Option<PathBuf>,
+    /// Issuer of the client credentials: they are sent to no other authorization server (or
+    /// MCP_OAUTH_CLIENT_ISSUER; default: bound to the first one they are used with).
+    #[arg(long, value_name = "URL")]
+    pub client_issuer: Option<String>,
     /// Use the client credentials grant (a machine client, no browser).
     #[arg(long)]
     pub client_credentials: bool,
@@ -78,6 +85,7 @@ impl Credentials {
         self.client_id = self.client_id.or_else(|| env("MCP_OAUTH_CLIENT_ID"));
         self.client_secret = self.client_secret.or_else(|| env("MCP_OAUTH_CLIENT_SECRET"));
         self.client_key = self.client_key.or_else(|| env("MCP_OAUTH_CLIENT_KEY").map(PathBuf::from));
+        self.client_issuer = self.client_issuer.or_else(|| env("MCP_OAUTH_CLIENT_ISSUER"));
         self.client_credentials |= env("MCP_OAUTH_CLIENT_CREDENTIALS").is_some_and(|v| v == "1" || v == "true");
         self
     }
@@ -89,7 +97,10 @@ impl Credentials {
             }
             return Ok(None);
         };
-        let mut c = StaticClient::new(id, self.client_secret.as_deref());
+        let mut c = match &self.client_issuer {
+            Some(issuer) => StaticClient::for_issuer(issuer, id, self.client_secret.as_deref()),
+            None => StaticClient::new(id, self.client_secret.as_deref()),
+        };
         if let Some(path) = &self.client_key {
             let pem = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
             c = c.private_key(SigningKey::from_pem(&pem).map_err(|e| format!("{}: {e}", path.display()))?);
@@ -213,10 +224,13 @@ async fn login(
 
 async fn logout(url: &str, json: bool) -> Result<(), String> {
     let store = FileStore::new(store_path()?);
-    let mut data = store.load().map_err(|e| e.to_string())?;
-    let had = data.session(url).is_some();
-    data.set_session(url, None);
-    store.save(&data).map_err(|e| e.to_string())?;
+    let mut had = false;
+    store
+        .update(&mut |data| {
+            had = data.session(url).is_some();
+            data.set_session(url, None);
+        })
+        .map_err(|e| e.to_string())?;
     if json {
         println!("{}", json!({ "server_url": url, "logged_out": had }));
     } else if had {

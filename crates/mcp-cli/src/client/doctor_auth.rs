@@ -215,6 +215,10 @@ async fn resource_metadata(report: &mut Report, prober: &Prober, info: &AuthInfo
     let mut candidates = Vec::new();
     if let Some(h) = &info.resource_metadata {
         match check_endpoint(h, "resource_metadata") {
+            // Like the client: a hint on another origin is not fetched.
+            Ok(u) if u.origin() != server.origin() => {
+                tried.push(format!("{h}: on another origin than the server, so clients ignore it"))
+            }
             Ok(u) => candidates.push(u),
             Err(e) => tried.push(format!("{h}: {e}")),
         }
@@ -289,6 +293,14 @@ async fn server_metadata(
             return None;
         }
     };
+    if let (Some(server), Some(issuer_ip)) = (literal_ip(&prober.url), literal_ip(&issuer_url)) {
+        if !mcp_oauth::is_internal_ip(server) && mcp_oauth::is_internal_ip(issuer_ip) {
+            report
+                .fail("auth server", format!("{issuer} is on an internal address and the server is not"))
+                .hint("clients refuse authorization servers on loopback, private or link-local addresses named by a public server");
+            return None;
+        }
+    }
     let mut tried = Vec::new();
     for url in server_metadata_urls(&issuer_url) {
         let doc = match fetch(prober, &url).await {
@@ -385,5 +397,14 @@ fn pkce(report: &mut Report, m: &ServerMetadata) {
                 .fail("pkce", format!("S256 is not offered (code_challenge_methods_supported: {})", list.join(", ")))
                 .hint("MCP clients use the S256 code challenge method: the authorization server must support it");
         }
+    }
+}
+
+/// The host of `url` when it is an IP literal.
+fn literal_ip(url: &Url) -> Option<std::net::IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(ip.into()),
+        url::Host::Ipv6(ip) => Some(ip.into()),
+        url::Host::Domain(_) => None,
     }
 }
