@@ -388,6 +388,36 @@ async fn invalid_tokens_are_401_invalid_token() {
 }
 
 #[tokio::test]
+async fn an_unreachable_key_set_is_503_with_a_fixed_text_and_a_reference() {
+    // The key set lives at a loopback port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let jwks_url = format!("http://127.0.0.1:{port}/internal-jwks");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let issuer = "http://127.0.0.1:1";
+    let jwt = JwtConfig::new(issuer, &resource);
+    let validator = JwtValidator::with_jwks_url(jwt, &jwks_url, JwksOptions::default()).expect("validator");
+    let config =
+        AuthConfig::builder(resource.as_str(), Arc::new(validator)).authorization_server(issuer).build().unwrap();
+    let server = Server::builder("protected", "1.0.0").build().expect("server");
+    let http = HttpConfig { auth: Some(Arc::new(config)), ..HttpConfig::default() };
+    let task = tokio::spawn(mcp::http::serve(server.clone(), listener, http));
+    let s = TestServer { addr, server, task };
+    let now = now_secs();
+    let token = mint(&es256_key("k"), &json!({"iss": issuer, "aud": resource, "sub": "a", "exp": now + 300}));
+    let bearer = format!("Bearer {token}");
+    let r = s.post(&req(1, "tools/list", json!({})), &[("authorization", bearer.as_str())]).await;
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.header("www-authenticate"), "");
+    let body: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(body["error"], "temporarily_unavailable");
+    let d = body["error_description"].as_str().unwrap();
+    assert!(d.starts_with("authorization temporarily unavailable (ref ") && d.ends_with(')'), "{d}");
+    assert!(!r.text().contains("internal-jwks") && !r.text().contains(&port.to_string()), "{}", r.text());
+}
+
+#[tokio::test]
 async fn rotated_key_is_fetched_on_unknown_kid_and_refetches_are_rate_limited() {
     let rs = protected(AuthServer::start(&[rsa(0)], true).await).await;
     assert_eq!(rs.auth.hits("/.well-known/oauth-authorization-server"), 1, "RFC 8414 metadata first");
