@@ -188,9 +188,14 @@ async fn the_input_round_on_the_wire_and_a_stale_retry() {
 
 /// `tools/call ask` with client capabilities `caps` and `extra` params; the JSON-RPC message.
 async fn caps_call_raw(addr: std::net::SocketAddr, id: i64, caps: &Value, extra: Value) -> Value {
-    let params = merged(json!({ "name": "ask", "arguments": {}, "_meta": { K_CAPS: caps } }), extra);
+    tool_call_raw(addr, id, "ask", caps, extra).await.message()
+}
+
+/// `tools/call NAME` with client capabilities `caps` and `extra` params; the response.
+async fn tool_call_raw(addr: std::net::SocketAddr, id: i64, name: &str, caps: &Value, extra: Value) -> Resp {
+    let params = merged(json!({ "name": name, "arguments": {}, "_meta": { K_CAPS: caps } }), extra);
     let body = req(id, "tools/call", params);
-    within("POST", post(addr, &std_headers(&body), body.to_string())).await.message()
+    within("POST", post(addr, &std_headers(&body), body.to_string())).await
 }
 
 /// `tools/call NAME` without arguments, on the wire: the JSON-RPC message.
@@ -329,6 +334,139 @@ async fn a_legacy_client_is_served_too() {
     // The upstream's question reaches the legacy client as a real elicitation/create request
     // (the server's MRTR-to-legacy bridge), after the proxy turned it into an MRTR round.
     assert_eq!(text_of(&c, "ask", json!({})).await, "accept: {\"color\": \"blue\"}");
+}
+
+/// The trace context a caller sends; its span id must never reach the upstream (the proxy's
+/// own client span is the upstream's parent, when traced at all).
+const CALLER_SPAN: &str = "b7ad6b7169203331";
+
+/// `_meta` keys of the caller's that are none of the upstream's business.
+fn callers_meta() -> Value {
+    json!({
+        "com.example/identity": "mallory",
+        "traceparent": format!("00-0af7651916cd43dd8448eb211c80319c-{CALLER_SPAN}-01"),
+        "tracestate": "vendor=caller-state",
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_downstream_meta_reaches_the_upstream() {
+    // The fixture writes every line it receives to this file.
+    let log = std::env::temp_dir().join(format!("mcp-proxy-meta-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let env = format!("PROXY_FIXTURE_LOG={}", log.display());
+    let proxy = Proxy::http(&["--env", &env], &legacy_upstream());
+    let (plain, asking) = (json!({}), json!({ "elicitation": {} }));
+    let complete =
+        json!({ "ref": { "type": "ref/prompt", "name": "greet" }, "argument": { "name": "who", "value": "A" } });
+    let requests = [
+        ("prompts/get", json!({ "name": "greet", "arguments": { "who": "Ada" } }), &plain),
+        ("prompts/get", json!({ "name": "greet", "arguments": { "who": "Ada" } }), &asking),
+        ("resources/read", json!({ "uri": "mem://hello" }), &plain),
+        ("resources/read", json!({ "uri": "mem://hello" }), &asking),
+        ("completion/complete", complete, &plain),
+        ("tools/call", json!({ "name": "echo", "arguments": { "text": "x" } }), &plain),
+        ("tools/call", json!({ "name": "echo", "arguments": { "text": "x" } }), &asking),
+    ];
+    for (id, (method, params, caps)) in requests.into_iter().enumerate() {
+        let mut body = req(id, method, params);
+        body["params"]["_meta"][K_CAPS] = caps.clone();
+        for (k, v) in callers_meta().as_object().unwrap() {
+            body["params"]["_meta"][k] = v.clone();
+        }
+        let m = within(method, post(proxy.addr(), &std_headers(&body), body.to_string())).await.message();
+        result_of(&m, &json!(id));
+    }
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    for method in ["prompts/get", "resources/read", "completion/complete", "tools/call"] {
+        assert!(seen.contains(&format!("\"{method}\"")), "{method} reached the upstream: {seen}");
+    }
+    for leak in ["com.example/identity", "mallory", CALLER_SPAN, "caller-state"] {
+        assert!(!seen.contains(leak), "{leak} reached the upstream: {seen}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_failure_names_a_ref_not_the_url() {
+    let upstream = http_server::EverythingHttp::start();
+    let url = format!("{}?api_key=SECRET-KEY-42", upstream.url);
+    let proxy = Proxy::http(&[], &[url]);
+    let c = client(&proxy.url, builder()).await;
+    assert_eq!(text_of(&c, "echo", json!({ "text": "up" })).await, "up");
+    drop(upstream);
+    let e = raw_call(proxy.addr(), "echo").await;
+    assert_eq!(e["error"]["code"], -32603, "{e}");
+    let message = e["error"]["message"].as_str().unwrap().to_owned();
+    let id = message.split_once("upstream unavailable (ref ").and_then(|(_, r)| r.strip_suffix(')'));
+    let id = id.unwrap_or_else(|| panic!("{e}")).to_owned();
+    assert!(!e.to_string().contains("SECRET") && !e.to_string().contains("127.0.0.1"), "{e}");
+    // The details are in the log, under the same ref, with the URL redacted.
+    eventually("the failure in the log", || proxy.stderr().contains(&format!("(ref {id}): "))).await;
+    let log = proxy.stderr();
+    assert!(!log.contains("SECRET"), "{log}");
+    upstream_url_without_query(&log);
+}
+
+/// The upstream URL the proxy logged at start (it must have no query).
+fn upstream_url_without_query(log: &str) -> String {
+    let line = log.lines().find(|l| l.starts_with("mcp proxy: upstream http")).unwrap_or_else(|| panic!("{log}"));
+    let url = line["mcp proxy: upstream ".len()..].split(' ').next().unwrap().to_owned();
+    assert!(url.ends_with("/mcp"), "logged redacted: {line}");
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstreams_waiting_calls_hold_no_session() {
+    // With 2 sessions, 3 calls waiting for input would need 3 legacy sessions: a modern
+    // upstream has finished each of its requests, and they share one session.
+    let upstream = ["--", env!("CARGO_BIN_EXE_mcp"), "serve", "everything", "--stdio"].map(str::to_owned);
+    let proxy = Proxy::http(&["--max-sessions", "2"], &upstream);
+    let caps = json!({ "elicitation": { "form": {} } });
+    let mut waiting = Vec::new();
+    for id in 1..=3 {
+        let first = tool_call_raw(proxy.addr(), id, "greet_user", &caps, json!({})).await.message();
+        let first = result_of(&first, &json!(id));
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        waiting.push(first);
+    }
+    let c = client(&proxy.url, builder()).await;
+    assert_eq!(text_of(&c, "echo", json!({ "text": "not starved" })).await, "not starved");
+    for (id, first) in (10..).zip(waiting) {
+        let key = first["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+        let retry = json!({
+            "requestState": first["requestState"],
+            "inputResponses": { key: { "action": "accept", "content": { "name": "Ada" } } },
+        });
+        let done = tool_call_raw(proxy.addr(), id, "greet_user", &caps, retry).await.message();
+        assert_eq!(first_text(&result_of(&done, &json!(id))), "Hello, Ada!", "{done}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_waiting_for_input_never_hold_every_session() {
+    let proxy = Proxy::http(&["--max-sessions", "3"], &legacy_upstream());
+    let caps = json!({ "elicitation": {} });
+    for id in 1..=2 {
+        assert_eq!(caps_call(proxy.addr(), id, &caps, json!({})).await["resultType"], "input_required");
+    }
+    // The last session is kept for calls that cannot be asked: a third waiting call would
+    // need it, and gets "unavailable" once the pool's (10 s) wait for a session is over.
+    let third = tool_call_raw_unbounded(proxy.addr(), 3, "ask", &caps).await;
+    assert_eq!(third.status, 503, "{}", third.text());
+    let third = third.message();
+    assert_eq!(third["error"]["code"], -32603, "{third}");
+    let c = client(&proxy.url, builder()).await;
+    assert_eq!(text_of(&c, "echo", json!({ "text": "not starved" })).await, "not starved");
+}
+
+/// [`tool_call_raw`] waiting up to 30 s (for the pool's own bounded wait).
+async fn tool_call_raw_unbounded(addr: std::net::SocketAddr, id: i64, name: &str, caps: &Value) -> Resp {
+    let params = json!({ "name": name, "arguments": {}, "_meta": { K_CAPS: caps } });
+    let body = req(id, "tools/call", params);
+    let headers = std_headers(&body);
+    let sent = post(addr, &headers, body.to_string());
+    tokio::time::timeout(Duration::from_secs(30), sent).await.expect("an answer within 30 s")
 }
 
 /// Sequential echo calls per second through `client`, over `n` calls.

@@ -162,3 +162,40 @@ async fn a_legacy_upstream_gets_no_tasks_extension() {
     let refused = within("tasks/get", c.task("any").get()).await;
     assert!(matches!(refused, Err(ClientError::Server { code: -32601, .. })), "{refused:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declaring_call_forwards_none_of_the_callers_meta() {
+    // An upstream whose task-capable tool records the `_meta` it was called with.
+    use mcp::server::{Context, Server, TaskSupport, Tool};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let kept = seen.clone();
+    let tool = Tool::new("meta").task_support(TaskSupport::Optional).handler(move |ctx: Context| {
+        let kept = kept.clone();
+        async move {
+            kept.lock().unwrap().push(ctx.params().get("_meta").cloned().unwrap_or_default());
+            "recorded"
+        }
+    });
+    let server = Server::builder("meta-upstream", "1.0.0").tool(tool).build().unwrap();
+    let up = TestServer::start(server, mcp::http::HttpConfig::default()).await;
+    let up_url = format!("http://{}/mcp", up.addr);
+    let proxy = tokio::task::spawn_blocking(move || Proxy::http(&[], &[up_url])).await.unwrap();
+    let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let callers = json!({
+        "com.example/identity": "mallory",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    });
+    let mut body = req(1, "tools/call", json!({ "name": "meta", "arguments": {} }));
+    body["params"]["_meta"][K_CAPS] = caps;
+    for (k, v) in callers.as_object().unwrap() {
+        body["params"]["_meta"][k] = v.clone();
+    }
+    let m = within("tools/call", post(proxy.addr(), &std_headers(&body), body.to_string())).await.message();
+    let r = result_of(&m, &json!(1));
+    assert_eq!(r["resultType"], "task", "the declaring path: {r}");
+    eventually("the upstream tool to run", || !seen.lock().unwrap().is_empty()).await;
+    let meta = seen.lock().unwrap()[0].to_string();
+    for leak in ["com.example/identity", "mallory", "b7ad6b7169203331"] {
+        assert!(!meta.contains(leak), "{leak} reached the upstream: {meta}");
+    }
+}

@@ -3,6 +3,7 @@
 use crate::auth_layer::Authenticated;
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::cors::CorsConfig;
+use crate::notes::{NoteLimits, NoteQueue};
 #[cfg(feature = "legacy")]
 use crate::legacy::{has_modern_version_header, is_legacy_initialize, session_header, Sessions};
 use crate::validate::{check_host_origin, check_request_headers};
@@ -92,6 +93,16 @@ pub struct HttpConfig {
     /// requests, streams and answers (see [`crate::SessionStore`]).
     #[cfg(feature = "legacy")]
     pub session_store: Option<Arc<dyn crate::SessionStore>>,
+    /// Most notifications one call holds while its client has not read them (default 256).
+    /// When full, a progress notification replaces the queued one of the same `progressToken`;
+    /// any other is dropped, counted and logged (`warn`, on the 1st, 2nd, 4th... drop).
+    pub max_queued_notifications: usize,
+    /// Drops past which a call is cancelled (default 100 000): its handler's cancellation
+    /// token fires and its response ends with a `-32603` error.
+    pub max_dropped_notifications: u64,
+    /// How long a call's notification queue may stay full, its client taking nothing, before
+    /// the call is cancelled the same way (default 30 s).
+    pub notification_stall: Duration,
 }
 
 impl Default for HttpConfig {
@@ -122,6 +133,9 @@ impl Default for HttpConfig {
             cors: None,
             #[cfg(feature = "legacy")]
             session_store: None,
+            max_queued_notifications: 256,
+            max_dropped_notifications: 100_000,
+            notification_stall: Duration::from_secs(30),
         }
     }
 }
@@ -372,7 +386,7 @@ impl McpService {
         parts: http::request::Parts,
     ) -> Resp {
         let id = req.id.clone();
-        let (env, note_rx, cancel) = request_env(principal, Some(parts));
+        let (env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
         let server = self.server.clone();
         let fut: Handling = Box::pin(async move { server.process(req, env).await });
         self.respond(id, fut, note_rx, cancel).await
@@ -385,7 +399,7 @@ impl McpService {
         &self,
         id: Value,
         mut fut: Handling,
-        mut note_rx: mpsc::UnboundedReceiver<Value>,
+        notes: NoteQueue,
         cancel: CancellationToken,
     ) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
@@ -396,7 +410,10 @@ impl McpService {
             biased;
             r = &mut fut => {
                 guard.disarm();
-                let Ok(n) = note_rx.try_recv() else {
+                if notes.is_overflowed() {
+                    return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes());
+                }
+                let Some(n) = notes.try_recv() else {
                     return match r {
                         Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(&id, &r)),
                         Err(e) => error_response(&e, Some(&id)),
@@ -404,37 +421,64 @@ impl McpService {
                 };
                 // Notifications were emitted: one SSE body with them, then the response.
                 let mut body = sse_event(&n).to_vec();
-                while let Ok(n) = note_rx.try_recv() {
+                while let Some(n) = notes.try_recv() {
                     body.extend_from_slice(&sse_event(&n));
                 }
                 body.extend_from_slice(&sse_event_bytes(&self.server.encode_response(&id, &r)));
                 return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
             }
-            Some(n) = note_rx.recv() => n,
+            n = notes.recv() => match n {
+                Some(n) => n,
+                // Cancelled for lag before anything was sent (a tiny budget): end with the error.
+                None => return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes()),
+            },
         };
-        // A notification arrived while the handler still runs: switch to SSE.
+        // A notification arrived while the handler still runs: switch to SSE. The handler's
+        // notifications wait in `notes` (bounded) while the client is slow to read.
         let (tx, rx) = mpsc::channel::<Bytes>(64);
         let server = self.server.clone();
         tokio::spawn(async move {
-            if tx.send(sse_event(&first)).await.is_err() {
-                return; // dropping `guard` cancels
-            }
+            // The handler keeps running while the client is slow to read: what it notifies
+            // meanwhile waits in `notes` (bounded), never in this task.
+            let mut guard = Some(guard);
+            // A slot kept for the last event (the response, or the error ending the call).
+            let Ok(last) = tx.clone().reserve_owned().await else { return };
+            let (mut next, mut outcome) = (Some(first), None);
             loop {
-                tokio::select! {
-                    biased;
-                    Some(n) = note_rx.recv() => if tx.send(sse_event(&n)).await.is_err() { return },
-                    r = &mut fut => {
-                        guard.disarm();
-                        while let Ok(n) = note_rx.try_recv() {
-                            if tx.send(sse_event(&n)).await.is_err() { return; }
-                        }
-                        let _ = tx.send(sse_event_bytes(&server.encode_response(&id, &r))).await;
+                if next.is_none() {
+                    next = notes.try_recv();
+                }
+                if next.is_none() {
+                    if let Some(r) = outcome.take() {
+                        // Every notification is out: the response ends the stream.
+                        last.send(sse_event_bytes(&server.encode_response(&id, &r)));
                         return;
                     }
+                }
+                tokio::select! {
+                    biased;
+                    () = notes.overflowed() => break,
+                    p = tx.reserve(), if next.is_some() => match (p, next.take()) {
+                        (Ok(p), Some(n)) => p.send(sse_event(&n)),
+                        _ => return, // the client closed the stream: dropping `guard` cancels
+                    },
+                    r = &mut fut, if outcome.is_none() => {
+                        if let Some(g) = guard.take() {
+                            g.disarm();
+                        }
+                        outcome = Some(r);
+                    }
+                    n = notes.recv(), if next.is_none() && outcome.is_none() => match n {
+                        Some(n) => next = Some(n),
+                        None => break,
+                    },
                     // The client closed the stream: drop the handler (cancellation).
                     _ = tx.closed() => return,
                 }
             }
+            // Past the lag budget: the call is cancelled (dropping the handler and `guard`);
+            // its stream ends with the error.
+            last.send(sse_event(&notes.overflow_error(&id)));
         });
         sse_response(rx)
     }
@@ -442,18 +486,19 @@ impl McpService {
 
 type Handling = Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>>;
 
-/// The environment of one request: its notification channel and cancellation token.
+/// The environment of one request: its notification queue and cancellation token.
 fn request_env(
     principal: Option<String>,
     http: Option<http::request::Parts>,
-) -> (RequestEnv, mpsc::UnboundedReceiver<Value>, CancellationToken) {
-    let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
+    limits: NoteLimits,
+) -> (RequestEnv, NoteQueue, CancellationToken) {
     let cancel = CancellationToken::new();
+    let (notes, sink) = NoteQueue::new(limits, cancel.clone());
     let mut env = RequestEnv::new(cancel.clone());
     env.principal = principal;
-    env.sink = Some(note_tx.into());
+    env.sink = Some(sink);
     env.http = http.map(Arc::new);
-    (env, note_rx, cancel)
+    (env, notes, cancel)
 }
 
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from

@@ -8,10 +8,23 @@
 //! the principal, the method and the request's parameters). The retry's `inputResponses` are
 //! handed to the waiting upstream questions and the same flight is followed again.
 //!
-//! Parked flights are bounded in number (`max_parked`, then "unavailable") and in time (`ttl`;
-//! a sweeper drops expired ones, which cancels the upstream call and retires its session). A
-//! retry naming a flight that is not parked (expired, answered already, from before a restart)
-//! is `-32602` saying so.
+//! What a parked flight holds upstream depends on the era. A legacy upstream is blocked inside
+//! the call, waiting for its server-to-client request's answer: the flight keeps its session,
+//! which serves nobody else meanwhile. A modern (2026-07-28) upstream has answered its
+//! `input_required` round and finished that request (the retry is a new upstream request):
+//! its sessions are shared (the questions are routed by the asking task, not by the session),
+//! so a parked flight holds no session of its own.
+//!
+//! Parked flights are bounded: in number (`max_parked`, then "unavailable", `-32603` / HTTP
+//! 503), per principal (`max_per_principal`, the same error, checked before a new call starts
+//! and again when it would park), and in time (`ttl`; a sweeper drops expired ones, which
+//! cancels the upstream call and retires a legacy session). A retry naming a flight that is
+//! not parked (expired, answered already, from before a restart) is `-32602` saying so.
+//!
+//! A flight's channels are bounded too: at most [`MAX_QUESTIONS`] upstream questions wait (more
+//! are refused to the upstream), and at most [`MAX_NOTES`] progress and log notifications
+//! (progress is coalesced to the latest; log messages past the bound are dropped and counted
+//! in the log).
 
 use super::pool::Lease;
 use super::upstream::Question;
@@ -19,22 +32,99 @@ use mcp::server::mcp_protocol::ProtocolError;
 use mcp::server::{Context, HandlerError, InputRequired};
 use mcp_client::{CallOptions, ClientError};
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
 /// The key of the round state naming the parked flight.
 const STATE_KEY: &str = "proxyCall";
 
+/// Most upstream questions of one call waiting to be asked downstream (an upstream asks one at
+/// a time in either era; past this they are refused to the upstream).
+pub const MAX_QUESTIONS: usize = 16;
+
+/// Most upstream notifications of one call waiting to be relayed (they pile up while the call
+/// is parked): progress is coalesced to the latest, log messages past this are dropped.
+pub const MAX_NOTES: usize = 64;
+
+/// A call's upstream notifications on their way downstream (bounded, see [`MAX_NOTES`]).
+#[derive(Debug, Default)]
+pub struct Notes {
+    state: Mutex<NoteQueue>,
+    ready: Notify,
+}
+
+#[derive(Debug, Default)]
+struct NoteQueue {
+    queue: VecDeque<Note>,
+    /// Log messages dropped at the bound, not yet reported.
+    dropped: u64,
+}
+
+impl Notes {
+    /// Queues `note`: a progress notification replaces one still queued (the latest progress
+    /// is all that matters); past [`MAX_NOTES`] a log message is dropped (counted), and a
+    /// progress notification takes the place of the oldest log message.
+    pub fn push(&self, note: Note) {
+        let mut s = self.state.lock().expect("notes lock");
+        match note {
+            Note::Progress(_) => {
+                if let Some(queued) = s.queue.iter_mut().find(|n| matches!(n, Note::Progress(_))) {
+                    *queued = note;
+                } else {
+                    if s.queue.len() >= MAX_NOTES {
+                        if let Some(i) = s.queue.iter().position(|n| matches!(n, Note::Log(_))) {
+                            s.queue.remove(i);
+                            s.dropped += 1;
+                        }
+                    }
+                    s.queue.push_back(note);
+                }
+            }
+            Note::Log(_) if s.queue.len() >= MAX_NOTES => {
+                s.dropped += 1;
+                return;
+            }
+            Note::Log(_) => s.queue.push_back(note),
+        }
+        drop(s);
+        self.ready.notify_one();
+    }
+
+    /// Everything queued now (reporting the log messages dropped since the last time).
+    fn take(&self) -> VecDeque<Note> {
+        let mut s = self.state.lock().expect("notes lock");
+        if s.dropped > 0 {
+            eprintln!(
+                "mcp proxy: {} upstream log message(s) of a proxied call dropped (more than {MAX_NOTES} waiting)",
+                s.dropped
+            );
+            s.dropped = 0;
+        }
+        std::mem::take(&mut s.queue)
+    }
+
+    /// The next notifications (waits for at least one; cancel-safe).
+    async fn next(&self) -> VecDeque<Note> {
+        loop {
+            let batch = self.take();
+            if !batch.is_empty() {
+                return batch;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
 /// One upstream call in progress.
 pub struct Flight {
-    questions: mpsc::UnboundedReceiver<Question>,
+    questions: mpsc::Receiver<Question>,
     /// The upstream's progress and log notifications, relayed to the round being served.
-    notes: mpsc::UnboundedReceiver<Note>,
+    notes: Arc<Notes>,
     done: oneshot::Receiver<Result<Value, ClientError>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -52,14 +142,18 @@ impl Drop for Flight {
     }
 }
 
-/// Retires the leased session unless disarmed: a call dropped half-way leaves the upstream
-/// session in an unknown state (it may still wait for an answer).
+/// Retires the leased legacy session unless disarmed: a call dropped half-way leaves the
+/// upstream session in an unknown state (it may still wait for an answer). A modern session is
+/// shared and stateless between requests: a dropped call leaves nothing behind upstream (a
+/// dropped request is cancelled like any other).
 struct RetireGuard(Option<Lease>);
 
 impl Drop for RetireGuard {
     fn drop(&mut self) {
         if let Some(lease) = &self.0 {
-            lease.retire();
+            if !lease.session().client().is_modern() {
+                lease.retire();
+            }
         }
     }
 }
@@ -72,18 +166,26 @@ impl Flight {
         F: FnOnce(mcp_client::Client, CallOptions) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
     {
-        let (ask_tx, questions) = mpsc::unbounded_channel();
-        let (notes_tx, notes) = mpsc::unbounded_channel();
+        let (ask_tx, questions) = mpsc::channel(MAX_QUESTIONS);
+        let notes = Arc::new(Notes::default());
         let (done_tx, done) = oneshot::channel();
-        lease.session().asker.route(Some(ask_tx));
+        // A legacy session serves this call alone: its server-to-client requests are this
+        // call's. A modern session's questions come from inside the call's own task.
+        let exclusive = !lease.session().client().is_modern();
+        if exclusive {
+            lease.session().asker.route(Some(ask_tx.clone()));
+        }
         let mut opts = CallOptions::default();
-        relay.options(&mut opts, move |n| drop(notes_tx.send(n)));
+        let to = notes.clone();
+        relay.options(&mut opts, move |n| to.push(n));
         let task = tokio::spawn(async move {
             let mut guard = RetireGuard(Some(lease));
             let client = guard.0.as_ref().expect("lease").session().client().clone();
-            let r = call(client, opts).await;
+            let r = super::upstream::asking(ask_tx, call(client, opts)).await;
             let lease = guard.0.take().expect("lease");
-            lease.session().asker.route(None);
+            if exclusive {
+                lease.session().asker.route(None);
+            }
             lease.outcome(&r);
             drop(lease);
             let _ = done_tx.send(r);
@@ -97,6 +199,8 @@ struct Parked {
     flight: Flight,
     asked: Vec<(String, oneshot::Sender<Result<Value, ClientError>>)>,
     expires: Instant,
+    /// The downstream principal whose call it is (`None` without downstream auth).
+    principal: Option<String>,
 }
 
 /// The parked flights (see the module docs).
@@ -104,6 +208,7 @@ pub struct Flights {
     parked: Mutex<HashMap<u64, Parked>>,
     next: AtomicU64,
     max_parked: usize,
+    max_per_principal: usize,
     ttl: Duration,
 }
 
@@ -114,9 +219,51 @@ impl std::fmt::Debug for Flights {
 }
 
 impl Flights {
-    /// At most `max_parked` flights wait for answers, each at most `ttl`.
-    pub fn new(max_parked: usize, ttl: Duration) -> Arc<Self> {
-        Arc::new(Self { parked: Mutex::default(), next: AtomicU64::new(1), max_parked, ttl })
+    /// At most `max_parked` flights wait for answers, at most `max_per_principal` of one
+    /// principal, each at most `ttl`.
+    pub fn new(max_parked: usize, max_per_principal: usize, ttl: Duration) -> Arc<Self> {
+        let max_per_principal = max_per_principal.clamp(1, max_parked.max(1));
+        Arc::new(Self { parked: Mutex::default(), next: AtomicU64::new(1), max_parked, max_per_principal, ttl })
+    }
+
+    /// How many flights wait for answers (for tests and logs).
+    pub fn len(&self) -> usize {
+        self.parked.lock().expect("flights lock").len()
+    }
+
+    /// Whether no flight waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The refusal of a call of a principal with `max_per_principal` calls waiting already.
+    fn too_many_of(&self, principal: Option<&str>) -> ProtocolError {
+        let who = principal
+            .map_or_else(|| "this caller (no downstream auth: every caller)".to_owned(), |p| format!("caller {p:?}"));
+        eprintln!(
+            "mcp proxy: {who} has {} proxied calls waiting for input; another one refused",
+            self.max_per_principal
+        );
+        ProtocolError::Unavailable(format!(
+            "{} proxied calls of this caller are already waiting for input (the most allowed): answer them, \
+             or let them expire after {} s, before starting another",
+            self.max_per_principal,
+            self.ttl.as_secs()
+        ))
+    }
+
+    /// Whether `ctx`'s principal may start another call that may be asked (it has fewer than
+    /// `max_per_principal` calls waiting); the refusal otherwise.
+    pub fn admit(&self, ctx: &Context) -> Result<(), ProtocolError> {
+        self.sweep();
+        let principal = ctx.principal();
+        let parked = self.parked.lock().expect("flights lock");
+        let waiting = parked.values().filter(|p| p.principal.as_deref() == principal).count();
+        drop(parked);
+        if waiting >= self.max_per_principal {
+            return Err(self.too_many_of(principal));
+        }
+        Ok(())
     }
 
     /// Drops expired flights (their upstream calls are cancelled); returns how many.
@@ -157,7 +304,7 @@ impl Flights {
             tokio::select! {
                 r = &mut flight.done => return finish(ctx, &mut flight, r),
                 q = flight.questions.recv() => break q,
-                Some(n) = flight.notes.recv() => n.relay(ctx),
+                notes = flight.notes.next() => notes.into_iter().for_each(|n| n.relay(ctx)),
                 () = ctx.cancellation().cancelled() => {
                     return Err(HandlerError::Protocol(ProtocolError::Internal("cancelled".into())))
                 }
@@ -183,15 +330,26 @@ impl Flights {
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.sweep();
+        let principal = ctx.principal().map(str::to_owned);
         {
+            // A refused flight is dropped here: its upstream call is cancelled.
             let mut parked = self.parked.lock().expect("flights lock");
             if parked.len() >= self.max_parked {
+                eprintln!(
+                    "mcp proxy: {} proxied calls waiting for input (--max-waiting); another one refused",
+                    self.max_parked
+                );
                 return Err(HandlerError::Protocol(ProtocolError::Unavailable(format!(
                     "{} proxied calls are already waiting for input",
                     self.max_parked
                 ))));
             }
-            parked.insert(id, Parked { flight, asked, expires: Instant::now() + self.ttl });
+            let mine = parked.values().filter(|p| p.principal == principal).count();
+            if mine >= self.max_per_principal {
+                drop(parked);
+                return Err(HandlerError::Protocol(self.too_many_of(principal.as_deref())));
+            }
+            parked.insert(id, Parked { flight, asked, expires: Instant::now() + self.ttl, principal });
         }
         Err(HandlerError::InputRequired(InputRequired { requests, state: json!({ STATE_KEY: id }) }))
     }
@@ -261,7 +419,7 @@ fn finish(
     flight: &mut Flight,
     r: Result<Result<Value, ClientError>, oneshot::error::RecvError>,
 ) -> Result<Value, HandlerError> {
-    while let Ok(n) = flight.notes.try_recv() {
+    for n in flight.notes.take() {
         n.relay(ctx);
     }
     match r {
@@ -274,17 +432,19 @@ fn finish(
 ///
 /// Errors about the request itself keep their code, message and data, as the variant the
 /// front would use for them (so HTTP statuses follow: -32602 and -32021 are 400, -32601 404).
-/// Errors about the proxy's own hop (-32020 header mismatch, -32022 unsupported version, an
-/// upstream asking for authorization) would mislead the downstream client about its request
-/// (a -32022 may even send it to the legacy protocol): they become `-32603` naming the
-/// upstream, without the upstream's `WWW-Authenticate` details.
+/// Errors about the proxy's own hop (a lost connection or process, a timeout, an invalid
+/// answer, -32020 header mismatch, -32022 unsupported version, an upstream asking for
+/// authorization) would mislead the downstream client about its request (a -32022 may even
+/// send it to the legacy protocol) and may name the upstream (its URL, with a query that can
+/// hold a key): they become `-32603` "upstream unavailable (ref ID)", and the details, URLs
+/// redacted, go to the log (stderr) under the same correlation id.
 pub fn upstream_error(e: ClientError) -> ProtocolError {
     use mcp::server::mcp_protocol::error::code;
     match e {
         ClientError::Server { code: c, message, .. }
             if c == code::HEADER_MISMATCH || c == code::UNSUPPORTED_PROTOCOL_VERSION =>
         {
-            ProtocolError::Internal(format!("upstream server refused the proxy's request ({c}): {message}"))
+            hop_error(&format!("the upstream server refused the proxy's request ({c}): {message}"))
         }
         ClientError::Server { code: c, message, data } => match c {
             code::METHOD_NOT_FOUND => ProtocolError::MethodNotFound(message),
@@ -295,11 +455,24 @@ pub fn upstream_error(e: ClientError) -> ProtocolError {
             _ => ProtocolError::Custom { code: c, message, data },
         },
         ClientError::ResourceNotFound(uri) => ProtocolError::resource_not_found(&uri),
-        ClientError::AuthRequired { status, .. } => {
-            ProtocolError::Internal(format!("upstream server: the proxy is not authorized there (HTTP {status})"))
+        // The proxy's own words about the call (an unanswered question, too many rounds).
+        e @ (ClientError::Handler(_) | ClientError::TooManyRounds(_)) => {
+            ProtocolError::Internal(format!("upstream call: {e}"))
         }
-        other => ProtocolError::Internal(format!("upstream server: {other}")),
+        ClientError::AuthRequired { status, .. } => {
+            hop_error(&format!("the proxy is not authorized at the upstream server (HTTP {status})"))
+        }
+        other => hop_error(&other.to_string()),
     }
+}
+
+/// A failure of the proxy's upstream hop: logged (URLs redacted) under a fresh correlation id,
+/// which is all the downstream client learns.
+pub fn hop_error(detail: &str) -> ProtocolError {
+    use rand::RngCore;
+    let id = format!("{:016x}", rand::thread_rng().next_u64());
+    eprintln!("mcp proxy: upstream unavailable (ref {id}): {}", super::upstream::redact_urls(detail));
+    ProtocolError::Internal(format!("upstream unavailable (ref {id})"))
 }
 
 #[cfg(test)]
@@ -321,11 +494,30 @@ mod tests {
         for hop in [-32020, -32022] {
             let e = upstream_error(server(hop));
             assert_eq!(e.code(), -32603, "{hop}");
-            assert!(e.message().contains("upstream"), "{}", e.message());
+            assert!(e.message().contains("upstream unavailable (ref "), "{}", e.message());
         }
         let auth = ClientError::AuthRequired { status: 401, www_authenticate: Some("Bearer secret-detail".into()) };
         let e = upstream_error(auth);
         assert_eq!(e.code(), -32603);
         assert!(!e.message().contains("secret-detail"), "{}", e.message());
+        let lost = ClientError::InvalidResponse("from http://u:pw@h/mcp?api_key=SECRET".into());
+        let (a, b) = (upstream_error(lost).message(), hop_error("x").message());
+        assert!(!a.contains("SECRET") && !a.contains("pw") && !a.contains("http"), "{a}");
+        assert_ne!(a, b, "each failure has its own ref");
+    }
+
+    #[test]
+    fn notes_are_bounded_progress_coalesced_logs_dropped() {
+        let notes = Notes::default();
+        for i in 0..(MAX_NOTES + 10) {
+            notes.push(Note::Log(json!({ "i": i })));
+            notes.push(Note::Progress(json!({ "progress": i })));
+        }
+        let q = notes.take();
+        assert_eq!(q.len(), MAX_NOTES);
+        let progress: Vec<&Note> = q.iter().filter(|n| matches!(n, Note::Progress(_))).collect();
+        assert_eq!(progress.len(), 1, "one progress, the latest");
+        assert!(matches!(progress[0], Note::Progress(p) if p["progress"] == MAX_NOTES + 9));
+        assert!(notes.take().is_empty());
     }
 }

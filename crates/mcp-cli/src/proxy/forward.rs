@@ -10,9 +10,11 @@
 //!   session that declares it too; a `CreateTaskResult` is returned with a proxy-issued task
 //!   id recorded for it, and `tasks/*` go to the session that owns the task, with the ids
 //!   translated both ways (see `tasks.rs`).
-//! - What is forwarded is the request's own params: no `_meta` of the downstream protocol, no
-//!   `requestState`/`inputResponses`, and never a downstream header (the inbound token stays
-//!   here; the upstream sees only the proxy's own credentials).
+//! - What is forwarded is the request's own params: no downstream `_meta` at all (not the
+//!   caller's identity, trace context or any other key: the proxy's client writes its own
+//!   protocol fields, progress token and trace context), no `requestState`/`inputResponses`,
+//!   and never a downstream header (the inbound token stays here; the upstream sees only the
+//!   proxy's own credentials).
 
 use super::filter::Names;
 use super::flight::{upstream_error, Flight, Flights, Relay};
@@ -64,17 +66,17 @@ fn refuse(e: ProtocolError) -> HandlerError {
 }
 
 /// The request's params as the upstream gets them: without the downstream protocol's
-/// per-request fields.
+/// per-request fields and without the downstream `_meta`. Nothing of it is the upstream's
+/// business: the protocol fields (version, client capabilities and info, log level) are the
+/// proxy's own session's, which its client writes; `progressToken` is the proxy's own, mapped
+/// back to the caller's; `traceparent`/`tracestate` become the context of the proxy's client
+/// span (a child of the request's span) when traced; any other key (a caller's identity, a
+/// vendor extension) would let a caller speak to the upstream in the proxy's name.
 fn upstream_params(params: &Map<String, Value>) -> Map<String, Value> {
     let mut out = params.clone();
     out.remove("requestState");
     out.remove("inputResponses");
-    if let Some(Value::Object(meta)) = out.get_mut("_meta") {
-        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/") && k != "progressToken");
-        if meta.is_empty() {
-            out.remove("_meta");
-        }
-    }
+    out.remove("_meta");
     out
 }
 
@@ -236,6 +238,7 @@ impl Forward {
                 return r.map(downstream_result).map_err(|e| refuse(upstream_error(e)));
             }
             None => {
+                self.flights.admit(ctx).map_err(refuse)?;
                 let lease = self.lease(ctx, true).await?;
                 let (this, here, session) = (self.clone(), ctx.clone(), lease.session().clone());
                 Flight::start(lease, Relay::of(ctx), move |client, opts| async move {

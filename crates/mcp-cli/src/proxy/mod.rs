@@ -12,6 +12,16 @@
 //! - `filter`: `--tools` and `--prefix`.
 //! - `tasks`: which upstream session owns each task (the tasks extension, passed through when
 //!   a modern upstream offers it).
+//!
+//! The proxy acts with the operator's access to the upstream: its credentials (`--header`,
+//! stored tokens, `--login`), its network position (an internal URL), or its account (a stdio
+//! upstream runs as the operator). So an HTTP front, which any process that reaches the
+//! address can call, refuses to start without downstream auth (`--auth-issuer` and
+//! `--auth-audience`) unless `--no-auth` says the operator accepts that, and then warns on
+//! stderr. A stdio front is owned by the process that launched it and needs no auth. No
+//! downstream `_meta` is forwarded: the upstream request carries only what the proxy's own
+//! client writes (its protocol version, capabilities, progress token, log level and, when
+//! traced, the trace context of the proxy's own client span).
 
 pub mod auth;
 pub mod filter;
@@ -62,9 +72,18 @@ pub struct ProxyArgs {
     /// Most upstream calls waiting for answers at once.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub max_waiting: usize,
+    /// Most upstream calls of one downstream caller (authenticated principal; every caller
+    /// is one with --no-auth) waiting for answers at once.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_waiting_per_caller: usize,
     /// OAuth protection of --http: --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
     #[command(flatten)]
     pub auth: crate::ServeAuth,
+    /// Serve --http without downstream auth: every caller that reaches the address uses the
+    /// proxy's upstream access (its credentials, network, account). Required to run --http
+    /// without --auth-issuer; a warning is printed.
+    #[arg(long, conflicts_with_all = ["auth_issuer", "stdio"])]
+    pub no_auth: bool,
     /// Authorize at an OAuth-protected upstream in the browser when no stored token works
     /// (default: only when stderr is a terminal; else run `mcp auth login URL` first).
     #[arg(long)]
@@ -99,6 +118,26 @@ fn err(m: impl Into<String>) -> std::io::Error {
 }
 
 impl ProxyArgs {
+    /// Refuses an HTTP front without downstream auth unless `--no-auth` accepts it (then
+    /// warns on stderr); see the module docs.
+    pub fn check_front_auth(&self) -> std::io::Result<()> {
+        let Some(addr) = self.http else { return Ok(()) };
+        if self.auth.auth_issuer.is_some() {
+            return Ok(());
+        }
+        if !self.no_auth {
+            return Err(err(format!(
+                "--http {addr} without downstream auth would let every caller that reaches {addr} use the \
+                 proxy's access to the upstream (its credentials, its network, its account): give \
+                 --auth-issuer URL --auth-audience URL, or --no-auth to accept that (or use --stdio)"
+            )));
+        }
+        eprintln!(
+            "mcp proxy: WARNING: --no-auth: every caller that reaches {addr} uses the proxy's access to the upstream"
+        );
+        Ok(())
+    }
+
     /// The upstream the arguments name (with the proxy's own OAuth client for a URL).
     pub async fn upstream(&self, globals: &ProxyGlobals) -> std::io::Result<Upstream> {
         match (&self.url, self.command.split_first()) {
@@ -181,12 +220,14 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
         force_legacy: globals.force_legacy.clone(),
         ..PoolLimits::default()
     };
-    let (changes, mut changes_rx) = tokio::sync::mpsc::unbounded_channel();
-    let pool = Pool::new(upstream.clone(), limits, changes);
-    let first = pool.lease(&Key::default()).await.map_err(|e| err(format!("upstream {}: {e}", upstream.describe())))?;
+    let changes = Arc::new(pool::Changes::default());
+    let pool = Pool::new(upstream.clone(), limits, changes.clone());
+    let failed =
+        |e: mcp_client::ClientError| err(upstream::redact_urls(&format!("upstream {}: {e}", upstream.describe())));
+    let first = pool.lease(&Key::default()).await.map_err(failed)?;
     let client = first.session().client().clone();
     drop(first);
-    let info = client.discover().await.map_err(|e| err(format!("upstream {}: {e}", upstream.describe())))?;
+    let info = client.discover().await.map_err(failed)?;
     let server_info = info
         .get("serverInfo")
         .or_else(|| info.get("_meta").and_then(|m| m.get(mcp::server::mcp_protocol::meta::SERVER_INFO)))
@@ -201,7 +242,11 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
         client.protocol_version()
     );
     let names = filter::Names { tools: args.tools.clone(), prefix: args.prefix.clone().unwrap_or_default() };
-    let flights = flight::Flights::new(args.max_waiting.max(1), Duration::from_secs(args.input_timeout.max(1)));
+    let flights = flight::Flights::new(
+        args.max_waiting.max(1),
+        args.max_waiting_per_caller.max(1),
+        Duration::from_secs(args.input_timeout.max(1)),
+    );
     // The tasks extension is passed through exactly when the (modern) upstream offers it.
     let tasks =
         (client.is_modern() && client.server_supports_tasks()).then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
@@ -221,13 +266,18 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
                 let uris = listed.iter().filter_map(|r| r.get("uri")?.as_str().map(str::to_owned));
                 pool.subscribe(uris.take(MAX_SUBSCRIPTIONS).collect()).await;
             }
-            Err(e) => eprintln!("mcp proxy: upstream resources/list: {e}; resource updates are not followed"),
+            Err(e) => eprintln!(
+                "mcp proxy: upstream resources/list: {}; resource updates are not followed",
+                upstream::redact_urls(&e.to_string())
+            ),
         }
     }
     let announcer = server.clone();
     tokio::spawn(async move {
-        while let Some(change) = changes_rx.recv().await {
-            announce(&announcer, change);
+        loop {
+            for change in changes.next().await {
+                announce(&announcer, change);
+            }
         }
     });
     let idle = pool.clone();
@@ -246,6 +296,7 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
 
 /// Runs `mcp proxy` until Ctrl-C (HTTP) or the end of stdin (stdio).
 pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> {
+    args.check_front_auth()?;
     let (server, _pool) = front(&args, &globals).await?;
     match args.http {
         Some(addr) => {

@@ -2,11 +2,16 @@
 //!
 //! - A key's session **without** input capabilities is shared: any number of calls at once (the
 //!   upstream cannot ask it anything).
-//! - A session **with** input capabilities serves one call at a time (its questions then belong
-//!   to that call without doubt); more calls of the key open more sessions.
+//! - A legacy session **with** input capabilities serves one call at a time (its server-to-client
+//!   requests then belong to that call without doubt); more calls of the key open more
+//!   sessions. A modern session with input capabilities is shared like the others (questions
+//!   are routed by the asking call's task, and a modern upstream holds nothing between rounds).
 //! - At most `max_sessions` sessions exist; at the cap an idle session of any key is closed
 //!   to make room, and when every session is busy a lease waits (bounded), then fails with
 //!   "unavailable".
+//! - Sessions with input capabilities (those a call waiting for input can hold) are at most
+//!   `max_sessions - 1`: one place is kept for requests without input capabilities, so parked
+//!   calls can never take every session (with `max_sessions` 1 nothing can be kept).
 //! - A session whose transport failed (a crashed stdio process, a lost connection) is dropped
 //!   and replaced on the next lease, after a backoff that doubles with each consecutive failure
 //!   (100 ms up to 5 s); each loss and restart is logged on stderr.
@@ -16,10 +21,11 @@
 use super::upstream::{Asker, InputCaps, Upstream};
 use mcp_client::{Client, ListenEvent};
 use serde_json::{json, Value};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// Which session a request may use.
@@ -63,6 +69,82 @@ const WATCH_OPEN: Duration = Duration::from_secs(5);
 /// A change notification from the upstream: `(method, params)`.
 pub type Change = (String, Value);
 
+/// Most distinct resources whose `notifications/resources/updated` wait to be announced.
+pub const MAX_PENDING_UPDATES: usize = 256;
+
+/// The upstream's change notifications waiting to be announced downstream, bounded by
+/// coalescing: a list change is idempotent (one pending per list), a resource update is kept
+/// once per URI, at most [`MAX_PENDING_UPDATES`] URIs (more are dropped, counted in the log).
+/// Other notifications are not announced and not kept.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pending: Mutex<Pending>,
+    ready: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    lists: BTreeSet<&'static str>,
+    updated: VecDeque<String>,
+    dropped: u64,
+}
+
+/// The list changes the proxy announces.
+const LISTS: [&str; 3] =
+    ["notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"];
+
+impl Changes {
+    /// Queues an upstream notification (see the type's docs).
+    pub fn push(&self, method: &str, params: &Value) {
+        let mut p = self.pending.lock().expect("changes lock");
+        if let Some(list) = LISTS.iter().find(|l| **l == method) {
+            p.lists.insert(*list);
+        } else if method == "notifications/resources/updated" {
+            let Some(uri) = params.get("uri").and_then(Value::as_str) else { return };
+            if p.updated.iter().any(|u| u == uri) {
+                return;
+            }
+            if p.updated.len() >= MAX_PENDING_UPDATES {
+                p.dropped += 1;
+                return;
+            }
+            p.updated.push_back(uri.to_owned());
+        } else {
+            return;
+        }
+        drop(p);
+        self.ready.notify_one();
+    }
+
+    /// Everything pending now, in announcement form.
+    fn take(&self) -> Vec<Change> {
+        let mut p = self.pending.lock().expect("changes lock");
+        if p.dropped > 0 {
+            eprintln!(
+                "mcp proxy: {} upstream resource update(s) dropped (more than {MAX_PENDING_UPDATES} resources waiting)",
+                p.dropped
+            );
+            p.dropped = 0;
+        }
+        let lists = std::mem::take(&mut p.lists).into_iter().map(|m| (m.to_owned(), Value::Null));
+        let updated = std::mem::take(&mut p.updated)
+            .into_iter()
+            .map(|uri| ("notifications/resources/updated".to_owned(), json!({ "uri": uri })));
+        lists.chain(updated).collect()
+    }
+
+    /// The next pending changes (waits for at least one).
+    pub async fn next(&self) -> Vec<Change> {
+        loop {
+            let batch = self.take();
+            if !batch.is_empty() {
+                return batch;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
 /// One upstream session.
 pub struct Session {
     key: Key,
@@ -89,6 +171,12 @@ impl Session {
 
     fn usable(&self) -> bool {
         !self.dead.load(Ordering::Relaxed)
+    }
+
+    /// Whether calls share the session: it cannot be asked anything, or it is modern (its
+    /// questions are routed by call, see `upstream::asking`).
+    fn shared(&self) -> bool {
+        !self.key.caps.any() || self.client.is_modern()
     }
 
     /// Whether the session is still in service (not lost or retired).
@@ -131,7 +219,9 @@ pub struct Pool {
     limits: PoolLimits,
     slots: Mutex<Slots>,
     backoff: Mutex<Backoff>,
-    changes: mpsc::UnboundedSender<Change>,
+    changes: Arc<Changes>,
+    /// Whether the upstream answered modern (its sessions that can be asked are shared).
+    modern: AtomicBool,
     /// Resource URIs the shared session subscribes to upstream (see [`Pool::subscribe`]).
     subscriptions: Mutex<Vec<String>>,
 }
@@ -210,13 +300,14 @@ impl Drop for Connecting<'_> {
 
 impl Pool {
     /// A pool for `upstream`; change notifications of every session go to `changes`.
-    pub fn new(upstream: Upstream, limits: PoolLimits, changes: mpsc::UnboundedSender<Change>) -> Arc<Self> {
+    pub fn new(upstream: Upstream, limits: PoolLimits, changes: Arc<Changes>) -> Arc<Self> {
         Arc::new(Self {
             upstream,
             limits,
             slots: Mutex::default(),
             backoff: Mutex::default(),
             changes,
+            modern: AtomicBool::new(false),
             subscriptions: Mutex::default(),
         })
     }
@@ -276,9 +367,10 @@ impl Pool {
         let mut guard = self.slots.lock().expect("pool lock");
         let Slots { sessions, connecting } = &mut *guard;
         sessions.retain(|s| s.usable());
-        let shared = !key.caps.any();
+        let asks = key.caps.any();
+        let shared = !asks || self.modern.load(Ordering::Relaxed);
         let found =
-            sessions.iter().find(|s| s.key == *key && (shared || s.leases.load(Ordering::Acquire) == 0)).cloned();
+            sessions.iter().find(|s| s.key == *key && (s.shared() || s.leases.load(Ordering::Acquire) == 0)).cloned();
         if let Some(session) = found {
             session.leases.fetch_add(1, Ordering::AcqRel);
             return Pick::Got(Lease { pool: self.clone(), session });
@@ -286,17 +378,22 @@ impl Pool {
         if shared && connecting.contains(key) {
             return Pick::Wait;
         }
-        if sessions.len() + connecting.len() < self.limits.max_sessions {
+        // One place is kept for requests without input capabilities (see the module docs).
+        let asking =
+            sessions.iter().filter(|s| s.key.caps.any()).count() + connecting.iter().filter(|k| k.caps.any()).count();
+        let room = !asks || self.limits.max_sessions <= 1 || asking < self.limits.max_sessions - 1;
+        if sessions.len() + connecting.len() < self.limits.max_sessions && room {
             connecting.push(key.clone());
             return Pick::Connect(None);
         }
         // The shared session of requests without input capabilities is closed last: it holds
         // the resource subscriptions and feeds change notifications (the next request without
-        // input capabilities opens it again).
+        // input capabilities opens it again). At the cap of sessions that can be asked, only
+        // another of those makes room.
         let idle = sessions
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.leases.load(Ordering::Acquire) == 0)
+            .filter(|(_, s)| s.leases.load(Ordering::Acquire) == 0 && (room || s.key.caps.any()))
             .min_by_key(|(_, s)| (s.key == Key::default(), *s.last_used.lock().expect("session lock")))
             .map(|(i, _)| i);
         match idle {
@@ -323,6 +420,7 @@ impl Pool {
                 return Err(e);
             }
         };
+        self.modern.store(client.is_modern(), Ordering::Relaxed);
         let restarted = self.backoff.lock().expect("backoff lock").not_before.take().is_some();
         if restarted {
             eprintln!("mcp proxy: upstream {} restarted ({} era)", self.upstream.describe(), era(&client));
@@ -388,9 +486,7 @@ impl Pool {
         let task = tokio::spawn(async move {
             while let Some(Ok(event)) = sub.next().await {
                 if let ListenEvent::Notification { method, params } = event {
-                    if changes.send((method, params)).is_err() {
-                        return;
-                    }
+                    changes.push(&method, &params);
                 }
             }
             // The stream ended under a live session: its upstream is gone (a stdio process
@@ -431,8 +527,9 @@ impl Pool {
         let delay = Duration::from_millis(100 * (1u64 << (b.failures - 1).min(6))).min(Duration::from_secs(5));
         b.not_before = Some(Instant::now() + delay);
         eprintln!(
-            "mcp proxy: upstream {}: {why}; restarting it on the next request (attempt {}, after {} ms)",
+            "mcp proxy: upstream {}: {}; restarting it on the next request (attempt {}, after {} ms)",
             self.upstream.describe(),
+            super::upstream::redact_urls(why),
             b.failures,
             delay.as_millis()
         );
@@ -458,9 +555,26 @@ mod tests {
     #[tokio::test]
     async fn a_lease_dropped_while_connecting_gives_its_place_back() {
         let upstream = Upstream::Stdio { program: "sleep".into(), args: vec!["30".into()], env: Vec::new(), cwd: None };
-        let pool = Pool::new(upstream, PoolLimits::default(), mpsc::unbounded_channel().0);
+        let pool = Pool::new(upstream, PoolLimits::default(), Arc::default());
         let hung = tokio::time::timeout(Duration::from_millis(300), pool.lease(&Key::default())).await;
         assert!(hung.is_err(), "a server that never answers cannot connect");
         assert!(pool.slots.lock().unwrap().connecting.is_empty(), "the dropped lease gave its place back");
+    }
+
+    #[tokio::test]
+    async fn changes_coalesce_and_are_bounded() {
+        let changes = Changes::default();
+        for _ in 0..1000 {
+            changes.push("notifications/tools/list_changed", &Value::Null);
+            changes.push("notifications/message", &json!({}));
+        }
+        for i in 0..(MAX_PENDING_UPDATES + 5) {
+            changes.push("notifications/resources/updated", &json!({ "uri": format!("mem://{i}") }));
+            changes.push("notifications/resources/updated", &json!({ "uri": "mem://0" }));
+        }
+        let got = changes.next().await;
+        assert_eq!(got.len(), 1 + MAX_PENDING_UPDATES, "one list change, each resource once, up to the bound");
+        assert_eq!(got[0].0, "notifications/tools/list_changed");
+        assert!(changes.take().is_empty());
     }
 }

@@ -2,7 +2,11 @@
 //!
 //! A session declares exactly the input capabilities of the downstream clients it serves
 //! ([`InputCaps`]), and its elicitation, sampling and roots handlers hand each question to the
-//! call the session is serving right now ([`Asker`]); see `flight.rs`.
+//! call it belongs to ([`Asker`]): the call whose task asks (a modern upstream's rounds are
+//! answered inside the call), else the call a legacy session is serving right now; see
+//! `flight.rs`.
+//!
+//! Upstream URLs are logged redacted ([`redact_url`]): no userinfo, no query, no fragment.
 
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
@@ -91,10 +95,23 @@ impl std::fmt::Debug for Question {
     }
 }
 
-/// Where a session's questions go: the call it serves now (sessions that can be asked serve
-/// one call at a time, so a question always belongs to that call).
+tokio::task_local! {
+    /// Where the questions of the call running in this task go (see [`asking`]).
+    static CALL: mpsc::Sender<Question>;
+}
+
+/// Runs `call` with its questions going to `to`: an input handler invoked inside the call (a
+/// modern upstream's `input_required` rounds are answered there) asks this call, whichever
+/// session it runs on, so a modern session can be shared by calls that may be asked.
+pub async fn asking<F: std::future::Future>(to: mpsc::Sender<Question>, call: F) -> F::Output {
+    CALL.scope(to, call).await
+}
+
+/// Where a session's questions go: the asking call's own (see [`asking`]), else the call the
+/// session serves now (legacy sessions that can be asked serve one call at a time, so a
+/// server-to-client request always belongs to that call).
 #[derive(Default)]
-pub struct Asker(Mutex<Option<mpsc::UnboundedSender<Question>>>);
+pub struct Asker(Mutex<Option<mpsc::Sender<Question>>>);
 
 impl std::fmt::Debug for Asker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,16 +121,22 @@ impl std::fmt::Debug for Asker {
 
 impl Asker {
     /// Routes questions to `to` (or nowhere).
-    pub fn route(&self, to: Option<mpsc::UnboundedSender<Question>>) {
+    pub fn route(&self, to: Option<mpsc::Sender<Question>>) {
         *self.0.lock().expect("asker lock") = to;
     }
 
     async fn ask(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        let to = self.0.lock().expect("asker lock").clone();
+        let to = CALL.try_with(Clone::clone).ok().or_else(|| self.0.lock().expect("asker lock").clone());
         let to = to.ok_or_else(|| ClientError::Handler(format!("{method} outside of a proxied call")))?;
         let (reply, answer) = oneshot::channel();
-        to.send(Question { method: method.to_owned(), params, reply })
-            .map_err(|_| ClientError::Handler("the proxied call has ended".into()))?;
+        // The channel is bounded (the call's questions of one round): past it the upstream's
+        // question is refused rather than queued.
+        to.try_send(Question { method: method.to_owned(), params, reply }).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => {
+                ClientError::Handler("too many questions from the upstream at once for one proxied call".into())
+            }
+            mpsc::error::TrySendError::Closed(_) => ClientError::Handler("the proxied call has ended".into()),
+        })?;
         answer.await.unwrap_or_else(|_| Err(ClientError::Handler("the downstream client did not answer".into())))
     }
 }
@@ -126,7 +149,7 @@ impl Upstream {
     pub fn describe(&self) -> String {
         match self {
             Upstream::Stdio { program, args, .. } => format!("`{} {}`", program, args.join(" ")).replace(" `", "`"),
-            Upstream::Http { url, .. } => url.clone(),
+            Upstream::Http { url, .. } => redact_url(url),
         }
     }
 
@@ -198,10 +221,56 @@ impl Upstream {
     }
 }
 
+/// `url` without what must not reach a log or another caller: userinfo (`user:pass@`), the
+/// query (`?api_key=...`) and the fragment.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.split(['?', '#']).next().unwrap_or_default().to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let path = tail.split(['?', '#']).next().unwrap_or_default();
+    format!("{scheme}://{host}{path}")
+}
+
+/// `text` (an error message, a log line) with every `http://` or `https://` URL in it
+/// redacted as [`redact_url`] does.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["http://", "https://"].iter().filter_map(|s| rest.find(s)).min();
+        let Some(at) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        let url = &rest[at..];
+        let end = url
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | '`'))
+            .unwrap_or(url.len());
+        out.push_str(&redact_url(&url[..end]));
+        rest = &url[end..];
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn urls_lose_their_userinfo_query_and_fragment() {
+        assert_eq!(redact_url("https://u:p@h.example:8443/mcp?api_key=S#f"), "https://h.example:8443/mcp");
+        assert_eq!(redact_url("http://h/?k=v"), "http://h/");
+        assert_eq!(redact_url("http://h?k=v"), "http://h");
+        let text = "error sending request for url (http://127.0.0.1:9/mcp?api_key=SECRET): refused; \
+                    also https://a:b@x/y";
+        let out = redact_urls(text);
+        assert!(!out.contains("SECRET") && !out.contains("a:b"), "{out}");
+        assert!(out.contains("(http://127.0.0.1:9/mcp): refused") && out.ends_with("https://x/y"), "{out}");
+    }
 
     #[test]
     fn input_caps_follow_the_declaration() {

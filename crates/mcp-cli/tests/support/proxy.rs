@@ -23,10 +23,15 @@ pub(crate) struct Proxy {
 
 impl Proxy {
     /// `mcp proxy --http 127.0.0.1:0 FLAGS UPSTREAM` (a URL, or `--` and a command), waiting
-    /// (30 s at most) for its "serving on" line.
+    /// (30 s at most) for its "serving on" line. Without `--auth-issuer` in `flags` the front
+    /// runs with `--no-auth` (an HTTP front refuses to start without one or the other).
     pub(crate) fn http(flags: &[&str], upstream: &[String]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp"));
-        cmd.args(["proxy", "--http", "127.0.0.1:0"]).args(flags).args(upstream);
+        cmd.args(["proxy", "--http", "127.0.0.1:0"]).args(flags);
+        if !flags.iter().any(|f| *f == "--auth-issuer" || *f == "--no-auth") {
+            cmd.arg("--no-auth");
+        }
+        cmd.args(upstream);
         let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let stderr = Arc::new(Mutex::new(Vec::new()));
