@@ -6,6 +6,7 @@ use crate::legacy::{
     accepted, check_version_header, route_key, session_stream, status_only, with_session, Delivery, HttpSession,
 };
 use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
+use crate::notes::{NoteLimits, NoteQueue};
 use crate::shared::{SessionEvent, SessionRecord};
 use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
@@ -221,11 +222,12 @@ impl McpService {
             s.routes.lock().expect("routes lock").remove(&route_key(&id));
             return error_response(&e, Some(&id));
         }
-        let (note_tx, note_rx) = mpsc::unbounded_channel::<Value>();
+        // The session core cancels legacy calls; the queue's token only tells the handler.
+        let (note_rx, sink) = NoteQueue::new(NoteLimits::of(&self.config), CancellationToken::new());
         let close = CancellationToken::new();
         let env = RequestEnv {
             principal: subject,
-            sink: Some(note_tx.into()),
+            sink: Some(sink),
             close_stream: Some(close.clone()),
             http: Some(Arc::new(parts)),
             ..RequestEnv::default()
@@ -259,12 +261,12 @@ impl McpService {
         s: Arc<HttpSession>,
         id: Value,
         rx: mpsc::UnboundedReceiver<Delivery>,
-        note_rx: mpsc::UnboundedReceiver<Value>,
+        note_rx: NoteQueue,
         env: RequestEnv,
         close: CancellationToken,
     ) -> Resp {
         let mut guard = CancelOnDrop { core: Some(s.core.clone()), id: id.clone() };
-        let mut call = LiveCall { core: s.core.clone(), rx, note_rx, env, round: None };
+        let mut call = LiveCall { core: s.core.clone(), id: id.clone(), rx, note_rx, env, round: None };
         // What was already taken that the stream must still carry out, in order: the first
         // notification, or a message and what followed it.
         let mut first_note = None;
@@ -272,8 +274,9 @@ impl McpService {
         loop {
             tokio::select! {
                 biased;
-                Some(n) = call.note_rx.recv() => {
-                    first_note = Some(n);
+                n = call.note_rx.recv() => {
+                    // `None`: the call overflowed its lag budget; the stream ends it.
+                    first_note = n;
                     break;
                 }
                 outcome = async { call.round.as_mut().expect("guarded").await }, if call.round.is_some() => {
@@ -311,8 +314,10 @@ impl McpService {
 /// notifications, and the round running now.
 struct LiveCall {
     core: Arc<SharedSession>,
+    /// The call's request id.
+    id: Value,
     rx: mpsc::UnboundedReceiver<Delivery>,
-    note_rx: mpsc::UnboundedReceiver<Value>,
+    note_rx: NoteQueue,
     env: RequestEnv,
     round: Option<Running>,
 }
@@ -324,7 +329,7 @@ impl LiveCall {
         match d {
             Some(Delivery::Serve(job)) => self.round = Some(start(&self.core, job, &self.env)),
             Some(Delivery::Message(m)) => {
-                while let Ok(n) = self.note_rx.try_recv() {
+                while let Some(n) = self.note_rx.try_recv() {
                     stream.push_message(&n);
                 }
                 stream.push(&m);
@@ -359,7 +364,15 @@ impl LiveCall {
             while !finished {
                 tokio::select! {
                     biased;
-                    Some(n) = self.note_rx.recv() => stream.push_message(&n),
+                    n = self.note_rx.recv() => match n {
+                        Some(n) => stream.push_message(&n),
+                        None => {
+                            // Past the lag budget: cancel the call and end it with the error.
+                            self.core.run(|c, _| c.cancel(&self.id));
+                            stream.push_message(&self.note_rx.overflow_error(&self.id));
+                            break;
+                        }
+                    },
                     outcome = async { self.round.as_mut().expect("guarded").await }, if self.round.is_some() => {
                         self.round = None;
                         self.core.run(|c, clock| c.handle_outcome(outcome, clock));

@@ -30,6 +30,7 @@ mod legacy;
 #[cfg(feature = "legacy")]
 mod legacy_call;
 mod limits;
+mod notes;
 #[cfg(feature = "legacy")]
 mod resume;
 mod serve;

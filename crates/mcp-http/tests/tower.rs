@@ -168,3 +168,75 @@ mod auth_layer {
         assert_eq!(doc["authorization_servers"], json!(["https://as.example"]));
     }
 }
+
+/// A handler that logs in a loop until it has sent `n` messages or is cancelled; counts what
+/// it sent and whether it saw the cancellation.
+mod flood {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[derive(Default)]
+    pub(crate) struct Seen {
+        pub(crate) sent: AtomicUsize,
+        pub(crate) cancelled: AtomicBool,
+        pub(crate) done: tokio::sync::Notify,
+    }
+
+    /// Logs `n` messages.
+    #[tool]
+    async fn chatty(ctx: Context, State(seen): State<Arc<Seen>>, n: u64) -> String {
+        for i in 0..n {
+            if ctx.is_cancelled() {
+                seen.cancelled.store(true, Ordering::SeqCst);
+                break;
+            }
+            ctx.log(mcp::protocol::types::LoggingLevel::Info, None, json!(i));
+            seen.sent.fetch_add(1, Ordering::SeqCst);
+            if i % 1000 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        seen.done.notify_one();
+        "done".into()
+    }
+
+    fn call_chatty(n: u64) -> Request<Body> {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "chatty",
+            "arguments": {"n": n}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/logLevel": "debug"}}});
+        let mut r = call_hello("/mcp");
+        r.headers_mut().insert("mcp-name", "chatty".parse().unwrap());
+        *r.body_mut() = Body::from(body.to_string());
+        r
+    }
+
+    #[tokio::test]
+    async fn a_client_that_does_not_read_its_notifications_gets_the_call_cancelled() {
+        let seen = Arc::new(Seen::default());
+        let server = Server::builder("t", "1").state(seen.clone()).tool(chatty::tool()).tool(hello::tool()).build();
+        let svc = McpService::new(server.unwrap(), HttpConfig::default());
+        let done = seen.done.notified();
+        // The response head comes at the first notification; its body is left unread.
+        let r = svc.clone().oneshot(call_chatty(200_000)).await.unwrap();
+        assert_eq!(r.headers()[header::CONTENT_TYPE], "text/event-stream");
+        tokio::time::timeout(std::time::Duration::from_secs(60), done).await.expect("the handler ends");
+        assert!(seen.cancelled.load(Ordering::SeqCst), "the handler saw its call cancelled");
+        assert!(seen.sent.load(Ordering::SeqCst) < 200_000);
+        // Others are still served meanwhile.
+        let other = svc.clone().oneshot(call_hello("/mcp")).await.unwrap();
+        assert_eq!(json_body(other).await["result"]["content"][0]["text"], "Hello, Ada!");
+        // What was held for the client is bounded (the SSE buffer, not 200 000 messages), and
+        // the stream ends with the error.
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        let events: Vec<Value> = String::from_utf8_lossy(&body)
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| serde_json::from_str(d.trim()).unwrap())
+            .collect();
+        assert!(events.len() <= 64 + 1, "{} events were held", events.len());
+        let last = events.last().unwrap();
+        assert_eq!(last["error"]["code"], -32603, "{last}");
+        assert_eq!(last["id"], 7);
+    }
+}
