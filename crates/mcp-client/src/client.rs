@@ -311,6 +311,9 @@ impl Client {
                 Step::Probe => {}
                 Step::Modern { version, discover } => {
                     *self.inner.era.write().expect("lock") = Some(ServerEra::Modern { version, discover });
+                    // Nothing consumes unasked messages in a modern session: they are dropped
+                    // as they come (server requests answered with an error), not queued.
+                    self.inner.transport.discard_unsolicited();
                     return Ok(());
                 }
                 Step::Legacy(why) => {
@@ -350,6 +353,13 @@ impl Client {
     /// The era and negotiated version.
     pub fn era(&self) -> Option<ServerEra> {
         self.inner.era.read().expect("lock").clone()
+    }
+
+    /// How many unsolicited server messages wait for this client and how many were dropped
+    /// (for tests and diagnostics).
+    #[doc(hidden)]
+    pub fn unsolicited_stats(&self) -> crate::transport::UnsolicitedStats {
+        self.inner.transport.unsolicited_stats()
     }
 
     /// Whether the server is modern (stateless).

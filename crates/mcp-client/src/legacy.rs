@@ -7,8 +7,10 @@ use mcp_protocol::version;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-/// The open legacy subscriptions of a client: each gets every server notification.
-pub(crate) type Listeners = std::sync::Mutex<Vec<mpsc::UnboundedSender<Value>>>;
+/// The open legacy subscriptions of a client: each gets every server notification, on a queue
+/// of [`crate::transport::UNSOLICITED_CAP`] (a subscription left unread loses notifications,
+/// counted and logged, rather than growing).
+pub(crate) type Listeners = std::sync::Mutex<Vec<mpsc::Sender<Value>>>;
 
 impl Client {
     /// Runs the `initialize` handshake (HTTP: falls further back to HTTP+SSE when the
@@ -72,7 +74,14 @@ impl Client {
                         tracing::warn!(error = %e, "could not answer a server request");
                     }
                 } else if m.get("method").is_some() {
-                    client.inner.listeners.lock().expect("lock").retain(|tx| tx.send(m.clone()).is_ok());
+                    client.inner.listeners.lock().expect("lock").retain(|tx| match tx.try_send(m.clone()) {
+                        Ok(()) => true,
+                        Err(mpsc::error::TrySendError::Full(_)) => {
+                            crate::transport::note_dropped();
+                            true
+                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => false,
+                    });
                 }
             }
             // The server's messages ended: so do the subscriptions.
@@ -98,7 +107,7 @@ impl Client {
             }
         }
         // Listen first: an update right after the subscription is not lost.
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(crate::transport::UNSOLICITED_CAP);
         self.inner.listeners.lock().expect("lock").push(tx);
         let uris: Vec<String> = filter
             .get("resourceSubscriptions")

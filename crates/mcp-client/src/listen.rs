@@ -40,7 +40,7 @@ struct LegacyFeed {
     client: Client,
     filter: Value,
     uris: Vec<String>,
-    rx: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    rx: tokio::sync::mpsc::Receiver<Value>,
 }
 
 impl LegacyFeed {
@@ -145,7 +145,7 @@ impl Subscription {
         acknowledged: Value,
         filter: Value,
         uris: Vec<String>,
-        rx: tokio::sync::mpsc::UnboundedReceiver<Value>,
+        rx: tokio::sync::mpsc::Receiver<Value>,
     ) -> Self {
         Self { acknowledged, listener: None, pending: None, legacy: Some(LegacyFeed { client, filter, uris, rx }) }
     }

@@ -308,7 +308,7 @@ async fn legacy_session_id_get_stream_cancel_and_delete() {
         t.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), pv.clone()).await.unwrap();
 
         // The standalone GET stream carries a server request.
-        let m = recv(&mut unsolicited).await;
+        let m = recv_bounded(&mut unsolicited).await;
         assert_eq!(m["method"], "roots/list");
 
         let mut ex = t.request(OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), pv.clone()).unwrap()).await.unwrap();
@@ -457,7 +457,7 @@ async fn http_sse_fallback() {
         assert_eq!(m["method"], "notifications/progress");
         assert_eq!(ex.next().await.unwrap().unwrap(), response(1));
         ex.complete();
-        assert_eq!(recv(&mut unsolicited).await["method"], "ping");
+        assert_eq!(recv_bounded(&mut unsolicited).await["method"], "ping");
         t.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Vec::new()).await.unwrap();
         let reqs = seen.lock().unwrap().clone();
         assert_eq!(reqs[0].method, "GET");

@@ -17,7 +17,7 @@
 
 use futures::future::BoxFuture;
 use futures::StreamExt;
-use mcp_client::transport::{Exchange, OutgoingRequest, Transport, TransportKind};
+use mcp_client::transport::{note_dropped, Exchange, OutgoingRequest, Transport, TransportKind, EXCHANGE_CAP};
 use mcp_client::{Client, ClientBuilder, ClientError, TransportError};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
@@ -44,7 +44,12 @@ impl MemoryTransport {
     }
 }
 
-type Messages = mpsc::UnboundedSender<Result<Value, TransportError>>;
+/// An exchange's queue ([`EXCHANGE_CAP`] messages): a handler's notifications past it are
+/// dropped (counted and logged by [`note_dropped`]); the response and a subscription's
+/// messages wait for room instead.
+type Messages = mpsc::Sender<Result<Value, TransportError>>;
+
+
 
 fn closed(why: impl std::fmt::Display) -> TransportError {
     TransportError::Closed(why.to_string())
@@ -56,13 +61,15 @@ impl MemoryTransport {
             Ok(Incoming::Request(r)) => r,
             Ok(Incoming::Notification(_)) => return Err(closed("not a request")),
             Err(rej) => {
-                let _ = tx.send(Ok(rej.error.to_response(rej.id.as_ref())));
+                let _ = tx.try_send(Ok(rej.error.to_response(rej.id.as_ref())));
                 return Ok(());
             }
         };
         let notes = tx.clone();
         let sink = NotificationSink::new(move |n| {
-            let _ = notes.send(Ok(n));
+            if let Err(mpsc::error::TrySendError::Full(_)) = notes.try_send(Ok(n)) {
+                note_dropped();
+            }
         });
         let env = RequestEnv { sink: Some(sink), cancel: cancel.clone(), ..RequestEnv::default() };
         let server = self.server.clone();
@@ -73,14 +80,14 @@ impl MemoryTransport {
                     tokio::spawn(async move {
                         let mut stream = std::pin::pin!(stream);
                         while let Some(m) = stream.next().await {
-                            if tx.send(Ok(m)).is_err() {
+                            if tx.send(Ok(m)).await.is_err() {
                                 break;
                             }
                         }
                     });
                 }
                 Err(e) => {
-                    let _ = tx.send(Ok(e.to_response(Some(&id))));
+                    let _ = tx.try_send(Ok(e.to_response(Some(&id))));
                 }
             }
             return Ok(());
@@ -92,7 +99,7 @@ impl MemoryTransport {
                 _ = cancel.cancelled() => return,
             };
             let bytes = server.encode_response(&id, &outcome);
-            let _ = tx.send(serde_json::from_slice(&bytes).map_err(closed));
+            let _ = tx.send(serde_json::from_slice(&bytes).map_err(closed)).await;
         });
         Ok(())
     }
@@ -105,7 +112,7 @@ impl Transport for MemoryTransport {
 
     fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
         Box::pin(async move {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(EXCHANGE_CAP);
             let cancel = CancellationToken::new();
             self.start(&req.to_json()?, tx, cancel.clone())?;
             Ok(Exchange::stream(rx).on_cancel(move || cancel.cancel()))
@@ -118,7 +125,7 @@ impl Transport for MemoryTransport {
         Box::pin(async { Ok(()) })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>> {
         None
     }
 

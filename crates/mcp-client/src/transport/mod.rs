@@ -15,7 +15,115 @@ use crate::error::TransportError;
 use futures::future::BoxFuture;
 use mcp_protocol::types::RequestId;
 use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
+
+/// Most unsolicited messages (server requests and notifications tied to no request of ours) a
+/// transport holds for its consumer. Past it they are dropped (counted, logged at `warn` on the
+/// 1st, 2nd, 4th... drop) and a dropped server request is answered with a `-32603` error.
+pub const UNSOLICITED_CAP: usize = 256;
+
+/// Most notifications held for one exchange whose caller has not taken them. Past it they are
+/// dropped (counted, logged at `warn` on the 1st, 2nd, 4th... drop); the response itself is
+/// never dropped.
+pub const EXCHANGE_CAP: usize = 256;
+
+/// What became of a transport's unsolicited messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnsolicitedStats {
+    /// Held now, waiting for the consumer (at most [`UNSOLICITED_CAP`]).
+    pub queued: usize,
+    /// Dropped so far: the queue was full, or nobody consumes them.
+    pub dropped: u64,
+}
+
+/// The sending end of a transport's unsolicited queue: bounded, never blocking.
+pub(crate) struct Unsolicited {
+    tx: mpsc::Sender<Value>,
+    dropped: AtomicU64,
+}
+
+impl Unsolicited {
+    /// A queue of [`UNSOLICITED_CAP`] messages and its receiver.
+    pub(crate) fn new() -> (Self, mpsc::Receiver<Value>) {
+        let (tx, rx) = mpsc::channel(UNSOLICITED_CAP);
+        (Self { tx, dropped: AtomicU64::new(0) }, rx)
+    }
+
+    /// Queues `m` for the consumer. When the queue is full, or its receiver is gone (nobody
+    /// consumes unsolicited messages: a modern session), `m` is dropped; for a server request
+    /// the error response it is owed is returned, for the transport to send.
+    pub(crate) fn deliver(&self, m: Value) -> Option<Value> {
+        let (m, why) = match self.tx.try_send(m) {
+            Ok(()) => return None,
+            Err(mpsc::error::TrySendError::Full(m)) => (m, "the client is busy: too many server messages are queued"),
+            Err(mpsc::error::TrySendError::Closed(m)) => (m, "the client takes no server requests outside a request"),
+        };
+        let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+        if dropped.is_power_of_two() {
+            tracing::warn!(
+                dropped,
+                cap = UNSOLICITED_CAP,
+                reason = why,
+                "dropping unsolicited messages from the server"
+            );
+        }
+        refusal(&m, why)
+    }
+
+    /// Queued and dropped counts.
+    pub(crate) fn stats(&self) -> UnsolicitedStats {
+        let queued = if self.tx.is_closed() { 0 } else { UNSOLICITED_CAP - self.tx.capacity() };
+        UnsolicitedStats { queued, dropped: self.dropped.load(Ordering::Relaxed) }
+    }
+}
+
+impl Default for Unsolicited {
+    /// A queue nobody consumes: everything is dropped as it arrives.
+    fn default() -> Self {
+        Self::new().0
+    }
+}
+
+/// The `-32603` error response a dropped server request `m` is owed (`None` for anything that
+/// is not a request).
+pub(crate) fn refusal(m: &Value, why: &str) -> Option<Value> {
+    let id = m.get("id").filter(|id| id.is_string() || id.is_number())?;
+    m.get("method")?;
+    Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}}))
+}
+
+/// Counts notifications dropped because an exchange's queue was full (all exchanges of all
+/// transports together), logging on the 1st, 2nd, 4th... drop. For transports: call it for
+/// each notification dropped for want of room.
+pub fn note_dropped() {
+    static DROPPED: AtomicU64 = AtomicU64::new(0);
+    let dropped = DROPPED.fetch_add(1, Ordering::Relaxed) + 1;
+    if dropped.is_power_of_two() {
+        tracing::warn!(dropped, cap = EXCHANGE_CAP, "dropping notifications a caller does not read");
+    }
+}
+
+/// The sending end of a split exchange (see [`Exchange::split`]): notifications into a bounded
+/// queue that drops when full, the response through a one-shot that never does.
+pub(crate) struct SplitTx {
+    notes: mpsc::Sender<Value>,
+    done: oneshot::Sender<Result<Value, TransportError>>,
+}
+
+impl SplitTx {
+    /// Queues a notification; drops it (counted) when the caller lets the queue fill.
+    pub(crate) fn note(&self, m: Value) {
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.notes.try_send(m) {
+            note_dropped();
+        }
+    }
+
+    /// Delivers the response (or the failure) and ends the exchange.
+    pub(crate) fn finish(self, r: Result<Value, TransportError>) {
+        let _ = self.done.send(r);
+    }
+}
 
 /// The request id a message names (`None` for a value that is no id: not a string, not an
 /// integer in `i64`). Read straight from the value: deserializing the untagged `RequestId`
@@ -35,7 +143,8 @@ pub(crate) fn request_key(v: &Value) -> Option<RequestId> {
 /// A transport makes one with [`Exchange::stream`] (messages still to come, in order),
 /// [`Exchange::once`] (only the response is to come: no channel of many slots for it; or
 /// [`Exchange::once_text`], the same as JSON text) or
-/// [`Exchange::ready`] (everything has arrived), then [`Exchange::on_cancel`].
+/// [`Exchange::ready`] (everything has arrived), then [`Exchange::on_cancel`]. Every queue of
+/// messages is bounded (at most [`EXCHANGE_CAP`] for the transports of this crate).
 pub struct Exchange {
     messages: Messages,
     on_cancel: Option<Box<dyn FnOnce() + Send>>,
@@ -43,7 +152,14 @@ pub struct Exchange {
 
 /// Where an exchange's messages come from.
 enum Messages {
-    Stream(mpsc::UnboundedReceiver<Result<Value, TransportError>>),
+    Stream(mpsc::Receiver<Result<Value, TransportError>>),
+    /// Notifications on a queue, the response on a one-shot (taken after the notifications
+    /// sent before it).
+    Split {
+        notes: mpsc::Receiver<Value>,
+        done: Option<oneshot::Receiver<Result<Value, TransportError>>>,
+        last: Option<Result<Value, TransportError>>,
+    },
     Once(Option<oneshot::Receiver<Result<Value, TransportError>>>),
     OnceText(Option<oneshot::Receiver<Result<Vec<u8>, TransportError>>>),
     Ready(std::collections::VecDeque<Value>),
@@ -56,9 +172,19 @@ impl std::fmt::Debug for Exchange {
 }
 
 impl Exchange {
-    /// Messages that arrive on `rx`; the final JSON-RPC response is the last.
-    pub fn stream(rx: mpsc::UnboundedReceiver<Result<Value, TransportError>>) -> Self {
+    /// Messages that arrive on `rx` (a bounded channel: the transport waits for room or drops
+    /// notifications); the final JSON-RPC response is the last.
+    pub fn stream(rx: mpsc::Receiver<Result<Value, TransportError>>) -> Self {
         Self { messages: Messages::Stream(rx), on_cancel: None }
+    }
+
+    /// An exchange fed by a [`SplitTx`] that never waits: notifications up to [`EXCHANGE_CAP`]
+    /// (then dropped), the response apart.
+    pub(crate) fn split() -> (SplitTx, Self) {
+        let (notes_tx, notes) = mpsc::channel(EXCHANGE_CAP);
+        let (done_tx, done) = oneshot::channel();
+        let messages = Messages::Split { notes, done: Some(done), last: None };
+        (SplitTx { notes: notes_tx, done: done_tx }, Self { messages, on_cancel: None })
     }
 
     /// Exactly one message to come on `rx`: the response (or the transport's failure). A
@@ -88,6 +214,23 @@ impl Exchange {
     pub async fn next(&mut self) -> Option<Result<Value, TransportError>> {
         match &mut self.messages {
             Messages::Stream(rx) => rx.recv().await,
+            Messages::Split { notes, done, last } => {
+                if let Some(d) = done.as_mut() {
+                    tokio::select! {
+                        biased;
+                        Some(n) = notes.recv() => return Some(Ok(n)),
+                        r = d => {
+                            *done = None;
+                            *last = r.ok();
+                        }
+                    }
+                }
+                // The response is in: what was queued before it goes first.
+                match notes.try_recv() {
+                    Ok(n) => Some(Ok(n)),
+                    Err(_) => last.take(),
+                }
+            }
             Messages::Once(rx) => {
                 let r = rx.as_mut()?.await.ok();
                 *rx = None;
@@ -145,8 +288,21 @@ pub trait Transport: Send + Sync + 'static {
     fn send(&self, message: Value, headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>>;
 
     /// Messages not tied to any request of ours (legacy: server requests and notifications on
-    /// stdio or on the standalone GET stream). Can be taken once.
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>>;
+    /// stdio or on the standalone GET stream). Can be taken once. The queue is bounded (see
+    /// [`UNSOLICITED_CAP`]): a consumer that falls behind loses messages, never memory.
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>>;
+
+    /// Says nobody will consume unsolicited messages (a modern session): from now on they are
+    /// dropped as they arrive, and server requests among them answered with an error. Default:
+    /// takes the receiver and drops it.
+    fn discard_unsolicited(&self) {
+        drop(self.take_unsolicited());
+    }
+
+    /// How many unsolicited messages are queued and how many were dropped. Default: none.
+    fn unsolicited_stats(&self) -> UnsolicitedStats {
+        UnsolicitedStats::default()
+    }
 
     /// Switches to the legacy session mode after a successful `initialize`: HTTP remembers the
     /// `Mcp-Session-Id` it received and may open the standalone GET stream. Default: nothing.

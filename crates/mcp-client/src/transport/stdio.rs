@@ -1,7 +1,7 @@
 //! stdio client transport: spawns the server, speaks newline-delimited JSON on its
 //! stdin/stdout, keeps its stderr apart, and terminates its whole process tree on close/drop.
 
-use super::{Exchange, OutgoingRequest, Transport, TransportKind};
+use super::{Exchange, OutgoingRequest, SplitTx, Transport, TransportKind, Unsolicited, UnsolicitedStats};
 use crate::error::{ErrorSource, TransportError};
 use futures::future::BoxFuture;
 use mcp_protocol::meta::SUBSCRIPTION_ID;
@@ -78,7 +78,7 @@ impl StdioCommand {
 /// the response's JSON text: the caller parses it on its own thread, so the reader task only
 /// finds the id (no allocation per response there, and none freed across threads).
 enum Route {
-    Stream(mpsc::UnboundedSender<Result<Value, TransportError>>),
+    Stream(SplitTx),
     Once(oneshot::Sender<Result<Vec<u8>, TransportError>>),
 }
 
@@ -86,7 +86,10 @@ impl Route {
     /// Delivers a failure.
     fn fail(self, e: TransportError) {
         let _ = match self {
-            Route::Stream(tx) => tx.send(Err(e)).map_err(drop),
+            Route::Stream(tx) => {
+                tx.finish(Err(e));
+                Ok(())
+            }
             Route::Once(tx) => tx.send(Err(e)).map_err(drop),
         };
     }
@@ -127,6 +130,9 @@ impl Pending {
     }
 }
 
+/// Bytes queued for the server past which answers to dropped server requests are dropped too.
+const REPLY_BACKLOG: usize = 1 << 20;
+
 /// Lines waiting for the writer task. Callers serialize straight into one buffer (no
 /// allocation and no channel message per request) and the writer takes everything queued
 /// at once, so requests made together leave in one write.
@@ -153,6 +159,17 @@ impl Outbox {
     }
 
     /// Queues the line `write` appends (without its newline); see [`Outbox::push`].
+    /// Queues an answer the client owes the server (an error for a request it dropped), unless
+    /// [`REPLY_BACKLOG`] bytes already wait: a server that floods requests and does not read
+    /// its input loses the answers, not our memory.
+    fn push_reply(&self, msg: &Value) {
+        if self.state.lock().expect("lock").bytes.len() > REPLY_BACKLOG {
+            super::note_dropped();
+            return;
+        }
+        let _ = self.push(msg);
+    }
+
     fn push_with(&self, write: impl FnOnce(&mut Vec<u8>) -> Result<(), TransportError>) -> Result<(), TransportError> {
         let mut st = self.state.lock().expect("lock");
         if st.closing || st.gone {
@@ -215,6 +232,8 @@ struct Shared {
     is_closed: AtomicBool,
     closed: Mutex<Option<String>>,
     stderr_tail: Mutex<VecDeque<String>>,
+    /// Messages tied to no request of ours, for the consumer that takes them (bounded).
+    unsolicited: Unsolicited,
 }
 
 impl Shared {
@@ -237,7 +256,7 @@ impl Shared {
 /// A running stdio server.
 pub struct StdioTransport {
     shared: Arc<Shared>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Value>>>,
     exited: watch::Receiver<bool>,
     pgid: Option<i32>,
 }
@@ -270,8 +289,8 @@ impl StdioTransport {
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
-        let shared = Arc::new(Shared::default());
-        let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
+        let (unsolicited, unsolicited_rx) = Unsolicited::new();
+        let shared = Arc::new(Shared { unsolicited, ..Shared::default() });
 
         let out = shared.clone();
         tokio::spawn(async move { out.outbox.run(stdin).await });
@@ -304,7 +323,7 @@ impl StdioTransport {
                     Ok(_) => {}
                     Err(e) => break format!("reading from the server failed: {e}"),
                 }
-                route_line(&reader_shared, &unsolicited_tx, buf);
+                route_line(&reader_shared, buf);
             };
             // A server that exits closes stdout and stderr together: read what stderr still
             // holds (bounded: a live server keeps its stderr open).
@@ -346,6 +365,12 @@ impl StdioTransport {
             return Err(TransportError::Closed(why));
         }
         self.shared.outbox.push(msg)
+    }
+
+    /// Counters of the unsolicited queue (for tests and diagnostics).
+    #[doc(hidden)]
+    pub fn unsolicited_stats(&self) -> UnsolicitedStats {
+        self.shared.unsolicited.stats()
     }
 
     /// Signals the server's whole process tree: its process group on Unix; on Windows,
@@ -429,7 +454,7 @@ fn response_id(line: &[u8]) -> Option<RequestId> {
 /// Delivers one line from the server to whoever waits for it. A response is read only for its
 /// id, and a plain request takes its text as it came; anything else is parsed here to find
 /// its way.
-fn route_line(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, line: Vec<u8>) {
+fn route_line(shared: &Shared, line: Vec<u8>) {
     let text = line.trim_ascii();
     if text.is_empty() {
         return;
@@ -456,7 +481,7 @@ fn route_line(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, line:
             }
             Some(Route::Stream(tx)) => {
                 if let Some(m) = msg.or_else(|| parse(text)) {
-                    let _ = tx.send(Ok(m));
+                    tx.finish(Ok(m));
                 }
                 return;
             }
@@ -465,7 +490,7 @@ fn route_line(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, line:
         Some((k, false)) => {
             if let Some(Route::Stream(tx)) = shared.pending.shard(&k).get(&k) {
                 if let Some(m) = msg.take() {
-                    let _ = tx.send(Ok(m));
+                    tx.note(m);
                 }
                 return;
             }
@@ -473,7 +498,9 @@ fn route_line(shared: &Shared, unsolicited: &mpsc::UnboundedSender<Value>, line:
         None => {}
     }
     if let Some(m) = msg.or_else(|| parse(text)) {
-        let _ = unsolicited.send(m);
+        if let Some(reply) = shared.unsolicited.deliver(m) {
+            shared.outbox.push_reply(&reply);
+        }
     }
 }
 
@@ -487,12 +514,14 @@ pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
     if text.is_empty() || serde_json::from_slice::<Value>(text).is_err() {
         return None;
     }
-    let shared = Shared::default();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (unsolicited, mut other) = Unsolicited::new();
+    let shared = Shared { unsolicited, ..Shared::default() };
+    let (tx, mut exchange) = Exchange::split();
     shared.pending.insert(RequestId::Integer(1), Route::Stream(tx));
-    let (unsolicited, mut other) = mpsc::unbounded_channel();
-    route_line(&shared, &unsolicited, line.to_vec());
-    let reached = rx.try_recv().is_ok();
+    route_line(&shared, line.to_vec());
+    // Whatever reached the request is ready at once (a response ended the exchange).
+    drop(shared.pending.drain());
+    let reached = futures::FutureExt::now_or_never(exchange.next()).flatten().is_some();
     assert!(reached != other.try_recv().is_ok(), "a message is delivered exactly once");
     Some(reached)
 }
@@ -508,8 +537,8 @@ impl Transport for StdioTransport {
             // Notifications name their request by progress token or subscription id: only
             // such requests need a stream; any other gets its response through a one-shot.
             let (route, exchange) = if req.streams() {
-                let (tx, rx) = mpsc::unbounded_channel();
-                (Route::Stream(tx), Exchange::stream(rx))
+                let (tx, exchange) = Exchange::split();
+                (Route::Stream(tx), exchange)
             } else {
                 let (tx, rx) = oneshot::channel();
                 (Route::Once(tx), Exchange::once_text(rx))
@@ -539,8 +568,12 @@ impl Transport for StdioTransport {
         Box::pin(async move { self.write(&message) })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>> {
         self.unsolicited.lock().expect("lock").take()
+    }
+
+    fn unsolicited_stats(&self) -> UnsolicitedStats {
+        self.shared.unsolicited.stats()
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
@@ -602,30 +635,27 @@ mod tests {
 
     #[test]
     fn lines_reach_their_request_or_the_unsolicited_channel() {
-        let shared = Shared::default();
+        let (unsolicited, mut other) = Unsolicited::new();
+        let shared = Shared { unsolicited, ..Shared::default() };
         let (once_tx, mut once_rx) = oneshot::channel();
         shared.pending.insert(RequestId::Integer(1), Route::Once(once_tx));
-        let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
+        let (stream_tx, mut stream_rx) = Exchange::split();
         shared.pending.insert(RequestId::String("s".into()), Route::Stream(stream_tx));
-        let (unsolicited, mut other) = mpsc::unbounded_channel();
 
-        route_line(
-            &shared,
-            &unsolicited,
-            br#"{"method":"notifications/progress","params":{"progressToken":"s"}}"#.to_vec(),
-        );
-        route_line(&shared, &unsolicited, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n".to_vec());
-        route_line(&shared, &unsolicited, br#"{"id":"s","result":{}}"#.to_vec());
-        route_line(&shared, &unsolicited, br#"{"id":9,"result":{}}"#.to_vec());
-        route_line(&shared, &unsolicited, b"not json".to_vec());
+        route_line(&shared, br#"{"method":"notifications/progress","params":{"progressToken":"s"}}"#.to_vec());
+        route_line(&shared, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n".to_vec());
+        route_line(&shared, br#"{"id":"s","result":{}}"#.to_vec());
+        route_line(&shared, br#"{"id":9,"result":{}}"#.to_vec());
+        route_line(&shared, b"not json".to_vec());
 
         // The plain request gets the text as it came, and parses it when it takes it.
         let text = once_rx.try_recv().unwrap().unwrap();
         let v: Value = serde_json::from_slice(&text).unwrap();
         assert_eq!(v["result"]["ok"], true);
         // The streaming one gets its notification, then its response, parsed.
-        assert_eq!(stream_rx.try_recv().unwrap().unwrap()["method"], "notifications/progress");
-        assert_eq!(stream_rx.try_recv().unwrap().unwrap()["id"], "s");
+        let mut next = || futures::FutureExt::now_or_never(stream_rx.next()).flatten().unwrap().unwrap();
+        assert_eq!(next()["method"], "notifications/progress");
+        assert_eq!(next()["id"], "s");
         // Nobody waits for id 9; the non-JSON line is dropped.
         assert_eq!(other.try_recv().unwrap()["id"], 9);
         assert!(other.try_recv().is_err());

@@ -22,6 +22,11 @@ pub(crate) async fn recv<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> T {
     tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("timed out waiting").expect("channel closed")
 }
 
+/// Waits for one item of a bounded channel, bounded.
+pub(crate) async fn recv_bounded<T>(rx: &mut mpsc::Receiver<T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("timed out waiting").expect("channel closed")
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Req {
     pub method: String,

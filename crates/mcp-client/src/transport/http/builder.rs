@@ -4,11 +4,11 @@ use super::wire::Wire;
 use super::{HttpTransport, Inner};
 use crate::auth::AuthProvider;
 use crate::error::{ErrorSource, TransportError};
+use crate::transport::Unsolicited;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 /// Configures an [`HttpTransport`].
 pub struct HttpTransportBuilder {
@@ -117,7 +117,7 @@ impl HttpTransportBuilder {
             headers.append(name, value);
         }
         let wire = Wire::new(&url, self.connect_timeout)?;
-        let (unsolicited_tx, unsolicited_rx) = mpsc::unbounded_channel();
+        let (unsolicited_tx, unsolicited_rx) = Unsolicited::new();
         let inner = Inner {
             wire,
             display_url: display_url(&url),
@@ -127,6 +127,7 @@ impl HttpTransportBuilder {
             max_event_bytes: self.max_event_bytes,
             state: Mutex::default(),
             unsolicited: unsolicited_tx,
+            refusals: Arc::new(tokio::sync::Semaphore::new(super::MAX_REFUSALS_IN_FLIGHT)),
             auth: self.auth,
             cross_origin_redirects: self.cross_origin_redirects,
         };

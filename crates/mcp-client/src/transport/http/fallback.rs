@@ -14,7 +14,6 @@ use reqwest::{Method, Url};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 /// How long to wait for the `endpoint` event when no request timeout is set.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -130,7 +129,7 @@ pub(super) async fn request(
     let (id, k, initialize) = (req.id().clone(), req.key(), req.is_initialize());
     let body = Bytes::from(req.to_json()?);
     let headers = req.headers;
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, exchange) = Exchange::split();
     inner.lock().pending.insert(k.clone(), tx);
     let mut guard = PendingGuard { inner, key: Some(k.clone()) };
     let resp = inner.post_authorized(endpoint, &headers, body).await?;
@@ -141,7 +140,7 @@ pub(super) async fn request(
     drop(resp);
     guard.key = None;
     let inner = inner.clone();
-    Ok(Exchange::stream(rx).on_cancel(move || {
+    Ok(exchange.on_cancel(move || {
         let was_pending = inner.lock().pending.remove(&k).is_some();
         if was_pending && !initialize {
             inner.notify_cancelled(id, headers);

@@ -25,7 +25,9 @@ mod wire;
 pub use builder::HttpTransportBuilder;
 use builder::{display_url, is_sensitive};
 
-use super::{Exchange, OutgoingRequest, Transport, TransportKind};
+use super::{
+    Exchange, OutgoingRequest, SplitTx, Transport, TransportKind, Unsolicited, UnsolicitedStats, EXCHANGE_CAP,
+};
 use crate::auth::{AuthChallenge, AuthProvider};
 use crate::error::{ErrorSource, TransportError};
 use bytes::Bytes;
@@ -57,7 +59,12 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 /// needs two).
 const MAX_AUTH_ROUNDS: usize = 2;
 
-type Route = mpsc::UnboundedSender<Result<Value, TransportError>>;
+/// Where a per-request SSE stream delivers (bounded: the stream is read no faster than the
+/// caller takes its messages).
+type Route = mpsc::Sender<Result<Value, TransportError>>;
+
+/// Answers to dropped server requests being POSTed at once; past it they are dropped too.
+const MAX_REFUSALS_IN_FLIGHT: usize = 8;
 
 /// An error with its causes, as one line.
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
@@ -181,7 +188,7 @@ struct State {
     /// HTTP+SSE fallback: where to POST.
     endpoint: Option<Url>,
     /// Requests waiting for messages from a shared GET stream (HTTP+SSE fallback).
-    pending: HashMap<RequestId, Route>,
+    pending: HashMap<RequestId, SplitTx>,
     /// Background tasks to stop on close.
     tasks: Vec<AbortHandle>,
     /// Why the transport can no longer be used.
@@ -196,7 +203,9 @@ struct Inner {
     request_timeout: Option<Duration>,
     max_event_bytes: usize,
     state: Mutex<State>,
-    unsolicited: mpsc::UnboundedSender<Value>,
+    unsolicited: Unsolicited,
+    /// Room for answers to dropped server requests (see [`MAX_REFUSALS_IN_FLIGHT`]).
+    refusals: Arc<tokio::sync::Semaphore>,
     auth: Option<Arc<dyn AuthProvider>>,
     /// Follow 307/308 to other origins (with the protocol's headers only).
     cross_origin_redirects: bool,
@@ -232,13 +241,13 @@ impl Inner {
 
     /// Ends every exchange waiting on a shared stream, and the transport with them.
     fn fail_all(&self, why: &str) {
-        let pending: Vec<Route> = {
+        let pending: Vec<SplitTx> = {
             let mut st = self.lock();
             st.closed.get_or_insert_with(|| why.to_owned());
             st.pending.drain().map(|(_, tx)| tx).collect()
         };
         for tx in pending {
-            let _ = tx.send(Err(TransportError::Closed(why.to_owned())));
+            tx.finish(Err(TransportError::Closed(why.to_owned())));
         }
     }
 
@@ -480,28 +489,47 @@ impl Inner {
 
     /// Delivers a message from a shared stream (standalone GET, HTTP+SSE): responses and
     /// progress to their request, everything else to the unsolicited channel.
-    fn route(&self, m: Value) {
+    fn route(self: &Arc<Self>, m: Value) {
         let is_response = m.get("method").is_none()
             && m.get("id").is_some()
             && (m.get("result").is_some() || m.get("error").is_some());
         let mut st = self.lock();
         if is_response {
             match key(&m["id"]).and_then(|k| st.pending.remove(&k)) {
-                Some(tx) => {
-                    let _ = tx.send(Ok(m));
-                }
+                Some(tx) => tx.finish(Ok(m)),
                 None => tracing::debug!(id = %m["id"], "dropping a response to no pending request"),
             }
             return;
         }
         if m.get("id").is_none() {
             if let Some(tx) = m.pointer("/params/progressToken").and_then(key).and_then(|k| st.pending.get(&k)) {
-                let _ = tx.send(Ok(m));
+                tx.note(m);
                 return;
             }
         }
         drop(st);
-        let _ = self.unsolicited.send(m);
+        if let Some(reply) = self.unsolicited.deliver(m) {
+            self.refuse(reply);
+        }
+    }
+
+    /// POSTs the error a dropped server request is owed, in the background, at most
+    /// [`MAX_REFUSALS_IN_FLIGHT`] at once (past that the answer is dropped too).
+    fn refuse(self: &Arc<Self>, reply: Value) {
+        let (Ok(permit), Ok(rt)) = (self.refusals.clone().try_acquire_owned(), tokio::runtime::Handle::try_current())
+        else {
+            super::note_dropped();
+            return;
+        };
+        let inner = self.clone();
+        let headers: Vec<(String, String)> =
+            self.lock().protocol.clone().map(|v| (h::PROTOCOL_VERSION.to_owned(), v)).into_iter().collect();
+        rt.spawn(async move {
+            if let Err(e) = inner.send_message(&reply, &headers).await {
+                tracing::debug!(error = %e, "could not refuse a server request");
+            }
+            drop(permit);
+        });
     }
 }
 
@@ -522,7 +550,7 @@ impl Drop for CancelNote {
 /// Streamable HTTP transport (with the legacy HTTP+SSE fallback).
 pub struct HttpTransport {
     inner: Arc<Inner>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Value>>>,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -550,6 +578,12 @@ impl HttpTransport {
     /// The legacy session id, if the server assigned one.
     pub fn session_id(&self) -> Option<String> {
         self.inner.lock().session_id.clone()
+    }
+
+    /// Counters of the unsolicited queue (for tests and diagnostics).
+    #[doc(hidden)]
+    pub fn unsolicited_stats(&self) -> UnsolicitedStats {
+        self.inner.unsolicited.stats()
     }
 }
 
@@ -610,7 +644,7 @@ impl Transport for HttpTransport {
                 let messages = parse_messages(&body?)?;
                 return Ok(Exchange::ready(messages.into_iter().map(|m| adopt(m, &id))));
             }
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(EXCHANGE_CAP);
             let mut get_headers = protocol_of(&req.headers);
             if get_headers.is_empty() {
                 get_headers.extend(inner.lock().protocol.clone().map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
@@ -633,8 +667,12 @@ impl Transport for HttpTransport {
         Box::pin(async move { self.inner.send_message(&message, &headers).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Value>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>> {
         self.unsolicited.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn unsolicited_stats(&self) -> UnsolicitedStats {
+        self.inner.unsolicited.stats()
     }
 
     fn begin_legacy_session(&self) -> BoxFuture<'_, Result<(), TransportError>> {

@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 /// Reconnection attempts in a row without receiving anything.
 pub(super) const MAX_RESUME_ATTEMPTS: u32 = 5;
@@ -127,13 +128,20 @@ pub(super) async fn deliver(inner: Arc<Inner>, resp: Resp, id: Value, get_header
     loop {
         let mut parser = SseParser::new(inner.max_event_bytes);
         let mut progressed = false;
+        let mut response = None;
         let end = pump(
             resp.bytes_stream(),
             &mut parser,
             |m| {
-                let done = is_response_to(&m, &id);
-                if tx.send(Ok(m)).is_err() || done {
+                if is_response_to(&m, &id) {
+                    response = Some(m);
                     return Flow::Stop;
+                }
+                // A caller that lets its queue fill loses notifications, never the response.
+                match tx.try_send(Ok(m)) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(_)) => crate::transport::note_dropped(),
+                    Err(mpsc::error::TrySendError::Closed(_)) => return Flow::Stop,
                 }
                 progressed = true;
                 Flow::Continue
@@ -141,6 +149,10 @@ pub(super) async fn deliver(inner: Arc<Inner>, resp: Resp, id: Value, get_header
             tx.closed(),
         )
         .await;
+        if let Some(m) = response {
+            let _ = tx.send(Ok(m)).await;
+            return;
+        }
         resume.update(&parser);
         if progressed {
             attempts = 0;
@@ -148,7 +160,7 @@ pub(super) async fn deliver(inner: Arc<Inner>, resp: Resp, id: Value, get_header
         let broken = match end {
             End::Stopped => return,
             End::Fatal(e) => {
-                let _ = tx.send(Err(e));
+                let _ = tx.send(Err(e)).await;
                 return;
             }
             End::Ended => None,
@@ -157,7 +169,7 @@ pub(super) async fn deliver(inner: Arc<Inner>, resp: Resp, id: Value, get_header
         let Some(last_id) = resume.last_id.clone() else {
             // Not resumable: a break is an error; a clean end leaves the exchange empty-handed.
             if let Some(e) = broken {
-                let _ = tx.send(Err(e));
+                let _ = tx.send(Err(e)).await;
             }
             return;
         };
@@ -183,7 +195,7 @@ async fn reconnect(
     loop {
         if *attempts >= MAX_RESUME_ATTEMPTS {
             let why = format!("the response stream broke and {MAX_RESUME_ATTEMPTS} attempts to resume it failed");
-            let _ = tx.send(Err(TransportError::Closed(why)));
+            let _ = tx.send(Err(TransportError::Closed(why))).await;
             return None;
         }
         *attempts += 1;
@@ -201,7 +213,7 @@ async fn reconnect(
                 tracing::debug!(error = %e, "resuming the response stream failed")
             }
             Err(GetError::Fatal(e)) => {
-                let _ = tx.send(Err(e));
+                let _ = tx.send(Err(e)).await;
                 return None;
             }
         }
