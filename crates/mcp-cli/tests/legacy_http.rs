@@ -228,3 +228,98 @@ async fn modern_requests_ignore_a_session_id_and_session_streams_end_with_the_se
     assert_eq!(r.status, 200);
     assert!(second.next().await.is_none(), "the session's stream ends with the session");
 }
+
+/// The endpoint in-process (no socket), so a test can say which peer each request comes from.
+struct Direct(mcp::http::McpService);
+
+impl Direct {
+    fn new(f: impl FnOnce(&mut HttpConfig)) -> Self {
+        Direct(mcp::http::McpService::new(mcp_cli::everything::server(), config(f)))
+    }
+
+    /// POSTs `body` as a legacy client at `peer`; the status, session id header and JSON body.
+    async fn post(&self, peer: &str, session: Option<&str>, body: &Value) -> (u16, Option<String>, Value) {
+        use http_body_util::BodyExt;
+        let mut req = http::Request::post("/mcp").header("host", "localhost");
+        for (k, v) in legacy_headers(session) {
+            req = req.header(k, v);
+        }
+        let mut req = req.body(http_body_util::Full::new(bytes::Bytes::from(body.to_string()))).unwrap();
+        req.extensions_mut().insert(peer.parse::<std::net::SocketAddr>().unwrap());
+        let r = self.0.handle(req).await;
+        let status = r.status().as_u16();
+        let sid = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        (status, sid, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    }
+
+    /// Opens a session from `peer` (`initialized` too when asked); its id.
+    async fn open(&self, peer: &str, initialized: bool) -> String {
+        let init = rpc(0, "initialize", json!({"protocolVersion": LEGACY_PV, "capabilities": {}}));
+        let (status, sid, body) = self.post(peer, None, &init).await;
+        assert_eq!(status, 200, "{body}");
+        let sid = sid.expect("a session id");
+        if initialized {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            assert_eq!(self.post(peer, Some(&sid), &note).await.0, 202);
+        }
+        sid
+    }
+
+    async fn alive(&self, peer: &str, sid: &str) -> bool {
+        let (status, _, body) = self.post(peer, Some(sid), &rpc(9, "ping", json!({}))).await;
+        assert!(status == 200 || status == 404, "{status} {body}");
+        status == 200
+    }
+}
+
+#[tokio::test]
+async fn one_peer_cannot_hold_every_session_and_the_least_recently_used_gives_way() {
+    let d = Direct::new(|c| {
+        c.max_sessions = 6;
+        c.max_sessions_per_client = 3;
+    });
+    let (flood, other) = ("10.0.0.1:5000", "10.0.0.2:6000");
+    let first = d.open(flood, true).await;
+    let second = d.open(flood, true).await;
+    let third = d.open(flood, true).await;
+    assert!(d.alive(flood, &first).await, "used again: now the second is least recently used");
+    let fourth = d.open(flood, true).await;
+    assert!(!d.alive(flood, &second).await, "the peer's least recently used session was ended");
+    for s in [&first, &third, &fourth] {
+        assert!(d.alive(flood, s).await);
+    }
+    // Many peers fill the global cap: new sessions still open, the least recently used go.
+    let mut opened = Vec::new();
+    for i in 0..20 {
+        opened.push(d.open(&format!("10.0.1.{i}:7000"), true).await);
+    }
+    let newcomer = d.open(other, true).await;
+    assert!(d.alive(other, &newcomer).await, "a legacy client from another peer still gets a session");
+    assert!(!d.alive(flood, &first).await && !d.alive("10.0.1.0:7000", &opened[0]).await);
+    assert!(d.alive("10.0.1.19:7000", &opened[19]).await);
+}
+
+#[tokio::test]
+async fn bounded_initialize_params_and_well_formed_session_ids() {
+    let d = Direct::new(|_| {});
+    let big = json!({"protocolVersion": LEGACY_PV, "capabilities": {"experimental": {"pad": "x".repeat(1 << 20)}}});
+    let (status, sid, body) = d.post("10.0.0.1:1", None, &rpc(0, "initialize", big)).await;
+    assert_eq!((body["error"]["code"].as_i64(), sid), (Some(-32602), None), "{status}");
+    for bad in ["../../x".to_owned(), "a".repeat(10_000), "0123456789ABCDEF0123456789ABCDEF".to_owned()] {
+        let (status, _, _) = d.post("10.0.0.1:1", Some(&bad), &rpc(1, "ping", json!({}))).await;
+        assert_eq!(status, 404, "{bad:.20}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_never_initialized_expires_quickly() {
+    let d = Direct::new(|c| c.session_init_timeout = std::time::Duration::from_secs(60));
+    let peer = "10.0.0.3:1";
+    let pending = d.open(peer, false).await;
+    let ready = d.open(peer, true).await;
+    assert!(d.alive(peer, &pending).await, "alive within the minute");
+    tokio::time::advance(std::time::Duration::from_secs(61)).await;
+    assert!(!d.alive(peer, &pending).await, "not initialized in time: gone");
+    assert!(d.alive(peer, &ready).await, "an initialized session lives the idle time");
+}

@@ -13,7 +13,7 @@ use crate::shared::{SessionEvent, SessionStore, SessionStoreError};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Event, Job, Session, SharedSession};
+use mcp_server::session::{now, Event, Job, Session, SharedSession};
 use mcp_server::Server;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -47,8 +47,16 @@ pub(crate) struct HttpSession {
     pub(crate) version: String,
     /// The authenticated subject that opened the session (`None` without authorization).
     pub(crate) owner: Option<String>,
+    /// Who the session counts against for the per-client cap: the owner, else the peer's IP
+    /// address, else every unidentified client together.
+    key: String,
     pub(crate) routes: Routes,
+    /// The last request (eviction order: least recently used first).
     last_used: Mutex<Instant>,
+    /// The last sign of life, a request or an open stream's keep-alive (idle expiry).
+    alive: Mutex<Instant>,
+    /// When it was opened (a session not initialized soon after is dropped).
+    opened: Instant,
     /// Resumable response streams.
     pub(crate) streams: crate::resume::Streams,
     /// Cancelled when the session ends (DELETE or expiry): its streams end.
@@ -99,9 +107,28 @@ impl HttpSession {
         self.ended.cancel();
     }
 
-    /// Marks the session as used now (an open stream keeps it alive).
+    /// Marks the session as alive now (an open stream keeps it from idling out, but does not
+    /// count as use: past the cap it is evicted by its last request).
     pub(crate) fn touch(&self) {
-        *self.last_used.lock().expect("lock") = Instant::now();
+        *self.alive.lock().expect("lock") = now();
+    }
+
+    /// Marks the session as used by a request now.
+    fn used(&self, at: Instant) {
+        *self.last_used.lock().expect("lock") = at;
+        *self.alive.lock().expect("lock") = at;
+    }
+
+    fn last_used(&self) -> Instant {
+        *self.last_used.lock().expect("lock")
+    }
+
+    /// Whether the session is over at `at`: idle too long, or not initialized in time.
+    fn expired(&self, at: Instant, limits: &SessionLimits) -> bool {
+        let alive = *self.alive.lock().expect("lock");
+        at.saturating_duration_since(alive) >= limits.idle
+            || (at.saturating_duration_since(self.opened) >= limits.init_timeout
+                && !self.core.inspect(|c| c.legacy().is_some_and(|l| l.is_initialized())))
     }
 
     /// The session's legacy state now (what a request may change).
@@ -119,18 +146,46 @@ impl HttpSession {
     }
 }
 
-/// Every open session (or, with a shared store, every replica of one), bounded in number and
-/// idle time.
+/// The bounds on legacy sessions (from [`crate::HttpConfig`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SessionLimits {
+    /// Most sessions here.
+    pub(crate) max: usize,
+    /// Most sessions of one client (principal, else peer IP).
+    pub(crate) per_client: usize,
+    /// How long an unused session lives.
+    pub(crate) idle: Duration,
+    /// How long a session may wait for `notifications/initialized`.
+    pub(crate) init_timeout: Duration,
+}
+
+/// Whether `id` has the form of the ids this server hands out (32 lowercase hex digits): any
+/// other `Mcp-Session-Id` is unknown (404) without a lookup, and never becomes a store key.
+pub(crate) fn is_session_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The key a client's sessions are counted under: its principal, else its peer IP address.
+pub(crate) fn client_key(owner: Option<&str>, peer: Option<std::net::IpAddr>) -> String {
+    match (owner, peer) {
+        (Some(o), _) => format!("sub:{o}"),
+        (None, Some(ip)) => format!("ip:{ip}"),
+        (None, None) => "anonymous".into(),
+    }
+}
+
+/// Every open session (or, with a shared store, every replica of one), bounded in number (in
+/// all and per client) and idle time.
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<HttpSession>>>,
-    max: usize,
+    limits: SessionLimits,
     pub(crate) idle: Duration,
     pub(crate) store: Option<Arc<dyn SessionStore>>,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration, store: Option<Arc<dyn SessionStore>>) -> Arc<Self> {
-        let sessions = Arc::new(Self { map: Mutex::default(), max, idle, store });
+    pub(crate) fn new(limits: SessionLimits, store: Option<Arc<dyn SessionStore>>) -> Arc<Self> {
+        let sessions = Arc::new(Self { map: Mutex::default(), limits, idle: limits.idle, store });
         if let Some(store) = &sessions.store {
             let weak = Arc::downgrade(&sessions);
             store.attach(Box::new(move |e| {
@@ -142,42 +197,118 @@ impl Sessions {
         sessions
     }
 
-    /// Opens a session around `core` (already initialized); `None` when the limit is reached
-    /// even after dropping idle ones.
-    pub(crate) fn open(&self, core: Session, owner: Option<String>) -> Option<(String, Arc<HttpSession>)> {
-        let id = format!("{:032x}", rand::random::<u128>());
-        let s = self.insert(id.clone(), core, owner)?;
-        Some((id, s))
+    /// How long a new session has to send `notifications/initialized`.
+    pub(crate) fn init_timeout(&self) -> Duration {
+        self.limits.init_timeout.min(self.limits.idle)
     }
 
-    /// Adds a session (or a replica) under `id`.
+    /// Opens a session around `core` (already initialized) for client `key`. At the client's
+    /// cap its least recently used session is ended; at the global cap expired sessions go
+    /// first, then the least recently used one without a call in flight. `None` when every
+    /// session has a call in flight.
+    pub(crate) fn open(&self, core: Session, owner: Option<String>, key: String) -> Option<(String, Arc<HttpSession>)> {
+        let id = format!("{:032x}", rand::random::<u128>());
+        let mut evicted = Vec::new();
+        {
+            let mut map = self.map.lock().expect("sessions lock");
+            let at = now();
+            let mine = map.values().filter(|s| s.key == key).count();
+            if mine >= self.limits.per_client || map.len() >= self.limits.max {
+                self.sweep(&mut map, at, &mut evicted);
+            }
+            loop {
+                let mine: Vec<&Arc<HttpSession>> = map.values().filter(|s| s.key == key).collect();
+                if mine.len() < self.limits.per_client.max(1) {
+                    break;
+                }
+                let lru = mine.iter().min_by_key(|s| s.last_used()).map(|s| s.id.clone()).expect("not empty");
+                tracing::info!(session = %lru, client = %key, "legacy session evicted: the client's session cap was reached");
+                evicted.extend(map.remove(&lru));
+            }
+            if map.len() >= self.limits.max {
+                let lru = map
+                    .values()
+                    .filter(|s| s.core.inspect(|c| c.calls_in_flight()) == 0)
+                    .min_by_key(|s| s.last_used())
+                    .map(|s| s.id.clone());
+                match lru {
+                    Some(lru) => {
+                        tracing::info!(session = %lru, "legacy session evicted: the session cap was reached");
+                        evicted.extend(map.remove(&lru));
+                    }
+                    None => {
+                        drop(map);
+                        self.end_all(evicted);
+                        return None;
+                    }
+                }
+            }
+            let s = self.make(id.clone(), core, owner, key);
+            map.insert(id.clone(), s.clone());
+            drop(map);
+            self.end_all(evicted);
+            Some((id, s))
+        }
+    }
+
+    /// Removes the sessions expired at `at` into `out`.
+    fn sweep(&self, map: &mut HashMap<String, Arc<HttpSession>>, at: Instant, out: &mut Vec<Arc<HttpSession>>) {
+        let expired: Vec<String> = map.values().filter(|s| s.expired(at, &self.limits)).map(|s| s.id.clone()).collect();
+        out.extend(expired.iter().filter_map(|id| map.remove(id)));
+    }
+
+    /// Ends sessions taken out of the map (outside its lock); with a shared store they are
+    /// deleted there too, so they end everywhere.
+    fn end_all(&self, ended: Vec<Arc<HttpSession>>) {
+        for s in ended {
+            s.end();
+            if let Some(store) = self.store.clone() {
+                tokio::spawn(async move {
+                    if let Err(e) = store.delete(&s.id).await {
+                        tracing::warn!(session = %s.id, error = %e, "an evicted session was not deleted from the store");
+                    }
+                });
+            }
+        }
+    }
+
+    /// Adds a replica of a shared session under `id`; `None` when the limit is reached even
+    /// after dropping expired and unused ones.
     fn insert(&self, id: String, core: Session, owner: Option<String>) -> Option<Arc<HttpSession>> {
         let mut map = self.map.lock().expect("sessions lock");
-        if map.len() >= self.max {
-            let idle = self.idle;
-            map.retain(|_, s| {
-                let live = s.last_used.lock().expect("lock").elapsed() < idle;
-                if !live {
+        if map.len() >= self.limits.max {
+            let at = now();
+            let expired: Vec<String> =
+                map.values().filter(|s| s.expired(at, &self.limits)).map(|s| s.id.clone()).collect();
+            for id in expired {
+                if let Some(s) = map.remove(&id) {
                     s.end();
                 }
-                live
-            });
-            if map.len() >= self.max && self.store.is_some() {
+            }
+            if map.len() >= self.limits.max && self.store.is_some() {
                 // Shared sessions live on in the store: forget the least recently used replica
                 // that nothing here uses (no call, no stream); it is loaded again if needed.
                 let unused = map
                     .iter()
                     .filter(|(_, s)| Arc::strong_count(s) == 1 && s.core.inspect(|c| c.calls_in_flight()) == 0)
-                    .min_by_key(|(_, s)| *s.last_used.lock().expect("lock"))
+                    .min_by_key(|(_, s)| s.last_used())
                     .map(|(id, _)| id.clone());
                 if let Some(id) = unused {
                     map.remove(&id);
                 }
             }
-            if map.len() >= self.max {
+            if map.len() >= self.limits.max {
                 return None;
             }
         }
+        let key = client_key(owner.as_deref(), None);
+        let s = self.make(id.clone(), core, owner, key);
+        map.insert(id, s.clone());
+        Some(s)
+    }
+
+    /// A session (or replica) around `core`.
+    fn make(&self, id: String, core: Session, owner: Option<String>, key: String) -> Arc<HttpSession> {
         let version = core.legacy().map(|l| l.protocol_version().to_owned()).unwrap_or_default();
         let routes = Routes::default();
         let core = {
@@ -192,19 +323,21 @@ impl Sessions {
             }),
             None => Default::default(),
         };
-        let s = Arc::new(HttpSession {
-            id: id.clone(),
+        let at = now();
+        Arc::new(HttpSession {
+            id,
             core,
             version,
             owner,
+            key,
             routes,
-            last_used: Mutex::new(Instant::now()),
+            last_used: Mutex::new(at),
+            alive: Mutex::new(at),
+            opened: at,
             streams,
             ended: CancellationToken::new(),
             listener: Mutex::default(),
-        });
-        map.insert(id, s.clone());
-        Some(s)
+        })
     }
 
     /// Forgets the local replica `id` (the session ended elsewhere): its calls are cancelled.
@@ -257,6 +390,9 @@ impl Sessions {
         id: &str,
         make: impl FnOnce(mcp_server::session::LegacyState) -> Option<Session>,
     ) -> Result<Option<Arc<HttpSession>>, SessionStoreError> {
+        if !is_session_id(id) {
+            return Ok(None); // not an id of ours: never a store key
+        }
         let store = self.store.as_ref().expect("a shared store");
         let Some(record) = store.load(id, self.idle).await? else {
             self.drop_local(id);
@@ -269,7 +405,7 @@ impl Sessions {
                 return Err(SessionStoreError::Unavailable(format!("stored session {id} changed owner")));
             }
             s.set_shared(st.log_level(), st.is_initialized(), st.subscribed_uris());
-            s.touch();
+            s.used(now());
             return Ok(Some(s));
         }
         let Some(core) = make(record.state) else { return Ok(None) };
@@ -278,17 +414,19 @@ impl Sessions {
 
     /// The live session `id`, marked as used now.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+        if !is_session_id(id) {
+            return None;
+        }
         let mut map = self.map.lock().expect("sessions lock");
         let s = map.get(id)?.clone();
-        let mut last = s.last_used.lock().expect("lock");
-        if last.elapsed() >= self.idle {
-            drop(last);
+        let at = now();
+        if s.expired(at, &self.limits) {
             map.remove(id);
+            drop(map);
             s.end();
             return None;
         }
-        *last = Instant::now();
-        drop(last);
+        s.used(at);
         Some(s)
     }
 

@@ -5,8 +5,8 @@
 use crate::legacy::{
     accepted, check_version_header, route_key, session_stream, status_only, with_session, Delivery, HttpSession,
 };
-use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
 use crate::notes::{NoteLimits, NoteQueue};
+use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
 use crate::shared::{SessionEvent, SessionRecord};
 use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
@@ -61,7 +61,12 @@ impl McpService {
     /// A legacy client's `initialize`: opens a session (owned by `owner`, the authenticated
     /// subject, if any) and answers with its id. With a shared store the session is stored
     /// before the answer goes out, so the next request may land on any instance.
-    pub(crate) async fn open_session(&self, req: mcp_protocol::Request, owner: Option<String>) -> Resp {
+    pub(crate) async fn open_session(
+        &self,
+        req: mcp_protocol::Request,
+        owner: Option<String>,
+        peer: Option<std::net::IpAddr>,
+    ) -> Resp {
         let mut core = Session::new(self.server.clone(), self.session_config());
         let id = req.id.clone();
         core.handle_request(req, owner.clone());
@@ -75,14 +80,16 @@ impl McpService {
         };
         // What the shared store keeps (nothing to copy without one).
         let record = self.sessions.store.as_ref().map(|_| SessionRecord { owner: owner.clone(), state: state.clone() });
-        let Some((sid, _)) = self.sessions.open(core, owner) else {
+        let key = crate::legacy::client_key(owner.as_deref(), peer);
+        let Some((sid, _)) = self.sessions.open(core, owner, key) else {
             let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
             return error_response(&e, Some(&id));
         };
         if let (Some(store), Some(record)) = (&self.sessions.store, record) {
-            if let Err(e) = store.create(&sid, &record, self.sessions.idle).await {
+            // Until `notifications/initialized` the stored session lives only the short time.
+            if let Err(e) = store.create(&sid, &record, self.sessions.init_timeout()).await {
                 self.sessions.close(&sid);
-                return error_response(&ProtocolError::Internal(e.to_string()), Some(&id));
+                return error_response(&crate::shared::store_failure(&e), Some(&id));
             }
         }
         with_session(response, &sid)
@@ -96,7 +103,7 @@ impl McpService {
                 let make = |state| Some(Session::restore(self.server.clone(), self.session_config(), state));
                 match self.sessions.load(sid, make).await {
                     Ok(s) => s,
-                    Err(e) => return Err(error_response(&ProtocolError::Internal(e.to_string()), None)),
+                    Err(e) => return Err(error_response(&crate::shared::store_failure(&e), None)),
                 }
             }
         };
@@ -111,10 +118,7 @@ impl McpService {
         let r = f();
         if let (Some(before), Some(after)) = (before, s.snapshot()) {
             for change in crate::shared::changes(&before, &after) {
-                store
-                    .change(&s.id, change, self.sessions.idle)
-                    .await
-                    .map_err(|e| ProtocolError::Internal(e.to_string()))?;
+                store.change(&s.id, change, self.sessions.idle).await.map_err(|e| crate::shared::store_failure(&e))?;
             }
         }
         Ok(r)
@@ -141,7 +145,7 @@ impl McpService {
                 self.sessions.close(sid);
                 if let Some(store) = &store {
                     if let Err(e) = store.delete(sid).await {
-                        return error_response(&ProtocolError::Internal(e.to_string()), None);
+                        return error_response(&crate::shared::store_failure(&e), None);
                     }
                 }
                 return status_only(StatusCode::OK);
@@ -248,7 +252,7 @@ impl McpService {
         let event = SessionEvent::Answer { id: s.id.clone(), message: m.clone() };
         Some(match store.send_to(asker, event).await {
             Ok(()) => accepted(),
-            Err(e) => error_response(&ProtocolError::Internal(e.to_string()), None),
+            Err(e) => error_response(&crate::shared::store_failure(&e), None),
         })
     }
 

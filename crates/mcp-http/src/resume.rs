@@ -2,13 +2,16 @@
 //!
 //! A legacy request answered as SSE gets a stream number. Its first event primes the client
 //! with an id and a `retry` delay (no data), every later message gets the id `STREAM-SEQ` and
-//! is kept in the session's log until the stream has finished and been superseded. When the
+//! is kept in the session's log (its last [`MAX_LOGGED_EVENTS`] events and at most
+//! [`MAX_LOGGED_BYTES`]; older ones are dropped) until the stream has finished and been superseded. When the
 //! connection ends early (the client went away, or the handler called
 //! `Context::close_stream`), the handler keeps running and its messages keep being logged; a GET
 //! with `Last-Event-ID` replays what came after that id and follows the stream live to its end.
+//! An id older than what the log still holds is treated like an unknown one (400): the client
+//! cannot be given the events it missed.
 
 use bytes::Bytes;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -19,17 +22,29 @@ const RETRY_MS: u64 = 1000;
 const KEEP_FINISHED: usize = 32;
 /// Buffer of a live connection; a client that falls further behind is cut off and resumes.
 const LIVE_BUFFER: usize = 64;
+/// Most events kept in one stream's log (older ones are dropped).
+pub(crate) const MAX_LOGGED_EVENTS: usize = 1024;
+/// Most bytes of events kept in one stream's log (older ones are dropped; the newest is kept).
+pub(crate) const MAX_LOGGED_BYTES: usize = 4 << 20;
+/// Events waiting to be copied to the shared store; past it the copy is cut short (the
+/// stored stream is marked finished, so resumers elsewhere see it end).
+const MIRROR_BUFFER: usize = 256;
 
 /// One response stream: its logged events and the connection following it, if any.
 #[derive(Default)]
 pub(crate) struct StreamLog {
-    events: Vec<Bytes>,
+    /// The latest events (`base + 1` is the sequence number of the first).
+    events: VecDeque<Bytes>,
+    /// How many events were dropped from the front.
+    base: usize,
+    /// The bytes in `events`.
+    bytes: usize,
     live: Option<mpsc::Sender<Bytes>>,
     done: bool,
     /// When it was opened, among the session's streams (older ones are forgotten first).
     order: u64,
     /// The copy kept in a shared store, in order (`None`: finished), for other instances.
-    mirror: Option<mpsc::UnboundedSender<Option<Bytes>>>,
+    mirror: Option<mpsc::Sender<Option<Bytes>>>,
 }
 
 /// A shared handle to one stream's log.
@@ -55,14 +70,30 @@ impl Stream {
     /// Logs one serialized JSON-RPC message and sends it to the live connection, if any.
     pub(crate) fn push(&self, json: &[u8]) {
         let mut log = self.log.lock().expect("stream lock");
-        let seq = log.events.len() + 1;
+        let seq = log.base + log.events.len() + 1;
         let mut event = format!("id: {}-{seq}\nevent: message\ndata: ", self.number).into_bytes();
         event.extend_from_slice(json);
         event.extend_from_slice(b"\n\n");
         let event = Bytes::from(event);
-        log.events.push(event.clone());
+        log.bytes += event.len();
+        log.events.push_back(event.clone());
+        while log.events.len() > MAX_LOGGED_EVENTS || (log.bytes > MAX_LOGGED_BYTES && log.events.len() > 1) {
+            let old = log.events.pop_front().expect("not empty");
+            log.bytes -= old.len();
+            log.base += 1;
+        }
         if let Some(m) = &log.mirror {
-            let _ = m.send(Some(event.clone()));
+            if m.try_send(Some(event.clone())).is_err() {
+                tracing::warn!(
+                    stream = self.number,
+                    "the session store falls behind: a resumable stream's copy there is cut short"
+                );
+                if let Some(m) = log.mirror.take() {
+                    tokio::spawn(async move {
+                        let _ = m.send(None).await;
+                    });
+                }
+            }
         }
         if let Some(live) = &log.live {
             if live.try_send(event).is_err() {
@@ -82,7 +113,11 @@ impl Stream {
         log.done = true;
         log.live = None;
         if let Some(m) = log.mirror.take() {
-            let _ = m.send(None);
+            if let Err(mpsc::error::TrySendError::Full(end)) = m.try_send(None) {
+                tokio::spawn(async move {
+                    let _ = m.send(end).await;
+                });
+            }
         }
     }
 }
@@ -146,20 +181,24 @@ impl Streams {
         (Stream { number, log }, rx)
     }
 
-    /// Whether the stream `last_event_id` names is kept here.
+    /// Whether the stream `last_event_id` names is kept here (its events may be partly dropped).
     pub(crate) fn has(&self, last_event_id: &str) -> bool {
         event_id(last_event_id).is_some_and(|(n, _)| self.map.lock().expect("streams lock").contains_key(&n))
     }
 
     /// Resumes after `last_event_id` (`STREAM-SEQ`): replays the later events, then follows the
-    /// stream live until it finishes. `None` for an unknown stream.
+    /// stream live until it finishes. `None` for an unknown stream, or an id older than the log
+    /// still holds (the events after it are gone).
     pub(crate) fn resume(&self, last_event_id: &str) -> Option<mpsc::Receiver<Bytes>> {
         let (number, seq) = event_id(last_event_id)?;
         let log = self.map.lock().expect("streams lock").get(&number)?.clone();
         let mut log = log.lock().expect("stream lock");
-        let replay = log.events.get(seq.min(log.events.len())..).unwrap_or_default();
-        let (tx, rx) = mpsc::channel(replay.len() + LIVE_BUFFER);
-        for event in replay {
+        if seq < log.base {
+            return None;
+        }
+        let from = (seq - log.base).min(log.events.len());
+        let (tx, rx) = mpsc::channel(log.events.len() - from + LIVE_BUFFER);
+        for event in log.events.range(from..) {
             let _ = tx.try_send(event.clone());
         }
         if !log.done {
@@ -175,9 +214,15 @@ fn event_id(id: &str) -> Option<(u64, usize)> {
     Some((number.parse().ok()?, seq.parse().ok()?))
 }
 
+/// The sequence number of a logged event (`id: STREAM-SEQ\n...`).
+fn stored_seq(event: &Bytes) -> Option<usize> {
+    let line = event.strip_prefix(b"id: ")?.split(|b| *b == b'\n').next()?;
+    event_id(std::str::from_utf8(line).ok()?).map(|(_, seq)| seq)
+}
+
 /// Copies a stream's events to the shared store in order, from a task of its own.
-fn spawn_mirror(m: &Mirror, number: u64) -> mpsc::UnboundedSender<Option<Bytes>> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Option<Bytes>>();
+fn spawn_mirror(m: &Mirror, number: u64) -> mpsc::Sender<Option<Bytes>> {
+    let (tx, mut rx) = mpsc::channel::<Option<Bytes>>(MIRROR_BUFFER);
     let (store, session, idle) = (m.store.clone(), m.session.clone(), m.idle);
     tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
@@ -205,6 +250,10 @@ pub(crate) async fn resume_shared(
 ) -> Option<mpsc::Receiver<Bytes>> {
     let (number, seq) = event_id(last_event_id)?;
     let first = store.replay(&session, number).await.ok()??;
+    // The store keeps the latest events only: an id older than them is like an unknown one.
+    if first.events.first().and_then(stored_seq).is_some_and(|oldest| oldest > seq + 1) {
+        return None;
+    }
     let (tx, rx) = mpsc::channel(LIVE_BUFFER);
     tokio::spawn(async move {
         let mut sent = seq;
@@ -212,12 +261,14 @@ pub(crate) async fn resume_shared(
         // Followed at most as long as a session may stay idle, polling the store.
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
         loop {
-            for e in stored.events.iter().skip(sent) {
+            // By sequence number, not position: the store trims the oldest events.
+            for e in &stored.events {
+                let Some(n) = stored_seq(e).filter(|n| *n > sent) else { continue };
                 if tx.send(e.clone()).await.is_err() {
                     return;
                 }
+                sent = n;
             }
-            sent = sent.max(stored.events.len());
             if stored.done || tokio::time::Instant::now() >= deadline {
                 return;
             }
@@ -233,4 +284,49 @@ pub(crate) async fn resume_shared(
         }
     });
     Some(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(rx: &mut mpsc::Receiver<Bytes>) -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok()).map(|b| String::from_utf8(b.to_vec()).unwrap()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_live_stream_keeps_only_its_latest_events() {
+        let streams = Streams::default();
+        let (stream, live) = streams.open_local();
+        drop(live); // the client went away: everything is only logged
+        for i in 0..(MAX_LOGGED_EVENTS + 500) {
+            stream.push(format!("{{\"n\":{i}}}").as_bytes());
+        }
+        {
+            let log = stream.log.lock().unwrap();
+            assert_eq!((log.events.len(), log.base), (MAX_LOGGED_EVENTS, 500));
+        }
+        // Resuming inside the log replays what came after; before it is like an unknown id.
+        let mut rx = streams.resume("1-1400").expect("in the log");
+        let replayed = drain(&mut rx);
+        assert_eq!(replayed.len(), MAX_LOGGED_EVENTS + 500 - 1400);
+        assert!(replayed[0].starts_with("id: 1-1401\n"), "{}", replayed[0]);
+        assert!(streams.resume("1-10").is_none(), "older than the log");
+        assert!(streams.resume("1-500").is_some(), "the first event still held comes next");
+        assert_eq!(stored_seq(&Bytes::from_static(b"id: 7-42\nevent: message\ndata: {}\n\n")), Some(42));
+
+        // Bytes are bounded too: big events push out the old ones, the newest always stays.
+        let (big, _live) = streams.open_local();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..10 {
+            big.push(&chunk);
+        }
+        let log = big.log.lock().unwrap();
+        assert!(
+            log.bytes <= MAX_LOGGED_BYTES && log.events.len() == 3,
+            "{} events, {} bytes",
+            log.events.len(),
+            log.bytes
+        );
+    }
 }

@@ -520,7 +520,8 @@ async fn serve_connection(
     let head_bytes = svc.config().max_head_bytes.max(MIN_HEAD_BYTES);
     let service = {
         let (conn, table) = (conn.clone(), table.clone());
-        hyper::service::service_fn(move |req| {
+        hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(peer); // legacy sessions are counted per peer IP
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.reading_head.store(false, Ordering::Release);
             let may_listen = may_listen(&req);

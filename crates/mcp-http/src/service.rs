@@ -3,9 +3,9 @@
 use crate::auth_layer::Authenticated;
 use crate::body::{sse_event, sse_event_bytes, McpBody};
 use crate::cors::CorsConfig;
-use crate::notes::{NoteLimits, NoteQueue};
 #[cfg(feature = "legacy")]
 use crate::legacy::{has_modern_version_header, is_legacy_initialize, session_header, Sessions};
+use crate::notes::{NoteLimits, NoteQueue};
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -81,8 +81,17 @@ pub struct HttpConfig {
     /// its path-aware form, and handlers see the token subject as `ctx.principal()`.
     pub auth: Option<Arc<AuthConfig>>,
     /// Most open legacy (initialize-based) sessions (default 1024; 0 refuses legacy clients).
-    /// When full, sessions idle longer than [`HttpConfig::session_idle`] are dropped first.
+    /// When full, expired sessions are dropped first, then the least recently used one (by
+    /// last request; an open GET stream does not protect it) that has no call in flight.
     pub max_sessions: usize,
+    /// Most open legacy sessions of one client (default 64): its principal when authenticated,
+    /// else its peer IP address (the `std::net::SocketAddr` in the request's extensions, which
+    /// [`crate::serve`] puts there; behind a proxy every client shares one). A new session past
+    /// it ends that client's least recently used one.
+    pub max_sessions_per_client: usize,
+    /// How long a new legacy session may wait for `notifications/initialized` (default 60 s);
+    /// a session not initialized by then is dropped.
+    pub session_init_timeout: Duration,
     /// How long an unused legacy session lives (default 30 minutes).
     pub session_idle: Duration,
     /// Cross-origin access for browser clients (default `None`: no CORS headers, `OPTIONS`
@@ -130,6 +139,8 @@ impl Default for HttpConfig {
             auth: None,
             max_sessions: 1024,
             session_idle: Duration::from_secs(30 * 60),
+            max_sessions_per_client: 64,
+            session_init_timeout: Duration::from_secs(60),
             cors: None,
             #[cfg(feature = "legacy")]
             session_store: None,
@@ -236,7 +247,15 @@ impl McpService {
         Self {
             server,
             #[cfg(feature = "legacy")]
-            sessions: Sessions::new(config.max_sessions, config.session_idle, config.session_store.clone()),
+            sessions: Sessions::new(
+                crate::legacy::SessionLimits {
+                    max: config.max_sessions,
+                    per_client: config.max_sessions_per_client,
+                    idle: config.session_idle,
+                    init_timeout: config.session_init_timeout,
+                },
+                config.session_store.clone(),
+            ),
             budget: crate::limits::BodyBudget::new(config.max_body_bytes_in_flight),
             config: Arc::new(config),
         }
@@ -313,7 +332,8 @@ impl McpService {
             Incoming::Notification(_) => return accepted(),
             #[cfg(feature = "legacy")]
             Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
-                return self.open_session(r, principal.map(|p| p.subject)).await
+                let peer = parts.extensions.get::<std::net::SocketAddr>().map(std::net::SocketAddr::ip);
+                return self.open_session(r, principal.map(|p| p.subject), peer).await;
             }
             Incoming::Request(r) => r,
         };
@@ -395,13 +415,7 @@ impl McpService {
     /// Runs a modern request's handler future: one JSON response if it finishes without
     /// notifying, else an SSE stream of the notifications, then the response. Closing the stream
     /// cancels the handler.
-    async fn respond(
-        &self,
-        id: Value,
-        mut fut: Handling,
-        notes: NoteQueue,
-        cancel: CancellationToken,
-    ) -> Resp {
+    async fn respond(&self, id: Value, mut fut: Handling, notes: NoteQueue, cancel: CancellationToken) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
         let guard = cancel.drop_guard();

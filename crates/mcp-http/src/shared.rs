@@ -152,6 +152,13 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
     fn replay<'a>(&'a self, id: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>>;
 }
 
+/// The answer for a request the session store failed: a fixed text and a correlation id for
+/// the client (503, so it may retry), the store's own error logged under that id. Nothing of
+/// the backend (addresses, its error text) reaches the client, authenticated or not.
+pub(crate) fn store_failure(e: &SessionStoreError) -> mcp_protocol::ProtocolError {
+    mcp_protocol::ProtocolError::Unavailable(mcp_server::reported("the session store is unavailable", e))
+}
+
 /// The instance a server-to-client request id names, if it has the shared form
 /// (`{instance}-s{n}`).
 pub(crate) fn asking_instance(id: &Value) -> Option<&str> {

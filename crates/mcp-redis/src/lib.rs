@@ -70,11 +70,15 @@ pub struct RedisOptions {
     pub command_timeout: Duration,
     /// How long the owner of a task's work may go silent before the task fails (default 6 s).
     pub task_lease: Duration,
+    /// Most legacy sessions stored, across every instance (default 10,000). A new session at
+    /// the cap ends the one that expires first (the least recently used; sessions not yet
+    /// initialized expire soonest), on every instance.
+    pub max_sessions: usize,
 }
 
 impl Default for RedisOptions {
     fn default() -> Self {
-        Self { command_timeout: Duration::from_secs(2), task_lease: Duration::from_secs(6) }
+        Self { command_timeout: Duration::from_secs(2), task_lease: Duration::from_secs(6), max_sessions: 10_000 }
     }
 }
 
@@ -82,6 +86,12 @@ impl RedisOptions {
     /// The longest wait for one command.
     pub fn command_timeout(mut self, limit: Duration) -> Self {
         self.command_timeout = limit.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The most legacy sessions stored across every instance (at least 1).
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
         self
     }
 

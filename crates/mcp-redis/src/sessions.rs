@@ -3,6 +3,14 @@
 //! - `sess:{id}`: a hash with the record as opened (`rec`, JSON), the log level (`level`) and
 //!   `init`; `sess:{id}:subs`: the subscribed URIs. Both expire when the session idles.
 //! - `sess:{id}:s:{n}`: resumable response stream `n`, a Redis Stream of SSE events.
+//! - `sess-index`: every stored session id, scored by when it expires (ms since the epoch):
+//!   the global cap ([`crate::RedisOptions::max_sessions`]) counts it, and a new session at the
+//!   cap ends the one that expires first (least recently used).
+//!
+//! Session ids become key names only if they look like ids (letters and digits, at most 128):
+//! any other id is unknown without a command sent. A session not yet initialized lives only
+//! the short time it was created with, and is not renewed by use until
+//! `notifications/initialized` arrives.
 //!
 //! A change is one Lua script: it applies the change, renews the expiry and publishes the
 //! session's shared fields on the sessions channel, all atomically, so every instance sees the
@@ -17,10 +25,43 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// Events kept per resumable stream.
-const STREAM_EVENTS: usize = 10_000;
-/// Longest stored session record.
-const MAX_RECORD: usize = 1 << 20;
+/// Events kept per resumable stream (as the serving instance keeps: older ones are trimmed).
+const STREAM_EVENTS: usize = 1024;
+/// Longest stored session record (a new one over it is refused; one read back over it is
+/// invalid). `initialize` params are capped at 64 KiB by the session core.
+const MAX_RECORD: usize = 256 << 10;
+
+/// Whether `id` may become part of a key name.
+fn id_ok(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Stores a session within the global cap: drops expired ids from the index, pops the one
+/// expiring first when full (returned, for the caller to end), then stores the new one.
+const CREATE: &str = r#"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local evicted = false
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  local lru = redis.call('ZPOPMIN', KEYS[1])
+  evicted = lru[1]
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('HSET', KEYS[2], 'rec', ARGV[5], 'init', ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+return evicted
+"#;
+
+/// Renews an initialized session (record, subscriptions, index entry); `ARGV[3]` non-empty
+/// also reads it.
+const RENEW: &str = r#"
+if redis.call('HGET', KEYS[1], 'init') == '1' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
+end
+if ARGV[3] == '' then return 1 end
+return {redis.call('HGETALL', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}
+"#;
 
 const CHANGE: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -52,7 +93,6 @@ enum Wire {
 impl Wire {
     /// The event, if the message is well-formed (checked like client input).
     fn into_event(self) -> Option<SessionEvent> {
-        let id_ok = |id: &str| id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric());
         Some(match self {
             Wire::Changed { id, level, init, subs } => {
                 let log_level = match level.as_str() {
@@ -84,6 +124,8 @@ pub(crate) fn decode(payload: &[u8]) -> Option<SessionEvent> {
 pub struct RedisSessions {
     backend: RedisBackend,
     change: redis::Script,
+    create: redis::Script,
+    renew: redis::Script,
 }
 
 fn unavailable(e: String) -> SessionStoreError {
@@ -94,10 +136,36 @@ fn ms(d: Duration) -> u64 {
     (d.as_millis() as u64).max(1)
 }
 
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 impl RedisSessions {
     /// Sessions on `backend`.
     pub fn new(backend: RedisBackend) -> Self {
-        Self { backend, change: redis::Script::new(CHANGE) }
+        Self {
+            backend,
+            change: redis::Script::new(CHANGE),
+            create: redis::Script::new(CREATE),
+            renew: redis::Script::new(RENEW),
+        }
+    }
+
+    fn index_key(&self) -> String {
+        self.backend.inner.keys.key(&["sess-index"])
+    }
+
+    /// Renews session `id` for `idle` if it is initialized; with `read`, returns it too.
+    fn renew_invocation(&self, id: &str, idle: Duration, read: bool) -> redis::ScriptInvocation<'_> {
+        let mut inv = self.renew.prepare_invoke();
+        inv.key(self.key(id))
+            .key(self.subs_key(id))
+            .key(self.index_key())
+            .arg(ms(idle))
+            .arg(epoch_ms() + ms(idle))
+            .arg(if read { "1" } else { "" })
+            .arg(id);
+        inv
     }
 
     fn key(&self, id: &str) -> String {
@@ -110,12 +178,6 @@ impl RedisSessions {
 
     fn stream_key(&self, id: &str, n: u64) -> String {
         self.backend.inner.keys.key(&["sess", id, "s", &n.to_string()])
-    }
-
-    /// Adds to `pipe`: session `id` (record and subscriptions) lives `idle` from now.
-    fn renew(&self, pipe: &mut redis::Pipeline, id: &str, idle: Duration) {
-        pipe.cmd("PEXPIRE").arg(self.key(id)).arg(ms(idle)).ignore();
-        pipe.cmd("PEXPIRE").arg(self.subs_key(id)).arg(ms(idle)).ignore();
     }
 
     async fn publish(&self, channel: &str, wire: &Wire) -> Result<(), SessionStoreError> {
@@ -159,34 +221,43 @@ impl SessionStore for RedisSessions {
 
     fn create<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()> {
         Box::pin(async move {
+            if !id_ok(id) {
+                return Err(unavailable("invalid session id".into()));
+            }
             let rec = serde_json::to_string(record).map_err(|e| unavailable(e.to_string()))?;
-            let mut pipe = redis::pipe();
-            pipe.atomic()
-                .cmd("HSET")
-                .arg(self.key(id))
-                .arg("rec")
+            if rec.len() > MAX_RECORD {
+                return Err(unavailable(format!("the session record is {} bytes (at most {MAX_RECORD})", rec.len())));
+            }
+            let now = epoch_ms();
+            let mut inv = self.create.prepare_invoke();
+            inv.key(self.index_key())
+                .key(self.key(id))
+                .arg(now)
+                .arg(now + ms(idle))
+                .arg(self.backend.inner.options.max_sessions)
+                .arg(id)
                 .arg(rec)
-                .arg("init")
                 .arg(if record.state.is_initialized() { "1" } else { "0" })
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(self.key(id))
-                .arg(ms(idle))
-                .ignore();
+                .arg(ms(idle));
             let mut conn = self.backend.conn();
-            let _: () = self.backend.run(pipe.query_async(&mut conn)).await.map_err(unavailable)?;
+            let evicted: Option<String> = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
+            if let Some(old) = evicted.filter(|old| id_ok(old)) {
+                tracing::info!(session = %old, "legacy session evicted: the stored session cap was reached");
+                self.delete(&old).await?;
+            }
             Ok(())
         })
     }
 
     fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
         Box::pin(async move {
-            let mut pipe = redis::pipe();
-            pipe.atomic().cmd("HGETALL").arg(self.key(id)).cmd("SMEMBERS").arg(self.subs_key(id));
-            self.renew(&mut pipe, id, idle);
+            if !id_ok(id) {
+                return Ok(None);
+            }
+            let inv = self.renew_invocation(id, idle, true);
             let mut conn = self.backend.conn();
             let (fields, subs): (HashMap<String, String>, Vec<String>) =
-                self.backend.run(pipe.query_async(&mut conn)).await.map_err(unavailable)?;
+                self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
             parse(id, fields, subs)
         })
     }
@@ -200,6 +271,9 @@ impl SessionStore for RedisSessions {
                 SessionChange::Unsubscribe(uri) => ("unsub", uri),
                 _ => return Ok(true),
             };
+            if !id_ok(id) {
+                return Ok(false);
+            }
             let mut inv = self.change.prepare_invoke();
             inv.key(self.key(id))
                 .key(self.subs_key(id))
@@ -210,28 +284,37 @@ impl SessionStore for RedisSessions {
                 .arg(id);
             let mut conn = self.backend.conn();
             let done: i64 = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
+            if done == 1 && op == "init" {
+                // Initialized: from now on it lives `idle` from its last use, in the index too.
+                let inv = self.renew_invocation(id, idle, false);
+                let _: i64 = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
+            }
             Ok(done == 1)
         })
     }
 
     fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let mut pipe = redis::pipe();
-            self.renew(&mut pipe, id, idle);
+            if !id_ok(id) {
+                return Ok(());
+            }
+            let inv = self.renew_invocation(id, idle, false);
             let mut conn = self.backend.conn();
-            let _: () = self.backend.run(pipe.query_async(&mut conn)).await.map_err(unavailable)?;
+            let _: i64 = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
             Ok(())
         })
     }
 
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
+            if !id_ok(id) {
+                return Ok(false);
+            }
             let mut conn = self.backend.conn();
-            let n: i64 = self
-                .backend
-                .run(redis::cmd("DEL").arg(self.key(id)).arg(self.subs_key(id)).query_async(&mut conn))
-                .await
-                .map_err(unavailable)?;
+            let mut pipe = redis::pipe();
+            pipe.atomic().cmd("DEL").arg(self.key(id)).arg(self.subs_key(id));
+            pipe.cmd("ZREM").arg(self.index_key()).arg(id).ignore();
+            let (n,): (i64,) = self.backend.run(pipe.query_async(&mut conn)).await.map_err(unavailable)?;
             self.publish(&self.backend.inner.hub.channels.sessions, &Wire::Ended { id: id.to_owned() }).await?;
             Ok(n > 0)
         })
@@ -271,6 +354,9 @@ impl SessionStore for RedisSessions {
 
     fn append<'a>(&'a self, id: &'a str, stream: u64, entry: StreamEntry, idle: Duration) -> StoreFuture<'a, ()> {
         Box::pin(async move {
+            if !id_ok(id) {
+                return Ok(());
+            }
             let key = self.stream_key(id, stream);
             let mut pipe = redis::pipe();
             let add = pipe.cmd("XADD").arg(&key).arg("MAXLEN").arg("~").arg(STREAM_EVENTS).arg("*");
@@ -289,6 +375,9 @@ impl SessionStore for RedisSessions {
 
     fn replay<'a>(&'a self, id: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>> {
         Box::pin(async move {
+            if !id_ok(id) {
+                return Ok(None);
+            }
             let mut conn = self.backend.conn();
             let reply: redis::streams::StreamRangeReply = self
                 .backend

@@ -255,3 +255,71 @@ async fn a_task_cancelled_elsewhere_mid_status_update_ends() {
         }
     }
 }
+
+fn legacy_record(initialized: bool, pad: usize) -> SessionRecord {
+    let state: mcp_server::session::LegacyState = serde_json::from_value(json!({
+        "protocol_version": "2025-11-25", "client_capabilities": {"experimental": {"pad": "x".repeat(pad)}},
+        "client_info": {"name": "c", "version": "1"},
+        "log_level": null, "initialized": initialized, "subscriptions": []}))
+    .unwrap();
+    SessionRecord { owner: None, state }
+}
+
+#[tokio::test]
+async fn stored_sessions_are_capped_and_ids_are_checked_before_any_key() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default().max_sessions(3)).await;
+    let (sa, sb) = (a.sessions(), b.sessions());
+    let ended = Arc::new(Mutex::new(Vec::new()));
+    let e = ended.clone();
+    sb.attach(Box::new(move |ev| {
+        if let SessionEvent::Ended(id) = ev {
+            e.lock().unwrap().push(id)
+        }
+    }));
+    tokio::time::sleep(Duration::from_millis(200)).await; // subscribed
+    let idle = Duration::from_secs(60);
+    // The first expires first: it is the one a session past the cap ends, on every instance.
+    sa.create("c1", &legacy_record(true, 0), Duration::from_secs(30)).await.unwrap();
+    sb.create("c2", &legacy_record(true, 0), idle).await.unwrap();
+    sa.create("c3", &legacy_record(true, 0), idle).await.unwrap();
+    sb.create("c4", &legacy_record(true, 0), idle).await.unwrap();
+    assert!(sa.load("c1", idle).await.unwrap().is_none(), "the least recently used session was ended");
+    for id in ["c2", "c3", "c4"] {
+        assert!(sb.load(id, idle).await.unwrap().is_some(), "{id}");
+    }
+    let mut conn = redis::Client::open(r.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let n: usize = redis::cmd("ZCARD").arg("mcp:test:sess-index").query_async(&mut conn).await.unwrap();
+    assert_eq!(n, 3, "the global cap holds");
+    for _ in 0..50 {
+        if ended.lock().unwrap().contains(&"c1".to_owned()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(ended.lock().unwrap().contains(&"c1".to_owned()), "the other instance drops its replica");
+
+    // An uninitialized session keeps the short life it was created with, however it is used.
+    sa.create("u1", &legacy_record(false, 0), Duration::from_secs(5)).await.unwrap();
+    assert!(sa.load("u1", idle).await.unwrap().is_some());
+    sa.touch("u1", idle).await.unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg("mcp:test:sess:u1").query_async(&mut conn).await.unwrap();
+    assert!(ttl > 0 && ttl <= 5_000, "{ttl}");
+    assert!(sa.change("u1", SessionChange::Initialized, idle).await.unwrap());
+    let ttl: i64 = redis::cmd("PTTL").arg("mcp:test:sess:u1").query_async(&mut conn).await.unwrap();
+    assert!(ttl > 5_000, "initialized: it lives the idle time ({ttl})");
+
+    // Oversized records are refused; ids that are not ids never become key names.
+    assert!(sa.create("big", &legacy_record(true, 300 << 10), idle).await.is_err());
+    let long = "a".repeat(10_000);
+    for id in ["../../x", "a b", long.as_str(), ""] {
+        assert!(sa.create(id, &legacy_record(true, 0), idle).await.is_err());
+        assert!(sa.load(id, idle).await.unwrap().is_none());
+        assert!(!sa.delete(id).await.unwrap());
+    }
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(&mut conn).await.unwrap();
+    assert!(
+        keys.iter().all(|k| !k.contains("..") && !k.contains(' ') && k.len() < 200 && !k.contains("big")),
+        "{keys:?}"
+    );
+}

@@ -27,7 +27,12 @@ pub struct ListenLimits {
 
 impl Default for ListenLimits {
     fn default() -> Self {
-        Self { max_resource_subscriptions: 1024, max_task_ids: 1024, max_entry_bytes: 2048, max_filter_bytes: 256 << 10 }
+        Self {
+            max_resource_subscriptions: 1024,
+            max_task_ids: 1024,
+            max_entry_bytes: 2048,
+            max_filter_bytes: 256 << 10,
+        }
     }
 }
 
@@ -76,7 +81,10 @@ pub struct SubscriptionFilter {
 impl SubscriptionFilter {
     /// Parses the filter within `limits`; also returns the URIs and task ids in the order the
     /// client gave them (for the acknowledgement).
-    fn parse(params: &Map<String, Value>, limits: &ListenLimits) -> Result<(Self, Vec<String>, Vec<String>), ProtocolError> {
+    fn parse(
+        params: &Map<String, Value>,
+        limits: &ListenLimits,
+    ) -> Result<(Self, Vec<String>, Vec<String>), ProtocolError> {
         let Params::Listen { notifications: n } = Method::SubscriptionsListen.params(params)? else {
             unreachable!("listen params are Params::Listen")
         };

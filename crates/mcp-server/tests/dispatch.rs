@@ -348,7 +348,10 @@ async fn handler_error_sources_stay_in_the_logs_unless_exposed() {
     assert_eq!(r["isError"], true);
     assert_eq!(r["content"][0]["text"], "cannot read the configuration", "only the top message: {r}");
     let r = call(&s, req(2, "tools/call", json!({"name": "says"}), json!({}))).await.unwrap();
-    assert_eq!((r["isError"].clone(), r["content"][0]["text"].clone()), (json!(true), json!("the model should read this")));
+    assert_eq!(
+        (r["isError"].clone(), r["content"][0]["text"].clone()),
+        (json!(true), json!("the model should read this"))
+    );
 
     let open = Server::builder("t", "1").expose_internal_errors(true).tool(config_tool()).build().unwrap();
     let r = call(&open, req(1, "tools/call", json!({"name": "config"}), json!({}))).await.unwrap();

@@ -84,7 +84,11 @@ async fn a_hundred_handler_panics_write_a_hundred_lines() {
     assert!(line.contains(r#"message="boom 7\nsecond line of the message""#), "{line}");
     assert!(line.contains(" at ") && line.contains("panic_hook.rs:"), "the location: {line}");
     for r in &references {
-        assert_eq!(lines.iter().filter(|l| l.ends_with(&format!(" ref={r}"))).count(), 1, "ref {r} in the log:\n{text}");
+        assert_eq!(
+            lines.iter().filter(|l| l.ends_with(&format!(" ref={r}"))).count(),
+            1,
+            "ref {r} in the log:\n{text}"
+        );
     }
 
     assert_eq!(elsewhere.load(Ordering::SeqCst), 0);

@@ -284,13 +284,21 @@ async fn legacy_session_state_filters_change_notifications() {
 async fn initialize_params_and_subscriptions_are_bounded() {
     let mut s = session(SessionConfig::default());
     let big = "x".repeat(1 << 20);
-    s.handle_bytes(&request(0, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"pad": big}}})));
+    s.handle_bytes(&request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"pad": big}}}),
+    ));
     let out = sent(&mut s);
     assert_eq!(out[0]["error"]["code"], -32602, "{}", out[0]);
     assert!(out[0]["error"]["message"].as_str().unwrap().contains("at most 65536"));
     assert!(s.legacy().is_none(), "nothing is kept of a refused initialize");
     let mut small = session(SessionConfig::default().max_client_params_bytes(16));
-    small.handle_bytes(&request(0, "initialize", json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "a-long-client-name", "version": "1"}})));
+    small.handle_bytes(&request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "a-long-client-name", "version": "1"}}),
+    ));
     assert_eq!(sent(&mut small)[0]["error"]["code"], -32602);
 
     initialize(&mut s);

@@ -97,7 +97,9 @@ impl TaskRuntime {
         match self.store.create(record.clone(), self.now_ms()).await {
             Ok(()) => Ok(Some(record)),
             Err(TaskStoreError::Capacity(_)) if !required => Ok(None),
-            Err(e @ TaskStoreError::Capacity(_)) => Err(ProtocolError::Internal(format!("cannot create the task: {e}"))),
+            Err(e @ TaskStoreError::Capacity(_)) => {
+                Err(ProtocolError::Internal(format!("cannot create the task: {e}")))
+            }
             Err(e) => Err(ProtocolError::Internal(crate::error::reported("cannot create the task", &e))),
         }
     }
@@ -293,7 +295,9 @@ impl TaskRuntime {
                 Ok(Some(r)) if r.status == TaskStatus::Working => break,
                 Ok(Some(r)) if !r.status.is_terminal() => {}
                 Ok(_) => return Parked::Over,
-                Err(e) => return Parked::Failed(ProtocolError::Internal(crate::error::reported("task store failure", &e))),
+                Err(e) => {
+                    return Parked::Failed(ProtocolError::Internal(crate::error::reported("task store failure", &e)))
+                }
             }
             tokio::select! {
                 _ = token.cancelled() => {
