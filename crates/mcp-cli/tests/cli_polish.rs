@@ -224,6 +224,73 @@ fn no_colour_on_a_terminal_with_no_color() {
     assert!(!warn.contains('\x1b'), "NO_COLOR: {warn:?}");
 }
 
+/// Runs `line` in a pty (util-linux `script`) in `cwd` with HOME/XDG_CONFIG_HOME under `home`,
+/// typing `input`; what the terminal showed. `None` without `script`.
+#[cfg(target_os = "linux")]
+fn on_a_pty(line: &str, cwd: &std::path::Path, home: &std::path::Path, input: &str) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return None;
+    }
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", line, "/dev/null"])
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env_remove("MCP_LOG")
+        .env_remove("MCP_ESCAPE")
+        .env_remove("MCP_TRUST_PROJECT_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "{line}: still running after 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    Some(reader.join().unwrap())
+}
+
+/// On a real terminal: a project file is asked about (`[y/N]`, the answer remembered), and
+/// server text is shown escaped without any forcing.
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_project_files_are_asked_about_and_server_text_is_escaped() {
+    let base = std::env::temp_dir().join(format!("mcp-polish-trust-{}", std::process::id()));
+    let (project, home) = (base.join("project"), base.join("home"));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let config = json!({"mcpServers": {"p": {"command": BIN, "args": ["serve", "everything", "--stdio"]}}});
+    std::fs::write(project.join(".mcp.json"), config.to_string()).unwrap();
+    let store = home.join(".config/mcp/trusted-projects.json");
+    let call = format!("{BIN} tools call p echo --arg text=hi");
+    let Some(no) = on_a_pty(&call, &project, &home, "n\n") else { return };
+    assert!(no.contains("Use servers from .mcp.json? it defines:"), "{no}");
+    assert!(no.contains(&format!("p (stdio: {BIN} serve everything --stdio)")) && no.contains("[y/N]"), "{no}");
+    assert!(no.contains("has not been approved") && !store.exists(), "{no}");
+    let yes = on_a_pty(&call, &project, &home, "y\n").unwrap();
+    assert!(yes.lines().any(|l| l.trim() == "hi"), "{yes}");
+    assert!(store.exists());
+    // Remembered: not asked again. The echoed text is the server's: escaped on the terminal.
+    let evil = format!(r#"{BIN} tools call p echo '{{"text": "a\u001b]52;c;aGk=\u0007b\u202ec\u001b[2Kd"}}'"#);
+    let shown = on_a_pty(&evil, &project, &home, "").unwrap();
+    assert!(!shown.contains("Use servers from"), "{shown}");
+    assert!(shown.contains(r"a\x1b]52;c;aGk=\x07b\u{202e}c\x1b[2Kd"), "{shown:?}");
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{202e}'), "{shown:?}");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 // ------------------------------------------------------------------------------------------
 // Results
 // ------------------------------------------------------------------------------------------
