@@ -2,7 +2,8 @@
 //! tools under prefixed names (`{server}_{tool}` by default) and routes a call of a prefixed
 //! name to its server.
 //!
-//! A server that fails to connect (or whose configuration entry is invalid) is reported in
+//! A server that fails to connect (or whose configuration entry is invalid, or comes from a
+//! project file not approved with [`McpConfig::approve`]) is reported in
 //! [`MultiClient::failures`]; the others are used as usual.
 //!
 //! ```no_run
