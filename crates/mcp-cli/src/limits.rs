@@ -13,9 +13,22 @@ pub struct ServeLimits {
     /// past it requests wait briefly, then get 503 with Retry-After.
     #[arg(long, value_name = "BYTES")]
     pub max_body_bytes_in_flight: Option<usize>,
-    /// Most open HTTP connections (default 4096); at the cap the longest-idle one gives way.
+    /// Most open HTTP connections (default 4096, kept 64 below the file-descriptor limit); at
+    /// the cap the longest-idle one (or one with an unfinished head), else the oldest listen
+    /// stream, gives way.
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
+    /// Most open listen streams over HTTP (default 2048, at most half of --max-connections);
+    /// past it the oldest stream is closed (the client reconnects).
+    #[arg(long, value_name = "N")]
+    pub max_listen_streams: Option<usize>,
+    /// Most open listen streams of one peer IP address (default 128; 0 = no per-peer cap;
+    /// raise it behind a reverse proxy). Past it that peer's oldest stream is closed.
+    #[arg(long, value_name = "N")]
+    pub max_listen_streams_per_peer: Option<usize>,
+    /// Largest HTTP request head in bytes (default 32 KiB, at least 8 KiB); larger gets 431.
+    #[arg(long, value_name = "BYTES")]
+    pub max_head_bytes: Option<usize>,
     /// Seconds a request body may take in all (default 30; HTTP 408 past it).
     #[arg(long, value_name = "SECS")]
     pub body_timeout: Option<f64>,
@@ -34,6 +47,17 @@ pub struct ServeLimits {
     /// Most reply bytes queued for an unread stdout before stdin reading pauses (default 4 MiB).
     #[arg(long, value_name = "BYTES")]
     pub max_output_bytes: Option<usize>,
+    /// Most open legacy (initialize-based) HTTP sessions (default 1024; 0 refuses legacy
+    /// clients). At the cap the least recently used one without a call in flight is ended.
+    #[arg(long, value_name = "N")]
+    pub max_legacy_sessions: Option<usize>,
+    /// Most open legacy sessions of one client, its principal or else its peer IP (default 64;
+    /// raise it behind a reverse proxy). Past it that client's least recently used one ends.
+    #[arg(long, value_name = "N")]
+    pub max_legacy_sessions_per_client: Option<usize>,
+    /// Seconds a new legacy session may wait for `notifications/initialized` (default 60).
+    #[arg(long, value_name = "SECS")]
+    pub legacy_init_timeout: Option<f64>,
 }
 
 fn secs(v: Option<f64>, into: &mut Duration) {
@@ -54,10 +78,26 @@ impl ServeLimits {
         if let Some(n) = self.max_connections.filter(|n| *n > 0) {
             config.max_connections = n;
         }
+        if let Some(n) = self.max_listen_streams.filter(|n| *n > 0) {
+            config.max_listen_streams = n;
+        }
+        if let Some(n) = self.max_listen_streams_per_peer {
+            config.max_listen_streams_per_peer = n;
+        }
+        if let Some(n) = self.max_head_bytes {
+            config.max_head_bytes = n;
+        }
         secs(self.body_timeout, &mut config.body_read_timeout);
         secs(self.body_idle_timeout, &mut config.body_idle_timeout);
         secs(self.idle_timeout, &mut config.idle_timeout);
         secs(self.header_timeout, &mut config.header_read_timeout);
+        if let Some(n) = self.max_legacy_sessions {
+            config.max_sessions = n;
+        }
+        if let Some(n) = self.max_legacy_sessions_per_client.filter(|n| *n > 0) {
+            config.max_sessions_per_client = n;
+        }
+        secs(self.legacy_init_timeout, &mut config.session_init_timeout);
     }
 
     /// The stdio limits, defaults moved by the flags.

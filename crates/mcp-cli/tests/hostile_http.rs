@@ -254,12 +254,13 @@ async fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
 async fn past_the_body_budget_a_request_waits_then_gets_503_with_retry_after() {
     let server = Server::start_with(&["--max-body-bytes", "60000", "--max-body-bytes-in-flight", "100000"]);
     let addr = server.addr();
-    // Two bodies of 50 KB are declared and half sent: 100 KB of budget is taken.
+    // Two bodies of 50 KB are declared and 45 KB of each sent: 90 KB of budget is taken (the
+    // bytes received count, not the declared length).
     let mut holders = Vec::new();
     for i in 0..2 {
         let mut s = connect(addr).await;
         s.write_all(head(addr, &["Content-Length: 50000"]).as_bytes()).await.unwrap();
-        s.write_all(&echo_body(i, 50000)[..25000]).await.unwrap();
+        s.write_all(&echo_body(i, 50000)[..45000]).await.unwrap();
         holders.push(s);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -271,7 +272,7 @@ async fn past_the_body_budget_a_request_waits_then_gets_503_with_retry_after() {
     assert!(a.head.contains("retry-after: 1"), "{}", a.head);
     // The held bodies complete and are served; then there is room again.
     for (i, h) in holders.iter_mut().enumerate() {
-        h.write_all(&echo_body(i as u64, 50000)[25000..]).await.unwrap();
+        h.write_all(&echo_body(i as u64, 50000)[45000..]).await.unwrap();
         assert_eq!(answer(h).await.status, 200);
     }
     let mut s = connect(addr).await;
@@ -304,4 +305,139 @@ async fn a_duplicate_host_is_400_and_an_absolute_form_target_is_checked_like_hos
     assert!(a.json()["error"]["message"].as_str().unwrap().contains("evil.example"), "{}", a.json());
     let good = head(addr, &["Content-Length: 400"]).replacen("POST /mcp", &format!("POST http://{addr}/mcp"), 1);
     assert_eq!(send(good).await.status, 200);
+}
+
+/// The head and body of a modern `subscriptions/listen` POST (tools list changes).
+fn listen_request(addr: SocketAddr, id: u64) -> Vec<u8> {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": PV,
+        "io.modelcontextprotocol/clientInfo": {"name": "hostile", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let v = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+    let body = serde_json::to_vec(&v).unwrap();
+    let mut out = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nMCP-Protocol-Version: {PV}\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Opens a listen stream and reads its response head (an SSE stream).
+async fn open_listen(addr: SocketAddr, id: u64) -> TcpStream {
+    let mut s = connect(addr).await;
+    s.write_all(&listen_request(addr, id)).await.unwrap();
+    let read = async {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut chunk).await.expect("read the head");
+            assert!(n > 0, "closed before the stream's head");
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+        assert!(head.starts_with("http/1.1 200") && head.contains("text/event-stream"), "{head}");
+    };
+    tokio::time::timeout(WAIT, read).await.expect("the stream opens in time");
+    s
+}
+
+/// Whether the server ends the SSE response on `s` cleanly (the last chunk) and closes, within
+/// `limit`.
+async fn stream_ends_within(s: &mut TcpStream, limit: Duration) -> bool {
+    let mut rest = Vec::new();
+    match tokio::time::timeout(limit, s.read_to_end(&mut rest)).await {
+        Ok(Ok(_)) => rest.ends_with(b"0\r\n\r\n"),
+        _ => false,
+    }
+}
+
+#[tokio::test]
+async fn at_every_cap_listen_streams_give_way_to_a_new_client() {
+    let server = Server::start_with(&["--max-connections", "8", "--max-listen-streams", "8"]);
+    let addr = server.addr();
+    // Eight listen streams, as many as there are connections. Half the connections is the most
+    // streams may hold: from the fifth on, the oldest stream ends for each new one.
+    let mut streams = Vec::new();
+    for i in 0..8 {
+        streams.push(open_listen(addr, i).await);
+    }
+    for s in &mut streams[..4] {
+        assert!(stream_ends_within(s, WAIT).await, "an old stream ends cleanly at the stream cap");
+    }
+    // A new client is answered.
+    let mut s = connect(addr).await;
+    assert_eq!(echo_on(&mut s, addr, 100).await.status, 200);
+    drop(s);
+    // Every connection taken (four streams, four slow bodies that no one may cut short): a new
+    // client takes the place of the oldest stream.
+    let mut slow = Vec::new();
+    for _ in 0..4 {
+        let mut s = connect(addr).await;
+        s.write_all(head(addr, &["Content-Length: 400"]).as_bytes()).await.unwrap();
+        s.write_all(b"{").await.unwrap();
+        slow.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut s = connect(addr).await;
+    assert_eq!(echo_on(&mut s, addr, 101).await.status, 200);
+    assert!(stream_ends_within(&mut streams[4], WAIT).await, "the oldest stream gave way");
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_unfinished_heads_give_way_to_a_new_client() {
+    let server = Server::start_with(&["--max-connections", "8", "--header-timeout", "120"]);
+    let addr = server.addr();
+    let mut heads = Vec::new();
+    for _ in 0..8 {
+        let mut s = connect(addr).await;
+        s.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Slow: ").as_bytes()).await.unwrap();
+        heads.push(s);
+    }
+    // Answered well before the header timeout (after the one-second grace of a new connection).
+    let mut s = connect(addr).await;
+    assert_eq!(echo_on(&mut s, addr, 1).await.status, 200);
+    assert!(closed_within(&mut heads[0], WAIT).await, "the oldest unfinished head gave way");
+}
+
+#[tokio::test]
+async fn slow_bodies_hold_the_bytes_they_sent_not_the_bytes_they_declared() {
+    let server = Server::start_with(&["--max-body-bytes-in-flight", "2097152"]);
+    let addr = server.addr();
+    // Four bodies declaring 1 MiB each (4 MiB, twice the budget), 40 bytes of each sent.
+    let mut slow = Vec::new();
+    for i in 0..4 {
+        let mut s = connect(addr).await;
+        s.write_all(head(addr, &["Content-Length: 1048576"]).as_bytes()).await.unwrap();
+        s.write_all(&echo_body(i, 1048576)[..40]).await.unwrap();
+        slow.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut s = connect(addr).await;
+    let a = echo_on(&mut s, addr, 9).await;
+    assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+}
+
+#[tokio::test]
+async fn an_oversized_head_gets_431_and_the_next_client_is_served() {
+    let server = Server::start();
+    let addr = server.addr();
+    let mut s = connect(addr).await;
+    let big = format!("X-Big: {}", "a".repeat(100 * 1024));
+    // The server may answer and close before the whole head is written.
+    let _ = s.write_all(head(addr, &[&big, "Content-Length: 400"]).as_bytes()).await;
+    let mut got = Vec::new();
+    let _ = tokio::time::timeout(WAIT, s.read_to_end(&mut got)).await.expect("the server answers and closes");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 431"), "{text}");
+    // A head of 20 KB is fine.
+    let mut s = connect(addr).await;
+    let fine = format!("X-Fine: {}", "a".repeat(20 * 1024));
+    s.write_all(head(addr, &[&fine, "Content-Length: 400"]).as_bytes()).await.unwrap();
+    s.write_all(&echo_body(2, 400)).await.unwrap();
+    assert_eq!(answer(&mut s).await.status, 200);
 }

@@ -542,7 +542,10 @@ async fn serve_connection(
         .header_read_timeout(header_timeout)
         .max_buf_size(head_bytes)
         .keep_alive(true)
-        .pipeline_flush(true)
+        // One write per response (head and body flattened). Not `pipeline_flush`, which also
+        // sets this but holds back every flush while the read buffer has bytes: a head too
+        // large for the buffer would never see its 431.
+        .writev(false)
         .serve_connection(hyper_util::rt::TokioIo::new(io), service);
     let mut http = std::pin::pin!(http);
     let idle_check = tokio::time::sleep(idle_timeout);

@@ -8,6 +8,13 @@
 //! - `stalled`: headers and one body byte, then silence: time until the 408 and the close;
 //! - `cap`: 4,096 idle keep-alive connections fill the default connection cap: how long a new
 //!   client waits for its answer (five new clients, one after the other);
+//! - `listen`: 4,096 listen streams opened (as many as connections; per-peer stream cap off,
+//!   everything is loopback): how many stay open (the stream cap), and how long a new client
+//!   waits for its answer;
+//! - `heads`: 2,000 request heads of 30 KB each, never finished: RSS per 1,000 of them, and a
+//!   new client's answer;
+//! - `slowbody`: 32 bodies declaring 2 MiB and sending 40 bytes each: a legitimate POST's
+//!   status and wait (the body budget counts bytes received);
 //! - `burst`: 300 concurrent echoes of 1.9 MiB each: peak RSS, and RSS 0.5 s and 2 s after;
 //! - `stdio`: 100,000 pipelined 1 KiB echoes on stdio with stdout left unread: how many
 //!   requests the server takes before it stops reading, its RSS then, and whether all
@@ -35,7 +42,7 @@ struct Args {
     /// The `mcp` binary to measure.
     #[arg(long, default_value = "target/release/mcp")]
     mcp: PathBuf,
-    /// Run one case only: trickle, stalled, cap, burst or stdio.
+    /// Run one case only: trickle, stalled, cap, listen, heads, slowbody, burst or stdio.
     #[arg(long)]
     only: Option<String>,
     /// Print one JSON document instead of text.
@@ -240,6 +247,136 @@ fn cap(mcp: &PathBuf) -> Result<Value, BoxError> {
         "rss_kib": server.rss_kib()}))
 }
 
+/// Writes a `subscriptions/listen` POST on `s` and reads its response head: whether it is an
+/// SSE stream.
+fn open_listen(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Result<bool, BoxError> {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": mcp_bench::PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp-hostile", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}}))?;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nMCP-Protocol-Version: {}\r\nMcp-Method: subscriptions/listen\r\n\
+         Content-Length: {}\r\n\r\n",
+        mcp_bench::PROTOCOL_VERSION,
+        body.len()
+    );
+    s.write_all(head.as_bytes())?;
+    s.write_all(&body)?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+    Ok(head.starts_with("http/1.1 200") && head.contains("text/event-stream"))
+}
+
+/// Whether the server has closed `s` (a read returns EOF or an error without waiting).
+fn is_closed(s: &mut TcpStream) -> bool {
+    let _ = s.set_nonblocking(true);
+    let mut buf = [0u8; 4096];
+    let closed = loop {
+        match s.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break false,
+            Err(_) => break true,
+        }
+    };
+    let _ = s.set_nonblocking(false);
+    closed
+}
+
+/// How long each of five new clients waits for an echo's answer, in ms (and their median).
+fn new_client_waits(addr: SocketAddr) -> Result<(Vec<f64>, f64), BoxError> {
+    let mut waits = Vec::new();
+    for i in 0..5 {
+        let t = Instant::now();
+        let mut s = connect(addr)?;
+        let status = echo_on(&mut s, addr, 20_000 + i)?;
+        waits.push(t.elapsed().as_secs_f64() * 1000.0);
+        if status != 200 {
+            return Err(format!("a new client got {status}").into());
+        }
+    }
+    let mut sorted = waits.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    Ok((waits, median))
+}
+
+fn listen(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &["--max-listen-streams-per-peer", "0"])?;
+    let addr = server.addr;
+    let n = 4096;
+    let mut streams = Vec::with_capacity(n);
+    let fill = Instant::now();
+    for i in 0..n {
+        let mut s = connect(addr)?;
+        if !open_listen(&mut s, addr, i as u64)? {
+            return Err("a listen stream was refused".into());
+        }
+        streams.push(s);
+        if fill.elapsed() > Duration::from_secs(120) {
+            return Err("opening the streams took over 2 minutes".into());
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let open = streams.iter_mut().map(is_closed).filter(|closed| !closed).count();
+    let (waits, median) = new_client_waits(addr)?;
+    Ok(json!({"streams_opened": n, "streams_open": open, "new_client_ms": waits, "median_ms": median,
+        "rss_kib": server.rss_kib()}))
+}
+
+fn heads(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let addr = server.addr;
+    let (n, pad) = (2000, 30_000);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = server.rss_kib();
+    let part = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Pad: {}", "a".repeat(pad));
+    let mut socks = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut s = connect(addr)?;
+        s.write_all(part.as_bytes())?;
+        socks.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let after = server.rss_kib();
+    let (waits, median) = new_client_waits(addr)?;
+    let per_1000 = (after.saturating_sub(before)) as f64 * 1000.0 / n as f64;
+    Ok(json!({"heads": n, "head_bytes": part.len(), "rss_before_kib": before, "rss_after_kib": after,
+        "rss_per_1000_kib": per_1000, "new_client_ms": waits, "median_ms": median}))
+}
+
+fn slowbody(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let addr = server.addr;
+    let (n, declared, sent) = (32, 2 << 20, 40);
+    let body = padded_echo(0, 2, declared);
+    let mut socks = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut s = connect(addr)?;
+        s.write_all(post_head(addr, declared).as_bytes())?;
+        s.write_all(&body[..sent])?;
+        socks.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    let mut s = connect(addr)?;
+    let status = echo_on(&mut s, addr, 1)?;
+    let wait = t.elapsed().as_secs_f64() * 1000.0;
+    Ok(json!({"slow_bodies": n, "declared_bytes": declared, "sent_bytes": sent, "status": status, "wait_ms": wait}))
+}
+
 fn burst(mcp: &PathBuf) -> Result<Value, BoxError> {
     let server = HttpServer::start(mcp, &[])?;
     let addr = server.addr;
@@ -366,6 +503,29 @@ fn describe(name: &str, v: &Value) -> String {
                 .map(|a| a.iter().map(|x| format!("{:.2}", x.as_f64().unwrap_or(0.0))).collect::<Vec<_>>().join(", "))
                 .unwrap_or_default()
         ),
+        "listen" => format!(
+            "listen streams: {} opened, {} still open (the stream cap); a new client answered in {:.2} ms (median of 5)",
+            v["streams_opened"],
+            v["streams_open"],
+            v["median_ms"].as_f64().unwrap_or(0.0)
+        ),
+        "heads" => format!(
+            "unfinished heads: {} of {} bytes: RSS {} -> {} ({:.1} MiB per 1,000); a new client answered in {:.2} ms (median of 5)",
+            v["heads"],
+            v["head_bytes"],
+            mib(&v["rss_before_kib"]),
+            mib(&v["rss_after_kib"]),
+            v["rss_per_1000_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+            v["median_ms"].as_f64().unwrap_or(0.0)
+        ),
+        "slowbody" => format!(
+            "slow bodies: {} declaring {} bytes, {} sent each: a legitimate POST got HTTP {} in {:.2} ms",
+            v["slow_bodies"],
+            v["declared_bytes"],
+            v["sent_bytes"],
+            v["status"],
+            v["wait_ms"].as_f64().unwrap_or(0.0)
+        ),
         "burst" => format!(
             "burst: {} concurrent echoes of {} bytes ({} got 200, the rest 503): RSS idle {}, peak {}, right after {}, 0.5 s after {}, 2 s after {}",
             v["requests"], v["body_bytes"], v["answered_200"], mib(&v["rss_idle_kib"]), mib(&v["peak_rss_kib"]),
@@ -382,8 +542,16 @@ fn describe(name: &str, v: &Value) -> String {
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
     type Case = fn(&PathBuf) -> Result<Value, BoxError>;
-    let cases: [(&str, Case); 5] =
-        [("trickle", trickle), ("stalled", stalled), ("cap", cap), ("burst", burst), ("stdio", stdio)];
+    let cases: [(&str, Case); 8] = [
+        ("trickle", trickle),
+        ("stalled", stalled),
+        ("cap", cap),
+        ("listen", listen),
+        ("heads", heads),
+        ("slowbody", slowbody),
+        ("burst", burst),
+        ("stdio", stdio),
+    ];
     let mut all = serde_json::Map::new();
     let mut failed = false;
     for (name, run) in cases {
