@@ -247,3 +247,76 @@ done"#;
     })
     .await;
 }
+
+/// A stdio server that answers `server/discover` (the client's first request, id 1) if
+/// `modern`, then writes `flood` unsolicited notifications and five server requests (ids 0-4)
+/// and copies the first five lines it reads next into `out`.
+fn flooding_server(modern: bool, flood: u32, out: &std::path::Path) -> StdioCommand {
+    let discover = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}"#;
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+    let answer = if modern { format!("read line; echo '{discover}';") } else { String::new() };
+    let script = format!(
+        "{answer} yes '{note}' | head -n {flood}; \
+         for i in 0 1 2 3 4; do echo '{{\"jsonrpc\":\"2.0\",\"id\":'$i',\"method\":\"roots/list\"}}'; done; \
+         head -n 5 > '{}'; sleep 60",
+        out.display()
+    );
+    StdioCommand::new("sh").args(["-c", &script])
+}
+
+/// Waits (bounded) until `out` holds five lines, and returns them parsed.
+async fn five_answers(out: &std::path::Path) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = std::fs::read_to_string(out).unwrap_or_default();
+        if text.lines().count() >= 5 {
+            return text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        }
+        assert!(Instant::now() < deadline, "the server got no answers to its requests: {text:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("mcp-client-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+#[tokio::test]
+async fn unread_unsolicited_messages_stay_bounded_and_requests_are_refused() {
+    let out = scratch("unread");
+    let t = StdioTransport::spawn(flooding_server(false, 1_000_000, &out)).unwrap();
+    // Nobody takes the unsolicited queue: it fills, then everything is dropped.
+    let answers = five_answers(&out).await;
+    let stats = t.unsolicited_stats();
+    assert!(stats.queued <= mcp_client::transport::UNSOLICITED_CAP, "{stats:?}");
+    assert_eq!(stats.queued as u64 + stats.dropped, 1_000_005, "{stats:?}");
+    for (i, a) in answers.iter().enumerate() {
+        assert_eq!(a["id"], i, "{a}");
+        assert_eq!(a["error"]["code"], -32603, "{a}");
+    }
+    t.close().await;
+    let _ = std::fs::remove_file(&out);
+}
+
+#[tokio::test]
+async fn a_modern_client_queues_no_unsolicited_messages() {
+    let out = scratch("modern");
+    let client = ClientBuilder::new("t", "1")
+        .connect_timeout(Duration::from_secs(20))
+        .connect(StdioTransport::spawn(flooding_server(true, 1_000_000, &out)).unwrap())
+        .await
+        .unwrap();
+    assert!(client.is_modern());
+    let answers = five_answers(&out).await;
+    let stats = client.unsolicited_stats();
+    // Nothing is held; all but what came before the session turned out modern was dropped at once.
+    assert_eq!(stats.queued, 0, "{stats:?}");
+    assert!(stats.dropped > 1_000_005 - mcp_client::transport::UNSOLICITED_CAP as u64, "{stats:?}");
+    for (i, a) in answers.iter().enumerate() {
+        assert_eq!((a["id"].as_u64(), a["error"]["code"].as_i64()), (Some(i as u64), Some(-32603)), "{a}");
+    }
+    client.close().await;
+    let _ = std::fs::remove_file(&out);
+}
