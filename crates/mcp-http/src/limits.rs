@@ -226,10 +226,9 @@ mod tests {
     async fn the_budget_is_charged_for_bytes_received_not_declared() {
         let (c, budget) = (config(), BodyBudget::new(1500));
         // Declares 1000 bytes, sends 40, then nothing (until its body deadline).
-        let frames = futures::stream::iter(vec![Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from(
-            vec![b' '; 40],
-        )))])
-        .chain(futures::stream::pending());
+        let frames =
+            futures::stream::iter(vec![Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from(vec![b' '; 40])))])
+                .chain(futures::stream::pending());
         let slow = tokio::spawn({
             let (c, budget) = (c.clone(), budget.clone());
             async move { read_body(StreamBody::new(frames), Some(1000), &c, &budget).await.map(|r| r.0) }
