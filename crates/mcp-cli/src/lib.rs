@@ -65,6 +65,10 @@ pub struct ServeShared {
     /// per line; the first seals, all open (also `MCP_STATE_SECRETS`). Needed with --redis.
     #[arg(long, value_name = "PATH")]
     pub state_secret_file: Option<std::path::PathBuf>,
+    /// Most legacy sessions stored in Redis across every instance (default 10000); a new one
+    /// at the cap ends the one expiring first (the least recently used) everywhere.
+    #[arg(long, value_name = "N", requires = "redis")]
+    pub redis_max_sessions: Option<usize>,
 }
 
 /// What a server shares with the other instances of its service.
@@ -101,7 +105,13 @@ impl ServeShared {
                             .into(),
                     ));
                 }
-                let backend = mcp_redis::RedisBackend::connect(url, namespace).await.map_err(|e| err(e.to_string()))?;
+                let mut options = mcp_redis::RedisOptions::default();
+                if let Some(n) = self.redis_max_sessions {
+                    options = options.max_sessions(n);
+                }
+                let backend = mcp_redis::RedisBackend::connect_with(url, namespace, options)
+                    .await
+                    .map_err(|e| err(e.to_string()))?;
                 Some(backend)
             }
         };

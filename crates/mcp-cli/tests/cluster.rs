@@ -14,12 +14,19 @@ use std::time::{Duration, Instant};
 /// A fresh cluster of three instances; `None` (skipped) when Redis or nginx is not installed
 /// on a developer machine. CI installs both (`.ci/run`), so there the test always runs.
 fn cluster() -> Option<Cluster> {
+    cluster_with(&[])
+}
+
+/// [`cluster`] with more `mcp serve` flags for every instance.
+fn cluster_with(args: &[&str]) -> Option<Cluster> {
     if let Err(e) = Cluster::available() {
         assert!(std::env::var_os("CI").is_none(), "{e}");
         eprintln!("skipped: {e}");
         return None;
     }
-    Some(Cluster::start(ClusterOptions::new(env!("CARGO_BIN_EXE_mcp"), 3)).expect("start the cluster"))
+    let mut options = ClusterOptions::new(env!("CARGO_BIN_EXE_mcp"), 3);
+    options.extra_args = args.iter().map(|a| a.to_string()).collect();
+    Some(Cluster::start(options).expect("start the cluster"))
 }
 
 async fn rpc(addr: SocketAddr, body: &Value) -> Resp {
@@ -305,7 +312,9 @@ async fn instances_recover_from_a_redis_restart_and_listeners_catch_up() {
     let body = task_req(3, "tools/call", call("slow_compute", json!({"seconds": 1})));
     let v = rpc(b, &body).await.message();
     assert_error(&v, -32603, Some(&json!(3)));
-    assert!(v["error"]["message"].as_str().unwrap().contains("Redis"), "{v}");
+    // A fixed text and a reference to the log line: nothing of Redis (its address, its error).
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(m.contains("(ref ") && !m.contains("Redis") && !m.contains("127.0.0.1"), "{v}");
     // Redis is back (empty): the pub/sub reconnect makes every listener catch up.
     c.start_redis().expect("restart Redis");
     expect_note(&mut on_a, "notifications/tools/list_changed", Duration::from_secs(15)).await;
@@ -344,4 +353,34 @@ fn serve_with_redis_refuses_to_start_without_shared_keys_or_a_reachable_redis() 
     assert!(err.contains("cannot reach Redis at redis://127.0.0.1:1"), "{err}");
     let err = run(&["--redis", "redis://127.0.0.1:1"], &[("MCP_STATE_SECRETS", "c2hvcnQ=")]);
     assert!(err.contains("secret 1 has 5 bytes; at least 32"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stored_session_cap_holds_across_instances() {
+    let Some(c) = cluster_with(&["--redis-max-sessions", "3"]) else { return };
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut sessions = Vec::new();
+    for i in 0..5 {
+        let at = c.instance_addr(i % 3);
+        let s = Legacy::open(at).await;
+        assert_eq!(s.post(at, note.clone()).await.status, 202);
+        sessions.push(s);
+    }
+    // The two least recently used are gone everywhere; the three newest are served anywhere.
+    for (i, s) in sessions.iter().enumerate() {
+        for k in 0..3 {
+            let r = s.post(c.instance_addr(k), json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+            assert_eq!(r.status, if i < 2 { 404 } else { 200 }, "session {i} on instance {k}: {}", r.text());
+        }
+    }
+    // Ids that are not ours are unknown without a lookup.
+    for bad in ["../../x".to_owned(), "a".repeat(10_000)] {
+        let r = post(
+            c.instance_addr(0),
+            &legacy_headers(Some(&bad)),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string(),
+        )
+        .await;
+        assert_eq!(r.status, 404, "{}", r.text());
+    }
 }
