@@ -441,3 +441,66 @@ async fn an_oversized_head_gets_431_and_the_next_client_is_served() {
     s.write_all(&echo_body(2, 400)).await.unwrap();
     assert_eq!(answer(&mut s).await.status, 200);
 }
+
+/// `mcp serve everything --http` under `ulimit -n LIMIT` (soft and hard), its stderr lines
+/// forwarded; killed on drop.
+struct LowFdServer {
+    child: std::process::Child,
+    addr: SocketAddr,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl LowFdServer {
+    fn start(limit: u32) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {limit} && exec \"$0\" serve everything --http 127.0.0.1:0"))
+            .arg(env!("CARGO_BIN_EXE_mcp"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = std::sync::mpsc::sync_channel(1024);
+        let err = std::io::BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for l in err.lines().map_while(Result::ok) {
+                // Past the buffer, lines are dropped (the test reads only the first ones).
+                let _ = tx.try_send(l);
+            }
+        });
+        let addr = loop {
+            let l = lines.recv_timeout(WAIT).expect("the server announces its address");
+            if let Some(url) = l.strip_prefix("mcp: serving on http://") {
+                break url.split('/').next().unwrap().parse().unwrap();
+            }
+        };
+        Self { child, addr, lines }
+    }
+}
+
+impl Drop for LowFdServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn under_a_low_fd_limit_the_connection_cap_is_lowered_and_new_clients_are_served() {
+    let server = LowFdServer::start(100);
+    let addr = server.addr;
+    // More keep-alive connections than the process has descriptors: the cap (100 - 50) is
+    // below the limit, so the oldest idle ones give way instead of accept failing.
+    let mut idle = Vec::new();
+    for i in 0..120 {
+        let mut s = connect(addr).await;
+        let a = echo_on(&mut s, addr, i).await;
+        assert_eq!(a.status, 200, "connection {i}");
+        idle.push(s);
+    }
+    let lowered = std::iter::from_fn(|| server.lines.recv_timeout(WAIT).ok())
+        .take(20)
+        .find(|l| l.contains("max_connections lowered"));
+    assert!(lowered.is_some_and(|l| l.contains("clamped=50")), "no clamp logged");
+}
