@@ -250,10 +250,14 @@ impl OAuthProvider {
                 others.push(format!("client {:?} is registered at {own:?}", c.client_id));
                 continue;
             }
-            let mut bound = String::new();
-            self.store.update(&mut |d| {
-                bound = d.client_issuers.entry(c.client_id.clone()).or_insert_with(|| issuer.to_owned()).clone();
-            })?;
+            let mut bound = self.store.load()?.client_issuers.get(&c.client_id).cloned().unwrap_or_default();
+            if bound.is_empty() {
+                // First use: record the binding (under the store's lock, so two processes
+                // binding at once agree on one issuer).
+                self.store.update(&mut |d| {
+                    bound = d.client_issuers.entry(c.client_id.clone()).or_insert_with(|| issuer.to_owned()).clone();
+                })?;
+            }
             if bound == issuer {
                 tracing::debug!(client_id = %c.client_id, issuer = %issuer, "pre-registered client bound to its issuer");
                 return Ok(Some(c));

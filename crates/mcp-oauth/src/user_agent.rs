@@ -312,4 +312,35 @@ mod tests {
         let got = got.unwrap();
         assert!(got.contains("code=c1") && got.contains("state=good-state"), "{got}");
     }
+
+    #[tokio::test]
+    async fn at_the_connection_bound_a_silent_connection_only_delays_until_its_read_timeout() {
+        let browser = LoopbackBrowser::bind(0)
+            .await
+            .unwrap()
+            .max_connections(1)
+            .connection_timeout(Duration::from_millis(200))
+            .timeout(Duration::from_secs(60));
+        let port = Url::parse(&browser.redirect_uri()).unwrap().port().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let tx = std::sync::Mutex::new(Some(tx));
+        let browser = browser.opener(Arc::new(move |_| {
+            if let Some(tx) = tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            Ok(())
+        }));
+        let client = async {
+            rx.await.unwrap();
+            // Takes the only slot and never sends a byte; the callback waits in the backlog.
+            let mut silent = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            let ok = get(port, "/callback?code=c2&state=s2").await;
+            assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+            // The silent connection was closed by its read timeout.
+            let mut b = [0u8; 1];
+            assert_eq!(silent.read(&mut b).await.unwrap_or(0), 0);
+        };
+        let (got, ()) = tokio::join!(browser.authorize("https://as.example/authorize?state=s2"), client);
+        assert!(got.unwrap().contains("code=c2"));
+    }
 }
