@@ -8,8 +8,9 @@
 //! Everything written through [`Stream`](super::render::Stream) goes through [`clean`], which
 //! escapes, on a terminal, every C0 control character except `\n` and `\t`, DEL, the C1
 //! controls U+0080..U+009F, and the bidi controls U+202A..U+202E and U+2066..U+2069, and lets
-//! through only the plain colour/bold/dim/underline SGR sequences (`ESC [ ... m`) this tool
-//! writes itself. `MCP_ESCAPE=always|never|auto` (default `auto`: when the stream is a
+//! through only the SGR sequences (`ESC [ ... m`) of this tool's own styling: reset, bold, dim,
+//! underline, and red/green/yellow text (server text may use those too, harmlessly: none hides
+//! text, moves the cursor or sets a background). Table cells are escaped whole before layout. `MCP_ESCAPE=always|never|auto` (default `auto`: when the stream is a
 //! terminal) forces either way.
 
 use std::borrow::Cow;
@@ -85,10 +86,13 @@ pub(super) fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The SGR parameters this tool's own styling uses (reset, bold, dim, italic, underline and
-/// their resets, foreground colours): an `ESC [ ... m` made of these only is let through.
+/// The SGR parameters this tool's own styling uses (reset, bold, dim, underline, their resets,
+/// and the red/green/yellow of `mcp doctor`): an `ESC [ ... m` made of these only is let
+/// through. None of them hides text, moves the cursor or sets a background.
 fn own_sgr(params: &str) -> bool {
-    params.split(';').all(|p| matches!(p.parse::<u8>(), Ok(0..=4 | 22..=24 | 31..=37 | 39 | 91..=97)) || p.is_empty())
+    params
+        .split(';')
+        .all(|p| p.is_empty() || matches!(p.parse::<u8>(), Ok(0 | 1 | 2 | 4 | 22 | 24 | 31 | 32 | 33 | 39)))
 }
 
 /// [`escape`], letting through the plain SGR sequences of this tool's own styling.
