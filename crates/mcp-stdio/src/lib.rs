@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -41,7 +41,9 @@ pub struct StdioConfig {
     pub shutdown_grace: Duration,
     /// Most bytes of replies and notifications waiting to be written (default 4 MiB). When the
     /// client does not read stdout, the server stops reading stdin once this much is queued
-    /// and resumes as the queue drains, so memory stays bounded whatever the client does.
+    /// and resumes as the queue drains; handlers' notifications past it are dropped (counted,
+    /// logged at `warn` on the 1st, 2nd, 4th... drop) and listen streams wait for room, so
+    /// memory stays bounded whatever the client does.
     pub max_output_bytes: usize,
 }
 
@@ -112,14 +114,13 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let backlog = Arc::new(Backlog::default());
-    let out_tx = Out { tx: out_tx, backlog: backlog.clone() };
-    let writer = tokio::spawn(write_loop(output, out_rx, backlog.clone()));
+    let out_tx = Out::new(backlog.clone());
+    let writer = tokio::spawn(write_loop(output, backlog.clone()));
     let stop = CancellationToken::new();
     // Stops the change forwarder on every way out, errors included (it holds a writer sender).
     let _stop_on_exit = stop.clone().drop_guard();
-    let driver = Arc::new(Driver::new(out_tx.clone(), stop.clone()));
+    let driver = Arc::new(Driver::new(out_tx.clone(), stop.clone(), config.max_output_bytes));
     let session = {
         let d = driver.clone();
         let core = Session::new(server.clone(), SessionConfig::default().max_depth(config.max_depth));
@@ -196,11 +197,24 @@ where
     writer.await.map_err(std::io::Error::other)?
 }
 
-/// Bytes queued for stdout and not yet written.
+/// Bytes queued for stdout and not yet written: the lines themselves, appended by every
+/// [`Out`] and taken all at once by the writer, and their count.
 #[derive(Default)]
 struct Backlog {
     bytes: AtomicUsize,
     drained: Notify,
+    queue: std::sync::Mutex<OutQueue>,
+    /// Wakes the writer: lines were queued, or the last [`Out`] is gone.
+    ready: Notify,
+    /// Live [`Out`]s: the writer finishes once none is left and the queue is written.
+    senders: AtomicUsize,
+}
+
+#[derive(Default)]
+struct OutQueue {
+    lines: Vec<u8>,
+    /// The writer stopped (the output broke): nothing more is queued.
+    gone: bool,
 }
 
 impl Backlog {
@@ -222,17 +236,45 @@ impl Backlog {
 }
 
 /// The queue to the writer, counting what it holds.
-#[derive(Clone)]
 struct Out {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
     backlog: Arc<Backlog>,
 }
 
+impl Clone for Out {
+    fn clone(&self) -> Self {
+        Self::new(self.backlog.clone())
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        if self.backlog.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.backlog.ready.notify_one();
+        }
+    }
+}
+
 impl Out {
+    fn new(backlog: Arc<Backlog>) -> Self {
+        backlog.senders.fetch_add(1, Ordering::AcqRel);
+        Self { backlog }
+    }
+
     /// Queues one message; false once the writer is gone.
     fn send(&self, msg: Vec<u8>) -> bool {
+        let mut q = self.backlog.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if q.gone {
+            return false;
+        }
+        let was_empty = q.lines.is_empty();
+        q.lines.extend_from_slice(&msg);
+        q.lines.push(b'\n');
         self.backlog.bytes.fetch_add(msg.len() + 1, Ordering::AcqRel);
-        self.tx.send(msg).is_ok()
+        drop(q);
+        if was_empty {
+            self.backlog.ready.notify_one();
+        }
+        true
     }
 }
 
@@ -245,15 +287,33 @@ struct Driver {
     /// Ends the legacy session's change forwarder.
     #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
     stop: CancellationToken,
+    /// [`StdioConfig::max_output_bytes`]: streams wait while more is queued.
+    max_output_bytes: usize,
 }
 
 impl Driver {
-    fn new(out: Out, stop: CancellationToken) -> Self {
+    fn new(out: Out, stop: CancellationToken, max_output_bytes: usize) -> Self {
         let tx = out.clone();
+        let dropped = AtomicUsize::new(0);
         let sink = NotificationSink::new(move |v: Value| {
+            // The client is not reading: a handler notifying in a loop loses notifications
+            // rather than growing the queue.
+            if tx.backlog.bytes() > max_output_bytes {
+                let n = dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(dropped = n, "dropping notifications: the client does not read stdout");
+                }
+                return;
+            }
             tx.send(encode(&v));
         });
-        Self { out, env: RequestEnv { sink: Some(sink), ..RequestEnv::default() }, tasks: TaskTracker::new(), stop }
+        Self {
+            out,
+            env: RequestEnv { sink: Some(sink), ..RequestEnv::default() },
+            tasks: TaskTracker::new(),
+            stop,
+            max_output_bytes,
+        }
     }
 
     fn dispatch(&self, session: &Arc<SharedSession>, event: Event) {
@@ -283,7 +343,7 @@ impl Driver {
 
     /// Serves a `subscriptions/listen` stream until it ends or is cancelled.
     fn spawn_listen(&self, session: &Arc<SharedSession>, job: Job, permit: Option<OwnedSemaphorePermit>) {
-        let (session, out) = (session.clone(), self.out.clone());
+        let (session, out, max) = (session.clone(), self.out.clone(), self.max_output_bytes);
         self.tasks.spawn(async move {
             let id = job.id().clone();
             let cancel = job.cancellation().clone();
@@ -297,7 +357,15 @@ impl Driver {
                             biased;
                             _ = cancel.cancelled() => break,
                             item = stream.next() => match item {
-                                Some(v) => { out.send(encode(&v)); }
+                                Some(v) => {
+                                    out.send(encode(&v));
+                                    // An unread stream waits here for the client to catch up.
+                                    tokio::select! {
+                                        biased;
+                                        _ = cancel.cancelled() => break,
+                                        () = out.backlog.wait_below(max) => {}
+                                    }
+                                }
                                 None => break,
                             }
                         }
@@ -315,7 +383,7 @@ impl Driver {
     /// Writes the change notifications the legacy session should see until `stop`.
     #[cfg(feature = "legacy")]
     fn forward_changes(&self, session: &Arc<SharedSession>) {
-        let (session, out, stop) = (session.clone(), self.out.clone(), self.stop.clone());
+        let (session, out, stop, max) = (session.clone(), self.out.clone(), self.stop.clone(), self.max_output_bytes);
         let mut feed = session.inspect(|s| s.server().change_feed());
         tokio::spawn(async move {
             loop {
@@ -332,6 +400,11 @@ impl Driver {
                         return;
                     }
                 }
+                // A client that does not read gets its changes later, not more memory used.
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    () = out.backlog.wait_below(max) => {}
+                }
             }
         });
     }
@@ -341,28 +414,43 @@ fn encode(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("JSON serializes")
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    output: W,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    backlog: Arc<Backlog>,
-) -> std::io::Result<()> {
-    let mut w = BufWriter::with_capacity(64 * 1024, output);
-    while let Some(msg) = rx.recv().await {
-        let mut written = msg.len() + 1;
-        w.write_all(&msg).await?;
-        w.write_all(b"\n").await?;
-        drop(msg);
-        // Batch whatever is already queued before flushing: one write syscall for many responses.
-        while let Ok(more) = rx.try_recv() {
-            written += more.len() + 1;
-            w.write_all(&more).await?;
-            w.write_all(b"\n").await?;
+async fn write_loop<W: AsyncWrite + Unpin>(mut output: W, backlog: Arc<Backlog>) -> std::io::Result<()> {
+    /// Marks the queue gone however the writer ends, so that nothing more piles up.
+    struct Gone<'a>(&'a Backlog);
+    impl Drop for Gone<'_> {
+        fn drop(&mut self) {
+            let mut q = self.0.queue.lock().unwrap_or_else(|e| e.into_inner());
+            q.gone = true;
+            q.lines = Vec::new();
         }
-        w.flush().await?;
-        backlog.bytes.fetch_sub(written, Ordering::AcqRel);
-        backlog.drained.notify_waiters();
     }
-    w.flush().await
+    let _gone = Gone(&backlog);
+    let mut batch = Vec::new();
+    loop {
+        let ready = backlog.ready.notified();
+        let mut ready = std::pin::pin!(ready);
+        ready.as_mut().enable();
+        std::mem::swap(&mut backlog.queue.lock().unwrap_or_else(|e| e.into_inner()).lines, &mut batch);
+        if batch.is_empty() {
+            if backlog.senders.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            ready.await;
+            continue;
+        }
+        // Everything queued goes out in one write: one syscall for many responses.
+        output.write_all(&batch).await?;
+        output.flush().await?;
+        backlog.bytes.fetch_sub(batch.len(), Ordering::AcqRel);
+        backlog.drained.notify_waiters();
+        // Keep a typical batch's buffer; give back what a burst grew.
+        if batch.capacity() > 1 << 20 {
+            batch = Vec::new();
+        } else {
+            batch.clear();
+        }
+    }
+    output.flush().await
 }
 
 enum LineRead {

@@ -111,3 +111,49 @@ async fn end_of_input_ends_the_transport_cleanly() {
     let done = tokio::time::timeout(std::time::Duration::from_secs(10), served).await.expect("ends").unwrap();
     assert!(done.is_ok());
 }
+
+/// Reports progress `n` times, then says it is done (on `State`).
+#[tool]
+async fn flood(ctx: Context, State(done): State<std::sync::Arc<tokio::sync::Notify>>, n: u64) -> &'static str {
+    for i in 0..n {
+        ctx.progress(i as f64, None, None);
+        if i % 1000 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    done.notify_one();
+    "flooded"
+}
+
+#[tokio::test]
+async fn a_handler_notifying_to_a_client_that_does_not_read_loses_notifications_not_memory() {
+    let done = std::sync::Arc::new(tokio::sync::Notify::new());
+    let server = Server::builder("duplex", "1").state(done.clone()).tool(flood::tool()).build().unwrap();
+    let (client_in, server_out) = tokio::io::duplex(1 << 16);
+    let (server_in, mut to_server) = tokio::io::duplex(1 << 16);
+    let config = StdioConfig { max_output_bytes: 64 << 10, ..StdioConfig::default() };
+    let _served = tokio::spawn(serve(server, server_in, server_out, config));
+    let finished = done.notified();
+    let line = modern(1, "tools/call", json!({"name": "flood", "arguments": {"n": 200_000}}));
+    to_server.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    // Nothing is read until the handler is done.
+    tokio::time::timeout(std::time::Duration::from_secs(60), finished).await.expect("the handler ends");
+    let mut lines = BufReader::new(client_in).lines();
+    let mut notes = 0;
+    let response = loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("a line in time")
+            .unwrap()
+            .expect("a line");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v.get("id").is_some() {
+            break v;
+        }
+        notes += 1;
+    };
+    // What waited for the client is bounded by the output limit (and the pipe), not by what
+    // the handler sent; the response itself is never dropped.
+    assert!(notes < 5_000, "{notes} notifications were held for the client");
+    assert_eq!(response["result"]["content"][0]["text"], "flooded");
+}
