@@ -221,7 +221,7 @@ impl Server {
         drop((uri_order, task_order));
         Ok(async_stream(move |tx| async move {
             ack["_meta"] = json!({ SUBSCRIPTION_ID: id });
-            if tx.send(notification("notifications/subscriptions/acknowledged", ack)).is_err() {
+            if tx.send(notification("notifications/subscriptions/acknowledged", ack)).await.is_err() {
                 return;
             }
             // Where each watched task is now, so that nothing before the stream opened is missed.
@@ -234,7 +234,7 @@ impl Server {
             };
             for t in &filter.task_ids {
                 if let Some(p) = task_update(t.clone()).await {
-                    if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).is_err() {
+                    if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).await.is_err() {
                         return;
                     }
                 }
@@ -244,7 +244,7 @@ impl Server {
                     _ = cancel.cancelled() => return,
                     _ = shutdown.cancelled() => {
                         let done = server.finish_result(json!({ "resultType": "complete", "_meta": { SUBSCRIPTION_ID: id } }));
-                        let _ = tx.send(result_response(&id, done));
+                        let _ = tx.send(result_response(&id, done)).await;
                         return;
                     }
                     _ = tx.closed() => return,
@@ -252,13 +252,13 @@ impl Server {
                         let Some(changes) = changes else { return };
                         for e in changes.iter().filter(|e| filter.wants(e)) {
                             let Some((m, p)) = e.notification() else { continue };
-                            if tx.send(tagged(m, p, &id)).is_err() { return; }
+                            if tx.send(tagged(m, p, &id)).await.is_err() { return; }
                         }
                     }
                     changed = next_task(&mut task_feed, &filter.task_ids) => {
                         for t in changed {
                             if let Some(p) = task_update(t).await {
-                                if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).is_err() { return; }
+                                if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).await.is_err() { return; }
                             }
                         }
                     }
@@ -291,10 +291,12 @@ async fn next_task(
 /// A stream fed by a spawned producer; dropping the stream closes the channel, which ends it.
 fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Value> + Send + 'static
 where
-    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Value>) -> Fut,
+    F: FnOnce(tokio::sync::mpsc::Sender<Value>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // Bounded: a consumer that does not read makes the producer wait (its change feeds lag
+    // and resynchronise), it does not queue without end.
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
     let task = tokio::spawn(producer(tx));
     let guard = AbortOnDrop(task);
     futures::stream::unfold((rx, guard), |(mut rx, guard)| async move { rx.recv().await.map(|v| (v, (rx, guard))) })
