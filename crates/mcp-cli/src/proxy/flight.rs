@@ -178,18 +178,24 @@ impl Flight {
         let mut opts = CallOptions::default();
         let to = notes.clone();
         relay.options(&mut opts, move |n| to.push(n));
-        let task = tokio::spawn(async move {
-            let mut guard = RetireGuard(Some(lease));
-            let client = guard.0.as_ref().expect("lease").session().client().clone();
-            let r = super::upstream::asking(ask_tx, call(client, opts)).await;
-            let lease = guard.0.take().expect("lease");
-            if exclusive {
-                lease.session().asker.route(None);
+        // In the request's span: when traced, the upstream request's trace context is that of
+        // the proxy's client span, a child of the request's (never the caller's own value).
+        use tracing::Instrument;
+        let task = tokio::spawn(
+            async move {
+                let mut guard = RetireGuard(Some(lease));
+                let client = guard.0.as_ref().expect("lease").session().client().clone();
+                let r = super::upstream::asking(ask_tx, call(client, opts)).await;
+                let lease = guard.0.take().expect("lease");
+                if exclusive {
+                    lease.session().asker.route(None);
+                }
+                lease.outcome(&r);
+                drop(lease);
+                let _ = done_tx.send(r);
             }
-            lease.outcome(&r);
-            drop(lease);
-            let _ = done_tx.send(r);
-        });
+            .instrument(tracing::Span::current()),
+        );
         Self { questions, notes, done, task }
     }
 }
