@@ -21,8 +21,8 @@
 //!   100,000 answers arrive once stdout is read.
 //!
 //! `mcp-hostile --mcp target/release/mcp [--only NAME] [--json]`. Everything goes to
-//! 127.0.0.1; every loop is bounded in count and time. The `cap` case needs about 8,300 file
-//! descriptors (`ulimit -n`).
+//! 127.0.0.1; every loop is bounded in count and time. The `cap` and `listen` cases need about
+//! 8,300 file descriptors (`ulimit -n`) for this process; the server raises its own limit.
 
 use clap::Parser;
 use mcp_bench::{echo_request, proc_status_kib};
