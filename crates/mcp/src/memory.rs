@@ -49,8 +49,6 @@ impl MemoryTransport {
 /// messages wait for room instead.
 type Messages = mpsc::Sender<Result<Value, TransportError>>;
 
-
-
 fn closed(why: impl std::fmt::Display) -> TransportError {
     TransportError::Closed(why.to_string())
 }
