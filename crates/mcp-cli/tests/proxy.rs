@@ -11,7 +11,7 @@ mod proxy_support;
 use common::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent};
-use proxy_support::{legacy_upstream, Proxy};
+use proxy_support::{legacy_upstream, slow_post, Proxy};
 use serde_json::{json, Value};
 use std::future::IntoFuture;
 use std::time::Duration;
@@ -452,7 +452,8 @@ async fn calls_waiting_for_input_never_hold_every_session() {
     }
     // The last session is kept for calls that cannot be asked: a third waiting call would
     // need it, and gets "unavailable" once the pool's (10 s) wait for a session is over.
-    let third = slow_post(proxy.addr(), &tool_call(3, "ask", &caps)).await;
+    let body = tool_call(3, "ask", &caps);
+    let third = slow_post(proxy.addr(), &std_headers(&body), &body.to_string()).await;
     assert!(third.starts_with("HTTP/1.1 503"), "{third}");
     assert!(third.contains("-32603") && third.contains("no upstream session became free"), "{third}");
     let c = client(&proxy.url, builder()).await;
@@ -462,26 +463,6 @@ async fn calls_waiting_for_input_never_hold_every_session() {
 /// A `tools/call NAME` request declaring client capabilities `caps`.
 fn tool_call(id: i64, name: &str, caps: &Value) -> Value {
     req(id, "tools/call", json!({ "name": name, "arguments": {}, "_meta": { K_CAPS: caps } }))
-}
-
-/// POSTs `body` and returns the whole response as text, waiting up to 30 s (longer than the
-/// pool's own 10 s wait for a session, which the helpers' bounded waits are not).
-async fn slow_post(addr: std::net::SocketAddr, body: &Value) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let body = body.to_string();
-    let mut head =
-        format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-length: {}\r\n", body.len());
-    for (k, v) in std_headers(&serde_json::from_str(&body).unwrap()) {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    let exchange = async {
-        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        tcp.write_all(format!("{head}\r\n{body}").as_bytes()).await.unwrap();
-        let mut out = Vec::new();
-        tcp.read_to_end(&mut out).await.unwrap();
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    tokio::time::timeout(Duration::from_secs(30), exchange).await.expect("an answer within 30 s")
 }
 
 /// Sequential echo calls per second through `client`, over `n` calls.

@@ -11,7 +11,7 @@ use common::*;
 use mcp::server::{HttpRequest, Server, Tool};
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{ClientBuilder, ClientError};
-use proxy_support::{legacy_upstream, Proxy};
+use proxy_support::{legacy_upstream, slow_post, Proxy};
 use serde_json::{json, Value};
 use std::future::IntoFuture;
 use token_issuer::TokenIssuer;
@@ -124,4 +124,35 @@ async fn one_caller_cannot_park_more_calls_than_its_share() {
     let r = call_as(&front, &carol, 5, "echo", json!({})).await;
     assert_eq!(first_text(&result_of(&r.message(), &json!(5))), "t");
     assert!(front.stderr().contains("another one refused"), "{}", front.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_caller_cannot_hold_every_legacy_session() {
+    // 5 sessions: 4 may be asked, 2 of them at most by one caller (each waiting call of a
+    // legacy upstream holds its session).
+    let issuer = TokenIssuer::start(FRONT_AUDIENCE, "unused").await;
+    let iss = issuer.issuer.clone();
+    let front = tokio::task::spawn_blocking(move || {
+        let flags = ["--auth-issuer", &iss, "--auth-audience", FRONT_AUDIENCE, "--max-sessions", "5"];
+        Proxy::http(&flags, &legacy_upstream())
+    })
+    .await
+    .unwrap();
+    let (alice, bob) = (issuer.token("alice"), issuer.token("bob"));
+    let asks = json!({ "elicitation": {} });
+    for id in 1..=2 {
+        let r = call_as(&front, &alice, id, "ask", asks.clone()).await;
+        assert_eq!(result_of(&r.message(), &json!(id))["resultType"], "input_required");
+    }
+    // Alice's third waits for one of her own sessions (the pool's bounded wait), then 503.
+    let body = req(3, "tools/call", json!({ "name": "ask", "arguments": {}, "_meta": { K_CAPS: asks } }));
+    let mut headers = std_headers(&body);
+    headers.push(("authorization".into(), format!("Bearer {alice}")));
+    let third = slow_post(front.addr(), &headers, &body.to_string()).await;
+    assert!(third.starts_with("HTTP/1.1 503") && third.contains("-32603"), "{third}");
+    // Bob still gets sessions of his own.
+    for id in 4..=5 {
+        let r = call_as(&front, &bob, id, "ask", asks.clone()).await;
+        assert_eq!(result_of(&r.message(), &json!(id))["resultType"], "input_required");
+    }
 }

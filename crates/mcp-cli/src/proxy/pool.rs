@@ -12,6 +12,11 @@
 //! - Sessions with input capabilities (those a call waiting for input can hold) are at most
 //!   `max_sessions - 1`: one place is kept for requests without input capabilities, so parked
 //!   calls can never take every session (with `max_sessions` 1 nothing can be kept).
+//! - One authenticated principal holds at most half of those exclusive sessions at once
+//!   ([`Pool::principal_share`], `(max_sessions - 1) / 2`, at least 1; its next lease waits
+//!   like any other), so one caller's calls waiting for input cannot take them all from the
+//!   others. Without downstream auth every caller is the same one, and this share does not
+//!   apply.
 //! - A session whose transport failed (a crashed stdio process, a lost connection) is dropped
 //!   and replaced on the next lease, after a backoff that doubles with each consecutive failure
 //!   (100 ms up to 5 s); each loss and restart is logged on stderr.
@@ -363,12 +368,26 @@ impl Pool {
         }
     }
 
+    /// How many exclusive (legacy, can be asked) sessions one authenticated principal may hold
+    /// at once: half of those the pool may open for requests that can be asked, at least 1.
+    pub fn principal_share(&self) -> usize {
+        (self.limits.max_sessions.saturating_sub(1) / 2).max(1)
+    }
+
     fn pick(self: &Arc<Self>, key: &Key) -> Pick {
         let mut guard = self.slots.lock().expect("pool lock");
         let Slots { sessions, connecting } = &mut *guard;
         sessions.retain(|s| s.usable());
         let asks = key.caps.any();
         let shared = !asks || self.modern.load(Ordering::Relaxed);
+        if !shared && key.principal.is_some() {
+            // A principal's share of the exclusive sessions (see the module docs).
+            let mine = |k: &Key| k.caps.any() && k.principal == key.principal;
+            let busy = sessions.iter().filter(|s| mine(&s.key) && !s.shared() && s.leases.load(Ordering::Acquire) > 0);
+            if busy.count() + connecting.iter().filter(|k| mine(k)).count() >= self.principal_share() {
+                return Pick::Wait;
+            }
+        }
         let found =
             sessions.iter().find(|s| s.key == *key && (s.shared() || s.leases.load(Ordering::Acquire) == 0)).cloned();
         if let Some(session) = found {

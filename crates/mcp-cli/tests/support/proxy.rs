@@ -72,3 +72,23 @@ impl Drop for Proxy {
         let _ = self.child.wait();
     }
 }
+
+/// POSTs `body` to `/mcp` with `headers` and returns the whole response as text, waiting up to
+/// 30 s (longer than the pool's own 10 s wait for a session, which the common helpers' bounded
+/// waits are not).
+pub(crate) async fn slow_post(addr: std::net::SocketAddr, headers: &[(String, String)], body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head =
+        format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-length: {}\r\n", body.len());
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let exchange = async {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(format!("{head}\r\n{body}").as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        tcp.read_to_end(&mut out).await.unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    tokio::time::timeout(Duration::from_secs(30), exchange).await.expect("an answer within 30 s")
+}
