@@ -39,7 +39,8 @@ pub struct UnsolicitedStats {
 
 /// The sending end of a transport's unsolicited queue: bounded, never blocking.
 pub(crate) struct Unsolicited {
-    tx: mpsc::Sender<Value>,
+    /// `None` once the transport closed: the consumer sees the end.
+    tx: std::sync::Mutex<Option<mpsc::Sender<Value>>>,
     dropped: AtomicU64,
 }
 
@@ -47,14 +48,18 @@ impl Unsolicited {
     /// A queue of [`UNSOLICITED_CAP`] messages and its receiver.
     pub(crate) fn new() -> (Self, mpsc::Receiver<Value>) {
         let (tx, rx) = mpsc::channel(UNSOLICITED_CAP);
-        (Self { tx, dropped: AtomicU64::new(0) }, rx)
+        (Self { tx: std::sync::Mutex::new(Some(tx)), dropped: AtomicU64::new(0) }, rx)
     }
 
     /// Queues `m` for the consumer. When the queue is full, or its receiver is gone (nobody
     /// consumes unsolicited messages: a modern session), `m` is dropped; for a server request
     /// the error response it is owed is returned, for the transport to send.
     pub(crate) fn deliver(&self, m: Value) -> Option<Value> {
-        let (m, why) = match self.tx.try_send(m) {
+        let sent = match &*self.lock() {
+            Some(tx) => tx.try_send(m),
+            None => Err(mpsc::error::TrySendError::Closed(m)),
+        };
+        let (m, why) = match sent {
             Ok(()) => return None,
             Err(mpsc::error::TrySendError::Full(m)) => (m, "the client is busy: too many server messages are queued"),
             Err(mpsc::error::TrySendError::Closed(m)) => (m, "the client takes no server requests outside a request"),
@@ -71,9 +76,21 @@ impl Unsolicited {
         refusal(&m, why)
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<mpsc::Sender<Value>>> {
+        self.tx.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Ends the queue (the transport closed): the consumer gets what is queued, then the end.
+    pub(crate) fn close(&self) {
+        self.lock().take();
+    }
+
     /// Queued and dropped counts.
     pub(crate) fn stats(&self) -> UnsolicitedStats {
-        let queued = if self.tx.is_closed() { 0 } else { UNSOLICITED_CAP - self.tx.capacity() };
+        let queued = match &*self.lock() {
+            Some(tx) if !tx.is_closed() => UNSOLICITED_CAP - tx.capacity(),
+            _ => 0,
+        };
         UnsolicitedStats { queued, dropped: self.dropped.load(Ordering::Relaxed) }
     }
 }

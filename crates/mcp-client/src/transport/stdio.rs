@@ -243,6 +243,7 @@ impl Shared {
         for route in self.pending.drain() {
             route.fail(TransportError::Closed(why.clone()));
         }
+        self.unsolicited.close();
     }
 
     fn closed_reason(&self) -> Option<String> {

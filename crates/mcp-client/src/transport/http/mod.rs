@@ -698,6 +698,7 @@ impl Transport for HttpTransport {
                 t.abort();
             }
             inner.fail_all("the client closed the transport");
+            inner.unsolicited.close();
             let Some(sid) = sid else { return };
             let mut extra = vec![(SESSION_ID.to_owned(), sid)];
             extra.extend(protocol.map(|v| (h::PROTOCOL_VERSION.to_owned(), v)));
