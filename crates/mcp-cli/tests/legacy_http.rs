@@ -266,6 +266,19 @@ impl Direct {
         sid
     }
 
+    /// Opens the session's GET notification stream; its body.
+    async fn get(&self, peer: &str, sid: &str) -> mcp::http::McpBody {
+        let mut req = http::Request::get("/mcp").header("host", "localhost");
+        for (k, v) in legacy_headers(Some(sid)) {
+            req = req.header(k, v);
+        }
+        let mut req = req.body(http_body_util::Full::new(bytes::Bytes::new())).unwrap();
+        req.extensions_mut().insert(peer.parse::<std::net::SocketAddr>().unwrap());
+        let r = self.0.handle(req).await;
+        assert_eq!(r.status(), 200);
+        r.into_body()
+    }
+
     async fn alive(&self, peer: &str, sid: &str) -> bool {
         let (status, _, body) = self.post(peer, Some(sid), &rpc(9, "ping", json!({}))).await;
         assert!(status == 200 || status == 404, "{status} {body}");
@@ -289,6 +302,9 @@ async fn one_peer_cannot_hold_every_session_and_the_least_recently_used_gives_wa
     for s in [&first, &third, &fourth] {
         assert!(d.alive(flood, s).await);
     }
+    // An open GET stream does not keep a session past the cap: opened, then nothing more.
+    let mut stream = d.get(flood, &third).await;
+    assert!(d.alive(flood, &fourth).await && d.alive(flood, &first).await);
     // Many peers fill the global cap: new sessions still open, the least recently used go.
     let mut opened = Vec::new();
     for i in 0..20 {
@@ -298,6 +314,14 @@ async fn one_peer_cannot_hold_every_session_and_the_least_recently_used_gives_wa
     assert!(d.alive(other, &newcomer).await, "a legacy client from another peer still gets a session");
     assert!(!d.alive(flood, &first).await && !d.alive("10.0.1.0:7000", &opened[0]).await);
     assert!(d.alive("10.0.1.19:7000", &opened[19]).await);
+    assert!(!d.alive(flood, &third).await, "evicted with its stream open");
+    let end = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        use http_body_util::BodyExt;
+        while let Some(frame) = stream.frame().await {
+            frame.unwrap();
+        }
+    });
+    end.await.expect("the evicted session's stream ends");
 }
 
 #[tokio::test]
@@ -306,6 +330,9 @@ async fn bounded_initialize_params_and_well_formed_session_ids() {
     let big = json!({"protocolVersion": LEGACY_PV, "capabilities": {"experimental": {"pad": "x".repeat(1 << 20)}}});
     let (status, sid, body) = d.post("10.0.0.1:1", None, &rpc(0, "initialize", big)).await;
     assert_eq!((body["error"]["code"].as_i64(), sid), (Some(-32602), None), "{status}");
+    let small = Direct::new(|c| c.max_initialize_params_bytes = 8);
+    let init = json!({"protocolVersion": LEGACY_PV, "capabilities": {"roots": {"listChanged": true}}});
+    assert_eq!(small.post("10.0.0.1:1", None, &rpc(0, "initialize", init)).await.2["error"]["code"], -32602);
     for bad in ["../../x".to_owned(), "a".repeat(10_000), "0123456789ABCDEF0123456789ABCDEF".to_owned()] {
         let (status, _, _) = d.post("10.0.0.1:1", Some(&bad), &rpc(1, "ping", json!({}))).await;
         assert_eq!(status, 404, "{bad:.20}");

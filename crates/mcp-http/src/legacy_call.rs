@@ -50,8 +50,10 @@ impl McpService {
     /// The settings of a session core here (with a shared store, its server-to-client request
     /// ids name this instance, so that answers POSTed elsewhere find their way back).
     fn session_config(&self) -> SessionConfig {
-        let config =
-            SessionConfig::default().max_depth(self.config.max_depth).accept_legacy(self.config.max_sessions > 0);
+        let config = SessionConfig::default()
+            .max_depth(self.config.max_depth)
+            .accept_legacy(self.config.max_sessions > 0)
+            .max_client_params_bytes(self.config.max_initialize_params_bytes);
         match &self.sessions.store {
             Some(store) => config.outbound_prefix(format!("{}-s", store.instance())),
             None => config,

@@ -92,6 +92,9 @@ pub struct HttpConfig {
     /// How long a new legacy session may wait for `notifications/initialized` (default 60 s);
     /// a session not initialized by then is dropped.
     pub session_init_timeout: Duration,
+    /// Most bytes of `capabilities` and `clientInfo` (serialized) a legacy `initialize` may
+    /// carry (default 64 KiB): the session keeps them for its life. Over it: `-32602`.
+    pub max_initialize_params_bytes: usize,
     /// How long an unused legacy session lives (default 30 minutes).
     pub session_idle: Duration,
     /// Cross-origin access for browser clients (default `None`: no CORS headers, `OPTIONS`
@@ -141,6 +144,7 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(30 * 60),
             max_sessions_per_client: 64,
             session_init_timeout: Duration::from_secs(60),
+            max_initialize_params_bytes: 64 << 10,
             cors: None,
             #[cfg(feature = "legacy")]
             session_store: None,
