@@ -65,7 +65,7 @@ pub struct ServeShared {
     /// per line; the first seals, all open (also `MCP_STATE_SECRETS`). Needed with --redis.
     #[arg(long, value_name = "PATH")]
     pub state_secret_file: Option<std::path::PathBuf>,
-    /// Most legacy sessions stored in Redis across every instance (default 10000); a new one
+    /// Most legacy sessions stored in Redis across every instance (default 4096); a new one
     /// at the cap ends the one expiring first (the least recently used) everywhere.
     #[arg(long, value_name = "N", requires = "redis")]
     pub redis_max_sessions: Option<usize>,

@@ -70,7 +70,7 @@ pub struct RedisOptions {
     pub command_timeout: Duration,
     /// How long the owner of a task's work may go silent before the task fails (default 6 s).
     pub task_lease: Duration,
-    /// Most legacy sessions stored, across every instance (default 10,000). A new session at
+    /// Most legacy sessions stored, across every instance (default 4,096). A new session at
     /// the cap ends the one that expires first (the least recently used; sessions not yet
     /// initialized expire soonest), on every instance.
     pub max_sessions: usize,
@@ -78,7 +78,7 @@ pub struct RedisOptions {
 
 impl Default for RedisOptions {
     fn default() -> Self {
-        Self { command_timeout: Duration::from_secs(2), task_lease: Duration::from_secs(6), max_sessions: 10_000 }
+        Self { command_timeout: Duration::from_secs(2), task_lease: Duration::from_secs(6), max_sessions: 4096 }
     }
 }
 
