@@ -203,9 +203,10 @@ impl Sessions {
     }
 
     /// Opens a session around `core` (already initialized) for client `key`. At the client's
-    /// cap its least recently used session is ended; at the global cap expired sessions go
-    /// first, then the least recently used one without a call in flight. `None` when every
-    /// session has a call in flight.
+    /// cap its least recently used session is ended (with a shared store: everywhere); at the
+    /// global cap expired sessions go first, then the least recently used one without a call
+    /// in flight (with a shared store only its replica here ends: the store keeps its own cap).
+    /// `None` when every session has a call in flight.
     pub(crate) fn open(&self, core: Session, owner: Option<String>, key: String) -> Option<(String, Arc<HttpSession>)> {
         let id = format!("{:032x}", rand::random::<u128>());
         let mut evicted = Vec::new();
@@ -223,7 +224,7 @@ impl Sessions {
                 }
                 let lru = mine.iter().min_by_key(|s| s.last_used()).map(|s| s.id.clone()).expect("not empty");
                 tracing::info!(session = %lru, client = %key, "legacy session evicted: the client's session cap was reached");
-                evicted.extend(map.remove(&lru));
+                evicted.extend(map.remove(&lru).map(|s| (s, true)));
             }
             if map.len() >= self.limits.max {
                 let lru = map
@@ -234,7 +235,7 @@ impl Sessions {
                 match lru {
                     Some(lru) => {
                         tracing::info!(session = %lru, "legacy session evicted: the session cap was reached");
-                        evicted.extend(map.remove(&lru));
+                        evicted.extend(map.remove(&lru).map(|s| (s, false)));
                     }
                     None => {
                         drop(map);
@@ -251,18 +252,18 @@ impl Sessions {
         }
     }
 
-    /// Removes the sessions expired at `at` into `out`.
-    fn sweep(&self, map: &mut HashMap<String, Arc<HttpSession>>, at: Instant, out: &mut Vec<Arc<HttpSession>>) {
+    /// Removes the sessions expired at `at` into `out` (a shared store expires its own).
+    fn sweep(&self, map: &mut HashMap<String, Arc<HttpSession>>, at: Instant, out: &mut Vec<(Arc<HttpSession>, bool)>) {
         let expired: Vec<String> = map.values().filter(|s| s.expired(at, &self.limits)).map(|s| s.id.clone()).collect();
-        out.extend(expired.iter().filter_map(|id| map.remove(id)));
+        out.extend(expired.iter().filter_map(|id| map.remove(id)).map(|s| (s, false)));
     }
 
-    /// Ends sessions taken out of the map (outside its lock); with a shared store they are
-    /// deleted there too, so they end everywhere.
-    fn end_all(&self, ended: Vec<Arc<HttpSession>>) {
-        for s in ended {
+    /// Ends sessions taken out of the map (outside its lock); those marked for it are deleted
+    /// from a shared store too, so they end everywhere.
+    fn end_all(&self, ended: Vec<(Arc<HttpSession>, bool)>) {
+        for (s, everywhere) in ended {
             s.end();
-            if let Some(store) = self.store.clone() {
+            if let Some(store) = self.store.clone().filter(|_| everywhere) {
                 tokio::spawn(async move {
                     if let Err(e) = store.delete(&s.id).await {
                         tracing::warn!(session = %s.id, error = %e, "an evicted session was not deleted from the store");
