@@ -58,6 +58,17 @@ pub struct ServeLimits {
     /// Seconds a new legacy session may wait for `notifications/initialized` (default 60).
     #[arg(long, value_name = "SECS")]
     pub legacy_init_timeout: Option<f64>,
+    /// Most notifications one HTTP call holds for a client that does not read them (default
+    /// 256); past it progress is coalesced per token and the rest dropped.
+    #[arg(long, value_name = "N")]
+    pub max_queued_notifications: Option<usize>,
+    /// Dropped notifications past which an HTTP call is cancelled with -32603 (default 100000).
+    #[arg(long, value_name = "N")]
+    pub max_dropped_notifications: Option<u64>,
+    /// Seconds an HTTP call's notification queue may stay full, unread, before the call is
+    /// cancelled with -32603 (default 30).
+    #[arg(long, value_name = "SECS")]
+    pub notification_stall: Option<f64>,
 }
 
 fn secs(v: Option<f64>, into: &mut Duration) {
@@ -98,6 +109,13 @@ impl ServeLimits {
             config.max_sessions_per_client = n;
         }
         secs(self.legacy_init_timeout, &mut config.session_init_timeout);
+        if let Some(n) = self.max_queued_notifications.filter(|n| *n > 0) {
+            config.max_queued_notifications = n;
+        }
+        if let Some(n) = self.max_dropped_notifications {
+            config.max_dropped_notifications = n;
+        }
+        secs(self.notification_stall, &mut config.notification_stall);
     }
 
     /// The stdio limits, defaults moved by the flags.
