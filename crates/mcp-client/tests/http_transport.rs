@@ -506,3 +506,61 @@ async fn dropping_the_exchange_closes_the_connection() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_flood_on_the_standalone_stream_stays_bounded_and_its_requests_are_refused() {
+    bounded(async {
+        let seen = log();
+        let s2 = seen.clone();
+        let url = serve(move |req, mut s| {
+            s2.lock().unwrap().push(req.clone());
+            async move {
+                let sid = [("Mcp-Session-Id", "sess-7")];
+                match (req.method.as_str(), req.rpc_method().as_str()) {
+                    ("POST", "initialize") => {
+                        let r = json!({"jsonrpc": "2.0", "id": req.json()["id"], "result": {"protocolVersion": "2025-06-18"}});
+                        respond_json(s, "200 OK", &sid, &r).await;
+                    }
+                    ("POST", _) => respond(s, "202 Accepted", &[], b"").await,
+                    ("GET", _) => {
+                        start_sse(&mut s, &[]).await;
+                        let note = data(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}));
+                        for _ in 0..10 {
+                            event(&mut s, &note.repeat(10_000)).await;
+                        }
+                        for i in 0..3 {
+                            event(&mut s, &data(&json!({"jsonrpc": "2.0", "id": format!("r{i}"), "method": "roots/list"}))).await;
+                        }
+                        wait_closed(&mut s).await;
+                    }
+                    _ => respond(s, "405 Method Not Allowed", &[], b"").await,
+                }
+            }
+        })
+        .await;
+        let t = HttpTransport::new(&url).unwrap();
+        // Taken, never read: a consumer that fell behind.
+        let _unsolicited = t.take_unsolicited().unwrap();
+        let init = OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}), Vec::new()).unwrap();
+        let mut ex = t.request(init).await.unwrap();
+        ex.next().await.unwrap().unwrap();
+        ex.complete();
+        t.begin_legacy_session().await.unwrap();
+        let pv = vec![("mcp-protocol-version".to_owned(), "2025-06-18".to_owned())];
+        t.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), pv).await.unwrap();
+        // The three server requests come last: each is answered with an error.
+        let refused = |seen: &Log| {
+            seen.lock().unwrap().iter().filter(|r| r.json()["error"]["code"] == -32603).map(|r| r.json()["id"].clone()).collect::<Vec<_>>()
+        };
+        while refused(&seen).len() < 3 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut ids = refused(&seen);
+        ids.sort_by_key(|v| v.to_string());
+        assert_eq!(ids, [json!("r0"), json!("r1"), json!("r2")]);
+        let stats = t.unsolicited_stats();
+        assert_eq!(stats.queued, mcp_client::transport::UNSOLICITED_CAP, "{stats:?}");
+        assert_eq!(stats.dropped, 100_003 - mcp_client::transport::UNSOLICITED_CAP as u64, "{stats:?}");
+    })
+    .await;
+}
