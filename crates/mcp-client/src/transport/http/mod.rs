@@ -515,7 +515,7 @@ impl Inner {
 
     /// POSTs the error a dropped server request is owed, in the background, at most
     /// [`MAX_REFUSALS_IN_FLIGHT`] at once (past that the answer is dropped too).
-    fn refuse(self: &Arc<Self>, reply: Value) {
+    pub(super) fn refuse(self: &Arc<Self>, reply: Value) {
         let (Ok(permit), Ok(rt)) = (self.refusals.clone().try_acquire_owned(), tokio::runtime::Handle::try_current())
         else {
             super::note_dropped();

@@ -140,7 +140,15 @@ pub(super) async fn deliver(inner: Arc<Inner>, resp: Resp, id: Value, get_header
                 // A caller that lets its queue fill loses notifications, never the response.
                 match tx.try_send(Ok(m)) {
                     Ok(()) => {}
-                    Err(mpsc::error::TrySendError::Full(_)) => crate::transport::note_dropped(),
+                    Err(mpsc::error::TrySendError::Full(Ok(m))) => {
+                        crate::transport::note_dropped();
+                        // A server request (legacy sessions) is answered, not left waiting.
+                        let why = "the client is busy: too many messages are queued for this request";
+                        if let Some(reply) = crate::transport::refusal(&m, why) {
+                            inner.refuse(reply);
+                        }
+                    }
+                    Err(mpsc::error::TrySendError::Full(Err(_))) => crate::transport::note_dropped(),
                     Err(mpsc::error::TrySendError::Closed(_)) => return Flow::Stop,
                 }
                 progressed = true;
