@@ -131,3 +131,46 @@ impl Transport for MemoryTransport {
         Box::pin(async {})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_server::{Context, Tool};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn an_unread_exchange_holds_a_bounded_number_of_notifications() {
+        let done = Arc::new(tokio::sync::Notify::new());
+        let d = done.clone();
+        let flood = Tool::new("flood").handler(move |ctx: Context| {
+            let d = d.clone();
+            async move {
+                for i in 0..200_000u32 {
+                    ctx.progress(f64::from(i), None, None);
+                }
+                d.notify_one();
+                "flooded"
+            }
+        });
+        let t = MemoryTransport::new(Server::builder("m", "1").tool(flood).build().unwrap());
+        let finished = done.notified();
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": 1});
+        let req = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "flood", "arguments": {}, "_meta": meta}});
+        let mut ex = t.request(OutgoingRequest::new(req, Vec::new()).unwrap()).await.unwrap();
+        // Nothing is read until the handler is done.
+        tokio::time::timeout(std::time::Duration::from_secs(60), finished).await.unwrap();
+        let mut notes = 0;
+        let response = loop {
+            let m = ex.next().await.unwrap().unwrap();
+            if m.get("id").is_some() {
+                break m;
+            }
+            notes += 1;
+        };
+        assert!(notes <= EXCHANGE_CAP, "{notes} notifications were held");
+        assert_eq!(response["result"]["content"][0]["text"], "flooded");
+    }
+}
