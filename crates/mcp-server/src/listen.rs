@@ -23,6 +23,10 @@ pub struct ListenLimits {
     pub max_entry_bytes: usize,
     /// Most bytes of URIs and task ids together per stream (default 256 KiB).
     pub max_filter_bytes: usize,
+    /// Most bytes of URIs and task ids held by every open stream of the server together
+    /// (default 64 MiB). A listen request that would go past it is refused with `-32603`
+    /// (HTTP 503: try again later) and logged at `warn`.
+    pub max_total_filter_bytes: usize,
 }
 
 impl Default for ListenLimits {
@@ -32,6 +36,7 @@ impl Default for ListenLimits {
             max_task_ids: 1024,
             max_entry_bytes: 2048,
             max_filter_bytes: 256 << 10,
+            max_total_filter_bytes: 64 << 20,
         }
     }
 }
@@ -58,6 +63,12 @@ impl ListenLimits {
     /// Sets the most bytes of URIs and task ids together per stream.
     pub fn max_filter_bytes(mut self, n: usize) -> Self {
         self.max_filter_bytes = n;
+        self
+    }
+
+    /// Sets the most bytes of URIs and task ids held by all open streams together.
+    pub fn max_total_filter_bytes(mut self, n: usize) -> Self {
+        self.max_total_filter_bytes = n;
         self
     }
 }
@@ -164,6 +175,11 @@ impl SubscriptionFilter {
         Value::Object(m)
     }
 
+    /// The bytes of URIs and task ids the filter holds.
+    fn held_bytes(&self) -> usize {
+        self.resource_uris.iter().chain(&self.task_ids).map(String::len).sum()
+    }
+
     /// Whether the stream announces `e` (constant time).
     pub fn wants(&self, e: &ChangeEvent) -> bool {
         match e {
@@ -210,6 +226,9 @@ impl Server {
                 None
             }
         };
+        // The server-wide budget of filter bytes, given back when the stream ends.
+        let held =
+            FilterBytes::take(&self.inner.listen_filter_bytes, filter.held_bytes(), &self.inner.config.listen_limits)?;
         let principal = ctx.principal().map(str::to_owned);
         let mut task_feed = tasks.as_ref().map(|_| self.inner.task_events.subscribe());
         let id = ctx.request_id().clone();
@@ -220,6 +239,7 @@ impl Server {
         let mut ack = json!({ "notifications": filter.to_json(&uri_order, &task_order) });
         drop((uri_order, task_order));
         Ok(async_stream(move |tx| async move {
+            let _held = held;
             ack["_meta"] = json!({ SUBSCRIPTION_ID: id });
             if tx.send(notification("notifications/subscriptions/acknowledged", ack)).await.is_err() {
                 return;
@@ -300,6 +320,39 @@ where
     let task = tokio::spawn(producer(tx));
     let guard = AbortOnDrop(task);
     futures::stream::unfold((rx, guard), |(mut rx, guard)| async move { rx.recv().await.map(|v| (v, (rx, guard))) })
+}
+
+/// Filter bytes taken from the server-wide budget, given back on drop.
+struct FilterBytes {
+    total: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    n: usize,
+}
+
+impl FilterBytes {
+    fn take(
+        total: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        n: usize,
+        limits: &ListenLimits,
+    ) -> Result<Self, ProtocolError> {
+        use std::sync::atomic::Ordering;
+        let before = total.fetch_add(n, Ordering::AcqRel);
+        if n > 0 && before + n > limits.max_total_filter_bytes {
+            total.fetch_sub(n, Ordering::AcqRel);
+            tracing::warn!(
+                held = before,
+                limit = limits.max_total_filter_bytes,
+                "a listen request was refused: the open streams' filters hold the most bytes allowed"
+            );
+            return Err(ProtocolError::Unavailable("the server holds too many subscriptions; try again later".into()));
+        }
+        Ok(Self { total: total.clone(), n })
+    }
+}
+
+impl Drop for FilterBytes {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.n, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

@@ -125,6 +125,8 @@ pub(crate) struct ServerInner {
     pub(crate) tasks: Option<Arc<crate::tasks::TaskRuntime>>,
     /// Handler panics caught ([`Server::panic_count`]).
     pub(crate) panics: std::sync::atomic::AtomicU64,
+    /// Bytes of URIs and task ids the open listen streams' filters hold.
+    pub(crate) listen_filter_bytes: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ServerInner {
@@ -143,6 +145,7 @@ impl ServerInner {
             task_events,
             shutdown: CancellationToken::new(),
             panics: Default::default(),
+            listen_filter_bytes: Default::default(),
         }
     }
 }

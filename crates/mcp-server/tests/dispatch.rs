@@ -383,6 +383,23 @@ async fn listen_filters_are_capped_and_matched_by_set() {
     let long: Vec<String> = (0..3).map(|i| format!("a://{i}{}", "y".repeat(30))).collect();
     assert_eq!(listen(&small, 5, json!({"resourceSubscriptions": long})).err().map(|e| e.code()), Some(-32602));
 
+    // The open streams' filters share one budget, given back when a stream ends.
+    let budget = Server::builder("t", "1")
+        .listen_limits(mcp_server::ListenLimits::default().max_total_filter_bytes(100))
+        .build()
+        .unwrap();
+    let forty: Vec<String> = vec!["a://".to_owned() + &"z".repeat(36)];
+    let first = listen(&budget, 8, json!({"resourceSubscriptions": forty})).unwrap();
+    let second = listen(&budget, 9, json!({"resourceSubscriptions": [forty[0].clone() + "2"]})).unwrap();
+    let Err(e) = listen(&budget, 10, json!({"resourceSubscriptions": [forty[0].clone() + "3"]})) else {
+        panic!("past the server-wide budget")
+    };
+    assert_eq!(e.http_status(), 503, "{e}");
+    assert!(listen(&budget, 11, json!({"toolsListChanged": true})).is_ok(), "a filter of flags holds nothing");
+    drop((first, second));
+    tokio::task::yield_now().await; // the aborted producers drop their share
+    assert!(listen(&budget, 12, json!({"resourceSubscriptions": forty})).is_ok(), "given back");
+
     // At the cap, each of 10,000 events reaches exactly the streams that asked for it.
     let mut stream = Box::pin(listen(&s, 6, json!({"resourceSubscriptions": uris(1024)})).unwrap());
     let ack = stream.next().await.unwrap();
