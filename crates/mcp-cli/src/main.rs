@@ -137,7 +137,7 @@ struct ServeCli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a built-in MCP server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Serve an upstream server (URL, or stdio command after `--`; any era) as a dual-era
     /// server of our own, over Streamable HTTP (--http ADDR) or stdio (--stdio).
     #[command(override_usage = "mcp proxy (--http ADDR | --stdio) [OPTIONS] URL\n       \
@@ -527,7 +527,7 @@ fn parse_cli() -> Cli {
     if skip == 3 {
         args.push("--help".into());
     }
-    Cli { global: Global::default(), command: Command::Serve(ServeCli::parse_from(args).args) }
+    Cli { global: Global::default(), command: Command::Serve(Box::new(ServeCli::parse_from(args).args)) }
 }
 
 fn main() -> std::process::ExitCode {
@@ -548,7 +548,7 @@ fn main() -> std::process::ExitCode {
     // A stdio server has one client and one pipe each way: on one thread, reading a request,
     // running its handler and writing the answer involve no cross-thread wake-ups (and start
     // no worker threads). HTTP serves many connections: one worker per core.
-    let stdio_server = matches!(cli.command, Command::Serve(ServeArgs { stdio: true, http: None, .. }))
+    let stdio_server = matches!(&cli.command, Command::Serve(a) if a.stdio && a.http.is_none())
         && std::env::var("MCP_STDIO_THREADS").map_or(true, |v| v == "1");
     let rt = if stdio_server {
         tokio::runtime::Builder::new_current_thread().enable_all().build()
@@ -557,7 +557,8 @@ fn main() -> std::process::ExitCode {
     }
     .expect("tokio runtime");
     match cli.command {
-        Command::Serve(ServeArgs { name: _, http, stdio, allow_hosts, skills, auth, shared, limits, telemetry: _ }) => {
+        Command::Serve(args) => {
+            let ServeArgs { name: _, http, stdio, allow_hosts, skills, auth, shared, limits, telemetry: _ } = *args;
             serve(&rt, http, stdio, allow_hosts, skills, auth, (shared, limits))
         }
         Command::Proxy(args) => {

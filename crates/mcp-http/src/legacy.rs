@@ -36,7 +36,12 @@ pub(crate) enum Delivery {
 }
 
 /// The POSTs serving calls, by JSON-RPC id: where the core's events for each call go.
-pub(crate) type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Delivery>>>>;
+pub(crate) type Routes = Arc<Mutex<HashMap<String, mpsc::Sender<Delivery>>>>;
+
+/// Deliveries queued for one call's POST. The POST takes each as it comes (pushing to a
+/// resumable stream never waits), so a call reaches this only if its round asks the client
+/// more than this many questions at once; at the bound the call is cancelled.
+pub(crate) const DELIVERY_CAP: usize = 64;
 
 /// One legacy session: the protocol state lives in its [`Session`] core; this adds what only
 /// HTTP has (owner, idle time, resumable streams, the GET stream).
@@ -78,8 +83,9 @@ fn route(routes: &Routes, core: &Arc<SharedSession>, event: Event) {
             None => return,
         },
         Event::Finished(id) => {
+            // When the queue is full, dropping the sender ends the call all the same.
             if let Some(tx) = routes.lock().expect("routes lock").remove(&route_key(&id)) {
-                let _ = tx.send(Delivery::Finished);
+                let _ = tx.try_send(Delivery::Finished);
             }
             return;
         }
@@ -93,9 +99,16 @@ fn route(routes: &Routes, core: &Arc<SharedSession>, event: Event) {
         }
         _ => return,
     };
-    let routes = routes.lock().expect("routes lock");
-    if let Some(tx) = routes.get(&route_key(&id)) {
-        let _ = tx.send(delivery);
+    let key = route_key(&id);
+    let full = match routes.lock().expect("routes lock").get(&key) {
+        Some(tx) => matches!(tx.try_send(delivery), Err(mpsc::error::TrySendError::Full(_))),
+        None => false,
+    };
+    if full {
+        // The call's POST stopped taking deliveries: end the call rather than queue more.
+        routes.lock().expect("routes lock").remove(&key);
+        tracing::warn!(request = %key, cap = DELIVERY_CAP, "a legacy call's delivery queue is full; the call is cancelled");
+        core.run(|s, _| s.cancel(&id));
     }
 }
 

@@ -213,7 +213,7 @@ impl McpService {
             return refusal;
         }
         let id = req.id.clone();
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(crate::legacy::DELIVERY_CAP);
         {
             let mut routes = s.routes.lock().expect("routes lock");
             if routes.contains_key(&route_key(&id)) {
@@ -266,7 +266,7 @@ impl McpService {
         &self,
         s: Arc<HttpSession>,
         id: Value,
-        rx: mpsc::UnboundedReceiver<Delivery>,
+        rx: mpsc::Receiver<Delivery>,
         note_rx: NoteQueue,
         env: RequestEnv,
         close: CancellationToken,
@@ -322,7 +322,7 @@ struct LiveCall {
     core: Arc<SharedSession>,
     /// The call's request id.
     id: Value,
-    rx: mpsc::UnboundedReceiver<Delivery>,
+    rx: mpsc::Receiver<Delivery>,
     note_rx: NoteQueue,
     env: RequestEnv,
     round: Option<Running>,

@@ -6,7 +6,6 @@ use mcp_protocol::meta::{RequestMeta, LOG_LEVELS};
 use mcp_protocol::types::LoggingLevel;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Where request-scoped notifications (progress, log messages) go: the transport decides how to
@@ -23,14 +22,6 @@ impl NotificationSink {
     /// Delivers one notification message.
     pub fn send(&self, message: Value) {
         (self.0)(message)
-    }
-}
-
-impl From<mpsc::UnboundedSender<Value>> for NotificationSink {
-    fn from(tx: mpsc::UnboundedSender<Value>) -> Self {
-        Self::new(move |v| {
-            let _ = tx.send(v);
-        })
     }
 }
 

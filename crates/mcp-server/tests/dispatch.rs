@@ -272,8 +272,12 @@ async fn logging_needs_a_level_and_progress_needs_a_token() {
     let run = |extra_meta: Value| {
         let s = s.clone();
         async move {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let env = RequestEnv { sink: Some(tx.into()), ..RequestEnv::default() };
+            // A test's sink: the noisy tool sends a handful of notifications.
+            let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+            let sink = mcp_server::NotificationSink::new(move |v| {
+                let _ = tx.try_send(v);
+            });
+            let env = RequestEnv { sink: Some(sink), ..RequestEnv::default() };
             s.handle(req(1, "tools/call", json!({"name": "noisy", "_meta": extra_meta}), json!({})), env)
                 .await
                 .unwrap();

@@ -332,7 +332,8 @@ async fn demux_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u6
     let mut input = BufWriter::new(child.stdin.take().ok_or("no stdin")?);
     let mut output = BufReader::new(child.stdout.take().ok_or("no stdout")?);
     let waiters: Waiters = Arc::default();
-    let (lines, mut queued) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    // One line in flight per caller at most, so `n` slots never make a caller wait.
+    let (lines, mut queued) = tokio::sync::mpsc::channel::<Vec<u8>>(n.max(1));
     let writer = tokio::spawn(async move {
         while let Some(line) = queued.recv().await {
             input.write_all(&line).await?;
@@ -371,7 +372,7 @@ async fn demux_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u6
                     waiters.lock().expect("lock").insert(id, tx);
                     let mut line = echo_call(id);
                     line.push(b'\n');
-                    lines.send(line).map_err(|_| "writer gone")?;
+                    lines.send(line).await.map_err(|_| "writer gone")?;
                     let v = tokio::time::timeout(Duration::from_secs(10), rx).await??;
                     if v.pointer("/result/content/0/text").and_then(Value::as_str) != Some(TEXT) {
                         return Err::<u64, BoxError>(format!("unexpected response {v}").into());

@@ -154,7 +154,7 @@ pub async fn run(cmd: AuthCmd, json: bool) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mcp: {e}");
+            eprintln!("mcp: {}", super::terminal::err(&e));
             if json {
                 println!("{}", json!({ "error": { "message": e } }));
             }
@@ -200,7 +200,10 @@ async fn login(
         let mut browser = LoopbackBrowser::bind(port).await.map_err(|e| e.to_string())?;
         if !no_browser {
             browser = browser.opener(Arc::new(|u: &str| {
-                eprintln!("Opening the browser to authorize. If it does not open, visit:\n  {u}");
+                eprintln!(
+                    "Opening the browser to authorize. If it does not open, visit:\n  {}",
+                    super::terminal::err(u)
+                );
                 if let Err(e) = webbrowser::open(u) {
                     eprintln!("(could not open a browser: {e})");
                 }
@@ -216,7 +219,7 @@ async fn login(
     if json {
         println!("{}", describe(session));
     } else {
-        println!("Logged in to {url} (authorization server {}).", session.issuer);
+        println!("Logged in to {url} (authorization server {}).", out(&session.issuer));
         print_session(session);
     }
     Ok(())
@@ -250,8 +253,8 @@ fn status(url: Option<&str>, json: bool) -> Result<(), String> {
         println!("No stored authorization{}.", url.map(|u| format!(" for {u}")).unwrap_or_default());
     } else {
         for s in &sessions {
-            println!("{}", s.server_url);
-            println!("  authorization server: {}", s.issuer);
+            println!("{}", out(&s.server_url));
+            println!("  authorization server: {}", out(&s.issuer));
             print_session(s);
         }
     }
@@ -279,6 +282,12 @@ fn describe(s: &Session) -> Value {
     })
 }
 
+/// Text an authorization server chose (issuer, token type, scopes), for stdout: escaped on a
+/// terminal like every other server-supplied string.
+fn out(s: &str) -> std::borrow::Cow<'_, str> {
+    super::terminal::clean(s, super::terminal::stdout_escapes())
+}
+
 fn print_session(s: &Session) {
     let t = &s.tokens;
     let expiry = match t.expires_at {
@@ -286,8 +295,12 @@ fn print_session(s: &Session) {
         Some(e) if e <= now() => "expired".to_owned(),
         Some(e) => format!("expires in {} min", (e - now()).div_ceil(60)),
     };
-    println!("  token: {}, {expiry}{}", t.token_type, if t.refresh_token.is_some() { ", refreshable" } else { "" });
+    println!(
+        "  token: {}, {expiry}{}",
+        out(&t.token_type),
+        if t.refresh_token.is_some() { ", refreshable" } else { "" }
+    );
     if !t.scopes.is_empty() {
-        println!("  scopes: {}", t.scopes.join(" "));
+        println!("  scopes: {}", out(&t.scopes.join(" ")));
     }
 }

@@ -197,7 +197,7 @@ pub async fn run(opts: Options, target: TargetArgs) -> ExitCode {
             ExitCode::from(u8::from(report.failed() > 0))
         }
         Err((message, exit)) => {
-            eprintln!("mcp: {message}");
+            eprintln!("mcp: {}", super::terminal::err(&message));
             if opts.json {
                 super::render::print_json(&json!({ "error": { "message": message } }));
             }
