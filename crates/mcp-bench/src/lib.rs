@@ -11,13 +11,16 @@
 //! - `mcp-client-bench`: our client library (`mcp-stack-client`) against the ceiling servers,
 //!   next to raw hyper / NDJSON client loops doing the same requests.
 //! - `mcp-hostile`: the figures of `mcp serve everything` under hostile clients (trickled and
-//!   stalled bodies, a full connection cap, a burst of large bodies, stdio with stdout unread).
+//!   stalled bodies, a full connection cap, a burst of large bodies, legacy `initialize` and
+//!   listen-filter floods, stdio with stdout unread); its HTTP client pieces are in [`hostile`].
 //!
 //! The ceiling servers also answer `server/discover` and `tools/list` ([`ceiling_response`]),
 //! so that a real client can connect to them.
 //!
 //! This library holds what they share: the request and response shapes, duration parsing,
 //! `/proc` readers and the report.
+
+pub mod hostile;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

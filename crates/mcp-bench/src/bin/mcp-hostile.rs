@@ -16,6 +16,15 @@
 //! - `slowbody`: 32 bodies declaring 2 MiB and sending 40 bytes each: a legitimate POST's
 //!   status and wait (the body budget counts bytes received);
 //! - `burst`: 300 concurrent echoes of 1.9 MiB each: peak RSS, and RSS 0.5 s and 2 s after;
+//! - `legacy-flood`: 1,500 legacy `initialize` POSTs (no session header) with 60 KiB of
+//!   `capabilities` each, from one client (8 keep-alive connections) as fast as it can: their
+//!   outcomes and the server's RSS before, after and at its peak, then how long a new legacy
+//!   client (initialize, `notifications/initialized`, `tools/list`) waits; then, on a fresh
+//!   server, 300 initializes of 1.9 MiB `capabilities` (over the 64 KiB cap: -32602): the same;
+//! - `listen-filters`: 300 `subscriptions/listen` POSTs of 110,000 `resourceSubscriptions`
+//!   each (over the 1,024 cap: refused): their outcomes and RSS; then 300 streams at the
+//!   per-stream caps (1,024 URIs of 250 bytes: 256,000 filter bytes) held open: how many the
+//!   server-wide filter budget (64 MiB) takes, RSS, and a new client's `tools/list` wait;
 //! - `stdio`: 100,000 pipelined 1 KiB echoes on stdio with stdout left unread: how many
 //!   requests the server takes before it stops reading, its RSS then, and whether all
 //!   100,000 answers arrive once stdout is read.
@@ -23,8 +32,13 @@
 //! `mcp-hostile --mcp target/release/mcp [--only NAME] [--json]`. Everything goes to
 //! 127.0.0.1; every loop is bounded in count and time. The `cap` and `listen` cases need about
 //! 8,300 file descriptors (`ulimit -n`) for this process; the server raises its own limit.
+//!
+//! No notification flood: the `everything` tool that notifies most, `count_with_progress`,
+//! sends at most 100 progress and 100 log notifications per call, below the 256 one call may
+//! queue for a client that does not read.
 
 use clap::Parser;
+use mcp_bench::hostile::{self, connect, flood, BoxError, Tally, WAIT};
 use mcp_bench::{echo_request, proc_status_kib};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -42,18 +56,14 @@ struct Args {
     /// The `mcp` binary to measure.
     #[arg(long, default_value = "target/release/mcp")]
     mcp: PathBuf,
-    /// Run one case only: trickle, stalled, cap, listen, heads, slowbody, burst or stdio.
+    /// Run one case only: trickle, stalled, cap, listen, heads, slowbody, burst, legacy-flood,
+    /// listen-filters or stdio.
     #[arg(long)]
     only: Option<String>,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
 }
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Bound on every single wait.
-const WAIT: Duration = Duration::from_secs(30);
 
 /// A running `mcp serve everything --http` child, killed on drop.
 struct HttpServer {
@@ -119,14 +129,6 @@ fn post_head(addr: SocketAddr, len: usize) -> String {
          Content-Length: {len}\r\n\r\n",
         mcp_bench::PROTOCOL_VERSION
     )
-}
-
-fn connect(addr: SocketAddr) -> Result<TcpStream, BoxError> {
-    let s = TcpStream::connect_timeout(&addr, WAIT)?;
-    s.set_nodelay(true)?;
-    s.set_read_timeout(Some(WAIT))?;
-    s.set_write_timeout(Some(WAIT))?;
-    Ok(s)
 }
 
 /// Reads one response with a `Content-Length` body: its status.
@@ -247,36 +249,55 @@ fn cap(mcp: &PathBuf) -> Result<Value, BoxError> {
         "rss_kib": server.rss_kib()}))
 }
 
-/// Writes a `subscriptions/listen` POST on `s` and reads its response head: whether it is an
-/// SSE stream.
-fn open_listen(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Result<bool, BoxError> {
-    let meta = json!({
+/// A modern POST of `method` with `params` (their `_meta` added): head and body.
+fn modern_request(addr: SocketAddr, id: u64, method: &str, mut params: Value) -> Vec<u8> {
+    params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": mcp_bench::PROTOCOL_VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "mcp-hostile", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {},
     });
-    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
-        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}}))?;
-    let head = format!(
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        .expect("JSON serializes");
+    let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
-         text/event-stream\r\nMCP-Protocol-Version: {}\r\nMcp-Method: subscriptions/listen\r\n\
+         text/event-stream\r\nMCP-Protocol-Version: {}\r\nMcp-Method: {method}\r\n\
          Content-Length: {}\r\n\r\n",
         mcp_bench::PROTOCOL_VERSION,
         body.len()
-    );
-    s.write_all(head.as_bytes())?;
-    s.write_all(&body)?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = s.read(&mut chunk)?;
-        if n == 0 {
-            return Ok(false);
-        }
-        buf.extend_from_slice(&chunk[..n]);
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    request
+}
+
+/// Writes a `subscriptions/listen` POST with the filter `notifications` on `s` and reads its
+/// response head; when it is not an SSE stream, its body too.
+fn open_listen_with(
+    s: &mut TcpStream,
+    addr: SocketAddr,
+    id: u64,
+    notifications: Value,
+) -> Result<(hostile::Head, Vec<u8>), BoxError> {
+    s.write_all(&modern_request(addr, id, "subscriptions/listen", json!({"notifications": notifications})))?;
+    let (head, rest) = hostile::read_head(s)?;
+    if head.is_sse() {
+        return Ok((head, rest));
     }
-    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-    Ok(head.starts_with("http/1.1 200") && head.contains("text/event-stream"))
+    let body = hostile::read_body(s, &head, rest)?;
+    Ok((head, body))
+}
+
+/// Writes a `subscriptions/listen` POST on `s` and reads its response head: whether it is an
+/// SSE stream.
+fn open_listen(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Result<bool, BoxError> {
+    let (head, _) = open_listen_with(s, addr, id, json!({"toolsListChanged": true}))?;
+    Ok(head.status == 200 && head.is_sse())
+}
+
+/// A modern `tools/list` on `s`; its status.
+fn tools_list_on(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Result<u16, BoxError> {
+    s.write_all(&modern_request(addr, id, "tools/list", json!({})))?;
+    Ok(hostile::read_response(s)?.0.status)
 }
 
 /// Whether the server has closed `s` (a read returns EOF or an error without waiting).
@@ -295,13 +316,22 @@ fn is_closed(s: &mut TcpStream) -> bool {
     closed
 }
 
+/// One exchange of a new client on a fresh connection: its status.
+type Exchange = fn(&mut TcpStream, SocketAddr, u64) -> Result<u16, BoxError>;
+
 /// How long each of five new clients waits for an echo's answer, in ms (and their median).
 fn new_client_waits(addr: SocketAddr) -> Result<(Vec<f64>, f64), BoxError> {
+    new_client_waits_with(addr, echo_on)
+}
+
+/// How long each of five new clients waits for the answer of `exchange`, in ms (and their
+/// median).
+fn new_client_waits_with(addr: SocketAddr, exchange: Exchange) -> Result<(Vec<f64>, f64), BoxError> {
     let mut waits = Vec::new();
     for i in 0..5 {
         let t = Instant::now();
         let mut s = connect(addr)?;
-        let status = echo_on(&mut s, addr, 20_000 + i)?;
+        let status = exchange(&mut s, addr, 20_000 + i)?;
         waits.push(t.elapsed().as_secs_f64() * 1000.0);
         if status != 200 {
             return Err(format!("a new client got {status}").into());
@@ -411,6 +441,113 @@ fn burst(mcp: &PathBuf) -> Result<Value, BoxError> {
     Ok(json!({"requests": n, "body_bytes": len, "answered_200": ok.load(Ordering::Relaxed),
         "rss_idle_kib": idle, "peak_rss_kib": peak, "rss_right_after_kib": right_after,
         "rss_after_0_5s_kib": half, "rss_after_2s_kib": two}))
+}
+
+/// A legacy POST on `s` (with `session`, or none): the whole response.
+fn legacy_exchange(
+    s: &mut TcpStream,
+    addr: SocketAddr,
+    session: Option<&str>,
+    body: &[u8],
+) -> Result<(hostile::Head, Vec<u8>), BoxError> {
+    s.write_all(hostile::legacy_head(&addr.to_string(), session, body.len()).as_bytes())?;
+    s.write_all(body)?;
+    hostile::read_response(s)
+}
+
+/// A new legacy client on `s`: `initialize`, `notifications/initialized`, then `tools/list` in
+/// its session; the status of the `tools/list` (an error if a step before it fails).
+fn legacy_client_on(s: &mut TcpStream, addr: SocketAddr, id: u64) -> Result<u16, BoxError> {
+    let (head, body) = legacy_exchange(s, addr, None, &hostile::legacy_initialize(id, 0))?;
+    if head.status != 200 {
+        return Err(format!("a new legacy client's initialize got {}", hostile::outcome(head.status, &body)).into());
+    }
+    let sid = head.header("mcp-session-id").ok_or("initialize answered without Mcp-Session-Id")?.to_owned();
+    let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (head, _) = legacy_exchange(s, addr, Some(&sid), note)?;
+    if head.status != 202 {
+        return Err(format!("notifications/initialized got {}", head.status).into());
+    }
+    let list = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/list", "params": {}}))?;
+    let (head, body) = legacy_exchange(s, addr, Some(&sid), &list)?;
+    let tools = hostile::last_message(&body).and_then(|v| v["result"]["tools"].as_array().map(Vec::len));
+    if head.status == 200 && tools.unwrap_or(0) == 0 {
+        return Err("a legacy tools/list answered without tools".into());
+    }
+    Ok(head.status)
+}
+
+/// `n` legacy initializes of `junk` bytes of capabilities against a fresh server: outcomes,
+/// RSS before, after and at its peak, and five new legacy clients' waits.
+fn legacy_round(mcp: &PathBuf, n: usize, junk: usize, workers: usize) -> Result<Value, BoxError> {
+    let server = HttpServer::start(mcp, &[])?;
+    let addr = server.addr;
+    std::thread::sleep(Duration::from_millis(200));
+    let before = server.rss_kib();
+    let body = hostile::legacy_initialize(1, junk);
+    let mut request = hostile::legacy_head(&addr.to_string(), None, body.len()).into_bytes();
+    request.extend_from_slice(&body);
+    let t = Instant::now();
+    let outcomes = flood(addr, workers, n, Arc::new(request))?;
+    let took = t.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(300));
+    let after = server.rss_kib();
+    let peak = proc_status_kib(server.child.id(), "VmHWM").unwrap_or(0);
+    let (waits, median) = new_client_waits_with(addr, legacy_client_on)?;
+    Ok(json!({"initializes": n, "capabilities_bytes": junk, "body_bytes": body.len(), "connections": workers,
+        "flood_s": took, "outcomes": outcomes.to_json(), "answered_200": outcomes.get("200"),
+        "rss_before_kib": before, "rss_after_kib": after, "peak_rss_kib": peak,
+        "new_client_ms": waits, "median_ms": median}))
+}
+
+fn legacy_flood(mcp: &PathBuf) -> Result<Value, BoxError> {
+    let flood = legacy_round(mcp, 1500, 60 << 10, 8)?;
+    let big = legacy_round(mcp, 300, 1_992_294, 16)?;
+    Ok(json!({"flood": flood, "big": big}))
+}
+
+fn listen_filters(mcp: &PathBuf) -> Result<Value, BoxError> {
+    // Every stream comes from 127.0.0.1: the per-peer stream cap is off, as in `listen`.
+    let server = HttpServer::start(mcp, &["--max-listen-streams-per-peer", "0"])?;
+    let addr = server.addr;
+    std::thread::sleep(Duration::from_millis(200));
+    let before = server.rss_kib();
+    let (n, over) = (300, 110_000);
+    let huge = json!({"notifications": {"resourceSubscriptions": hostile::resource_uris(0, over, 0)}});
+    let request = modern_request(addr, 1, "subscriptions/listen", huge);
+    let request_bytes = request.len();
+    let refused = flood(addr, 16, n, Arc::new(request))?;
+    std::thread::sleep(Duration::from_millis(300));
+    let after_refused = server.rss_kib();
+    let peak_refused = proc_status_kib(server.child.id(), "VmHWM").unwrap_or(0);
+    // Streams at the per-stream caps, held open.
+    let (per, uri_len) = (1024, 250);
+    let mut streams = Vec::with_capacity(n);
+    let mut not_opened = Tally::default();
+    let fill = Instant::now();
+    for i in 0..n {
+        let mut s = connect(addr)?;
+        let filter = json!({"resourceSubscriptions": hostile::resource_uris(i + 1, per, uri_len)});
+        let (head, body) = open_listen_with(&mut s, addr, 1000 + i as u64, filter)?;
+        if head.status == 200 && head.is_sse() {
+            streams.push(s);
+        } else {
+            not_opened.add(hostile::outcome(head.status, &body));
+        }
+        if fill.elapsed() > Duration::from_secs(120) {
+            return Err("opening the streams took over 2 minutes".into());
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let open = streams.iter_mut().map(is_closed).filter(|closed| !closed).count();
+    let rss_streams = server.rss_kib();
+    let (waits, median) = new_client_waits_with(addr, tools_list_on)?;
+    Ok(json!({"requests": n, "uris_each": over, "request_bytes": request_bytes,
+        "refused_outcomes": refused.to_json(), "rss_before_kib": before, "rss_after_refused_kib": after_refused,
+        "peak_rss_refused_kib": peak_refused, "streams": n, "stream_uris": per, "uri_bytes": uri_len,
+        "streams_opened": streams.len(), "streams_not_opened": not_opened.to_json(), "streams_open": open,
+        "rss_streams_kib": rss_streams, "peak_rss_kib": proc_status_kib(server.child.id(), "VmHWM").unwrap_or(0),
+        "new_client_ms": waits, "median_ms": median}))
 }
 
 fn stdio(mcp: &PathBuf) -> Result<Value, BoxError> {
@@ -535,6 +672,48 @@ fn describe(name: &str, v: &Value) -> String {
             "stdio, stdout unread: {} of {} requests of {} bytes taken before the server stopped reading; RSS {}; {} answers once read",
             v["taken_before_stall"], v["requests"], v["reply_bytes"], mib(&v["rss_stalled_kib"]), v["answers"]
         ),
+        "legacy-flood" => {
+            let round = |v: &Value| {
+                format!(
+                    "{} initializes of {} capability bytes on {} connections in {:.1} s ({}): RSS {} -> {}, peak {}; \
+                     a new legacy client (initialize, initialized, tools/list) answered in {:.2} ms (median of 5)",
+                    v["initializes"],
+                    v["capabilities_bytes"],
+                    v["connections"],
+                    v["flood_s"].as_f64().unwrap_or(0.0),
+                    hostile::tally_text(&v["outcomes"]),
+                    mib(&v["rss_before_kib"]),
+                    mib(&v["rss_after_kib"]),
+                    mib(&v["peak_rss_kib"]),
+                    v["median_ms"].as_f64().unwrap_or(0.0)
+                )
+            };
+            format!("legacy flood: {}\nlegacy flood, oversized: {}", round(&v["flood"]), round(&v["big"]))
+        }
+        "listen-filters" => format!(
+            "listen filters: {} listens of {} URIs ({} bytes): {}; RSS {} -> {}, peak {}\n\
+             listen filters at the caps: {} streams of {} URIs of {} bytes: {} opened ({}), {} still open; RSS {}, \
+             peak {}; a new client's tools/list answered in {:.2} ms (median of 5)",
+            v["requests"],
+            v["uris_each"],
+            v["request_bytes"],
+            hostile::tally_text(&v["refused_outcomes"]),
+            mib(&v["rss_before_kib"]),
+            mib(&v["rss_after_refused_kib"]),
+            mib(&v["peak_rss_refused_kib"]),
+            v["streams"],
+            v["stream_uris"],
+            v["uri_bytes"],
+            v["streams_opened"],
+            match hostile::tally_text(&v["streams_not_opened"]) {
+                t if t.is_empty() => "none refused".to_owned(),
+                t => format!("refused: {t}"),
+            },
+            v["streams_open"],
+            mib(&v["rss_streams_kib"]),
+            mib(&v["peak_rss_kib"]),
+            v["median_ms"].as_f64().unwrap_or(0.0)
+        ),
         _ => v.to_string(),
     }
 }
@@ -542,7 +721,7 @@ fn describe(name: &str, v: &Value) -> String {
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
     type Case = fn(&PathBuf) -> Result<Value, BoxError>;
-    let cases: [(&str, Case); 8] = [
+    let cases: [(&str, Case); 10] = [
         ("trickle", trickle),
         ("stalled", stalled),
         ("cap", cap),
@@ -550,6 +729,8 @@ fn main() -> std::process::ExitCode {
         ("heads", heads),
         ("slowbody", slowbody),
         ("burst", burst),
+        ("legacy-flood", legacy_flood),
+        ("listen-filters", listen_filters),
         ("stdio", stdio),
     ];
     let mut all = serde_json::Map::new();
