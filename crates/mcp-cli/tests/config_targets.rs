@@ -276,6 +276,7 @@ fn project_files_need_approval_and_a_changed_file_asks_again() {
     let r = w.mcp(&["servers", "trust"]).ok();
     assert!(r.stdout.contains("trusted .mcp.json") && r.stdout.contains("proj (stdio: "), "{}", r.stdout);
     let store = w.home.0.join(".config/mcp/trusted-projects.json");
+    assert!(store.is_file(), "the approval is stored");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
