@@ -12,7 +12,8 @@
 //!   next to raw hyper / NDJSON client loops doing the same requests.
 //! - `mcp-hostile`: the figures of `mcp serve everything` under hostile clients (trickled and
 //!   stalled bodies, a full connection cap, a burst of large bodies, legacy `initialize` and
-//!   listen-filter floods, stdio with stdout unread); its HTTP client pieces are in [`hostile`].
+//!   listen-filter floods, stdio with stdout unread, unsolicited and log notification floods);
+//!   its HTTP client pieces are in [`hostile`], its flood server and flood cases in [`flood`].
 //!
 //! The ceiling servers also answer `server/discover` and `tools/list` ([`ceiling_response`]),
 //! so that a real client can connect to them.
@@ -20,6 +21,7 @@
 //! This library holds what they share: the request and response shapes, duration parsing,
 //! `/proc` readers and the report.
 
+pub mod flood;
 pub mod hostile;
 
 use serde::Serialize;

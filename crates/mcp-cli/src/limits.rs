@@ -22,8 +22,9 @@ pub struct ServeLimits {
     /// past it the oldest stream is closed (the client reconnects).
     #[arg(long, value_name = "N")]
     pub max_listen_streams: Option<usize>,
-    /// Most open listen streams of one peer IP address (default 128; 0 = no per-peer cap;
-    /// raise it behind a reverse proxy). Past it that peer's oldest stream is closed.
+    /// Most open listen streams of one caller: an authenticated principal, else a peer IP
+    /// address (default 128; 0 = no cap; raise it behind a reverse proxy without auth). Past it
+    /// that caller's oldest stream is closed.
     #[arg(long, value_name = "N")]
     pub max_listen_streams_per_peer: Option<usize>,
     /// Largest HTTP request head in bytes (default 32 KiB, at least 8 KiB); larger gets 431.
@@ -47,6 +48,15 @@ pub struct ServeLimits {
     /// Most reply bytes queued for an unread stdout before stdin reading pauses (default 4 MiB).
     #[arg(long, value_name = "BYTES")]
     pub max_output_bytes: Option<usize>,
+    /// Most `resourceSubscriptions` URIs and most `taskIds` of one `subscriptions/listen`
+    /// stream (default 1,024 each); past it the listen is refused with -32602.
+    #[arg(long, value_name = "N")]
+    pub max_listen_filter: Option<usize>,
+    /// Sends handler error source chains and panic messages to clients (for development; by
+    /// default clients get the top-level message, or a fixed text with a reference for a
+    /// panic, and the details are logged).
+    #[arg(long)]
+    pub expose_internal_errors: bool,
     /// Most open legacy (initialize-based) HTTP sessions (default 1024; 0 refuses legacy
     /// clients). At the cap the least recently used one without a call in flight is ended.
     #[arg(long, value_name = "N")]
@@ -116,6 +126,15 @@ impl ServeLimits {
             config.max_dropped_notifications = n;
         }
         secs(self.notification_stall, &mut config.notification_stall);
+    }
+
+    /// Moves the server's own limits (listen filters, error details) that a flag names.
+    pub fn apply_server(&self, builder: mcp::server::ServerBuilder) -> mcp::server::ServerBuilder {
+        let mut b = builder.expose_internal_errors(self.expose_internal_errors);
+        if let Some(n) = self.max_listen_filter.filter(|n| *n > 0) {
+            b = b.listen_limits(mcp::server::ListenLimits::default().max_resource_subscriptions(n).max_task_ids(n));
+        }
+        b
     }
 
     /// The stdio limits, defaults moved by the flags.

@@ -142,7 +142,7 @@ enum Command {
     /// server of our own, over Streamable HTTP (--http ADDR) or stdio (--stdio).
     #[command(override_usage = "mcp proxy (--http ADDR | --stdio) [OPTIONS] URL\n       \
         mcp proxy (--http ADDR | --stdio) [OPTIONS] -- COMMAND...")]
-    Proxy(mcp_cli::proxy::ProxyArgs),
+    Proxy(Box<mcp_cli::proxy::ProxyArgs>),
     /// Log in to an OAuth-protected HTTP server, log out, or show the stored authorization.
     #[command(subcommand)]
     Auth(mcp_cli::client::auth::AuthCmd),
@@ -567,7 +567,7 @@ fn main() -> std::process::ExitCode {
                 timeout: cli.global.timeout.map(Duration::from_secs_f64),
                 force_legacy: cli.global.force_legacy,
             };
-            match rt.block_on(mcp_cli::proxy::run(args, globals)) {
+            match rt.block_on(mcp_cli::proxy::run(*args, globals)) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("mcp proxy: {e}");
@@ -620,7 +620,7 @@ fn serve(
 ) -> std::process::ExitCode {
     let result = rt.block_on(async move {
         let shared = shared.open(mcp_cli::everything::NAME).await?;
-        let builder = shared.apply(mcp_cli::everything::builder());
+        let builder = limits.apply_server(shared.apply(mcp_cli::everything::builder()));
         let server = match skills {
             None => builder.skills(mcp_cli::everything::skills::demo()).build(),
             Some(dir) => builder.skills_dir(&dir).build(),

@@ -503,6 +503,7 @@ pub(crate) fn session_stream(
         old.cancel();
     }
     let ended = session.ended.clone();
+    let owner = session.owner.as_deref().map(Arc::from);
     tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
         loop {
@@ -529,7 +530,7 @@ pub(crate) fn session_stream(
             }
         }
     });
-    crate::service::sse_response(rx)
+    crate::service::with_stream_owner(crate::service::sse_response(rx), owner)
 }
 
 /// Adds the session id header to a response.

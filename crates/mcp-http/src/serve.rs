@@ -102,8 +102,18 @@ struct Inner {
     conns: HashMap<u64, Arc<Conn>>,
     /// Open listen streams, all peers.
     listening: usize,
-    /// Open listen streams per peer address (entries removed at zero: at most `listening`).
-    per_peer: HashMap<IpAddr, usize>,
+    /// Open listen streams per owner (entries removed at zero: at most `listening`).
+    per_peer: HashMap<StreamKey, usize>,
+    /// The owner of each open listen stream, by connection id.
+    owners: HashMap<u64, StreamKey>,
+}
+
+/// Whom a listen stream counts against for the per-owner cap: its authenticated principal
+/// (many users behind one proxy address are told apart), else its peer's address.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum StreamKey {
+    Principal(Arc<str>),
+    Peer(IpAddr),
 }
 
 /// The open connections, for choosing which one gives way at a cap.
@@ -120,7 +130,7 @@ struct Table {
 
 impl Table {
     fn new(listen_cap: usize, peer_cap: usize) -> Self {
-        let inner = Inner { conns: HashMap::new(), listening: 0, per_peer: HashMap::new() };
+        let inner = Inner { conns: HashMap::new(), listening: 0, per_peer: HashMap::new(), owners: HashMap::new() };
         Self { epoch: Instant::now(), inner: Mutex::new(inner), listen_cap, peer_cap, closing: AtomicUsize::new(0) }
     }
 
@@ -180,10 +190,11 @@ impl Table {
             return false;
         }
         g.listening -= 1;
-        if let Some(n) = g.per_peer.get_mut(&c.peer) {
+        let key = g.owners.remove(&c.id).unwrap_or(StreamKey::Peer(c.peer));
+        if let Some(n) = g.per_peer.get_mut(&key) {
             *n -= 1;
             if *n == 0 {
-                g.per_peer.remove(&c.peer);
+                g.per_peer.remove(&key);
             }
         }
         true
@@ -220,22 +231,25 @@ impl Table {
             .cloned()
     }
 
-    /// Counts `conn`'s new listen stream; past the per-peer or the global cap the oldest
-    /// stream (of that peer, or of all) is closed to make room for it.
-    fn open_stream(&self, conn: &Conn) {
+    /// Counts `conn`'s new listen stream, owned by `owner` (an authenticated principal) or else
+    /// by the peer's address; past the per-owner or the global cap the oldest stream (of that
+    /// owner, or of all) is closed to make room for it.
+    fn open_stream(&self, conn: &Conn, owner: Option<Arc<str>>) {
         let mut g = self.lock();
         if conn.listen_since.load(Ordering::Acquire) != 0 {
             return;
         }
         conn.listen_since.store(self.now_ns() + 1, Ordering::Release);
         g.listening += 1;
-        let of_peer = {
-            let n = g.per_peer.entry(conn.peer).or_insert(0);
+        let key = owner.map_or(StreamKey::Peer(conn.peer), StreamKey::Principal);
+        let of_owner = {
+            let n = g.per_peer.entry(key.clone()).or_insert(0);
             *n += 1;
             *n
         };
-        let victim = if self.peer_cap > 0 && of_peer > self.peer_cap {
-            Self::oldest_stream(&g, |c| c.peer == conn.peer && c.id != conn.id)
+        g.owners.insert(conn.id, key.clone());
+        let victim = if self.peer_cap > 0 && of_owner > self.peer_cap {
+            Self::oldest_stream(&g, |c| c.id != conn.id && g.owners.get(&c.id) == Some(&key))
         } else if g.listening > self.listen_cap {
             Self::oldest_stream(&g, |c| c.id != conn.id)
         } else {
@@ -530,7 +544,8 @@ async fn serve_connection(
             async move {
                 let resp = svc.handle(req).await;
                 if may_listen && resp.status() == http::StatusCode::OK && matches!(resp.body(), McpBody::Stream(_)) {
-                    guard.table.open_stream(&guard.conn);
+                    let owner = resp.extensions().get::<crate::service::StreamOwner>().map(|o| o.0.clone());
+                    guard.table.open_stream(&guard.conn, owner);
                     guard.listen = true;
                 }
                 Ok::<_, Infallible>(resp.map(|body| TrackedBody { body, guard }))
@@ -617,7 +632,7 @@ mod tests {
         }
         busy.in_flight.store(1, Ordering::Release);
         stream.in_flight.store(1, Ordering::Release);
-        table.open_stream(&stream);
+        table.open_stream(&stream, None);
         head.reading_head.store(true, Ordering::Release);
         assert!(table.evict_one());
         assert!(evicted(&head), "the connection with an unfinished head goes first");
@@ -636,24 +651,44 @@ mod tests {
         let b: IpAddr = "10.0.0.2".parse().unwrap();
         let conns: Vec<_> =
             [a, a, b, a, b, b].iter().enumerate().map(|(i, p)| table.insert(i as u64 + 1, *p)).collect();
-        table.open_stream(&conns[0]);
-        table.open_stream(&conns[1]);
+        table.open_stream(&conns[0], None);
+        table.open_stream(&conns[1], None);
         assert!(conns.iter().all(|c| !evicted(c)));
         // A third of peer a: its own oldest gives way, not b's.
-        table.open_stream(&conns[3]);
+        table.open_stream(&conns[3], None);
         assert!(evicted(&conns[0]));
-        table.open_stream(&conns[2]);
-        table.open_stream(&conns[4]);
+        table.open_stream(&conns[2], None);
+        table.open_stream(&conns[4], None);
         // Four open, cap 3: the oldest of all (conns[1]) gives way.
         assert!(evicted(&conns[1]));
         assert!(!evicted(&conns[2]) && !evicted(&conns[3]) && !evicted(&conns[4]));
         assert_eq!(table.lock().listening, 3);
         // A stream that ends on its own gives its place back.
         table.close_stream(&conns[4]);
-        table.open_stream(&conns[5]);
+        table.open_stream(&conns[5], None);
         assert!(!evicted(&conns[2]) && !evicted(&conns[3]));
         let g = table.lock();
-        assert_eq!((g.listening, g.per_peer[&a], g.per_peer[&b]), (3, 1, 2));
+        assert_eq!((g.listening, g.per_peer[&StreamKey::Peer(a)], g.per_peer[&StreamKey::Peer(b)]), (3, 1, 2));
+    }
+
+    #[test]
+    fn authenticated_streams_are_capped_per_principal_not_per_address() {
+        let table = Table::new(100, 2);
+        // Many users behind one address (a reverse proxy): each has a share of its own.
+        let conns: Vec<_> = (0..5).map(|i| table.insert(i + 1, LOCAL)).collect();
+        let (alice, bob): (Arc<str>, Arc<str>) = ("alice".into(), "bob".into());
+        table.open_stream(&conns[0], Some(alice.clone()));
+        table.open_stream(&conns[1], Some(alice.clone()));
+        table.open_stream(&conns[2], Some(bob.clone()));
+        table.open_stream(&conns[3], Some(bob.clone()));
+        assert!(conns.iter().all(|c| !evicted(c)), "two each, from one address, fit");
+        // Alice's third: her own oldest gives way, none of Bob's.
+        table.open_stream(&conns[4], Some(alice));
+        assert!(evicted(&conns[0]));
+        assert!(!evicted(&conns[2]) && !evicted(&conns[3]));
+        let g = table.lock();
+        assert_eq!(g.per_peer[&StreamKey::Principal(bob)], 2);
+        assert!(!g.per_peer.contains_key(&StreamKey::Peer(LOCAL)));
     }
 
     #[test]

@@ -53,9 +53,10 @@ pub struct HttpConfig {
     /// default 2048, at most half of [`HttpConfig::max_connections`]). Past it the oldest
     /// stream is closed cleanly (its SSE response ends; the client reconnects or resumes).
     pub max_listen_streams: usize,
-    /// Most open listen streams of one peer IP address (default 128; 0 = no per-peer cap).
-    /// Past it that peer's oldest stream is closed, so one address cannot push out the streams
-    /// of others. Behind a reverse proxy every client shares the proxy's address: raise it.
+    /// Most open listen streams of one caller (default 128; 0 = no per-caller cap): of one
+    /// authenticated principal, or of one peer IP address without authorization. Past it that
+    /// caller's oldest stream is closed, so one caller cannot push out the streams of others.
+    /// Behind a reverse proxy unauthenticated clients share the proxy's address: raise it.
     pub max_listen_streams_per_peer: usize,
     /// How long a keep-alive connection may sit idle between requests (default 10 s; shorter
     /// than the header timeout so idle connections cannot hold the connection table).
@@ -231,6 +232,19 @@ pub(crate) fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
     sse_response_headers(McpBody::Stream(rx))
 }
 
+/// Who a listen stream belongs to (its authenticated principal): a response extension that
+/// [`serve`](crate::serve()) reads to cap streams per principal rather than per peer address.
+#[derive(Clone, Debug)]
+pub(crate) struct StreamOwner(pub(crate) Arc<str>);
+
+/// `r` marked as a stream of `owner`, when there is one.
+pub(crate) fn with_stream_owner(mut r: Resp, owner: Option<Arc<str>>) -> Resp {
+    if let Some(o) = owner {
+        r.extensions_mut().insert(StreamOwner(o));
+    }
+    r
+}
+
 fn sse_response_headers(body: McpBody) -> Resp {
     let mut r = Response::new(body);
     let h = r.headers_mut();
@@ -378,6 +392,7 @@ impl McpService {
         let id = req.id.clone();
         let cancel = CancellationToken::new();
         let mut env = RequestEnv::new(cancel.clone());
+        let owner = principal.as_deref().map(Arc::from);
         env.principal = principal;
         let stream = match self.server.listen(req, env) {
             Ok(s) => s,
@@ -400,7 +415,7 @@ impl McpService {
                 }
             }
         });
-        sse_response(rx)
+        with_stream_owner(sse_response(rx), owner)
     }
 
     async fn request(

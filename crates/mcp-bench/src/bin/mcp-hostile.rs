@@ -27,15 +27,16 @@
 //!   server-wide filter budget (64 MiB) takes, RSS, and a new client's `tools/list` wait;
 //! - `stdio`: 100,000 pipelined 1 KiB echoes on stdio with stdout left unread: how many
 //!   requests the server takes before it stops reading, its RSS then, and whether all
-//!   100,000 answers arrive once stdout is read.
+//!   100,000 answers arrive once stdout is read;
+//! - `unsolicited-cli`, `unsolicited-proxy`, `notify-flood` (in [`mcp_bench::flood`]): a stdio
+//!   server (this binary, `--flood-server modern|legacy`) writing 1 KiB notifications for 10 s
+//!   before answering `tools/list`: the peak RSS of `mcp tools list` and of `mcp proxy --stdio`
+//!   in front of it; and an in-process HTTP server whose tool logs into a call never read: RSS
+//!   growth, whether the call is cancelled, and a second client's `tools/list` latency.
 //!
 //! `mcp-hostile --mcp target/release/mcp [--only NAME] [--json]`. Everything goes to
-//! 127.0.0.1; every loop is bounded in count and time. The `cap` and `listen` cases need about
-//! 8,300 file descriptors (`ulimit -n`) for this process; the server raises its own limit.
-//!
-//! No notification flood: the `everything` tool that notifies most, `count_with_progress`,
-//! sends at most 100 progress and 100 log notifications per call, below the 256 one call may
-//! queue for a client that does not read.
+//! 127.0.0.1 or pipes; every loop is bounded in count and time. The `cap` and `listen` cases
+//! need about 8,300 file descriptors (`ulimit -n`) for this process; the server raises its own.
 
 use clap::Parser;
 use mcp_bench::hostile::{self, connect, flood, BoxError, Tally, WAIT};
@@ -57,12 +58,18 @@ struct Args {
     #[arg(long, default_value = "target/release/mcp")]
     mcp: PathBuf,
     /// Run one case only: trickle, stalled, cap, listen, heads, slowbody, burst, legacy-flood,
-    /// listen-filters or stdio.
+    /// listen-filters, stdio, unsolicited-cli, unsolicited-proxy or notify-flood.
     #[arg(long)]
     only: Option<String>,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
+    /// Act as the flooding stdio server (`modern` or `legacy`) of the unsolicited cases.
+    #[arg(long, hide = true)]
+    flood_server: Option<String>,
+    /// Where the flooding server writes what it sent.
+    #[arg(long, hide = true)]
+    flood_report: Option<PathBuf>,
 }
 
 /// A running `mcp serve everything --http` child, killed on drop.
@@ -714,14 +721,20 @@ fn describe(name: &str, v: &Value) -> String {
             mib(&v["peak_rss_kib"]),
             v["median_ms"].as_f64().unwrap_or(0.0)
         ),
-        _ => v.to_string(),
+        _ => mcp_bench::flood::describe(name, v).unwrap_or_else(|| v.to_string()),
     }
 }
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if let Some(mode) = &args.flood_server {
+        return match mcp_bench::flood::serve_flood(mode, args.flood_report.as_deref()) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(_) => std::process::ExitCode::FAILURE,
+        };
+    }
     type Case = fn(&PathBuf) -> Result<Value, BoxError>;
-    let cases: [(&str, Case); 10] = [
+    let cases: [(&str, Case); 13] = [
         ("trickle", trickle),
         ("stalled", stalled),
         ("cap", cap),
@@ -732,6 +745,9 @@ fn main() -> std::process::ExitCode {
         ("legacy-flood", legacy_flood),
         ("listen-filters", listen_filters),
         ("stdio", stdio),
+        ("unsolicited-cli", |m| mcp_bench::flood::unsolicited_cli(m)),
+        ("unsolicited-proxy", |m| mcp_bench::flood::unsolicited_proxy(m)),
+        ("notify-flood", |m| mcp_bench::flood::notify_flood(m)),
     ];
     let mut all = serde_json::Map::new();
     let mut failed = false;

@@ -79,6 +79,9 @@ pub struct ProxyArgs {
     /// OAuth protection of --http: --auth-issuer, --auth-audience, --auth-jwks, --auth-scopes.
     #[command(flatten)]
     pub auth: crate::ServeAuth,
+    /// The front's transport limits, as for `mcp serve` (--max-connections, --max-body-bytes...).
+    #[command(flatten)]
+    pub limits: crate::ServeLimits,
     /// Serve --http without downstream auth: every caller that reaches the address uses the
     /// proxy's upstream access (its credentials, network, account). Required to run --http
     /// without --auth-issuer; a warning is printed.
@@ -258,7 +261,7 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
     if let Some(text) = info.get("instructions").and_then(Value::as_str) {
         builder = builder.instructions(text);
     }
-    let server = builder.build().map_err(|e| err(e.to_string()))?;
+    let server = args.limits.apply_server(builder).build().map_err(|e| err(e.to_string()))?;
     if client.server_capabilities().pointer("/resources/subscribe").and_then(Value::as_bool) == Some(true) {
         // Listeners may ask for any listed resource: the shared session subscribes to them.
         match client.list_resources().await {
@@ -301,9 +304,8 @@ pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> 
     match args.http {
         Some(addr) => {
             let shared = crate::Shared { redis: None, keys: None };
-            let limits = crate::ServeLimits::default();
-            crate::serve_http(server, addr, args.allow_hosts.clone(), args.auth.clone(), &shared, &limits).await
+            crate::serve_http(server, addr, args.allow_hosts.clone(), args.auth.clone(), &shared, &args.limits).await
         }
-        None => mcp::stdio::serve_stdio(server).await,
+        None => mcp::stdio::serve_stdio_with(server, args.limits.stdio()).await,
     }
 }
