@@ -269,52 +269,51 @@ impl StoreLock {
             .mode(0o600)
             .custom_flags(nofollow())
             .open(path)?;
-        let start = Instant::now();
-        loop {
-            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-                Ok(()) => return Ok(Self { _file: file }),
-                Err(e) if e == rustix::io::Errno::WOULDBLOCK || e == rustix::io::Errno::INTR => {}
-                Err(e) => return Err(e.into()),
-            }
-            if start.elapsed() >= timeout {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("locked by another process for more than {timeout:?}"),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        poll_lock(timeout, || match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(true),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK || e == rustix::io::Errno::INTR => Ok(false),
+            Err(e) => Err(e.into()),
+        })?;
+        Ok(Self { _file: file })
     }
 
     #[cfg(not(unix))]
     fn acquire(path: &Path, timeout: Duration) -> std::io::Result<Self> {
-        let start = Instant::now();
-        loop {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
-                Ok(_) => return Ok(Self { path: path.to_owned() }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age > FileStore::STALE_LOCK);
-                    if stale {
-                        tracing::warn!(path = %path.display(), "taking over a stale token store lock");
-                        let _ = std::fs::remove_file(path);
-                        continue;
-                    }
+        poll_lock(timeout, || match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stale = std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > FileStore::STALE_LOCK);
+                if stale {
+                    tracing::warn!(path = %path.display(), "taking over a stale token store lock");
+                    let _ = std::fs::remove_file(path);
                 }
-                Err(e) => return Err(e),
+                Ok(false)
             }
-            if start.elapsed() >= timeout {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("locked by another process for more than {timeout:?}"),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+            Err(e) => Err(e),
+        })?;
+        Ok(Self { path: path.to_owned() })
     }
+}
+
+/// Calls `attempt` every 10 ms until it takes the lock (`true`), fails, or `timeout` passes.
+/// The store's API is synchronous, so this blocks the calling thread; only while another
+/// process holds the lock.
+fn poll_lock(timeout: Duration, mut attempt: impl FnMut() -> std::io::Result<bool>) -> std::io::Result<()> {
+    let start = Instant::now();
+    while !attempt()? {
+        if start.elapsed() >= timeout {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("locked by another process for more than {timeout:?}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
 }
 
 #[cfg(not(unix))]
