@@ -131,15 +131,18 @@ impl Peak {
 
 /// An exit status as text: `exit 0`, `signal 9`.
 fn status_text(status: Option<ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(c), _) => format!("exit {c}"),
-            (None, Some(sig)) => format!("signal {sig}"),
-            _ => s.to_string(),
-        },
-        None => "still running (killed)".into(),
+    let Some(s) = status else { return "still running (killed)".into() };
+    if let Some(c) = s.code() {
+        return format!("exit {c}");
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = s.signal() {
+            return format!("signal {sig}");
+        }
+    }
+    s.to_string()
 }
 
 /// Reads `r` to its end in a thread: everything, or its last 4 KiB with `tail_only`.
