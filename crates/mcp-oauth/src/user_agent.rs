@@ -279,10 +279,9 @@ mod tests {
         out
     }
 
-    #[tokio::test]
-    async fn callback_needs_the_state_and_slow_connections_do_not_block() {
-        let browser = LoopbackBrowser::bind(0).await.unwrap().timeout(Duration::from_secs(60));
-        let port = Url::parse(&browser.redirect_uri()).unwrap().port().unwrap();
+    /// `browser` with an opener that only tells the test the browser would be opened now (the
+    /// callback listener is up).
+    fn opened(browser: LoopbackBrowser) -> (LoopbackBrowser, tokio::sync::oneshot::Receiver<()>) {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let tx = std::sync::Mutex::new(Some(tx));
         let browser = browser.opener(Arc::new(move |_| {
@@ -291,6 +290,14 @@ mod tests {
             }
             Ok(())
         }));
+        (browser, rx)
+    }
+
+    #[tokio::test]
+    async fn callback_needs_the_state_and_slow_connections_do_not_block() {
+        let browser = LoopbackBrowser::bind(0).await.unwrap().timeout(Duration::from_secs(60));
+        let port = Url::parse(&browser.redirect_uri()).unwrap().port().unwrap();
+        let (browser, rx) = opened(browser);
         let auth = "https://as.example/authorize?client_id=c&state=good-state";
         let client = async {
             rx.await.unwrap();
@@ -322,14 +329,7 @@ mod tests {
             .connection_timeout(Duration::from_millis(200))
             .timeout(Duration::from_secs(60));
         let port = Url::parse(&browser.redirect_uri()).unwrap().port().unwrap();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let tx = std::sync::Mutex::new(Some(tx));
-        let browser = browser.opener(Arc::new(move |_| {
-            if let Some(tx) = tx.lock().unwrap().take() {
-                let _ = tx.send(());
-            }
-            Ok(())
-        }));
+        let (browser, rx) = opened(browser);
         let client = async {
             rx.await.unwrap();
             // Takes the only slot and never sends a byte; the callback waits in the backlog.
