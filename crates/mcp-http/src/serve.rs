@@ -357,6 +357,18 @@ impl Body for TrackedBody {
     }
 }
 
+/// `req` with its peer's address in its extensions when it may be a legacy `initialize` (legacy
+/// sessions are counted per peer IP). Only that request reads it, and the first extension
+/// allocates, so requests that cannot be one (a modern version header, or a session id) skip it.
+#[cfg(feature = "legacy")]
+fn with_peer<B>(mut req: Request<B>, peer: SocketAddr) -> Request<B> {
+    let h = req.headers();
+    if !crate::legacy::has_modern_version_header(h) && !h.contains_key(crate::legacy::SESSION_ID) {
+        req.extensions_mut().insert(peer);
+    }
+    req
+}
+
 /// Whether a request opens a listen stream if answered with one: a modern
 /// `subscriptions/listen` (its `Mcp-Method` header is checked against the body) or a legacy
 /// session's GET.
@@ -534,8 +546,9 @@ async fn serve_connection(
     let head_bytes = svc.config().max_head_bytes.max(MIN_HEAD_BYTES);
     let service = {
         let (conn, table) = (conn.clone(), table.clone());
-        hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
-            req.extensions_mut().insert(peer); // legacy sessions are counted per peer IP
+        hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            #[cfg(feature = "legacy")]
+            let req = with_peer(req, peer);
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.reading_head.store(false, Ordering::Release);
             let may_listen = may_listen(&req);
