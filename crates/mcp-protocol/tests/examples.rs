@@ -513,3 +513,37 @@ fn logging_levels_are_ordered_by_severity() {
     assert!(t::LoggingLevel::Warning < t::LoggingLevel::Error);
     assert!(t::LoggingLevel::Alert < t::LoggingLevel::Emergency);
 }
+
+/// Keys the schema does not name (extensions such as tasks, newer fields)
+/// survive a round trip through every result and definition type.
+#[test]
+fn unknown_keys_land_in_extension_slots() {
+    fn keeps<T: DeserializeOwned + Serialize>(value: Value) -> T {
+        let parsed: T = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), value);
+        parsed
+    }
+    let tool: t::Tool =
+        keeps(json!({"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}));
+    assert_eq!(tool.extra["execution"], json!({"taskSupport": "optional"}));
+    let list: t::ListToolsResult =
+        keeps(json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public", "x-page": 1}));
+    assert_eq!(list.extra["x-page"], json!(1));
+    let caps: t::ServerCapabilities =
+        keeps(json!({"tools": {"listChanged": true}, "extensions": {"io.example/skills": {}}, "tasks": {"list": {}}}));
+    assert!(caps.extra.contains_key("tasks"));
+    keeps::<t::DiscoverResult>(json!({
+        "resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": 0,
+        "cacheScope": "public", "task": {"taskId": "1"}
+    }));
+    keeps::<t::ReadResourceResult>(json!({"resultType": "complete", "contents": [], "x": true}));
+    keeps::<t::GetPromptResult>(json!({"resultType": "complete", "messages": [], "x": true}));
+    keeps::<t::CompleteResult>(json!({"resultType": "complete", "completion": {"values": []}, "x": true}));
+    keeps::<t::InputRequiredResult>(json!({"resultType": "input_required", "requestState": "s", "x": true}));
+    keeps::<t::ElicitResult>(json!({"action": "decline", "x": true}));
+    keeps::<t::ElicitRequestParams>(json!({"mode": "url", "message": "m", "url": "https://a", "elicitationId": "e"}));
+    keeps::<t::CreateMessageResult>(
+        json!({"role": "assistant", "content": {"type": "text", "text": "t"}, "model": "m", "x": 1}),
+    );
+    keeps::<t::CreateMessageRequestParams>(json!({"messages": [], "maxTokens": 1, "task": {"ttl": 5}}));
+}

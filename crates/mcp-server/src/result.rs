@@ -181,7 +181,14 @@ pub trait IntoReadResult {
 }
 
 fn contents_result(contents: Vec<ResourceContents>) -> ReadResourceResult {
-    ReadResourceResult { meta: None, result_type: Default::default(), contents, ttl_ms: None, cache_scope: None }
+    ReadResourceResult {
+        meta: None,
+        result_type: Default::default(),
+        contents,
+        ttl_ms: None,
+        cache_scope: None,
+        extra: Default::default(),
+    }
 }
 
 impl IntoReadResult for ReadResourceResult {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{RequestMetaObject, ResultMetaObject, ResultType};
+use super::{JsonObject, RequestMetaObject, ResultMetaObject, ResultType};
 
 const_str! {
     /// Marker for `"type": "ref/prompt"`.
@@ -111,6 +111,10 @@ pub struct CompleteResult {
     pub result_type: ResultType,
     /// The completion options.
     pub completion: Completion,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl CompleteResult {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CacheScope, RequestParams, ResultMetaObject, ResultType, ServerCapabilities};
+use super::{CacheScope, JsonObject, RequestParams, ResultMetaObject, ResultType, ServerCapabilities};
 
 request_type! {
     /// Asks the server for its supported protocol versions, capabilities and
@@ -31,6 +31,10 @@ pub struct DiscoverResult {
     pub ttl_ms: u64,
     /// Who may cache the response.
     pub cache_scope: CacheScope,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 result_response! {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::macros::str_field;
-use super::PrimitiveSchemaDefinition;
+use super::{JsonObject, PrimitiveSchemaDefinition};
 
 const_str! {
     /// Marker for the method name `elicitation/create`.
@@ -74,12 +74,16 @@ pub struct ElicitRequestFormParams {
     pub message: String,
     /// The form: a restricted JSON Schema with primitive top-level properties only.
     pub requested_schema: ElicitRequestedSchema,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl ElicitRequestFormParams {
     /// Form parameters with an explicit `"mode": "form"`.
     pub fn new(message: impl Into<String>, requested_schema: ElicitRequestedSchema) -> Self {
-        Self { mode: Some(ElicitFormMode), message: message.into(), requested_schema }
+        Self { mode: Some(ElicitFormMode), message: message.into(), requested_schema, extra: JsonObject::new() }
     }
 }
 
@@ -109,12 +113,16 @@ pub struct ElicitRequestUrlParams {
     pub message: String,
     /// The URL the user should navigate to.
     pub url: String,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl ElicitRequestUrlParams {
     /// URL-mode parameters.
     pub fn new(message: impl Into<String>, url: impl Into<String>) -> Self {
-        Self { mode: ElicitUrlMode, message: message.into(), url: url.into() }
+        Self { mode: ElicitUrlMode, message: message.into(), url: url.into(), extra: JsonObject::new() }
     }
 }
 
@@ -157,11 +165,15 @@ pub struct ElicitResult {
     /// The submitted form data; only for `accept` in form mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<BTreeMap<String, ElicitValue>>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl ElicitResult {
     /// A result with the given action and no content.
     pub fn new(action: ElicitAction) -> Self {
-        Self { action, content: None }
+        Self { action, content: None, extra: JsonObject::new() }
     }
 }

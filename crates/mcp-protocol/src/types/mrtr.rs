@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::macros::has_field;
 use super::{
-    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, ListRootsRequest, ListRootsResult,
-    RequestMetaObject, ResultMetaObject, ResultType,
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, JsonObject, ListRootsRequest,
+    ListRootsResult, RequestMetaObject, ResultMetaObject, ResultType,
 };
 
 tagged_union! {
@@ -73,12 +73,22 @@ pub struct InputRequiredResult {
     /// Opaque state the client must echo back when retrying.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl InputRequiredResult {
     /// An input-required result with the given requests and state.
     pub fn new(input_requests: Option<InputRequests>, request_state: Option<String>) -> Self {
-        Self { meta: None, result_type: ResultType::InputRequired, input_requests, request_state }
+        Self {
+            meta: None,
+            result_type: ResultType::InputRequired,
+            input_requests,
+            request_state,
+            extra: JsonObject::new(),
+        }
     }
 }
 

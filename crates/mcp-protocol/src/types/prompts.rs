@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CacheScope, ContentBlock, Cursor, Icon, InputResponses, MetaObject, NotificationParams, PaginatedRequestParams,
-    RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType, Role,
+    CacheScope, ContentBlock, Cursor, Icon, InputResponses, JsonObject, MetaObject, NotificationParams,
+    PaginatedRequestParams, RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType, Role,
 };
 
 /// A prompt or prompt template that the server offers.
@@ -30,6 +30,10 @@ pub struct Prompt {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaObject>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl Prompt {
@@ -113,6 +117,10 @@ pub struct GetPromptResult {
     pub description: Option<String>,
     /// The messages of the prompt.
     pub messages: Vec<PromptMessage>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl From<GetPromptResult> for ResultOrInputRequired<GetPromptResult> {
@@ -150,6 +158,10 @@ pub struct ListPromptsResult {
     pub ttl_ms: u64,
     /// Who may cache the response.
     pub cache_scope: CacheScope,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 result_response! {

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::macros::has_field;
 use super::{
-    Annotations, CacheScope, Cursor, Icon, InputResponses, MetaObject, NotificationMetaObject, NotificationParams,
-    PaginatedRequestParams, RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType,
+    Annotations, CacheScope, Cursor, Icon, InputResponses, JsonObject, MetaObject, NotificationMetaObject,
+    NotificationParams, PaginatedRequestParams, RequestMetaObject, ResultMetaObject, ResultOrInputRequired, ResultType,
 };
 
 /// A known resource that the server is capable of reading.
@@ -37,6 +37,10 @@ pub struct Resource {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaObject>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl Resource {
@@ -72,6 +76,10 @@ pub struct ResourceTemplate {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaObject>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 /// Text contents of a resource or sub-resource.
@@ -203,6 +211,10 @@ pub struct ReadResourceResult {
     /// Who may cache the response; optional for the same reason as `ttl_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_scope: Option<CacheScope>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl ReadResourceResult {
@@ -214,6 +226,7 @@ impl ReadResourceResult {
             contents,
             ttl_ms: Some(ttl_ms),
             cache_scope: Some(cache_scope),
+            extra: JsonObject::new(),
         }
     }
 }
@@ -253,6 +266,10 @@ pub struct ListResourcesResult {
     pub ttl_ms: u64,
     /// Who may cache the response.
     pub cache_scope: CacheScope,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 result_response! {
@@ -287,6 +304,10 @@ pub struct ListResourceTemplatesResult {
     pub ttl_ms: u64,
     /// Who may cache the response.
     pub cache_scope: CacheScope,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 result_response! {

@@ -46,6 +46,10 @@ pub struct ListRootsRequestParams {
 pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 /// A root directory or file the server can operate on.

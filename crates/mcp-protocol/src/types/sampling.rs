@@ -84,6 +84,10 @@ pub struct CreateMessageRequestParams {
     /// How the model may use tools; requires the client's `sampling.tools` capability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 /// The client's answer to a `sampling/createMessage` request.
@@ -103,6 +107,10 @@ pub struct CreateMessageResult {
     /// `toolUse`, or provider-specific).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 /// A message issued to or received from an LLM API.

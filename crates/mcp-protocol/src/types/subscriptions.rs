@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{NotificationMetaObject, RequestMetaObject, ResultType, SubscriptionsListenResultMetaObject};
+use super::{JsonObject, NotificationMetaObject, RequestMetaObject, ResultType, SubscriptionsListenResultMetaObject};
 
 /// The notification types a client opts in to on a `subscriptions/listen`
 /// request. Each type is opt-in; the server must not send any other.
@@ -54,12 +54,20 @@ pub struct SubscriptionsListenResult {
     /// How to parse the result; `complete` for this type.
     #[serde(default)]
     pub result_type: ResultType,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl SubscriptionsListenResult {
     /// The result closing the subscription `subscription_id`.
     pub fn new(subscription_id: impl Into<super::RequestId>) -> Self {
-        Self { meta: SubscriptionsListenResultMetaObject::new(subscription_id), result_type: ResultType::Complete }
+        Self {
+            meta: SubscriptionsListenResultMetaObject::new(subscription_id),
+            result_type: ResultType::Complete,
+            extra: JsonObject::new(),
+        }
     }
 }
 

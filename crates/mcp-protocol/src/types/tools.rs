@@ -36,6 +36,10 @@ pub struct Tool {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaObject>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl Tool {
@@ -122,6 +126,10 @@ pub struct CallToolResult {
     /// Whether the call ended in an error; false when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl CallToolResult {
@@ -181,6 +189,10 @@ pub struct ListToolsResult {
     pub ttl_ms: u64,
     /// Who may cache the response.
     pub cache_scope: CacheScope,
+    /// Every other key (extensions such as tasks or skills, fields newer than
+    /// this schema), kept as is so round trips are lossless.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 result_response! {
