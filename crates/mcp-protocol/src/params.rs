@@ -8,13 +8,35 @@ use crate::ProtocolError;
 use serde_json::{Map, Value};
 
 /// The params of one request, by method.
+///
+/// Not `#[non_exhaustive]`: a server matches it exhaustively, so a method added here is a
+/// compile error where it is not yet served.
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
 pub enum Params<'a> {
     /// `server/discover`.
     Discover,
-    /// `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
-    List {
+    /// `tools/list`.
+    ToolsList {
+        /// The page to start from (`None`: the first).
+        cursor: Option<&'a str>,
+    },
+    /// `resources/list`.
+    ResourcesList {
+        /// The page to start from (`None`: the first).
+        cursor: Option<&'a str>,
+    },
+    /// `resources/templates/list`.
+    ResourceTemplatesList {
+        /// The page to start from (`None`: the first).
+        cursor: Option<&'a str>,
+    },
+    /// `prompts/list`.
+    PromptsList {
+        /// The page to start from (`None`: the first).
+        cursor: Option<&'a str>,
+    },
+    /// `skills/list`.
+    SkillsList {
         /// The page to start from (`None`: the first).
         cursor: Option<&'a str>,
     },
@@ -62,8 +84,13 @@ pub enum Params<'a> {
         /// The page to start from.
         cursor: Option<&'a str>,
     },
-    /// `tasks/get` and `tasks/cancel`.
-    Task {
+    /// `tasks/get`.
+    TasksGet {
+        /// `taskId`.
+        task_id: &'a str,
+    },
+    /// `tasks/cancel`.
+    TasksCancel {
         /// `taskId`.
         task_id: &'a str,
     },
@@ -101,11 +128,11 @@ impl Method {
     pub fn params(self, params: &Map<String, Value>) -> Result<Params<'_>, ProtocolError> {
         Ok(match self {
             Method::Discover => Params::Discover,
-            Method::ToolsList
-            | Method::ResourcesList
-            | Method::ResourceTemplatesList
-            | Method::PromptsList
-            | Method::SkillsList => Params::List { cursor: cursor(params)? },
+            Method::ToolsList => Params::ToolsList { cursor: cursor(params)? },
+            Method::ResourcesList => Params::ResourcesList { cursor: cursor(params)? },
+            Method::ResourceTemplatesList => Params::ResourceTemplatesList { cursor: cursor(params)? },
+            Method::PromptsList => Params::PromptsList { cursor: cursor(params)? },
+            Method::SkillsList => Params::SkillsList { cursor: cursor(params)? },
             Method::SkillsGet => Params::SkillsGet { uri: string(params, "uri", self)? },
             Method::ResourcesDirectoryRead => {
                 Params::DirectoryRead { uri: string(params, "uri", self)?, cursor: cursor(params)? }
@@ -143,7 +170,8 @@ impl Method {
                 };
                 Params::Complete { reference, argument, value, argument_object, context: params.get("context") }
             }
-            Method::TasksGet | Method::TasksCancel => Params::Task { task_id: string(params, "taskId", self)? },
+            Method::TasksGet => Params::TasksGet { task_id: string(params, "taskId", self)? },
+            Method::TasksCancel => Params::TasksCancel { task_id: string(params, "taskId", self)? },
             Method::TasksUpdate => Params::TaskUpdate {
                 task_id: string(params, "taskId", self)?,
                 input_responses: params

@@ -161,8 +161,17 @@ impl ServerBuilder {
     }
 
     /// Adds a capability entry of the server's own (e.g. `extensions`), merged into `capabilities`.
+    /// A value of the wrong shape for a capability the schema names (`tools`, `extensions`, ...)
+    /// is a [`BuildError::InvalidCapability`].
     pub fn capability(mut self, name: &str, value: Value) -> Self {
-        self.config.extra_capabilities.insert(name.to_owned(), value);
+        let mut one = serde_json::Map::new();
+        one.insert(name.to_owned(), value);
+        let one = Value::Object(one);
+        if let Err(e) = serde_json::from_value::<mcp_protocol::types::ServerCapabilities>(one.clone()) {
+            self.errors.push(BuildError::InvalidCapability { name: name.to_owned(), reason: e.to_string() });
+        }
+        let Value::Object(one) = one else { return self };
+        self.config.extra_capabilities.extend(one);
         self
     }
 
@@ -206,8 +215,7 @@ impl ServerBuilder {
                 if self.catalog.resources.iter().any(|r| r.uri == d.uri) {
                     self.errors.push(BuildError::Duplicate { kind: ItemKind::Resource, name: d.uri });
                 } else {
-                    let def = serde_json::to_value(&d).expect("definitions serialize");
-                    self.catalog.resources.push(ResourceEntry { uri: d.uri, def, handler });
+                    self.catalog.resources.push(Arc::new(ResourceEntry { uri: d.uri.clone(), def: d, handler }));
                 }
             }
             ResourceDef::Template(d) => match UriTemplate::parse(&d.uri_template) {
@@ -215,10 +223,7 @@ impl ServerBuilder {
                 Ok(_) if self.catalog.templates.iter().any(|t| t.template.as_str() == d.uri_template) => {
                     self.errors.push(BuildError::Duplicate { kind: ItemKind::ResourceTemplate, name: d.uri_template })
                 }
-                Ok(template) => {
-                    let def = serde_json::to_value(&d).expect("definitions serialize");
-                    self.catalog.templates.push(TemplateEntry { template, def, handler });
-                }
+                Ok(template) => self.catalog.templates.push(Arc::new(TemplateEntry { template, def: d, handler })),
             },
         }
         self
@@ -252,8 +257,14 @@ impl ServerBuilder {
             .filter(|a| a.required == Some(true))
             .map(|a| a.name.clone())
             .collect();
-        let def = serde_json::to_value(&prompt.def).expect("definitions serialize");
-        self.catalog.prompts.push(PromptEntry { name, def, required_args, completers: prompt.completers, handler });
+        let def = prompt.def;
+        self.catalog.prompts.push(Arc::new(PromptEntry {
+            name,
+            def,
+            required_args,
+            completers: prompt.completers,
+            handler,
+        }));
         self
     }
 
@@ -337,10 +348,9 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     };
     let hp = header_params(&tool.def.input_schema)
         .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
-    let def = serde_json::to_value(&tool.def).expect("definitions serialize");
     Ok(ToolEntry {
         name,
-        def,
+        def: tool.def,
         input,
         output,
         header_params: hp.into(),

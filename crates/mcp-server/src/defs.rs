@@ -46,21 +46,22 @@ pub(crate) fn admit(errors: &[BuildError], check: CheckFn, state: &StateMap) -> 
     check(state).map_err(BuildError::MissingState)
 }
 
-fn to_json<R: serde::Serialize>(result: R) -> Result<Value, crate::HandlerError> {
-    serde_json::to_value(result).map_err(|e| mcp_protocol::ProtocolError::Internal(e.to_string()).into())
-}
-
-/// The type-erased form of a tool or prompt handler: extract, call, convert, serialize.
-fn erased<H, M, R>(handler: H, kind: HandlerKind, convert: fn(H::Output) -> Result<R, crate::HandlerError>) -> ToolFn
+/// The type-erased form of a tool or prompt handler: extract, call, convert.
+#[allow(clippy::type_complexity)]
+fn erased<H, M, R>(
+    handler: H,
+    kind: HandlerKind,
+    convert: fn(H::Output) -> Result<R, crate::HandlerError>,
+) -> Arc<dyn Fn(crate::Context, Map<String, Value>) -> crate::BoxFuture<Result<R, crate::HandlerError>> + Send + Sync>
 where
     H: Handler<M>,
-    R: serde::Serialize + 'static,
+    R: Send + 'static,
 {
     let handler = Arc::new(handler);
     Arc::new(move |ctx, args| {
         let mut parts = RequestParts::new(ctx, args, kind);
         match handler.call(&mut parts) {
-            Ok(fut) => Box::pin(async move { to_json(convert(fut.await)?) }),
+            Ok(fut) => Box::pin(async move { convert(fut.await) }),
             Err(e) => Box::pin(std::future::ready(Err(e))),
         }
     })
@@ -507,7 +508,7 @@ impl Resource {
             match handler.call(&mut parts) {
                 Ok(fut) => Box::pin(async move {
                     let target = ReadTarget { uri: &uri, mime_type: mime.as_deref() };
-                    to_json(fut.await.into_read_result(target)?)
+                    fut.await.into_read_result(target)
                 }),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }

@@ -1,11 +1,15 @@
-//! Per-method request handling.
+//! Per-method request handling: one exhaustive `match` over the method's params.
 
 use crate::context::{Context, RequestEnv};
 use crate::defs::TaskSupport;
 use crate::error::HandlerError;
+use crate::registry::ListKind;
+use crate::reply::Reply;
 use crate::server::Server;
+use crate::tasks::ToolRun;
+use mcp_protocol::types::{self, CallToolResult};
 use mcp_protocol::{Method, Params, ProtocolError, Request};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Whether `method` is a request method of revision 2026-07-28 that this server implements.
 pub fn is_known_method(method: &str) -> bool {
@@ -17,8 +21,11 @@ pub fn supports_mrtr(method: &str) -> bool {
     Method::parse(method).is_some_and(Method::accepts_input_responses)
 }
 
-pub(crate) fn tool_error(message: String) -> Value {
-    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
+/// A handler's outcome, settled: its result, or the reply that stands for it (an
+/// `input_required` result, a tool error the model reads).
+pub(crate) enum Settled<R> {
+    Done(R),
+    Reply(Reply),
 }
 
 impl Server {
@@ -27,7 +34,7 @@ impl Server {
         req: Request,
         env: RequestEnv,
         preset: Option<Box<crate::server::Preset>>,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Reply, ProtocolError> {
         let method = Method::parse(&req.method).ok_or_else(|| crate::server::method_not_found(&req.method))?;
         if method == Method::SubscriptionsListen {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
@@ -42,76 +49,95 @@ impl Server {
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
             Params::Discover => Ok(self.discover()),
-            p @ Params::List { .. } if method == Method::SkillsList => self.serve_skills(p),
-            Params::List { cursor } => {
-                let c = self.catalog();
-                match method {
-                    Method::ToolsList => self.list_page(c.tools.iter().map(|t| t.def.clone()), "tools", cursor),
-                    Method::ResourcesList => {
-                        self.list_page(c.resources.iter().map(|r| r.def.clone()), "resources", cursor)
-                    }
-                    Method::ResourceTemplatesList => {
-                        self.list_page(c.templates.iter().map(|r| r.def.clone()), "resourceTemplates", cursor)
-                    }
-                    _ => self.list_page(c.prompts.iter().map(|r| r.def.clone()), "prompts", cursor),
-                }
-            }
-            Params::ToolsCall { name, arguments } => {
-                self.call_tool(&ctx, name, arguments.cloned().unwrap_or_default()).await
-            }
+            Params::ToolsList { cursor } => self.catalog_page(ListKind::Tools, cursor),
+            Params::ResourcesList { cursor } => self.catalog_page(ListKind::Resources, cursor),
+            Params::ResourceTemplatesList { cursor } => self.catalog_page(ListKind::Templates, cursor),
+            Params::PromptsList { cursor } => self.catalog_page(ListKind::Prompts, cursor),
+            Params::ToolsCall { name, arguments } => self.call_tool(&ctx, name, arguments).await,
             Params::ResourcesRead { uri } => self.read_resource(&ctx, uri).await,
-            p @ (Params::SkillsGet { .. } | Params::DirectoryRead { .. }) => self.serve_skills(p),
-            Params::PromptsGet { name, arguments } => {
-                self.get_prompt(&ctx, name, arguments.cloned().unwrap_or_default()).await
-            }
+            Params::PromptsGet { name, arguments } => self.get_prompt(&ctx, name, arguments).await,
             Params::Complete { reference, argument, value, argument_object, context } => {
                 let (reference, argument_object) = (Value::Object(reference.clone()), argument_object.clone());
                 let (argument, value, context) = (argument.to_owned(), value.to_owned(), context.cloned());
                 self.complete(ctx, reference, argument_object, &argument, &value, context).await
             }
-            // Listen is answered above; a method added to the table later is not served yet.
-            _ => Err(crate::server::method_not_found(method.as_str())),
+            Params::SkillsList { cursor } => self.skills_list(cursor).map(Reply::from),
+            Params::SkillsGet { uri } => self.skills_get(uri).map(Reply::from),
+            Params::DirectoryRead { uri, cursor } => self.directory_read(uri, cursor).map(Reply::from),
+            // Served above, before the params are read.
+            Params::Listen { .. }
+            | Params::TasksGet { .. }
+            | Params::TasksCancel { .. }
+            | Params::TaskUpdate { .. } => Err(crate::server::method_not_found(method.as_str())),
         }
     }
 
-    pub(crate) fn outcome(
+    /// Settles a handler's outcome: input requests become an `input_required` result; a tool
+    /// error a result the model reads (for tools) or `-32603` (otherwise).
+    pub(crate) fn settle<R>(
         &self,
         ctx: &Context,
-        r: Result<Value, HandlerError>,
+        r: Result<R, HandlerError>,
         tool: bool,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Settled<R>, ProtocolError> {
         match r {
-            Ok(v) if v.is_object() => Ok(v),
-            Ok(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
-            Err(HandlerError::InputRequired(ir)) => Ok(self.input_required(ctx, ir)),
-            Err(e @ HandlerError::Tool { .. }) if tool => Ok(tool_error(self.error_text(&e))),
+            Ok(v) => Ok(Settled::Done(v)),
+            Err(HandlerError::InputRequired(ir)) => Ok(Settled::Reply(self.input_required(ctx, ir))),
+            Err(e @ HandlerError::Tool { .. }) if tool => {
+                Ok(Settled::Reply(CallToolResult::error(self.error_text(&e)).into()))
+            }
             Err(e @ HandlerError::Tool { .. }) => Err(ProtocolError::Internal(self.error_text(&e))),
             Err(HandlerError::Protocol(e)) => Err(e),
         }
     }
 
-    async fn call_tool(&self, ctx: &Context, name: &str, args: Map<String, Value>) -> Result<Value, ProtocolError> {
+    /// [`Server::settle`] for JSON results (a fallback's): they must be objects.
+    pub(crate) fn outcome(
+        &self,
+        ctx: &Context,
+        r: Result<Value, HandlerError>,
+        tool: bool,
+    ) -> Result<Reply, ProtocolError> {
+        match self.settle(ctx, r, tool)? {
+            Settled::Done(v) if v.is_object() => Ok(v.into()),
+            Settled::Done(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
+            Settled::Reply(r) => Ok(r),
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        ctx: &Context,
+        name: &str,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Result<Reply, ProtocolError> {
         let tool = self
             .catalog()
             .tool(name)
             .cloned()
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
-        let args_value = Value::Object(args);
         let input = tool
             .input
             .get()
             .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid inputSchema: {e}")))?;
-        if !input.is_valid(&args_value) {
+        let empty = Value::Object(Map::new());
+        let args_value = ctx.params().get("arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
+        if !input.is_valid(args_value) {
             let errors: Vec<String> =
-                input.iter_errors(&args_value).map(|e| format!("{} at '{}'", e, e.instance_path())).collect();
-            return Ok(tool_error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))));
+                input.iter_errors(args_value).map(|e| format!("{} at '{}'", e, e.instance_path())).collect();
+            return Ok(
+                CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))).into()
+            );
         }
-        let Value::Object(args) = args_value else { unreachable!() };
+        let args = arguments.cloned().unwrap_or_default();
         let r = match (tool.task_support, self.tasks()) {
             (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone(), args).await,
             (support, Some(rt)) if ctx.declares_tasks() => {
                 let rt = rt.clone();
-                rt.call_tool(self, ctx, tool.clone(), args, support == TaskSupport::Required).await?
+                match rt.call_tool(self, ctx, tool.clone(), args, support == TaskSupport::Required).await? {
+                    ToolRun::Task(created) => return Ok(created.into()),
+                    ToolRun::Done(r) => r,
+                }
             }
             (TaskSupport::Required, Some(_)) if ctx.inner.legacy => {
                 return Err(ProtocolError::invalid_params(format!(
@@ -121,14 +147,15 @@ impl Server {
             (TaskSupport::Required, Some(_)) => return Err(crate::tasks::extension_required()),
             (_, Some(_)) => (tool.handler)(ctx.clone(), args).await,
         };
-        let result = self.outcome(ctx, r, true)?;
-        if result.get("resultType").and_then(Value::as_str) == Some("task") {
-            return Ok(result);
-        }
-        self.check_tool_output(&tool, result)
+        let result = match self.settle(ctx, r, true)? {
+            Settled::Done(result) => result,
+            Settled::Reply(reply) => return Ok(reply),
+        };
+        self.check_tool_output(&tool, &result)?;
+        Ok(result.into())
     }
 
-    async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Value, ProtocolError> {
+    async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Reply, ProtocolError> {
         let catalog = self.catalog();
         let r = if let Some(i) = catalog.resource_index.get(uri) {
             (catalog.resources[*i].handler)(ctx.clone(), uri.to_owned(), Default::default()).await
@@ -137,25 +164,38 @@ impl Server {
         } else {
             return Err(ProtocolError::resource_not_found(uri));
         };
-        let mut result = self.outcome(ctx, r, false)?;
-        self.read_hints(&mut result);
-        Ok(result)
+        match self.settle(ctx, r, false)? {
+            Settled::Done(mut result) => {
+                self.read_hints(&mut result);
+                Ok(result.into())
+            }
+            Settled::Reply(reply) => Ok(reply),
+        }
     }
 
-    async fn get_prompt(&self, ctx: &Context, name: &str, args: Map<String, Value>) -> Result<Value, ProtocolError> {
+    async fn get_prompt(
+        &self,
+        ctx: &Context,
+        name: &str,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Result<Reply, ProtocolError> {
         let catalog = self.catalog();
         let prompt = catalog
             .prompt_index
             .get(name)
             .map(|i| &catalog.prompts[*i])
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown prompt: {name}")))?;
+        let args = arguments.cloned().unwrap_or_default();
         if let Some(missing) = prompt.required_args.iter().find(|a| !args.contains_key(*a)) {
             return Err(ProtocolError::invalid_params(format!(
                 "Missing required argument {missing:?} for prompt {name}"
             )));
         }
         let r = (prompt.handler)(ctx.clone(), args).await;
-        self.outcome(ctx, r, false)
+        match self.settle(ctx, r, false)? {
+            Settled::Done(result) => Ok(result.into()),
+            Settled::Reply(reply) => Ok(reply),
+        }
     }
 
     async fn complete(
@@ -166,11 +206,12 @@ impl Server {
         argument: &str,
         value: &str,
         context: Option<Value>,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Reply, ProtocolError> {
         let mut completion = match self.argument_completer(&reference, argument) {
             Some(complete) => {
                 let values = complete(value);
-                json!({ "values": values, "total": values.len(), "hasMore": false })
+                let total = Some(values.len() as u64);
+                types::Completion { values, total, has_more: Some(false) }
             }
             None => {
                 let Some(handler) = self.inner.completion.clone() else {
@@ -178,16 +219,18 @@ impl Server {
                         "completion/complete (no completions capability)".into(),
                     ));
                 };
-                handler(ctx.clone(), reference, argument_object, context).await.map_err(|e| match e {
-                    HandlerError::Protocol(p) => p,
-                    other => ProtocolError::Internal(other.to_string()),
+                let completion =
+                    handler(ctx.clone(), reference, argument_object, context).await.map_err(|e| match e {
+                        HandlerError::Protocol(p) => p,
+                        other => ProtocolError::Internal(other.to_string()),
+                    })?;
+                serde_json::from_value(completion).map_err(|e| {
+                    ProtocolError::Internal(format!("the completion handler's result is not a completion: {e}"))
                 })?
             }
         };
-        if let Some(values) = completion.get_mut("values").and_then(Value::as_array_mut) {
-            values.truncate(100);
-        }
-        Ok(json!({ "completion": completion }))
+        completion.values.truncate(100);
+        Ok(types::CompleteResult { completion, ..Default::default() }.into())
     }
 
     /// The completer a prompt registered for this argument, if the reference names one.

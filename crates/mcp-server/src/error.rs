@@ -214,6 +214,14 @@ pub enum BuildError {
     /// A handler asks for application state the builder was never given.
     #[error("{0}")]
     MissingState(String),
+    /// A capability given to `ServerBuilder::capability` has the wrong shape for its name.
+    #[error("capability {name:?}: {reason}")]
+    InvalidCapability {
+        /// The capability's name.
+        name: String,
+        /// Why it does not fit.
+        reason: String,
+    },
     /// A skill (or skills folder) breaks the skills extension's rules.
     #[error("skills: {0}")]
     Skills(String),

@@ -34,6 +34,7 @@
 use crate::context::Context;
 use crate::error::HandlerError;
 use crate::registry::BoxFuture;
+use crate::reply::Reply;
 use crate::{Server, ServerBuilder};
 use mcp_protocol::{Method, ProtocolError};
 use serde_json::Value;
@@ -89,22 +90,22 @@ impl Server {
     }
 
     /// The fallback's outcome for `ctx`'s request, when there is a fallback that serves it.
-    pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Value, ProtocolError>> {
+    pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Reply, ProtocolError>> {
         let offered = FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || self.fallback_serves_tasks());
         let fallback = self.inner.config.fallback.as_ref().filter(|_| offered)?;
-        let served = fallback.serve(ctx.clone())?.await;
+        let mut served = fallback.serve(ctx.clone())?.await;
         // Results the schema makes cacheable get this server's hints where the fallback gave
         // none (a proxied legacy server has no such fields).
-        Some(self.outcome(ctx, served, method == Method::ToolsCall).map(|mut result| {
+        if let Ok(result) = &mut served {
             match method {
-                Method::ResourcesRead => self.read_hints(&mut result),
+                Method::ResourcesRead => self.missing_hints(result, true),
                 Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
-                    self.list_hints(&mut result)
+                    self.missing_hints(result, false)
                 }
                 _ => {}
             }
-            result
-        }))
+        }
+        Some(self.outcome(ctx, served, method == Method::ToolsCall))
     }
 }
 
@@ -238,7 +239,7 @@ mod tests {
     }
 
     fn advertises_tasks(server: &Server) -> bool {
-        server.capabilities().pointer("/extensions").and_then(|e| e.get(mcp_protocol::meta::TASKS_EXTENSION)).is_some()
+        server.capabilities().extensions.is_some_and(|e| e.contains_key(mcp_protocol::meta::TASKS_EXTENSION))
     }
 
     #[tokio::test]

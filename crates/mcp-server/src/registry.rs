@@ -4,6 +4,7 @@ use crate::context::Context;
 use crate::error::{BuildError, HandlerError};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::HeaderParam;
+use mcp_protocol::types::{self, CallToolResult, GetPromptResult, ReadResourceResult};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -13,16 +14,19 @@ use std::sync::Arc;
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-/// Type-erased tool handler: arguments in, serialized `CallToolResult` out.
+/// Type-erased tool handler: arguments in, typed `CallToolResult` out.
 pub(crate) type ToolFn =
-    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
-/// Type-erased resource handler: URI and matched template variables in, serialized
+    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<CallToolResult, HandlerError>> + Send + Sync>;
+/// Type-erased resource handler: URI and matched template variables in, typed
 /// `ReadResourceResult` out.
-pub(crate) type ResourceFn =
-    Arc<dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
-/// Type-erased prompt handler: string arguments in, serialized `GetPromptResult` out.
+pub(crate) type ResourceFn = Arc<
+    dyn Fn(Context, String, BTreeMap<String, String>) -> BoxFuture<Result<ReadResourceResult, HandlerError>>
+        + Send
+        + Sync,
+>;
+/// Type-erased prompt handler: string arguments in, typed `GetPromptResult` out.
 pub(crate) type PromptFn =
-    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
+    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<GetPromptResult, HandlerError>> + Send + Sync>;
 /// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
 pub(crate) type CompletionFn =
     Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;
@@ -33,7 +37,7 @@ pub(crate) type ArgCompleter = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 /// A registered tool.
 pub struct ToolEntry {
     pub(crate) name: String,
-    pub(crate) def: Value,
+    pub(crate) def: types::Tool,
     pub(crate) input: SchemaValidator,
     pub(crate) output: Option<SchemaValidator>,
     pub(crate) header_params: Arc<[HeaderParam]>,
@@ -61,44 +65,85 @@ impl std::fmt::Debug for ToolEntry {
 }
 
 /// A registered static resource.
-#[derive(Clone)]
 pub(crate) struct ResourceEntry {
     pub(crate) uri: String,
-    pub(crate) def: Value,
+    pub(crate) def: types::Resource,
     pub(crate) handler: ResourceFn,
 }
 
 /// A registered resource template.
-#[derive(Clone)]
 pub(crate) struct TemplateEntry {
     pub(crate) template: UriTemplate,
-    pub(crate) def: Value,
+    pub(crate) def: types::ResourceTemplate,
     pub(crate) handler: ResourceFn,
 }
 
 /// A registered prompt.
-#[derive(Clone)]
 pub(crate) struct PromptEntry {
     pub(crate) name: String,
-    pub(crate) def: Value,
+    pub(crate) def: types::Prompt,
     pub(crate) required_args: Vec<String>,
     pub(crate) completers: Vec<(String, ArgCompleter)>,
     pub(crate) handler: PromptFn,
 }
 
-/// An immutable snapshot of everything the server offers; replaced whole on change.
-#[derive(Clone, Default)]
+/// An immutable snapshot of everything the server offers; replaced whole on change. Entries are
+/// shared (`Arc`), so a change copies pointers, not definitions; the serialised list pages and
+/// `server/discover` result live with the snapshot, so a change drops them.
+#[derive(Default)]
 pub(crate) struct Catalog {
     pub(crate) tools: Vec<Arc<ToolEntry>>,
     pub(crate) tool_index: HashMap<String, usize>,
-    pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) resources: Vec<Arc<ResourceEntry>>,
     pub(crate) resource_index: HashMap<String, usize>,
-    pub(crate) templates: Vec<TemplateEntry>,
-    pub(crate) prompts: Vec<PromptEntry>,
+    pub(crate) templates: Vec<Arc<TemplateEntry>>,
+    pub(crate) prompts: Vec<Arc<PromptEntry>>,
     pub(crate) prompt_index: HashMap<String, usize>,
+    /// Pages of `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
+    pub(crate) pages: [PageCache; 4],
+    /// The `server/discover` result.
+    pub(crate) discover: std::sync::OnceLock<Arc<[u8]>>,
+}
+
+/// The list methods whose pages a [`Catalog`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Tools = 0,
+    Resources = 1,
+    Templates = 2,
+    Prompts = 3,
+}
+
+/// Serialised pages of one list, each made on first request: one slot per page (the count is
+/// fixed by the catalog's size, so the cache is bounded); pages at other offsets (a client's own
+/// cursor arithmetic) are made per request.
+#[derive(Default)]
+pub(crate) struct PageCache(std::sync::OnceLock<Box<[std::sync::OnceLock<Arc<[u8]>>]>>);
+
+impl PageCache {
+    /// The page starting at `start` (`size` per page, `total` items), made with `make` once.
+    pub(crate) fn get(&self, start: usize, size: usize, total: usize, make: impl FnOnce() -> Vec<u8>) -> Arc<[u8]> {
+        let slots = self.0.get_or_init(|| (0..total.div_ceil(size).max(1)).map(|_| Default::default()).collect());
+        match slots.get(start / size).filter(|_| start % size == 0) {
+            Some(slot) => slot.get_or_init(|| make().into()).clone(),
+            None => make().into(),
+        }
+    }
 }
 
 impl Catalog {
+    /// A copy for the next version: the entries shared, indexes and caches rebuilt by
+    /// [`Catalog::reindex`].
+    pub(crate) fn next_version(&self) -> Self {
+        Self {
+            tools: self.tools.clone(),
+            resources: self.resources.clone(),
+            templates: self.templates.clone(),
+            prompts: self.prompts.clone(),
+            ..Self::default()
+        }
+    }
+
     pub(crate) fn reindex(&mut self) {
         self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
         self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();

@@ -180,7 +180,7 @@ pub trait IntoReadResult {
     fn into_read_result(self, target: ReadTarget<'_>) -> Result<ReadResourceResult, HandlerError>;
 }
 
-fn contents_result(contents: Vec<ResourceContents>) -> ReadResourceResult {
+pub(crate) fn contents_result(contents: Vec<ResourceContents>) -> ReadResourceResult {
     ReadResourceResult {
         meta: None,
         result_type: Default::default(),

@@ -7,8 +7,10 @@ use crate::error::BuildError;
 use crate::handler::StateMap;
 use crate::mrtr::InputRequired;
 use crate::registry::*;
+use crate::reply::{Reply, WriteResult};
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
+use mcp_protocol::types;
 use mcp_protocol::{version, ProtocolError, Request};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, RwLock};
@@ -196,38 +198,44 @@ impl Server {
 
     /// The server's capabilities, as declared in `server/discover` (and `initialize`): what is
     /// registered right now (tools, resources, prompts, completions), plus logging and the
-    /// builder's extra entries.
-    pub fn capabilities(&self) -> Value {
+    /// builder's extra entries ([`ServerBuilder::capability`], which replace an entry of the
+    /// same name).
+    pub fn capabilities(&self) -> types::ServerCapabilities {
         let catalog = self.catalog();
-        let mut caps = Map::new();
+        let listed = Some(true);
+        let mut caps = types::ServerCapabilities { logging: Some(Map::new()), ..Default::default() };
         if !catalog.tools.is_empty() {
-            caps.insert("tools".into(), json!({ "listChanged": true }));
+            caps.tools = Some(types::ToolsCapability { list_changed: listed, ..Default::default() });
         }
         if !catalog.resources.is_empty() || !catalog.templates.is_empty() {
-            caps.insert("resources".into(), json!({ "listChanged": true, "subscribe": true }));
+            caps.resources =
+                Some(types::ResourcesCapability { list_changed: listed, subscribe: listed, ..Default::default() });
         }
         if !catalog.prompts.is_empty() {
-            caps.insert("prompts".into(), json!({ "listChanged": true }));
+            caps.prompts = Some(types::PromptsCapability { list_changed: listed, ..Default::default() });
         }
-        caps.insert("logging".into(), json!({}));
         if self.inner.completion.is_some() || catalog.prompts.iter().any(|p| !p.completers.is_empty()) {
-            caps.insert("completions".into(), json!({}));
+            caps.completions = Some(Map::new());
         }
-        for (k, v) in &self.inner.config.extra_capabilities {
-            caps.insert(k.clone(), v.clone());
+        if !self.inner.config.extra_capabilities.is_empty() {
+            // Entries of the builder's own replace the ones above, named the same.
+            let Ok(Value::Object(mut all)) = serde_json::to_value(&caps) else { unreachable!("an object") };
+            all.extend(self.inner.config.extra_capabilities.iter().map(|(k, v)| (k.clone(), v.clone())));
+            // Each entry was checked against its type by `ServerBuilder::capability`.
+            caps = serde_json::from_value(Value::Object(all)).expect("capability entries fit their types");
         }
-        let mut extension = |id: &str, settings: Value| {
-            if let Value::Object(ext) = caps.entry("extensions").or_insert_with(|| json!({})) {
-                ext.insert(id.into(), settings);
-            }
+        let mut extension = |id: &str, settings: Map<String, Value>| {
+            caps.extensions.get_or_insert_with(Default::default).insert(id.to_owned(), settings);
         };
         if self.inner.tasks.is_some() || self.fallback_serves_tasks() {
-            extension(mcp_protocol::meta::TASKS_EXTENSION, json!({}));
+            extension(mcp_protocol::meta::TASKS_EXTENSION, Map::new());
         }
         if self.inner.config.skills.is_some() {
-            extension(mcp_skills::SKILLS_EXTENSION, json!({ "directoryRead": true }));
+            let mut skills = Map::new();
+            skills.insert("directoryRead".into(), Value::Bool(true));
+            extension(mcp_skills::SKILLS_EXTENSION, skills);
         }
-        Value::Object(caps)
+        caps
     }
 
     /// Subscribes to change events (what `subscriptions/listen` streams are fed from): list
@@ -266,7 +274,7 @@ impl Server {
 
     fn update_catalog(&self, f: impl FnOnce(&mut Catalog)) {
         let mut guard = self.inner.catalog.write().expect("catalog lock");
-        let mut next = (**guard).clone();
+        let mut next = guard.next_version();
         f(&mut next);
         next.reindex();
         *guard = Arc::new(next);
@@ -327,11 +335,6 @@ impl Server {
         result
     }
 
-    pub(crate) fn cache_hints(&self, result: &mut Map<String, Value>, ttl: u64, public: bool) {
-        result.insert("ttlMs".into(), json!(ttl));
-        result.insert("cacheScope".into(), json!(if public { "public" } else { "private" }));
-    }
-
     /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`]).
     ///
     /// Returns the `result` object or the protocol error. Handler panics become `-32603`.
@@ -339,10 +342,17 @@ impl Server {
         self.process(req, env).await.map(|v| self.finish_result(v))
     }
 
-    /// Like [`Server::handle`], but leaves `resultType` and `serverInfo` out of the result:
-    /// transports pass the outcome to [`Server::encode_response`], which writes them while
-    /// serializing (no copy of `serverInfo` per request).
+    /// Like [`Server::handle`], but leaves `serverInfo` (and, in JSON built by hand,
+    /// `resultType`) out of the result, as JSON to inspect. Transports use
+    /// [`Server::process_reply`] instead.
     pub async fn process(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+        self.process_with(req, env, None).await.map(Reply::into_value)
+    }
+
+    /// Handles one request for a transport: the result stays typed (or pre-serialised: list
+    /// pages are shared between requests) until [`Server::encode_response`] writes it, once,
+    /// adding `resultType` where absent and `serverInfo` to `_meta`.
+    pub async fn process_reply(&self, req: Request, env: RequestEnv) -> Result<Reply, ProtocolError> {
         self.process_with(req, env, None).await
     }
 
@@ -355,7 +365,7 @@ impl Server {
         req: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> impl std::future::Future<Output = Result<Value, ProtocolError>> + Send + '_ {
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
         // The one place requests are traced. Untraced, this is one disabled-span check; traced,
         // the call is boxed, so the request future keeps its size (an async block awaiting
         // `serve` would hold it twice).
@@ -374,7 +384,7 @@ impl Server {
         req: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Reply, ProtocolError> {
         use futures::FutureExt;
         let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
         let fut =
@@ -431,9 +441,10 @@ impl Server {
         top
     }
 
-    /// Serializes the JSON-RPC response for an outcome of [`Server::process`] (or `handle`),
-    /// adding `resultType: "complete"` when absent and `serverInfo` to the result's `_meta`.
-    pub fn encode_response(&self, id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+    /// Serializes the JSON-RPC response for an outcome of [`Server::process_reply`] (or
+    /// [`Server::process`]), adding `resultType: "complete"` when absent and `serverInfo` to the
+    /// result's `_meta`.
+    pub fn encode_response<R: WriteResult>(&self, id: &Value, outcome: &Result<R, ProtocolError>) -> Vec<u8> {
         let mut out = Vec::with_capacity(256);
         match outcome {
             Err(e) => serde_json::to_writer(&mut out, &e.to_response(Some(id))).expect("JSON serializes"),
@@ -441,63 +452,12 @@ impl Server {
                 out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
                 serde_json::to_writer(&mut out, id).expect("JSON serializes");
                 out.extend_from_slice(b",\"result\":");
-                self.write_result(&mut out, v);
+                let info = self.inner.config.server_info_in_results.then_some(self.inner.server_info_json.as_slice());
+                v.write_result(&mut out, info);
                 out.push(b'}');
             }
         }
         out
-    }
-
-    fn write_result(&self, out: &mut Vec<u8>, result: &Value) {
-        let Value::Object(map) = result else {
-            serde_json::to_writer(&mut *out, result).expect("JSON serializes");
-            return;
-        };
-        let info = self.inner.config.server_info_in_results.then_some(self.inner.server_info_json.as_slice());
-        let key = |out: &mut Vec<u8>, k: &str, first: &mut bool| {
-            if !std::mem::take(first) {
-                out.push(b',');
-            }
-            serde_json::to_writer(&mut *out, k).expect("JSON serializes");
-            out.push(b':');
-        };
-        let mut first = true;
-        let mut meta_done = info.is_none();
-        out.push(b'{');
-        for (k, v) in map {
-            key(out, k, &mut first);
-            match (k.as_str(), v, info) {
-                ("_meta", Value::Object(m), Some(info)) if !m.contains_key(SERVER_INFO) => {
-                    let mut inner_first = true;
-                    out.push(b'{');
-                    for (mk, mv) in m {
-                        key(out, mk, &mut inner_first);
-                        serde_json::to_writer(&mut *out, mv).expect("JSON serializes");
-                    }
-                    key(out, SERVER_INFO, &mut inner_first);
-                    out.extend_from_slice(info);
-                    out.push(b'}');
-                    meta_done = true;
-                }
-                _ => {
-                    serde_json::to_writer(&mut *out, v).expect("JSON serializes");
-                    meta_done |= k == "_meta";
-                }
-            }
-        }
-        if !map.contains_key("resultType") {
-            key(out, "resultType", &mut first);
-            out.extend_from_slice(b"\"complete\"");
-        }
-        if let (false, Some(info)) = (meta_done, info) {
-            key(out, "_meta", &mut first);
-            out.extend_from_slice(b"{\"");
-            out.extend_from_slice(SERVER_INFO.as_bytes());
-            out.extend_from_slice(b"\":");
-            out.extend_from_slice(info);
-            out.push(b'}');
-        }
-        out.push(b'}');
     }
 
     /// Validates the method and `_meta` and builds the handler context.
@@ -584,7 +544,7 @@ impl Server {
     }
 
     /// Turns a handler's `InputRequired` into an `input_required` result with sealed state.
-    pub(crate) fn input_required(&self, ctx: &Context, ir: InputRequired) -> Value {
+    pub(crate) fn input_required(&self, ctx: &Context, ir: InputRequired) -> Reply {
         let claims = StateClaims {
             sub: ctx.principal().map(str::to_owned),
             aud: self.inner.config.state_audience.clone(),
@@ -594,13 +554,96 @@ impl Server {
             app: ir.state,
             keys: ir.requests.keys().cloned().collect(),
         };
-        json!({
-            "resultType": "input_required",
-            "inputRequests": ir.requests,
-            "requestState": self.inner.config.keys.seal(&claims),
-        })
+        let state = Some(self.inner.config.keys.seal(&claims));
+        match serde_json::from_value::<types::InputRequests>(Value::Object(ir.requests.clone())) {
+            Ok(requests) => types::InputRequiredResult::new(Some(requests), state).into(),
+            // Requests the schema types do not describe (an extension's method): sent as given.
+            Err(_) => {
+                let mut out = Map::new();
+                out.insert("resultType".into(), types::ResultType::InputRequired.as_str().into());
+                out.insert("inputRequests".into(), Value::Object(ir.requests));
+                out.insert("requestState".into(), state.into());
+                Value::Object(out).into()
+            }
+        }
     }
 
+    /// Where the page a cursor names starts (`None`: the first), among `total` items.
+    fn page_start(cursor: Option<&str>, total: usize) -> Result<usize, ProtocolError> {
+        match cursor {
+            None => Ok(0),
+            Some(c) => {
+                decode_cursor(c).filter(|s| *s <= total).ok_or_else(|| ProtocolError::invalid_params("Invalid cursor"))
+            }
+        }
+    }
+
+    /// The `ttlMs` and `cacheScope` of list and discover results.
+    fn list_cache(&self) -> (u64, types::CacheScope) {
+        let c = &self.inner.config;
+        (c.list_ttl_ms, if c.list_public { types::CacheScope::Public } else { types::CacheScope::Private })
+    }
+
+    /// A page of one of the catalog's lists, serialised once per catalog version and shared.
+    pub(crate) fn catalog_page(&self, kind: ListKind, cursor: Option<&str>) -> Result<Reply, ProtocolError> {
+        let c = self.catalog();
+        let total = match kind {
+            ListKind::Tools => c.tools.len(),
+            ListKind::Resources => c.resources.len(),
+            ListKind::Templates => c.templates.len(),
+            ListKind::Prompts => c.prompts.len(),
+        };
+        let start = Self::page_start(cursor, total)?;
+        let size = self.inner.config.page_size;
+        let page = c.pages[kind as usize].get(start, size, total, || {
+            let range = start..(start + size).min(total);
+            let next_cursor = (range.end < total).then(|| encode_cursor(range.end));
+            let (ttl_ms, cache_scope) = self.list_cache();
+            let (meta, result_type, extra) = (None, types::ResultType::Complete, Map::new());
+            let bytes = match kind {
+                ListKind::Tools => serde_json::to_vec(&types::ListToolsResult {
+                    tools: c.tools[range].iter().map(|t| t.def.clone()).collect(),
+                    meta,
+                    result_type,
+                    next_cursor,
+                    ttl_ms,
+                    cache_scope,
+                    extra,
+                }),
+                ListKind::Resources => serde_json::to_vec(&types::ListResourcesResult {
+                    resources: c.resources[range].iter().map(|r| r.def.clone()).collect(),
+                    meta,
+                    result_type,
+                    next_cursor,
+                    ttl_ms,
+                    cache_scope,
+                    extra,
+                }),
+                ListKind::Templates => serde_json::to_vec(&types::ListResourceTemplatesResult {
+                    resource_templates: c.templates[range].iter().map(|r| r.def.clone()).collect(),
+                    meta,
+                    result_type,
+                    next_cursor,
+                    ttl_ms,
+                    cache_scope,
+                    extra,
+                }),
+                ListKind::Prompts => serde_json::to_vec(&types::ListPromptsResult {
+                    prompts: c.prompts[range].iter().map(|r| r.def.clone()).collect(),
+                    meta,
+                    result_type,
+                    next_cursor,
+                    ttl_ms,
+                    cache_scope,
+                    extra,
+                }),
+            };
+            bytes.expect("definitions serialize")
+        });
+        Ok(Reply::shared(page))
+    }
+
+    /// A page of a list kept as JSON (skills, directory entries) under `key`.
     pub(crate) fn list_page(
         &self,
         items: impl ExactSizeIterator<Item = Value>,
@@ -608,53 +651,76 @@ impl Server {
         cursor: Option<&str>,
     ) -> Result<Value, ProtocolError> {
         let total = items.len();
-        let start = match cursor {
-            None => 0,
-            Some(c) => decode_cursor(c)
-                .filter(|s| *s <= total)
-                .ok_or_else(|| ProtocolError::invalid_params("Invalid cursor"))?,
-        };
+        let start = Self::page_start(cursor, total)?;
         let size = self.inner.config.page_size;
         let page: Vec<Value> = items.skip(start).take(size).collect();
         let mut out = Map::new();
         out.insert(key.into(), Value::Array(page));
         if start + size < total {
-            out.insert("nextCursor".into(), json!(encode_cursor(start + size)));
+            out.insert("nextCursor".into(), encode_cursor(start + size).into());
         }
-        self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
+        self.cache_hints(&mut out);
         Ok(Value::Object(out))
     }
 
+    /// The list cache hints (`ttlMs`, `cacheScope`), set on `result`.
+    pub(crate) fn cache_hints(&self, result: &mut Map<String, Value>) {
+        let (ttl, scope) = self.list_cache();
+        result.insert("ttlMs".into(), ttl.into());
+        result.insert("cacheScope".into(), scope_str(scope).into());
+    }
+
     /// The `resources/read` cache hints (`ttlMs`, `cacheScope`) a complete result lacks.
-    pub(crate) fn read_hints(&self, result: &mut Value) {
-        self.missing_hints(result, self.inner.config.read_ttl_ms, self.inner.config.read_public);
+    pub(crate) fn read_hints(&self, result: &mut types::ReadResourceResult) {
+        let c = &self.inner.config;
+        result.ttl_ms.get_or_insert(c.read_ttl_ms);
+        result.cache_scope.get_or_insert(if c.read_public {
+            types::CacheScope::Public
+        } else {
+            types::CacheScope::Private
+        });
     }
 
-    /// The list cache hints a complete list result lacks.
-    pub(crate) fn list_hints(&self, result: &mut Value) {
-        self.missing_hints(result, self.inner.config.list_ttl_ms, self.inner.config.list_public);
-    }
-
-    fn missing_hints(&self, result: &mut Value, ttl: u64, public: bool) {
+    /// The cache hints a complete JSON result (of a fallback) lacks: read hints or list hints.
+    pub(crate) fn missing_hints(&self, result: &mut Value, read: bool) {
+        let c = &self.inner.config;
+        let (ttl, public) = if read { (c.read_ttl_ms, c.read_public) } else { (c.list_ttl_ms, c.list_public) };
         if let Value::Object(o) = result {
             if o.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete" {
-                if !o.contains_key("ttlMs") {
-                    o.insert("ttlMs".into(), json!(ttl));
-                }
-                o.entry("cacheScope").or_insert_with(|| json!(if public { "public" } else { "private" }));
+                o.entry("ttlMs").or_insert_with(|| ttl.into());
+                o.entry("cacheScope").or_insert_with(|| if public { "public" } else { "private" }.into());
             }
         }
     }
 
-    pub(crate) fn discover(&self) -> Value {
-        let mut out = Map::new();
-        out.insert("supportedVersions".into(), json!(version::MODERN));
-        out.insert("capabilities".into(), self.capabilities());
-        if let Some(i) = &self.inner.config.instructions {
-            out.insert("instructions".into(), json!(i));
+    /// The `server/discover` result.
+    pub fn discover_result(&self) -> types::DiscoverResult {
+        let (ttl_ms, cache_scope) = self.list_cache();
+        types::DiscoverResult {
+            meta: None,
+            result_type: types::ResultType::Complete,
+            supported_versions: version::MODERN.iter().map(|v| (*v).to_owned()).collect(),
+            capabilities: self.capabilities(),
+            instructions: self.inner.config.instructions.clone(),
+            ttl_ms,
+            cache_scope,
+            extra: Map::new(),
         }
-        self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
-        Value::Object(out)
+    }
+
+    /// The `server/discover` result, serialised once per catalog version.
+    pub(crate) fn discover(&self) -> Reply {
+        let c = self.catalog();
+        let bytes =
+            c.discover.get_or_init(|| serde_json::to_vec(&self.discover_result()).expect("discover serializes").into());
+        Reply::shared(bytes.clone())
+    }
+}
+
+fn scope_str(scope: types::CacheScope) -> &'static str {
+    match scope {
+        types::CacheScope::Public => "public",
+        types::CacheScope::Private => "private",
     }
 }
 

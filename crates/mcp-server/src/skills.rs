@@ -6,9 +6,10 @@ use crate::builder::ServerBuilder;
 use crate::error::BuildError;
 use crate::registry::{ResourceEntry, ResourceFn};
 use crate::server::Server;
-use mcp_protocol::{Params, ProtocolError};
+use mcp_protocol::types;
+use mcp_protocol::ProtocolError;
 pub use mcp_skills::{SkillEntry, SkillSet, SKILLS_EXTENSION};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 impl ServerBuilder {
@@ -24,17 +25,32 @@ impl ServerBuilder {
                 return self;
             }
             let f = file.clone();
+            let def: types::Resource = match serde_json::from_value(file.resource.clone()) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.errors.push(BuildError::Skills(format!("{}: {e}", file.uri)));
+                    return self;
+                }
+            };
             let handler: ResourceFn = Arc::new(move |_, _, _| {
-                let mut content = json!({ "uri": f.uri, "mimeType": f.mime_type });
-                if f.is_text {
-                    content["text"] = json!(String::from_utf8_lossy(&f.bytes));
+                let mime_type = Some(f.mime_type.clone());
+                let content = if f.is_text {
+                    let text = String::from_utf8_lossy(&f.bytes).into_owned();
+                    types::ResourceContents::Text(types::TextResourceContents {
+                        mime_type,
+                        ..types::TextResourceContents::new(&f.uri, text)
+                    })
                 } else {
                     use base64::Engine as _;
-                    content["blob"] = json!(base64::engine::general_purpose::STANDARD.encode(&f.bytes));
-                }
-                Box::pin(std::future::ready(Ok(json!({ "contents": [content] }))))
+                    let blob = base64::engine::general_purpose::STANDARD.encode(&f.bytes);
+                    types::ResourceContents::Blob(types::BlobResourceContents {
+                        mime_type,
+                        ..types::BlobResourceContents::new(&f.uri, blob)
+                    })
+                };
+                Box::pin(std::future::ready(Ok(crate::result::contents_result(vec![content]))))
             });
-            self.catalog.resources.push(ResourceEntry { uri: file.uri.clone(), def: file.resource.clone(), handler });
+            self.catalog.resources.push(Arc::new(ResourceEntry { uri: file.uri.clone(), def, handler }));
         }
         self.config.skills = Some(Arc::new(set));
         self
@@ -65,30 +81,31 @@ impl Server {
         self.inner.config.skills.as_deref()
     }
 
-    /// `skills/list`, `skills/get`, `resources/directory/read`.
-    pub(crate) fn serve_skills(&self, params: Params<'_>) -> Result<Value, ProtocolError> {
-        let Some(set) = self.skill_set() else {
-            return Err(ProtocolError::MethodNotFound("skills (this server serves none)".into()));
-        };
-        match params {
-            Params::List { cursor } => {
-                let entries = set.entries().iter().map(|e| serde_json::to_value(e).expect("entries serialize"));
-                self.list_page(entries, "skills", cursor)
-            }
-            Params::SkillsGet { uri } => {
-                let entry = set
-                    .entry(uri)
-                    .ok_or_else(|| ProtocolError::invalid_params(format!("No skill is served at {uri}")))?;
-                let mut out = Map::new();
-                out.insert("skill".into(), json!(entry));
-                self.cache_hints(&mut out, self.inner.config.list_ttl_ms, self.inner.config.list_public);
-                Ok(Value::Object(out))
-            }
-            Params::DirectoryRead { uri, cursor } => {
-                let children = set.directory(uri).ok_or_else(|| not_a_directory(uri))?;
-                self.list_page(children.iter().cloned(), "resources", cursor)
-            }
-            _ => Err(ProtocolError::MethodNotFound("skills".into())),
-        }
+    fn served_skills(&self) -> Result<&SkillSet, ProtocolError> {
+        self.skill_set().ok_or_else(|| ProtocolError::MethodNotFound("skills (this server serves none)".into()))
+    }
+
+    /// `skills/list`.
+    pub(crate) fn skills_list(&self, cursor: Option<&str>) -> Result<Value, ProtocolError> {
+        let set = self.served_skills()?;
+        let entries = set.entries().iter().map(|e| serde_json::to_value(e).expect("entries serialize"));
+        self.list_page(entries, "skills", cursor)
+    }
+
+    /// `skills/get`.
+    pub(crate) fn skills_get(&self, uri: &str) -> Result<Value, ProtocolError> {
+        let set = self.served_skills()?;
+        let entry =
+            set.entry(uri).ok_or_else(|| ProtocolError::invalid_params(format!("No skill is served at {uri}")))?;
+        let mut out = Map::new();
+        out.insert("skill".into(), serde_json::to_value(entry).expect("entries serialize"));
+        self.cache_hints(&mut out);
+        Ok(Value::Object(out))
+    }
+
+    /// `resources/directory/read`.
+    pub(crate) fn directory_read(&self, uri: &str, cursor: Option<&str>) -> Result<Value, ProtocolError> {
+        let children = self.served_skills()?.directory(uri).ok_or_else(|| not_a_directory(uri))?;
+        self.list_page(children.iter().cloned(), "resources", cursor)
     }
 }

@@ -90,11 +90,16 @@ impl ServerCall {
     /// Runs `fut` in the span, then records how it ended and how long it took.
     pub(crate) async fn observe(
         self: Box<Self>,
-        fut: impl Future<Output = Result<Value, ProtocolError>>,
-    ) -> Result<Value, ProtocolError> {
+        fut: impl Future<Output = Result<crate::Reply, ProtocolError>>,
+    ) -> Result<crate::Reply, ProtocolError> {
         let outcome = fut.instrument(self.span.clone()).await;
+        // What `Operation::end` reads of a result: whether it is a tool error.
+        let seen = match &outcome {
+            Ok(r) if r.is_tool_error() => serde_json::json!({ "isError": true }),
+            _ => Value::Null,
+        };
         let ended = match &outcome {
-            Ok(v) => Ok(v),
+            Ok(_) => Ok(&seen),
             Err(e) => Err(Failure { code: Some(e.code()), kind: "", description: e.to_string() }),
         };
         self.op.end(Side::Server, &self.span, ended);

@@ -194,7 +194,7 @@ async fn prompts_get_typed_arguments_and_completions() {
     .await
     .unwrap();
     assert_eq!(c["completion"]["values"], json!(["ada", "alan"]));
-    assert!(s.capabilities().get("completions").is_some());
+    assert!(s.capabilities().completions.is_some());
 }
 
 #[tokio::test]

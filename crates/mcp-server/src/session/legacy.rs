@@ -63,7 +63,10 @@ impl LegacyState {
         let negotiated = if version::LEGACY.contains(&requested) { requested } else { version::LEGACY[0] };
         let mut result = Map::new();
         result.insert("protocolVersion".into(), json!(negotiated));
-        result.insert("capabilities".into(), server.capabilities());
+        result.insert(
+            "capabilities".into(),
+            serde_json::to_value(server.capabilities()).expect("capabilities serialize"),
+        );
         result.insert("serverInfo".into(), server.server_info().clone());
         if let Some(i) = &server.inner.config.instructions {
             result.insert("instructions".into(), json!(i));

@@ -231,7 +231,8 @@ impl Job {
     }
 }
 
-type Handling = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ProtocolError>> + Send + 'static>>;
+type Handling =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::Reply, ProtocolError>> + Send + 'static>>;
 
 /// A running job: the future of its [`Outcome`] (see [`Job::run`]).
 pub struct Running {
@@ -302,7 +303,7 @@ pub struct Outcome {
     id: Value,
     era: Era,
     cancelled: bool,
-    result: Result<Value, ProtocolError>,
+    result: Result<crate::Reply, ProtocolError>,
 }
 
 /// A call in flight.
@@ -518,7 +519,7 @@ impl Session {
             if cancelled || !self.calls.contains_key(&key) {
                 return; // cancelled: no response
             }
-            return self.legacy_outcome(key, result, now.now());
+            return self.legacy_outcome(key, result.map(crate::Reply::into_value), now.now());
         }
         let _ = (era, now);
         if !self.calls.is_empty() {

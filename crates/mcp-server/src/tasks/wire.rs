@@ -5,7 +5,7 @@ use super::{Applied, TaskChange, TaskRecord, TaskRuntime};
 use crate::context::Context;
 use crate::server::{ChangeEvent, Server};
 use mcp_protocol::{Params, ProtocolError};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The answer for a task that does not exist, expired, or belongs to another principal: the
 /// same in all three cases, so existence never leaks.
@@ -31,24 +31,22 @@ impl TaskRuntime {
         params: Params<'_>,
     ) -> Result<Value, ProtocolError> {
         let principal = ctx.principal();
-        match (ctx.method(), params) {
-            ("tasks/get", Params::Task { task_id }) => {
-                Ok(Value::Object(self.owned(task_id, principal).await?.detailed()))
-            }
-            ("tasks/update", Params::TaskUpdate { task_id, input_responses }) => {
+        match params {
+            Params::TasksGet { task_id } => Ok(Value::Object(self.owned(task_id, principal).await?.detailed())),
+            Params::TaskUpdate { task_id, input_responses } => {
                 self.owned(task_id, principal).await?;
                 // Only outstanding keys are taken; values under other keys are never looked at.
                 self.apply(server, task_id, TaskChange::Answer(input_responses.clone())).await;
-                Ok(json!({}))
+                Ok(Value::Object(Map::new()))
             }
-            ("tasks/cancel", Params::Task { task_id }) => {
+            Params::TasksCancel { task_id } => {
                 self.owned(task_id, principal).await?;
                 if self.apply(server, task_id, TaskChange::Cancel).await == Some(Applied::Changed) {
                     self.cancel_local(task_id);
                 }
-                Ok(json!({}))
+                Ok(Value::Object(Map::new()))
             }
-            (method, _) => Err(ProtocolError::MethodNotFound(method.to_owned())),
+            _ => Err(ProtocolError::MethodNotFound(ctx.method().to_owned())),
         }
     }
 
@@ -70,7 +68,7 @@ impl Server {
         &self,
         ctx: &Context,
         method: mcp_protocol::Method,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<crate::Reply, ProtocolError> {
         if self.fallback_serves_tasks() && !ctx.inner.legacy {
             if !ctx.declares_tasks() {
                 return Err(super::extension_required());
@@ -81,7 +79,7 @@ impl Server {
             }
         }
         let rt = self.tasks_gate(ctx)?.clone();
-        rt.serve(self, ctx, method.params(ctx.params())?).await
+        rt.serve(self, ctx, method.params(ctx.params())?).await.map(crate::Reply::from)
     }
 
     /// The `tasks/*` gate: only a request that declares the extension may call them (checked

@@ -7,12 +7,22 @@ use crate::error::HandlerError;
 use crate::registry::{BoxFuture, ToolEntry};
 use crate::server::{ChangeEvent, Server};
 use crate::tasks::{Applied, TaskChange, TaskStatus};
+use mcp_protocol::types::CallToolResult;
 use mcp_protocol::ProtocolError;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-type Round = BoxFuture<Result<Value, HandlerError>>;
+type Round = BoxFuture<Result<CallToolResult, HandlerError>>;
+
+/// How [`TaskRuntime::call_tool`] served a call: synchronously (no task was made), or by
+/// creating a task (its `CreateTaskResult`).
+pub(crate) enum ToolRun {
+    /// The handler's own outcome.
+    Done(Result<CallToolResult, HandlerError>),
+    /// The `CreateTaskResult`.
+    Task(Value),
+}
 
 /// How a parked round ended.
 enum Parked {
@@ -113,13 +123,13 @@ impl TaskRuntime {
         tool: Arc<ToolEntry>,
         args: Map<String, Value>,
         required: bool,
-    ) -> Result<Result<Value, HandlerError>, ProtocolError> {
+    ) -> Result<ToolRun, ProtocolError> {
         let answers = ctx.input_responses().cloned().unwrap_or_default();
         if tool.task_start == TaskStart::Handler {
             return self.call_deferred(server, ctx, tool, args, required).await;
         }
         let Some(record) = self.create(server, ctx, required).await? else {
-            return Ok((tool.handler)(ctx.clone(), args).await);
+            return Ok(ToolRun::Done((tool.handler)(ctx.clone(), args).await));
         };
         let token = CancellationToken::new();
         self.register(&record.task_id, token.clone());
@@ -127,7 +137,7 @@ impl TaskRuntime {
         let round_ctx = ctx.for_task_round(Some(binding.clone()), &answers, ctx.round_state().clone(), token.clone());
         let first = (tool.handler)(round_ctx, args.clone());
         self.spawn_work(server, ctx, tool, args, binding, token, first, answers);
-        Ok(Ok(record.create_result()))
+        Ok(ToolRun::Task(record.create_result()))
     }
 
     /// [`TaskStart::Handler`]: the handler runs in the request until it calls `start_task`.
@@ -138,7 +148,7 @@ impl TaskRuntime {
         tool: Arc<ToolEntry>,
         args: Map<String, Value>,
         required: bool,
-    ) -> Result<Result<Value, HandlerError>, ProtocolError> {
+    ) -> Result<ToolRun, ProtocolError> {
         let token = CancellationToken::new();
         // Until the task exists the handler serves the request: its inputResponses, requestState
         // and notification sink; its own token, so that the task outlives the request.
@@ -152,16 +162,16 @@ impl TaskRuntime {
         loop {
             tokio::select! {
                 biased;
-                r = &mut fut => return Ok(r),
+                r = &mut fut => return Ok(ToolRun::Done(r)),
                 _ = request_cancel.cancelled(), if !forwarded => { forwarded = true; token.cancel(); }
                 reply = &mut asked => {
-                    let Ok(reply) = reply else { return Ok(fut.await) };
+                    let Ok(reply) = reply else { return Ok(ToolRun::Done(fut.await)) };
                     let record = match self.create(server, ctx, required).await {
                         Ok(Some(r)) => r,
                         other => {
                             // No task: the handler goes on synchronously (or fails with the error).
                             let _ = reply.send(other.map(|_| false));
-                            return Ok(fut.await);
+                            return Ok(ToolRun::Done(fut.await));
                         }
                     };
                     let binding = self.binding(&record.task_id);
@@ -169,7 +179,7 @@ impl TaskRuntime {
                     self.register(&record.task_id, token.clone());
                     let _ = reply.send(Ok(true));
                     self.spawn_work(server, ctx, tool, args, binding, token, fut, Map::new());
-                    return Ok(Ok(record.create_result()));
+                    return Ok(ToolRun::Task(record.create_result()));
                 }
             }
         }
@@ -239,13 +249,14 @@ impl TaskRuntime {
             };
             let ir = match outcome {
                 Ok(v) => {
-                    break match server.check_tool_output(tool, v) {
-                        Ok(v) => Terminal::Completed(v),
+                    break match server.check_tool_output(tool, &v) {
+                        Ok(()) => Terminal::Completed(serde_json::to_value(v).expect("results serialize")),
                         Err(e) => failed(e),
                     }
                 }
                 Err(e @ HandlerError::Tool { .. }) => {
-                    break Terminal::Completed(crate::dispatch::tool_error(server.error_text(&e)))
+                    let error = CallToolResult::error(server.error_text(&e));
+                    break Terminal::Completed(serde_json::to_value(error).expect("results serialize"));
                 }
                 Err(HandlerError::Protocol(e)) => break failed(e),
                 Err(HandlerError::InputRequired(ir)) => ir,
@@ -362,18 +373,13 @@ fn failed(e: ProtocolError) -> Terminal {
 
 impl Server {
     /// Checks a tool's result against its `outputSchema` (when it declares one).
-    pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: Value) -> Result<Value, ProtocolError> {
-        if !result.is_object() {
-            return Err(ProtocolError::Internal("handler result is not a JSON object".into()));
-        }
-        let Some(out) = &tool.output else { return Ok(result) };
+    pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: &CallToolResult) -> Result<(), ProtocolError> {
+        let Some(out) = &tool.output else { return Ok(()) };
         let name = &tool.name;
         let out =
             out.get().map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid outputSchema: {e}")))?;
-        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-        let complete = result.get("resultType").and_then(Value::as_str).unwrap_or("complete") == "complete";
-        if complete && !is_error {
-            let Some(sc) = result.get("structuredContent") else {
+        if result.is_error != Some(true) {
+            let Some(sc) = &result.structured_content else {
                 return Err(ProtocolError::Internal(format!(
                     "tool {name} declares an outputSchema but returned no structuredContent"
                 )));
@@ -384,6 +390,6 @@ impl Server {
                 )));
             }
         }
-        Ok(result)
+        Ok(())
     }
 }
