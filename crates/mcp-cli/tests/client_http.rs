@@ -7,6 +7,7 @@ mod http_server;
 mod in_flight;
 use http_server::EverythingHttp as Server;
 use mcp_client::transport::http::HttpTransport;
+use mcp_client::types::{ElicitAction, ElicitResult, ElicitValue};
 use mcp_client::{CallOptions, ClientBuilder, ClientError, ElicitationModes, ServerEra};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -18,7 +19,8 @@ async fn modern_server_over_http() {
     let server = Server::start();
     let client = ClientBuilder::new("t", "1")
         .on_elicitation(ElicitationModes::FORM, |_p| async move {
-            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+            let content = [("name".to_owned(), ElicitValue::String("Ada".into()))].into();
+            Ok(ElicitResult { content: Some(content), ..ElicitResult::new(ElicitAction::Accept) })
         })
         .connect(HttpTransport::new(&server.url).unwrap())
         .await

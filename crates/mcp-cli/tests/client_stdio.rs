@@ -4,6 +4,10 @@
 #[path = "support/in_flight.rs"]
 mod in_flight;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+use mcp_client::types::{
+    CompleteReference, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel,
+    PromptReference, ResourceContents, Role, Root, SamplingMessageContent, SamplingMessageContentBlock, TextContent,
+};
 use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent, Sampling, ServerEra};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,26 +25,33 @@ async fn everything(builder: ClientBuilder) -> Client {
 
 fn builder() -> ClientBuilder {
     ClientBuilder::new("test-client", "0.0.1")
-        .on_elicitation(ElicitationModes::FORM, |params: Value| async move {
+        .on_elicitation(ElicitationModes::FORM, |params: ElicitRequestParams| async move {
+            let ElicitRequestParams::Form(form) = params else { return Ok(ElicitResult::new(ElicitAction::Decline)) };
             // Fill every requested field by its type, like a cooperative user.
-            let mut content = serde_json::Map::new();
-            if let Some(props) = params.pointer("/requestedSchema/properties").and_then(Value::as_object) {
-                for (name, schema) in props {
-                    let v = match schema["type"].as_str() {
-                        Some("boolean") => json!(true),
-                        Some("integer" | "number") => json!(7),
-                        _ if name == "name" => json!("Ada"),
-                        _ => json!("blue"),
-                    };
-                    content.insert(name.clone(), v);
-                }
+            let mut content = std::collections::BTreeMap::new();
+            for (name, schema) in &form.requested_schema.properties {
+                let v = match serde_json::to_value(schema).unwrap()["type"].as_str() {
+                    Some("boolean") => ElicitValue::Boolean(true),
+                    Some("integer" | "number") => ElicitValue::Integer(7),
+                    _ if name == "name" => ElicitValue::String("Ada".into()),
+                    _ => ElicitValue::String("blue".into()),
+                };
+                content.insert(name.clone(), v);
             }
-            Ok(json!({"action": "accept", "content": content}))
+            Ok(ElicitResult { content: Some(content), ..ElicitResult::new(ElicitAction::Accept) })
         })
-        .on_sampling(Sampling::Text, |_p| async move {
-            Ok(json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "test", "stopReason": "endTurn"}))
+        .on_sampling(Sampling::Text, |p| async move {
+            assert!(!p.messages.is_empty(), "{p:?}");
+            Ok(CreateMessageResult {
+                meta: None,
+                role: Role::Assistant,
+                content: SamplingMessageContent::Single(SamplingMessageContentBlock::Text(TextContent::new("Paris"))),
+                model: "test".into(),
+                stop_reason: Some("endTurn".into()),
+                extra: Default::default(),
+            })
         })
-        .roots(vec![json!({"uri": "file:///tmp/project", "name": "project"})])
+        .roots(vec![Root { name: Some("project".into()), ..Root::new("file:///tmp/project") }])
 }
 
 #[tokio::test]
@@ -48,7 +59,7 @@ async fn modern_server_over_stdio() {
     let c = everything(builder()).await;
     assert!(matches!(c.era(), Some(ServerEra::Modern { ref version, .. }) if version == "2026-07-28"));
     let tools = c.list_tools().await.unwrap();
-    assert!(tools.iter().any(|t| t["name"] == "echo"));
+    assert!(tools.iter().any(|t| t.name == "echo"));
     let r = c.call_tool("echo", json!({"text": "hi"})).await.unwrap();
     assert_eq!(r.text(), "hi");
     // MRTR: elicitation answered by the handler, then the tool completes.
@@ -62,7 +73,7 @@ async fn modern_server_over_stdio() {
     assert!(r.is_ok(), "{r:?}");
     // Resources, templates, prompts, completion; -32602 resource not found.
     let read = c.read_resource("test://template/42/data").await.unwrap();
-    assert!(read["contents"][0]["text"].as_str().unwrap().contains("42"));
+    assert!(matches!(&read.contents[0], ResourceContents::Text(t) if t.text.contains("42")), "{read}");
     assert!(
         matches!(c.read_resource("test://nope").await, Err(ClientError::ResourceNotFound(u)) if u == "test://nope")
     );
@@ -70,12 +81,10 @@ async fn modern_server_over_stdio() {
         .get_prompt("test_prompt_with_arguments", json!({"arg1": "a", "arg2": "b"}).as_object().unwrap().clone())
         .await
         .unwrap();
-    assert!(p["messages"][0]["content"]["text"].as_str().unwrap().contains("arg1='a'"));
-    let comp = c
-        .complete(json!({"type": "ref/prompt", "name": "test_prompt_with_arguments"}), "arg1", "pa", None)
-        .await
-        .unwrap();
-    assert_eq!(comp["completion"]["values"], json!(["paris", "park", "party"]));
+    assert!(p.raw()["messages"][0]["content"]["text"].as_str().unwrap().contains("arg1='a'"));
+    let prompt = PromptReference { name: "test_prompt_with_arguments".into(), ..Default::default() };
+    let comp = c.complete(CompleteReference::Prompt(prompt), "arg1", "pa", None).await.unwrap();
+    assert_eq!(comp.completion.values, ["paris", "park", "party"]);
     c.close().await;
 }
 
@@ -93,7 +102,7 @@ async fn progress_and_logs_reach_callbacks() {
         on_log: Some(Arc::new(move |_l: &Value| {
             l2.fetch_add(1, Ordering::SeqCst);
         })),
-        log_level: Some("info".into()),
+        log_level: Some(LoggingLevel::Info),
         timeout: None,
     };
     let r = c.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5})).options(opts.clone()).await.unwrap();
@@ -170,7 +179,7 @@ async fn legacy_server_over_stdio() {
     let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
     assert!(matches!(c.era(), Some(ServerEra::Legacy { ref version, .. }) if version == "2025-06-18"), "{:?}", c.era());
     let tools = c.list_tools().await.unwrap();
-    assert_eq!(tools[0]["name"], "ask");
+    assert_eq!(tools[0].name, "ask");
     // The same elicitation handler answers a real server-to-client request.
     let r = tokio::time::timeout(T, c.call_tool("ask", json!({}))).await.unwrap().unwrap();
     assert_eq!(r.text(), "hello Ada");

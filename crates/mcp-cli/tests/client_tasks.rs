@@ -6,6 +6,7 @@ mod http_server;
 use http_server::EverythingHttp;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+use mcp_client::types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Started};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -16,15 +17,20 @@ const T: Duration = Duration::from_secs(20);
 fn builder(tasks: bool) -> ClientBuilder {
     ClientBuilder::new("task-test", "0.0.1").tasks(tasks).on_elicitation(
         ElicitationModes::FORM,
-        |p: Value| async move {
-            let mut content = serde_json::Map::new();
-            for (name, schema) in
-                p.pointer("/requestedSchema/properties").and_then(Value::as_object).into_iter().flatten()
-            {
-                let v = if schema["type"] == "boolean" { json!(true) } else { json!(format!("{name}-answer")) };
-                content.insert(name.clone(), v);
+        |p: ElicitRequestParams| async move {
+            let mut content = std::collections::BTreeMap::new();
+            if let ElicitRequestParams::Form(form) = p {
+                for (name, schema) in form.requested_schema.properties {
+                    let boolean = serde_json::to_value(schema).unwrap()["type"] == "boolean";
+                    let v = if boolean {
+                        ElicitValue::Boolean(true)
+                    } else {
+                        ElicitValue::String(format!("{name}-answer"))
+                    };
+                    content.insert(name, v);
+                }
             }
-            Ok(json!({"action": "accept", "content": content}))
+            Ok(ElicitResult { content: Some(content), ..ElicitResult::new(ElicitAction::Accept) })
         },
     )
 }
@@ -126,7 +132,7 @@ async fn skills(c: &Client) {
     assert!(String::from_utf8(forms).unwrap().starts_with("# PDF forms"));
     assert!(matches!(skill.read("../../etc/passwd").await, Err(ClientError::SkillVerification(_))));
     let dir = c.read_directory("skill://pdf-processing").await.unwrap();
-    assert!(dir.iter().any(|r| r["mimeType"] == "inode/directory"));
+    assert!(dir.iter().any(|r| r.mime_type.as_deref() == Some("inode/directory")));
     assert_eq!(c.get_skill(&pdf.uri).await.unwrap(), *pdf);
     assert_eq!(c.get_skill("skill://nope/SKILL.md").await.unwrap_err().code(), Some(-32602));
 }

@@ -10,7 +10,8 @@ mod proxy_support;
 
 use common::*;
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent};
+use mcp_client::types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel, Root};
+use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent, Typed};
 use proxy_support::{legacy_upstream, slow_post, Proxy};
 use serde_json::{json, Value};
 use std::future::IntoFuture;
@@ -27,18 +28,24 @@ fn builder() -> ClientBuilder {
 
 /// A client that answers every elicitation with colour `blue`.
 fn answering() -> ClientBuilder {
-    builder().on_elicitation(ElicitationModes::FORM, |p: Value| async move {
-        assert_eq!(p["message"], "Favourite colour?");
-        Ok(json!({ "action": "accept", "content": { "color": "blue" } }))
+    builder().on_elicitation(ElicitationModes::FORM, |p: ElicitRequestParams| async move {
+        assert!(matches!(&p, ElicitRequestParams::Form(f) if f.message == "Favourite colour?"), "{p:?}");
+        Ok(accept("color", "blue"))
     })
+}
+
+/// An accepted form with one string field.
+fn accept(field: &str, value: &str) -> ElicitResult {
+    let content = [(field.to_owned(), ElicitValue::String(value.into()))].into();
+    ElicitResult { content: Some(content), ..ElicitResult::new(ElicitAction::Accept) }
 }
 
 async fn text_of(c: &Client, tool: &str, args: Value) -> String {
     within(tool, c.call_tool(tool, args).into_future()).await.unwrap().text()
 }
 
-fn names(items: &[Value]) -> Vec<String> {
-    let mut n: Vec<String> = items.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+fn names<T>(items: &[Typed<T>]) -> Vec<String> {
+    let mut n: Vec<String> = items.iter().map(|t| t.raw()["name"].as_str().unwrap().to_owned()).collect();
     n.sort();
     n
 }
@@ -49,17 +56,17 @@ async fn modern_client_through_a_legacy_upstream() {
     let c = client(&proxy.url, builder()).await;
     assert!(c.is_modern(), "the proxy's front speaks 2026-07-28");
     let discover = within("discover", c.discover()).await.unwrap();
-    assert_eq!(discover["capabilities"]["tools"]["listChanged"], true, "{discover}");
-    assert_eq!(discover["instructions"], "A legacy test server.");
+    assert_eq!(discover.capabilities.tools.as_ref().and_then(|t| t.list_changed), Some(true), "{discover}");
+    assert_eq!(discover.instructions.as_deref(), Some("A legacy test server."));
     let tools = within("tools/list", c.list_tools()).await.unwrap();
     assert!(names(&tools).contains(&"echo".to_owned()), "{tools:?}");
     assert_eq!(text_of(&c, "echo", json!({ "text": "hi" })).await, "hi");
     let prompt = within("prompts/get", c.get_prompt("greet", json!({ "who": "Ada" }).as_object().cloned().unwrap()))
         .await
         .unwrap();
-    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada!");
+    assert_eq!(prompt.raw()["messages"][0]["content"]["text"], "Hello, Ada!");
     let read = within("resources/read", c.read_resource("mem://hello")).await.unwrap();
-    assert_eq!(read["contents"][0]["text"], "hello from legacy");
+    assert_eq!(read.raw()["contents"][0]["text"], "hello from legacy");
     // (Our client refuses unknown tools itself: ask on the wire.)
     let missing = raw_call(proxy.addr(), "nope").await;
     assert_eq!(missing["error"]["code"], -32602, "{missing}");
@@ -82,14 +89,14 @@ async fn upstream_elicitation_becomes_an_mrtr_round() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_roots_requests_become_rounds_too() {
     let proxy = Proxy::http(&[], &legacy_upstream());
-    let c = client(&proxy.url, builder().roots(vec![json!({ "uri": "file:///work" })])).await;
+    let c = client(&proxy.url, builder().roots(vec![Root::new("file:///work")])).await;
     assert_eq!(text_of(&c, "roots", json!({})).await, "file:///work");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_sampling_requests_become_rounds_too() {
     let proxy = Proxy::http(&[], &legacy_upstream());
-    let b = builder().on_sampling(mcp_client::Sampling::Text, |p: Value| async move {
+    let b = builder().on_sampling_raw(mcp_client::Sampling::Text, |p: Value| async move {
         assert_eq!(p["messages"][0]["content"]["text"], "Say hi");
         Ok(json!({ "role": "assistant", "content": { "type": "text", "text": "hi" }, "model": "test" }))
     });
@@ -104,9 +111,7 @@ async fn a_modern_upstream_keeps_its_rounds() {
     let upstream = ["--", env!("CARGO_BIN_EXE_mcp"), "serve", "everything", "--stdio"].map(str::to_owned);
     let proxy = Proxy::http(&[], &upstream);
     assert!(proxy.stderr().contains("(modern, protocol 2026-07-28)"), "{}", proxy.stderr());
-    let b = builder().on_elicitation(ElicitationModes::FORM, |_| async move {
-        Ok(json!({ "action": "accept", "content": { "name": "Ada" } }))
-    });
+    let b = builder().on_elicitation(ElicitationModes::FORM, |_| async move { Ok(accept("name", "Ada")) });
     let c = client(&proxy.url, b).await;
     assert_eq!(text_of(&c, "greet_user", json!({})).await, "Hello, Ada!");
     assert_eq!(text_of(&c, "echo", json!({ "text": "modern" })).await, "modern");
@@ -119,14 +124,14 @@ async fn upstream_log_messages_reach_the_client_at_its_level() {
     let upstream = http_server::EverythingHttp::start();
     let proxy = Proxy::http(&[], std::slice::from_ref(&upstream.url));
     let c = client(&proxy.url, builder()).await;
-    for (level, want) in [("info", 1), ("error", 0)] {
+    for (level, want) in [(LoggingLevel::Info, 1), (LoggingLevel::Error, 0)] {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let kept = seen.clone();
         let call =
             c.call_tool("test_logging_tool", json!({})).on_log(level, move |p| kept.lock().unwrap().push(p.clone()));
         within("test_logging_tool", call.into_future()).await.unwrap();
         let seen = seen.lock().unwrap().clone();
-        assert_eq!(seen.len(), want, "at {level}: {seen:?}");
+        assert_eq!(seen.len(), want, "at {level:?}: {seen:?}");
         if want == 1 {
             assert_eq!(
                 seen[0],
@@ -309,7 +314,7 @@ async fn tool_filters_and_prefix() {
     assert_eq!(names(&prompts), ["up_greet"]);
     let args = json!({ "who": "Bo" }).as_object().cloned().unwrap();
     let prompt = within("prompts/get", c.get_prompt("up_greet", args)).await.unwrap();
-    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Bo!");
+    assert_eq!(prompt.raw()["messages"][0]["content"]["text"], "Hello, Bo!");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

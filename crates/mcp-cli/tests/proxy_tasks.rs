@@ -11,6 +11,7 @@ mod proxy_support;
 
 use common::*;
 use mcp_client::transport::http::HttpTransport;
+use mcp_client::types::{DiscoverResult, ElicitAction, ElicitResult};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Started, TaskHandle};
 use proxy_support::{legacy_upstream, Proxy};
 use serde_json::{json, Map, Value};
@@ -25,7 +26,7 @@ fn everything() -> Vec<String> {
 async fn client(proxy: &Proxy, elicit: bool) -> Client {
     let mut b = ClientBuilder::new("proxy-tasks-test", "1.0.0").timeout(Duration::from_secs(20)).tasks(true);
     if elicit {
-        b = b.on_elicitation(ElicitationModes::FORM, |_| async move { Ok(json!({ "action": "decline" })) });
+        b = b.on_elicitation(ElicitationModes::FORM, |_| async move { Ok(ElicitResult::new(ElicitAction::Decline)) });
     }
     let t = HttpTransport::builder(&proxy.url).build().unwrap();
     within("connect to the proxy", b.connect(t)).await.unwrap()
@@ -53,8 +54,8 @@ async fn until(task: &TaskHandle, want: &str) -> Value {
     .await
 }
 
-fn offers_tasks(discover: &Value) -> bool {
-    discover.pointer("/capabilities/extensions/io.modelcontextprotocol~1tasks").is_some()
+fn offers_tasks(discover: &DiscoverResult) -> bool {
+    discover.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key("io.modelcontextprotocol/tasks"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

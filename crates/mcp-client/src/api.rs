@@ -1,18 +1,29 @@
-//! The typed surface: one method per request of the protocol.
+//! The typed surface: one method per request of the protocol, each returning the schema's type
+//! (with the JSON it came as: [`Typed`]).
 
 use crate::cache;
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
 use crate::result::CallTool;
 use crate::transport::TransportKind;
+use crate::typed::{discover_result, Typed};
 use mcp_protocol::headers::header_params;
-use serde_json::{json, Map, Value};
+use mcp_protocol::types::{
+    CompleteContext, CompleteReference, CompleteResult, DiscoverResult, GetPromptResult, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
+/// `params` with `key` set to `value`.
+fn with(mut params: Map<String, Value>, key: &str, value: impl Into<Value>) -> Map<String, Value> {
+    params.insert(key.into(), value.into());
+    params
+}
+
+/// A value of the schema as JSON (the schema types always serialize).
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("a schema type serializes to JSON")
 }
 
 impl Client {
@@ -32,17 +43,26 @@ impl Client {
         self.inner.cache.invalidate(method);
     }
 
-    /// `server/discover` (modern servers; for legacy ones, the `initialize` result).
-    pub async fn discover(&self) -> Result<Value, ClientError> {
+    /// `server/discover` (cached per its `ttlMs`). For a legacy server, its `initialize`
+    /// result read as a `DiscoverResult` (`supportedVersions` is the negotiated version;
+    /// `serverInfo` and `protocolVersion` are in `extra`, and [`Typed::raw`] is the result as
+    /// it came).
+    pub async fn discover(&self) -> Result<Typed<DiscoverResult>, ClientError> {
         match self.era() {
-            Some(ServerEra::Legacy { initialize, .. }) => Ok(initialize),
-            _ => self.cached("server/discover", Map::new()).await,
+            Some(ServerEra::Legacy { initialize, .. }) => discover_result(initialize, "initialize"),
+            _ => discover_result(self.cached("server/discover", Map::new()).await?, "server/discover"),
         }
     }
 
-    /// Every item of a paginated list, following `nextCursor` (bounded to 1000 pages).
-    pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
-        self.pages(method, key, Map::new(), true).await
+    /// Every `key` item of the paginated list `method` as a `T` (cached; bounded to 1000
+    /// pages). An item of another shape is an [`ClientError::InvalidResponse`] naming it.
+    pub(crate) async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<Typed<T>>, ClientError> {
+        let items = self.pages(method, key, Map::new(), true).await?;
+        items.into_iter().enumerate().map(|(i, v)| Typed::parse(v, &format!("{method}: {key}[{i}]"))).collect()
     }
 
     /// The `key` items of every page of `method` with `params` (plus each page's `cursor`),
@@ -66,9 +86,16 @@ impl Client {
             } else {
                 self.request(method, params, &CallOptions::default()).await?
             };
-            out.extend(page.get(key).and_then(Value::as_array).cloned().unwrap_or_default());
-            match page.get("nextCursor") {
-                Some(c @ Value::String(_)) => cursor = Some(c.clone()),
+            let Value::Object(mut page) = page else {
+                return Err(ClientError::InvalidResponse(format!("{method}: the result is not an object")));
+            };
+            match page.remove(key) {
+                Some(Value::Array(items)) => out.extend(items),
+                None => {}
+                Some(_) => return Err(ClientError::InvalidResponse(format!("{method}: `{key}` is not an array"))),
+            }
+            match page.remove("nextCursor") {
+                Some(c @ Value::String(_)) => cursor = Some(c),
                 _ => return Ok(out),
             }
         }
@@ -77,21 +104,19 @@ impl Client {
 
     /// `tools/list`, all pages. Over HTTP, tools with invalid `x-mcp-header` annotations are
     /// left out (with a warning), as the spec requires; the rest have their headers recorded.
-    pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
-        let tools = self.list_all("tools/list", "tools").await?;
+    pub async fn list_tools(&self) -> Result<Vec<Typed<Tool>>, ClientError> {
+        let tools = self.list_all::<Tool>("tools/list", "tools").await?;
         let http = self.inner.transport.kind() == TransportKind::Http;
         let mut kept = Vec::with_capacity(tools.len());
         let mut headers = self.inner.tool_headers.write().expect("lock");
         for t in tools {
-            let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let schema = t.get("inputSchema").and_then(Value::as_object).cloned().unwrap_or_default();
-            match header_params(&schema) {
+            match header_params(&t.input_schema) {
                 Ok(hp) => {
-                    headers.insert(name, hp.into());
+                    headers.insert(t.name.clone(), hp.into());
                     kept.push(t);
                 }
                 Err(reason) if http => {
-                    tracing::warn!(tool = %name, %reason, "ignoring tool with invalid x-mcp-header annotation");
+                    tracing::warn!(tool = %t.name, %reason, "ignoring tool with invalid x-mcp-header annotation");
                 }
                 Err(_) => kept.push(t),
             }
@@ -138,50 +163,54 @@ impl Client {
         opts: &CallOptions,
     ) -> Result<Value, ClientError> {
         self.learn_tool_headers(name).await?;
-        let mut params = Map::new();
-        params.insert("name".into(), json!(name));
-        params.insert("arguments".into(), arguments);
+        let params = with(with(Map::new(), "name", name), "arguments", arguments);
         self.request("tools/call", params, opts).await
     }
 
     /// `resources/list`, all pages.
-    pub async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
+    pub async fn list_resources(&self) -> Result<Vec<Typed<Resource>>, ClientError> {
         self.list_all("resources/list", "resources").await
     }
 
     /// `resources/templates/list`, all pages.
-    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, ClientError> {
+    pub async fn list_resource_templates(&self) -> Result<Vec<Typed<ResourceTemplate>>, ClientError> {
         self.list_all("resources/templates/list", "resourceTemplates").await
     }
 
     /// `resources/read` (cached per `ttlMs`).
-    pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
-        self.cached("resources/read", obj(json!({ "uri": uri }))).await
+    pub async fn read_resource(&self, uri: &str) -> Result<Typed<ReadResourceResult>, ClientError> {
+        Typed::parse(self.cached("resources/read", with(Map::new(), "uri", uri)).await?, "resources/read")
     }
 
     /// `prompts/list`, all pages.
-    pub async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
+    pub async fn list_prompts(&self) -> Result<Vec<Typed<Prompt>>, ClientError> {
         self.list_all("prompts/list", "prompts").await
     }
 
     /// `prompts/get` with string arguments.
-    pub async fn get_prompt(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ClientError> {
-        self.request("prompts/get", obj(json!({ "name": name, "arguments": arguments })), &CallOptions::default()).await
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Typed<GetPromptResult>, ClientError> {
+        let params = with(with(Map::new(), "name", name), "arguments", arguments);
+        Typed::parse(self.request("prompts/get", params, &CallOptions::default()).await?, "prompts/get")
     }
 
-    /// `completion/complete`: `reference` is `{type: "ref/prompt", name}` or
-    /// `{type: "ref/resource", uri}`.
+    /// `completion/complete` of `argument` (typed so far: `value`) of a prompt or resource
+    /// template, with the arguments resolved already in `context`.
     pub async fn complete(
         &self,
-        reference: Value,
+        reference: CompleteReference,
         argument: &str,
         value: &str,
-        context: Option<Value>,
-    ) -> Result<Value, ClientError> {
-        let mut p = obj(json!({ "ref": reference, "argument": { "name": argument, "value": value } }));
+        context: Option<CompleteContext>,
+    ) -> Result<Typed<CompleteResult>, ClientError> {
+        let arg = with(with(Map::new(), "name", argument), "value", value);
+        let mut p = with(with(Map::new(), "ref", to_json(&reference)), "argument", arg);
         if let Some(c) = context {
-            p.insert("context".into(), c);
+            p.insert("context".into(), to_json(&c));
         }
-        self.request("completion/complete", p, &CallOptions::default()).await
+        Typed::parse(self.request("completion/complete", p, &CallOptions::default()).await?, "completion/complete")
     }
 }

@@ -6,7 +6,7 @@ use crate::protocol::{RoundStep, Rounds};
 use crate::transport::{ClientMeta, OutgoingRequest, Parts};
 use mcp_protocol::headers as h;
 use mcp_protocol::ProtocolError;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::future::Future;
 use tokio::time::Instant;
 
@@ -80,8 +80,7 @@ impl Client {
             }
             _ => {
                 let version = negotiated.as_ref().map_or(mcp_protocol::version::LATEST, |(_, v)| v.as_str());
-                let meta =
-                    ClientMeta { progress, log_level: opts.log_level.as_deref(), extra, ..self.modern_meta(version) };
+                let meta = ClientMeta { progress, log_level: opts.log_level, extra, ..self.modern_meta(version) };
                 (meta, self.modern_headers(version, method, params))
             }
         };
@@ -149,11 +148,12 @@ impl Client {
 
     /// Answers a legacy server-to-client request with the registered handlers.
     pub(crate) async fn answer_server_request(&self, id: &Value, method: &str, params: Option<Value>) -> Value {
-        match self.inner.config.handlers.answer(method, params.unwrap_or(json!({}))).await {
+        match self.inner.config.handlers.answer(method, params.unwrap_or_else(|| Value::Object(Map::new()))).await {
             Ok(result) => mcp_protocol::jsonrpc::result_response(id, result),
             Err(ClientError::Unsupported(what)) => {
                 ProtocolError::MethodNotFound(format!("the client does not support {what}")).to_response(Some(id))
             }
+            Err(ClientError::InvalidResponse(why)) => ProtocolError::invalid_params(why).to_response(Some(id)),
             Err(e) => ProtocolError::Internal(e.to_string()).to_response(Some(id)),
         }
     }

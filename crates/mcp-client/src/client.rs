@@ -2,13 +2,19 @@
 
 use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
-use crate::handlers::{boxed, Handlers};
+use crate::handlers::{boxed, typed, Handlers};
 use crate::protocol::{Negotiation, Probed, Step};
 use crate::transport::{ClientMeta, OutgoingRequest, Parts, Transport, TransportKind};
+use crate::typed::Typed;
 use mcp_protocol::headers::{self as h, encode_value, HeaderParam};
+use mcp_protocol::types::{
+    CreateMessageRequestParams, CreateMessageResult, DiscoverResult, ElicitRequestParams, ElicitResult, Implementation,
+    JsonObject, ListRootsResult, LoggingLevel, Root, ServerCapabilities,
+};
 use mcp_protocol::version;
+use serde::Deserialize as _;
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -24,13 +30,14 @@ pub enum ServerEra {
         /// The protocol version in use.
         version: String,
         /// The `server/discover` result.
-        discover: Value,
+        discover: Typed<DiscoverResult>,
     },
     /// A legacy (initialize-based) server.
     Legacy {
         /// The negotiated protocol version.
         version: String,
-        /// The `initialize` result.
+        /// The `initialize` result, as it came (legacy revisions only: the current schema has no
+        /// type for it; [`Client::discover`] reads it as a `DiscoverResult`).
         initialize: Value,
     },
 }
@@ -46,7 +53,7 @@ pub struct CallOptions {
     /// Called with each `notifications/message` params object.
     pub on_log: Option<NotificationCallback>,
     /// Minimum log level to ask for (`io.modelcontextprotocol/logLevel`).
-    pub log_level: Option<String>,
+    pub log_level: Option<LoggingLevel>,
     /// Overrides the client's request timeout.
     pub timeout: Option<Duration>,
 }
@@ -87,7 +94,7 @@ pub enum Sampling {
 
 /// Configures and connects a [`Client`].
 pub struct ClientBuilder {
-    pub(crate) info: Value,
+    pub(crate) info: Implementation,
     pub(crate) handlers: Handlers,
     pub(crate) timeout: Duration,
     pub(crate) max_timeout: Duration,
@@ -110,7 +117,7 @@ impl ClientBuilder {
     /// A client named `name` at `version` (sent as `clientInfo`).
     pub fn new(name: &str, version: &str) -> Self {
         Self {
-            info: json!({ "name": name, "version": version }),
+            info: Implementation::new(name, version),
             handlers: Handlers::default(),
             timeout: Duration::from_secs(60),
             max_timeout: Duration::from_secs(600),
@@ -124,24 +131,51 @@ impl ClientBuilder {
         }
     }
 
-    /// Handles elicitation in the given `modes` (declared as the `elicitation` capability). The
-    /// handler gets the request `params` and returns an `ElicitResult`; defaults from
+    /// Handles elicitation in the given `modes` (declared as the `elicitation` capability):
+    /// the handler gets the request's params and returns the user's answer. Defaults from
     /// `requestedSchema` are filled in and accepted content is validated against it before it
-    /// is sent.
-    pub fn on_elicitation<F, Fut>(mut self, modes: ElicitationModes, f: F) -> Self
+    /// is sent. Params that are not `ElicitRequestParams` are refused without calling it.
+    pub fn on_elicitation<F, Fut>(self, modes: ElicitationModes, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ClientError>> + Send + 'static,
+    {
+        self.elicitation_handler(modes, typed("elicitation/create", f))
+    }
+
+    /// [`ClientBuilder::on_elicitation`] with the params and the result as JSON, unchecked
+    /// (for a proxy passing questions on as they came). Form answers are still completed and
+    /// validated.
+    pub fn on_elicitation_raw<F, Fut>(self, modes: ElicitationModes, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
     {
-        self.handlers.elicitation = Some(boxed(f));
+        self.elicitation_handler(modes, boxed(f))
+    }
+
+    fn elicitation_handler(mut self, modes: ElicitationModes, h: crate::InputHandler) -> Self {
+        self.handlers.elicitation = Some(h);
         self.handlers.elicitation_form = modes.form;
         self.handlers.elicitation_url = modes.url;
         self
     }
 
     /// Handles sampling (`CreateMessageRequestParams` in, `CreateMessageResult` out), with or
-    /// without tool use.
+    /// without tool use. Params of another shape are refused without calling it.
     pub fn on_sampling<F, Fut>(mut self, support: Sampling, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ClientError>> + Send + 'static,
+    {
+        self.handlers.sampling = Some(typed("sampling/createMessage", f));
+        self.handlers.sampling_tools = support == Sampling::WithTools;
+        self
+    }
+
+    /// [`ClientBuilder::on_sampling`] with the params and the result as JSON, unchecked (for a
+    /// proxy).
+    pub fn on_sampling_raw<F, Fut>(mut self, support: Sampling, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
@@ -151,12 +185,12 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers `roots/list` with a fixed list of roots (`[{uri, name?}]`).
-    pub fn roots(mut self, roots: Vec<Value>) -> Self {
-        let roots = Arc::new(roots);
-        self.handlers.roots = Some(boxed(move |_| {
-            let roots = roots.clone();
-            async move { Ok(json!({ "roots": *roots })) }
+    /// Answers `roots/list` with a fixed list of roots.
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        let result = Arc::new(ListRootsResult { roots, extra: JsonObject::new() });
+        self.handlers.roots = Some(typed("roots/list", move |_: Value| {
+            let result = ListRootsResult::clone(&result);
+            async move { Ok(result) }
         }));
         self
     }
@@ -256,13 +290,16 @@ impl Client {
     async fn connect(config: ClientBuilder, transport: Arc<dyn Transport>) -> Result<Self, ClientError> {
         let mut modern_caps = config.handlers.capabilities();
         if config.tasks {
-            modern_caps["extensions"] = json!({ mcp_protocol::meta::TASKS_EXTENSION: {} });
+            let tasks = (mcp_protocol::meta::TASKS_EXTENSION.to_owned(), JsonObject::new());
+            modern_caps.extensions = Some([tasks].into());
         }
-        let raw = |v: &Value| RawValue::from_string(v.to_string()).expect("a JSON value is JSON text");
+        let raw = |text: serde_json::Result<String>| {
+            RawValue::from_string(text.expect("a schema type serializes")).expect("a serialized value is JSON text")
+        };
         let client = Client {
             inner: Arc::new(Inner {
-                modern_caps: raw(&modern_caps),
-                info_json: raw(&config.info),
+                modern_caps: raw(serde_json::to_string(&modern_caps)),
+                info_json: raw(serde_json::to_string(&config.info)),
                 transport,
                 config,
                 era: RwLock::new(None),
@@ -383,13 +420,20 @@ impl Client {
         }
     }
 
-    /// The server's capabilities (from `server/discover` or `initialize`).
-    pub fn server_capabilities(&self) -> Value {
+    /// The server's capabilities (from `server/discover` or `initialize`; empty before the
+    /// connection, or when a legacy server's are not `ServerCapabilities`, with a warning).
+    pub fn server_capabilities(&self) -> ServerCapabilities {
         match &*self.inner.era.read().expect("lock") {
-            Some(ServerEra::Modern { discover: r, .. } | ServerEra::Legacy { initialize: r, .. }) => {
-                r.get("capabilities").cloned().unwrap_or_default()
+            Some(ServerEra::Modern { discover, .. }) => discover.capabilities.clone(),
+            Some(ServerEra::Legacy { initialize, .. }) => {
+                let caps = initialize.get("capabilities").map(ServerCapabilities::deserialize).transpose();
+                caps.unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "the server's capabilities are not ServerCapabilities");
+                    None
+                })
+                .unwrap_or_default()
             }
-            None => Value::Null,
+            None => ServerCapabilities::default(),
         }
     }
 

@@ -2,11 +2,16 @@
 
 use crate::error::ClientError;
 use futures::future::BoxFuture;
-use serde_json::{json, Map, Value};
+use mcp_protocol::types::{ClientCapabilities, ElicitationCapability, JsonObject, SamplingCapability};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 
-/// An input handler: request `params` in, result object out.
+/// An input handler in its raw form: request `params` in, result object out, as JSON (what
+/// the `*_raw` registrations of [`crate::ClientBuilder`] take; the typed ones are wrapped into
+/// it).
 pub type InputHandler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ClientError>> + Send + Sync>;
 
 /// The application's handlers for server-to-client input. Capabilities are declared from
@@ -39,27 +44,47 @@ where
     Arc::new(move |v| Box::pin(f(v)))
 }
 
+/// A typed handler (`P` in, `R` out) as an [`InputHandler`]: params that are not a `P` are
+/// refused with [`ClientError::InvalidResponse`] naming `method`, before `f` runs.
+pub(crate) fn typed<P, R, F, Fut>(method: &'static str, f: F) -> InputHandler
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    F: Fn(P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ClientError>> + Send + 'static,
+{
+    Arc::new(move |v| match P::deserialize(&v) {
+        Ok(p) => {
+            let answer = f(p);
+            Box::pin(async move {
+                let r = answer.await?;
+                serde_json::to_value(&r).map_err(|e| ClientError::Handler(format!("{method} result: {e}")))
+            })
+        }
+        Err(e) => {
+            let e = ClientError::InvalidResponse(format!("{method}: params: {e}"));
+            Box::pin(async move { Err(e) })
+        }
+    })
+}
+
 impl Handlers {
-    /// The `ClientCapabilities` object these handlers support.
-    pub fn capabilities(&self) -> Value {
-        let mut caps = Map::new();
-        if self.elicitation.is_some() {
-            let mut e = Map::new();
-            if self.elicitation_form {
-                e.insert("form".into(), json!({}));
-            }
-            if self.elicitation_url {
-                e.insert("url".into(), json!({}));
-            }
-            caps.insert("elicitation".into(), Value::Object(e));
+    /// The `ClientCapabilities` these handlers support.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let on = |yes: bool| yes.then(JsonObject::new);
+        ClientCapabilities {
+            elicitation: self.elicitation.as_ref().map(|_| ElicitationCapability {
+                form: on(self.elicitation_form),
+                url: on(self.elicitation_url),
+                ..ElicitationCapability::default()
+            }),
+            sampling: self
+                .sampling
+                .as_ref()
+                .map(|_| SamplingCapability { tools: on(self.sampling_tools), ..SamplingCapability::default() }),
+            roots: self.roots.as_ref().map(|_| Default::default()),
+            ..ClientCapabilities::default()
         }
-        if self.sampling.is_some() {
-            caps.insert("sampling".into(), if self.sampling_tools { json!({"tools": {}}) } else { json!({}) });
-        }
-        if self.roots.is_some() {
-            caps.insert("roots".into(), json!({}));
-        }
-        Value::Object(caps)
     }
 
     /// Answers one input request (`{method, params}`), applying elicitation defaults and checks.
@@ -90,7 +115,7 @@ impl Handlers {
                 let h = self.roots.as_ref().ok_or_else(|| ClientError::Unsupported("roots".into()))?;
                 h(params).await
             }
-            "ping" => Ok(json!({})),
+            "ping" => Ok(Value::Object(JsonObject::new())),
             other => Err(ClientError::Unsupported(other.to_owned())),
         }
     }

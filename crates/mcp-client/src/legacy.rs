@@ -4,7 +4,7 @@ use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
 use crate::transport::OutgoingRequest;
 use mcp_protocol::version;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 /// The open legacy subscriptions of a client: each gets every server notification, on a queue
@@ -41,18 +41,16 @@ impl Client {
     async fn try_initialize(&self, opts: &CallOptions) -> Result<Value, ClientError> {
         let id = self.next_id();
         let mut caps = self.inner.config.handlers.capabilities();
-        // Legacy revisions spell an elicitation capability without modes as `{}`.
-        if let Some(e) = caps.get_mut("elicitation").and_then(Value::as_object_mut) {
-            if e.len() == 1 && e.contains_key("form") {
-                *e = Map::new();
-            }
+        // Legacy revisions spell an elicitation capability of form mode alone as `{}`.
+        if let Some(e) = caps.elicitation.as_mut().filter(|e| e.url.is_none() && e.extra.is_empty()) {
+            e.form = None;
         }
-        let params = json!({
-            "protocolVersion": self.inner.config.legacy_version,
-            "capabilities": caps,
-            "clientInfo": self.inner.config.info,
-        });
-        let msg = mcp_protocol::jsonrpc::request(&json!(id), "initialize", params);
+        let mut params = Map::new();
+        params.insert("protocolVersion".into(), self.inner.config.legacy_version.clone().into());
+        params.insert("capabilities".into(), serde_json::to_value(&caps).expect("schema types serialize"));
+        let info = serde_json::to_value(&self.inner.config.info).expect("schema types serialize");
+        params.insert("clientInfo".into(), info);
+        let msg = mcp_protocol::jsonrpc::request(&Value::from(id), "initialize", Value::Object(params));
         let response = self.exchange(OutgoingRequest::new(msg, Vec::new())?, opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
@@ -99,11 +97,13 @@ impl Client {
         let caps = self.server_capabilities();
         let wants = |k: &str| filter.get(k).and_then(Value::as_bool) == Some(true);
         let mut ack = Map::new();
-        for (key, cap) in
-            [("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")]
-        {
-            if wants(key) && caps.get(cap).and_then(|c| c.get("listChanged")).and_then(Value::as_bool) == Some(true) {
-                ack.insert(key.into(), json!(true));
+        for (key, offered) in [
+            ("toolsListChanged", caps.tools.as_ref().and_then(|c| c.list_changed)),
+            ("promptsListChanged", caps.prompts.as_ref().and_then(|c| c.list_changed)),
+            ("resourcesListChanged", caps.resources.as_ref().and_then(|c| c.list_changed)),
+        ] {
+            if wants(key) && offered == Some(true) {
+                ack.insert(key.into(), Value::Bool(true));
             }
         }
         // Listen first: an update right after the subscription is not lost.
@@ -114,14 +114,14 @@ impl Client {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
             .unwrap_or_default();
-        let can_subscribe = caps.pointer("/resources/subscribe").and_then(Value::as_bool) == Some(true);
+        let can_subscribe = caps.resources.as_ref().and_then(|r| r.subscribe) == Some(true);
         if !uris.is_empty() && can_subscribe {
             for uri in &uris {
                 let mut params = Map::new();
-                params.insert("uri".into(), json!(uri));
+                params.insert("uri".into(), Value::from(uri.as_str()));
                 self.request("resources/subscribe", params, &CallOptions::default()).await?;
             }
-            ack.insert("resourceSubscriptions".into(), json!(uris));
+            ack.insert("resourceSubscriptions".into(), Value::from(uris.clone()));
         }
         Ok(crate::listen::Subscription::legacy(self.clone(), Value::Object(ack), filter, uris, rx))
     }

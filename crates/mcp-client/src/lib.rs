@@ -32,16 +32,20 @@ mod skills;
 mod tasks;
 mod telemetry;
 pub mod transport;
+mod typed;
 
 pub use auth::{AuthChallenge, AuthProvider};
 pub use client::{CallOptions, Client, ClientBuilder, ElicitationModes, NotificationCallback, Sampling, ServerEra};
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};
+/// The schema types the client API speaks (`mcp_protocol::types`).
+pub use mcp_protocol::types;
 pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};
 pub use result::{CallTool, ToolResult};
 pub use skills::LoadedSkill;
 pub use tasks::{Started, TaskHandle};
+pub use typed::Typed;
 
 /// The parsers of what a server sends, for the fuzz targets; not a stable API.
 #[doc(hidden)]

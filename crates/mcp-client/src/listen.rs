@@ -6,7 +6,7 @@ use crate::transport::{Exchange, OutgoingRequest, Parts};
 use futures::future::BoxFuture;
 use futures::{ready, Stream};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -83,7 +83,7 @@ impl Drop for LegacyFeed {
         rt.spawn(async move {
             for uri in uris {
                 let mut params = Map::new();
-                params.insert("uri".into(), json!(uri));
+                params.insert("uri".into(), Value::from(uri));
                 let _ = client.request("resources/unsubscribe", params, &crate::CallOptions::default()).await;
             }
         });
@@ -224,13 +224,13 @@ impl Listener {
         if first.get("method").and_then(Value::as_str) != Some("notifications/subscriptions/acknowledged") {
             return Err(ClientError::InvalidResponse(format!("expected an acknowledgement first, got {first}")));
         }
-        self.acknowledged = first["params"].get("notifications").cloned().unwrap_or(json!({}));
+        self.acknowledged = first["params"].get("notifications").cloned().unwrap_or_else(|| Value::Object(Map::new()));
         if let Some(missing) =
             self.filter.as_object().and_then(|f| f.keys().find(|k| self.acknowledged.get(*k).is_none()))
         {
             tracing::warn!(filter = %missing, "server did not acknowledge part of the subscription filter");
         }
-        self.id = json!(id);
+        self.id = Value::from(id);
         self.exchange = Some(ex);
         Ok(())
     }

@@ -81,18 +81,18 @@ pub struct PrefixedTool {
     /// The server offering it.
     pub server: String,
     /// The tool's definition as the server sent it (with its own `name`).
-    pub tool: Value,
+    pub tool: crate::Typed<mcp_protocol::types::Tool>,
 }
 
 impl PrefixedTool {
     /// The tool's own name on its server.
     pub fn tool_name(&self) -> &str {
-        self.tool.get("name").and_then(Value::as_str).unwrap_or_default()
+        &self.tool.name
     }
 
     /// The definition with `name` replaced by the prefixed name (to hand to a model).
     pub fn prefixed_definition(&self) -> Value {
-        let mut t = self.tool.clone();
+        let mut t = self.tool.raw().clone();
         if let Some(o) = t.as_object_mut() {
             o.insert("name".into(), Value::String(self.name.clone()));
         }
@@ -256,7 +256,7 @@ impl MultiClient {
             match r {
                 Ok(list) => {
                     for tool in list {
-                        let own = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                        let own = tool.name.as_str();
                         let name = self.prefixed(server, own);
                         if self.route(&name) != Some((server.as_str(), own)) {
                             tracing::warn!(%server, tool = %own, %name, "tool hidden: its prefixed name routes to another server");

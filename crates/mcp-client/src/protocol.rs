@@ -14,6 +14,8 @@
 //! ```
 
 use crate::error::ClientError;
+use crate::typed::{discover_result, Typed};
+use mcp_protocol::types::DiscoverResult;
 use mcp_protocol::version;
 use serde_json::{Map, Value};
 
@@ -40,7 +42,7 @@ pub enum Step {
         /// The negotiated version.
         version: String,
         /// The `server/discover` result.
-        discover: Value,
+        discover: Typed<DiscoverResult>,
     },
     /// Not a modern server (the reason says why): run the legacy `initialize` handshake.
     Legacy(String),
@@ -130,7 +132,8 @@ impl Negotiation {
             return Ok(Step::Legacy(format!("server/discover answered without a DiscoverResult: {result}")));
         }
         result_type(result)?;
-        Ok(Step::Modern { version: self.version.clone(), discover: result.clone() })
+        let discover = discover_result(result.clone(), "server/discover")?;
+        Ok(Step::Modern { version: self.version.clone(), discover })
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::client::{CallOptions, Client, NotificationCallback};
 use crate::error::ClientError;
-use mcp_protocol::types::{CallToolResult, ContentBlock};
+use mcp_protocol::types::{CallToolResult, ContentBlock, LoggingLevel};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::{Future, IntoFuture};
@@ -121,8 +121,8 @@ impl<'a> CallTool<'a> {
     }
 
     /// Called with each `notifications/message` params object at or above `level`.
-    pub fn on_log(mut self, level: &str, f: impl Fn(&Value) + Send + Sync + 'static) -> Self {
-        self.options.log_level = Some(level.to_owned());
+    pub fn on_log(mut self, level: LoggingLevel, f: impl Fn(&Value) + Send + Sync + 'static) -> Self {
+        self.options.log_level = Some(level);
         self.options.on_log = Some(Arc::new(f) as NotificationCallback);
         self
     }

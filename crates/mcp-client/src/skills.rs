@@ -5,8 +5,10 @@
 
 use crate::client::{CallOptions, Client};
 use crate::error::ClientError;
+use crate::typed::Typed;
+use mcp_protocol::types::{JsonObject, Resource, ResourceContents};
 use mcp_skills::{SkillEntry, SkillError, SKILLS_EXTENSION};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 fn refused(e: SkillError) -> ClientError {
     ClientError::SkillVerification(e.to_string())
@@ -49,14 +51,14 @@ impl LoadedSkill {
 
 impl Client {
     /// The server's skills extension settings (`{"directoryRead": ...}`), if it offers skills.
-    pub fn skills_capability(&self) -> Option<Value> {
-        self.server_capabilities().get("extensions")?.get(SKILLS_EXTENSION).filter(|v| v.is_object()).cloned()
+    pub fn skills_capability(&self) -> Option<JsonObject> {
+        self.server_capabilities().extensions?.remove(SKILLS_EXTENSION)
     }
 
     /// `skills/list`, all pages. Entries that are not valid skill entries are left out (with a
     /// warning): a host must not load them.
     pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, ClientError> {
-        let raw = self.list_all("skills/list", "skills").await?;
+        let raw = self.pages("skills/list", "skills", Map::new(), true).await?;
         Ok(raw
             .into_iter()
             .filter_map(|v| match serde_json::from_value::<SkillEntry>(v) {
@@ -72,14 +74,14 @@ impl Client {
     /// `skills/get`: the current listing of the skill whose `SKILL.md` is `uri`.
     pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, ClientError> {
         let mut params = Map::new();
-        params.insert("uri".into(), json!(uri));
+        params.insert("uri".into(), Value::from(uri));
         let r = self.request("skills/get", params, &CallOptions::default()).await?;
         serde_json::from_value(r.get("skill").cloned().unwrap_or_default())
             .map_err(|e| ClientError::InvalidResponse(format!("skills/get: {e}")))
     }
 
     /// `resources/directory/read`, all pages (only when the server declares `directoryRead`).
-    pub async fn read_directory(&self, uri: &str) -> Result<Vec<Value>, ClientError> {
+    pub async fn read_directory(&self, uri: &str) -> Result<Vec<Typed<Resource>>, ClientError> {
         let declared = self.skills_capability().and_then(|c| c.get("directoryRead").and_then(Value::as_bool));
         if declared != Some(true) {
             return Err(ClientError::Unsupported(
@@ -87,8 +89,10 @@ impl Client {
             ));
         }
         let mut params = Map::new();
-        params.insert("uri".into(), json!(uri));
-        self.pages("resources/directory/read", "resources", params, false).await
+        params.insert("uri".into(), Value::from(uri));
+        let items = self.pages("resources/directory/read", "resources", params, false).await?;
+        let what = |i| format!("resources/directory/read: resources[{i}]");
+        items.into_iter().enumerate().map(|(i, v)| Typed::parse(v, &what(i))).collect()
     }
 
     /// Loads a listed skill: checks the entry (name, completeness, limits), reads `SKILL.md`
@@ -106,14 +110,14 @@ impl Client {
     pub(crate) async fn resource_bytes(&self, uri: &str) -> Result<Vec<u8>, ClientError> {
         let r = self.read_resource(uri).await?;
         let content = r
-            .get("contents")
-            .and_then(Value::as_array)
-            .and_then(|c| c.iter().find(|c| c.get("uri").and_then(Value::as_str).is_none_or(|u| u == uri)))
+            .contents
+            .iter()
+            .find(|c| c.uri() == uri)
             .ok_or_else(|| ClientError::InvalidResponse(format!("resources/read {uri}: no contents")))?;
-        if let Some(t) = content.get("text").and_then(Value::as_str) {
-            return Ok(t.as_bytes().to_vec());
-        }
-        let blob = content.get("blob").and_then(Value::as_str).unwrap_or_default();
+        let blob = match content {
+            ResourceContents::Text(t) => return Ok(t.text.as_bytes().to_vec()),
+            ResourceContents::Blob(b) => &b.blob,
+        };
         use base64::Engine as _;
         base64::engine::general_purpose::STANDARD
             .decode(blob)

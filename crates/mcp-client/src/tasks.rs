@@ -6,7 +6,7 @@
 use crate::client::{CallOptions, Client};
 use crate::error::ClientError;
 use mcp_protocol::meta::TASKS_EXTENSION;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -79,7 +79,7 @@ impl TaskHandle {
     }
 
     async fn send(&self, method: &str, mut params: Map<String, Value>) -> Result<Value, ClientError> {
-        params.insert("taskId".into(), json!(self.id));
+        params.insert("taskId".into(), Value::from(self.id.as_str()));
         self.client.request(method, params, &CallOptions::default()).await
     }
 
@@ -118,12 +118,14 @@ impl TaskHandle {
             poll = task.get("pollIntervalMs").map_or(poll, |_| poll_interval(&task));
             match status(&task) {
                 "completed" => {
-                    let result = task.get("result").cloned().unwrap_or_else(|| json!({}));
+                    let result = task.get("result").cloned().unwrap_or_else(|| Value::Object(Map::new()));
                     return Ok(crate::ToolResult::new(result));
                 }
                 "failed" => {
-                    let fallback = json!({ "code": -32603, "message": "the task failed" });
-                    return Err(ClientError::from_error_object(task.get("error").unwrap_or(&fallback)));
+                    return Err(match task.get("error") {
+                        Some(e) => ClientError::from_error_object(e),
+                        None => ClientError::Server { code: -32603, message: "the task failed".into(), data: None },
+                    });
                 }
                 "cancelled" => return Err(ClientError::TaskCancelled(self.id.clone())),
                 "input_required" => {
@@ -134,7 +136,7 @@ impl TaskHandle {
                             continue;
                         }
                         let method = r.get("method").and_then(Value::as_str).unwrap_or_default();
-                        let params = r.get("params").cloned().unwrap_or_else(|| json!({}));
+                        let params = r.get("params").cloned().unwrap_or_else(|| Value::Object(Map::new()));
                         responses.insert(key.clone(), self.client.inner.config.handlers.answer(method, params).await?);
                         answered.insert(key);
                     }
@@ -216,7 +218,7 @@ impl Client {
 
     /// Whether the server offers the tasks extension.
     pub fn server_supports_tasks(&self) -> bool {
-        self.server_capabilities().pointer(&format!("/extensions/{}", TASKS_EXTENSION.replace('/', "~1"))).is_some()
+        self.server_capabilities().extensions.is_some_and(|e| e.contains_key(TASKS_EXTENSION))
     }
 
     /// Interprets a `tools/call` result: a task (only ever for a request that declared the

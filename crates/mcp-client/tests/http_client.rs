@@ -141,10 +141,10 @@ async fn deprecated_http_sse_server() {
             }
         })
         .await;
-        let client = ClientBuilder::new("test", "1").roots(vec![json!({"uri": "file:///tmp"})]).connect(HttpTransport::new(&url).unwrap()).await.unwrap();
+        let client = ClientBuilder::new("test", "1").roots(vec![mcp_protocol::types::Root::new("file:///tmp")]).connect(HttpTransport::new(&url).unwrap()).await.unwrap();
         assert!(matches!(client.era(), Some(ServerEra::Legacy { ref version, .. }) if version == "2024-11-05"));
         let tools = client.list_tools().await.unwrap();
-        assert_eq!(tools[0]["name"], "echo");
+        assert_eq!(tools[0].name, "echo");
         // The server's roots/list request is answered with a POST to the endpoint.
         loop {
             let answered = seen.lock().unwrap().iter().any(|r| r.path.starts_with("/messages") && r.json()["id"] == 99 && r.json()["result"]["roots"].is_array());

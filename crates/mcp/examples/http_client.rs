@@ -3,6 +3,7 @@
 //! Run: `cargo run -p mcp-stack --features client --example http_client -- URL TOOL '{"arg": 1}'`,
 //! e.g. against the `http_server` example: `... http://127.0.0.1:3000/mcp write_note '{"text": "hi"}'`.
 
+use mcp::client::types::{ElicitAction, ElicitResult, ElicitValue};
 use mcp::client::{transport::http::HttpTransport, ClientBuilder, ElicitationModes};
 
 #[tokio::main]
@@ -14,12 +15,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = ClientBuilder::new("http-client-example", "1.0.0")
         // Questions from the server (MRTR elicitation) are answered "yes" here.
         .on_elicitation(ElicitationModes::FORM, |_params| async move {
-            Ok(mcp::serde_json::json!({"action": "accept", "content": {"yes": true}}))
+            let content = [("yes".to_owned(), ElicitValue::Boolean(true))].into();
+            Ok(ElicitResult { content: Some(content), ..ElicitResult::new(ElicitAction::Accept) })
         })
         .connect(HttpTransport::new(&url)?)
         .await?;
     for t in client.list_tools().await? {
-        println!("tool {}", t["name"].as_str().unwrap_or("?"));
+        println!("tool {}", t.name);
     }
     let result = client.call_tool(&tool, arguments).on_progress(|p| eprintln!("progress {}", p["progress"])).await?;
     println!("{}", result.text());

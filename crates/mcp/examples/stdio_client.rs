@@ -14,7 +14,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let transport = StdioTransport::spawn(StdioCommand::new(program).args(args))?;
     let client = ClientBuilder::new("stdio-client-example", "1.0.0").connect(transport).await?;
     let tools = client.list_tools().await?;
-    let first = tools.first().and_then(|t| t["name"].as_str()).ok_or("the server has no tools")?.to_owned();
+    let first = tools.first().map(|t| t.name.clone()).ok_or("the server has no tools")?;
     let result = client.call_tool(&first, mcp::serde_json::json!({"text": "hello"})).await?;
     println!("{first}: {}", result.text());
     client.close().await;

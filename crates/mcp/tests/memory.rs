@@ -2,6 +2,7 @@
 //! typed server API, MRTR driven by the client's handler, listen streams as `Stream`s.
 
 use futures::StreamExt;
+use mcp::client::types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue};
 use mcp::client::{ClientBuilder, ElicitationModes, ListenEvent};
 use mcp::prelude::*;
 
@@ -77,8 +78,10 @@ async fn typed_results_round_trip_in_memory() {
 #[tokio::test]
 async fn the_client_answers_typed_elicitation_through_mrtr() {
     let builder = ClientBuilder::new("t", "1").on_elicitation(ElicitationModes::FORM, |params| async move {
-        assert_eq!(params["requestedSchema"]["required"], json!(["name"]));
-        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        let ElicitRequestParams::Form(form) = params else { panic!("a form") };
+        assert_eq!(form.requested_schema.required, Some(vec!["name".to_owned()]));
+        let content = [("name".to_owned(), ElicitValue::String("Ada".into()))].into();
+        Ok(ElicitResult { content: Some(content), ..ElicitResult::new(ElicitAction::Accept) })
     });
     let client = mcp::memory::connect(server(), builder).await.unwrap();
     assert_eq!(client.call_tool("ask", json!({})).await.unwrap().text(), "hi Ada");

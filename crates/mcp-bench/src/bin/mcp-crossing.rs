@@ -18,8 +18,9 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 async fn client(url: &str) -> Result<Client, BoxError> {
     let transport = HttpTransport::builder(url).build()?;
-    let b =
-        ClientBuilder::new("mcp-crossing", "1").tasks(true).on_elicitation(ElicitationModes::FORM, |_p: Value| async {
+    let b = ClientBuilder::new("mcp-crossing", "1")
+        .tasks(true)
+        .on_elicitation_raw(ElicitationModes::FORM, |_p: Value| async {
             Ok(json!({"action": "accept", "content": {"confirm": true}}))
         });
     Ok(b.connect(transport).await?)

@@ -2,7 +2,7 @@
 //! pairs typed by a tool's `inputSchema`, `K=V` lists, `Name: value` headers, roots, and the
 //! argument hints shown when a server rejects arguments.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Splits `key=value` (the value may contain `=`).
 pub(crate) fn split_pair<'a>(flag: &str, s: &'a str) -> Result<(&'a str, &'a str), String> {
@@ -264,7 +264,7 @@ pub(crate) fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 /// A `--root`: a URI as given, or a local path turned into a `file://` URI.
-pub(super) fn root(s: &str) -> Result<Value, String> {
+pub(super) fn root(s: &str) -> Result<mcp::protocol::types::Root, String> {
     let uri = if s.contains("://") || s.starts_with("file:") {
         s.to_owned()
     } else {
@@ -273,11 +273,7 @@ pub(super) fn root(s: &str) -> Result<Value, String> {
     };
     let name =
         uri.trim_end_matches('/').rsplit('/').next().filter(|n| !n.is_empty() && !n.ends_with(':')).map(str::to_owned);
-    let mut r = json!({ "uri": uri });
-    if let Some(n) = name {
-        r["name"] = json!(n);
-    }
-    Ok(r)
+    Ok(mcp::protocol::types::Root { name, ..mcp::protocol::types::Root::new(uri) })
 }
 
 /// A short description of a JSON Schema property's type: `string`, `integer (1..100)`,
@@ -343,6 +339,7 @@ pub(super) fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn typed_by_schema() {
@@ -432,9 +429,10 @@ mod tests {
         assert_eq!(parse_header("Authorization: Bearer x:y").unwrap(), ("authorization".into(), "Bearer x:y".into()));
         assert!(parse_header("no colon").is_err());
         assert!(parse_header("bad name: v").is_err());
-        assert_eq!(root("file:///tmp/proj").unwrap(), json!({"uri": "file:///tmp/proj", "name": "proj"}));
+        let r = root("file:///tmp/proj").unwrap();
+        assert_eq!((r.uri.as_str(), r.name.as_deref()), ("file:///tmp/proj", Some("proj")));
         let r = root("/tmp/some dir").unwrap();
-        assert_eq!(r["uri"], "file:///tmp/some%20dir");
+        assert_eq!(r.uri, "file:///tmp/some%20dir");
     }
 
     #[test]

@@ -5,11 +5,9 @@ use super::*;
 /// Fetches the tool list for hints; `None` if that fails too.
 pub(super) async fn find_tool(c: &Client, name: &str) -> Option<Result<Value, Vec<String>>> {
     let tools = c.list_tools().await.ok()?;
-    match tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) {
-        Some(t) => Some(Ok(t.clone())),
-        None => {
-            Some(Err(tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned)).collect()))
-        }
+    match tools.iter().find(|t| t.name == name) {
+        Some(t) => Some(Ok(t.raw().clone())),
+        None => Some(Err(tools.iter().map(|t| t.name.clone()).collect())),
     }
 }
 
@@ -123,13 +121,10 @@ pub(super) async fn prompt_failure(ctx: &Ctx<'_>, e: ClientError, name: &str) ->
     let mut f = ctx.fail(e, "prompts/get");
     if invalid {
         if let Ok(prompts) = ctx.client.list_prompts().await {
-            match prompts.iter().find(|p| p.get("name").and_then(Value::as_str) == Some(name)) {
-                Some(p) => f.hints.extend(render::prompt_hint(p)),
+            match prompts.iter().find(|p| p.name == name) {
+                Some(p) => f.hints.extend(render::prompt_hint(p.raw())),
                 None => {
-                    let names: Vec<String> = prompts
-                        .iter()
-                        .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
-                        .collect();
+                    let names: Vec<String> = prompts.iter().map(|p| p.name.clone()).collect();
                     f.message = format!("unknown prompt `{name}` ({})", f.message);
                     f = f.hint(names_hint("prompts", &names));
                 }

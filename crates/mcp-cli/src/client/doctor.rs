@@ -643,6 +643,7 @@ async fn stdio(report: &mut Report, opts: &Options, target: &Target, timeout: Du
         Ok(client) => {
             match client.era() {
                 Some(ServerEra::Modern { version, discover }) => {
+                    let discover = discover.into_raw();
                     let versions: Vec<&str> = discover
                         .get("supportedVersions")
                         .and_then(Value::as_array)

@@ -431,9 +431,10 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
     }
     if !opts.no_input {
         let e = ui.clone();
-        b = b.on_elicitation(mcp_client::ElicitationModes::FORM_AND_URL, move |p| e.clone().elicit(p));
+        // The prompts show the questions as the server sent them: the raw handlers.
+        b = b.on_elicitation_raw(mcp_client::ElicitationModes::FORM_AND_URL, move |p| e.clone().elicit(p));
         let s = ui.clone();
-        b = b.on_sampling(mcp_client::Sampling::Text, move |p| s.clone().sample(p));
+        b = b.on_sampling_raw(mcp_client::Sampling::Text, move |p| s.clone().sample(p));
     }
     let r = match target {
         Target::Http { url, headers } => b.connect(http_transport(url, headers, opts)?).await,
@@ -524,9 +525,8 @@ fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, meth
             let mut f = if code == mcp::protocol::error::code::METHOD_NOT_FOUND {
                 let mut f = Failure::new(format!("the server does not support {method} (JSON-RPC {code}: {message})"));
                 let caps = match era {
-                    Some(ServerEra::Modern { discover: r, .. } | ServerEra::Legacy { initialize: r, .. }) => {
-                        r.get("capabilities").cloned()
-                    }
+                    Some(ServerEra::Modern { discover, .. }) => discover.raw().get("capabilities").cloned(),
+                    Some(ServerEra::Legacy { initialize, .. }) => initialize.get("capabilities").cloned(),
                     None => None,
                 };
                 let family = match method.split('/').next().unwrap_or("") {
@@ -595,10 +595,22 @@ fn timeout_failure(opts: &Options) -> Failure {
     Failure::new(format!("timed out waiting for the server (limit {limit}; change it with --timeout SECS)"))
 }
 
+/// The raw JSON of typed list items, for the tables and `--json` (output as the server sent it).
+fn raw<T>(items: Vec<mcp_client::Typed<T>>) -> Vec<Value> {
+    items.into_iter().map(mcp_client::Typed::into_raw).collect()
+}
+
+/// `--log-level` as a level (checked before the connection).
+fn level(l: &str) -> Option<mcp::protocol::types::LoggingLevel> {
+    serde_json::from_value(Value::from(l)).ok()
+}
+
 /// The server's display name, from `server/discover` or `initialize`.
 fn server_name(client: &Client) -> Option<String> {
     let info = match client.era()? {
-        ServerEra::Modern { discover, .. } => discover.pointer("/_meta/io.modelcontextprotocol~1serverInfo").cloned(),
+        ServerEra::Modern { discover, .. } => {
+            discover.raw().pointer("/_meta/io.modelcontextprotocol~1serverInfo").cloned()
+        }
         ServerEra::Legacy { initialize, .. } => initialize.get("serverInfo").cloned(),
     }?;
     info.get("title").or_else(|| info.get("name")).and_then(Value::as_str).map(|s| format!("Server \"{s}\""))
@@ -622,7 +634,7 @@ impl Ctx<'_> {
         CallOptions {
             on_progress: Some(Arc::new(move |v: &Value| p.progress(v))),
             on_log: Some(Arc::new(move |v: &Value| l.log(v))),
-            log_level: self.opts.log_level.clone(),
+            log_level: self.opts.log_level.as_deref().and_then(level),
             timeout: None,
         }
     }
@@ -655,9 +667,12 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
     match action {
         Action::Discover => {
             let (era, version, result) = match c.era() {
-                Some(ServerEra::Modern { version, discover }) => ("modern", version, discover),
+                Some(ServerEra::Modern { version, discover }) => ("modern", version, discover.into_raw()),
                 Some(ServerEra::Legacy { version, initialize }) => ("legacy", version, initialize),
-                None => ("unknown", String::new(), c.discover().await.map_err(|e| ctx.fail(e, "server/discover"))?),
+                None => {
+                    let d = c.discover().await.map_err(|e| ctx.fail(e, "server/discover"))?;
+                    ("unknown", String::new(), d.into_raw())
+                }
             };
             if json {
                 render::print_json(&result);
@@ -667,7 +682,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             Ok(0)
         }
         Action::ToolsList { save_icons } => {
-            let tools = c.list_tools().await.map_err(|e| ctx.fail(e, "tools/list"))?;
+            let tools = raw(c.list_tools().await.map_err(|e| ctx.fail(e, "tools/list"))?);
             if !json {
                 Stream::Out.write(&render::tools_table(&tools));
             }
@@ -693,7 +708,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
         Action::SkillsGet => extensions::skills_get(ctx, &pos[0]).await,
         Action::SkillsRead => extensions::skills_read(ctx, &pos[0], pos.get(1).map(String::as_str)).await,
         Action::ResourcesList => {
-            let items = c.list_resources().await.map_err(|e| ctx.fail(e, "resources/list"))?;
+            let items = raw(c.list_resources().await.map_err(|e| ctx.fail(e, "resources/list"))?);
             if json {
                 render::print_json(&json!({ "resources": items }));
             } else {
@@ -702,7 +717,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             Ok(0)
         }
         Action::ResourcesTemplates => {
-            let items = c.list_resource_templates().await.map_err(|e| ctx.fail(e, "resources/templates/list"))?;
+            let items = raw(c.list_resource_templates().await.map_err(|e| ctx.fail(e, "resources/templates/list"))?);
             if json {
                 render::print_json(&json!({ "resourceTemplates": items }));
             } else {
@@ -712,7 +727,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
         }
         Action::ResourcesRead { out } => {
             let uri = &pos[0];
-            let result = c.read_resource(uri).await.map_err(|e| ctx.fail(e, "resources/read"))?;
+            let result = c.read_resource(uri).await.map_err(|e| ctx.fail(e, "resources/read"))?.into_raw();
             if json {
                 render::print_json(&result);
                 return Ok(0);
@@ -746,7 +761,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             Ok(0)
         }
         Action::PromptsList => {
-            let items = c.list_prompts().await.map_err(|e| ctx.fail(e, "prompts/list"))?;
+            let items = raw(c.list_prompts().await.map_err(|e| ctx.fail(e, "prompts/list"))?);
             if json {
                 render::print_json(&json!({ "prompts": items }));
             } else {
@@ -758,7 +773,7 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             let name = &pos[0];
             let arguments = args::prompt_arguments(&args).map_err(Failure::usage)?;
             let result = match c.get_prompt(name, arguments).await {
-                Ok(r) => r,
+                Ok(r) => r.into_raw(),
                 Err(e) => return Err(commands::prompt_failure(ctx, e, name).await),
             };
             if json {
@@ -771,37 +786,41 @@ async fn execute(ctx: &Ctx<'_>, action: Action, pos: Vec<String>) -> Result<u8, 
             Ok(0)
         }
         Action::Complete { reference, argument, value, context } => {
+            use mcp::protocol::types::{
+                CompleteContext, CompleteReference, PromptReference, ResourceTemplateReference,
+            };
             let reference = match reference {
-                CompleteRef::Prompt(name) => json!({ "type": "ref/prompt", "name": name }),
-                CompleteRef::Resource(uri) => json!({ "type": "ref/resource", "uri": uri }),
+                CompleteRef::Prompt(name) => CompleteReference::Prompt(PromptReference { name, ..Default::default() }),
+                CompleteRef::Resource(uri) => {
+                    CompleteReference::ResourceTemplate(ResourceTemplateReference { uri, ..Default::default() })
+                }
             };
             let context = if context.is_empty() {
                 None
             } else {
-                Some(json!({ "arguments": args::prompt_arguments(&context).map_err(Failure::usage)? }))
+                let given = args::prompt_arguments(&context).map_err(Failure::usage)?;
+                let text = |v: Value| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string());
+                let arguments = given.into_iter().map(|(k, v)| (k, text(v))).collect();
+                Some(CompleteContext { arguments: Some(arguments) })
             };
             let result = c
                 .complete(reference, &argument, &value, context)
                 .await
                 .map_err(|e| ctx.fail(e, "completion/complete"))?;
             if json {
-                render::print_json(&result);
+                render::print_json(result.raw());
                 return Ok(0);
             }
-            let comp = result.get("completion").unwrap_or(&result);
-            let values: Vec<String> = comp
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|v| v.iter().map(|x| x.as_str().map(str::to_owned).unwrap_or_else(|| x.to_string())).collect())
-                .unwrap_or_default();
-            for v in &values {
+            let comp = &result.completion;
+            let values = &comp.values;
+            for v in values {
                 Stream::Out.line(v);
             }
             if values.is_empty() {
                 Stream::Err.line("(no completions)");
             }
-            let total = comp.get("total").and_then(Value::as_u64);
-            let more = comp.get("hasMore").and_then(Value::as_bool) == Some(true);
+            let total = comp.total;
+            let more = comp.has_more == Some(true);
             if more || total.is_some_and(|t| t as usize > values.len()) {
                 Stream::Err.line(&format!(
                     "({} of {} shown)",

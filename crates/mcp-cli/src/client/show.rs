@@ -16,9 +16,8 @@ const MAX_DEPTH: usize = 6;
 /// the spec's icon section applied) and saves the valid ones in that folder.
 pub(super) async fn tools_show(ctx: &Ctx<'_>, name: &str, save_icons: Option<&std::path::Path>) -> Result<u8, Failure> {
     let tools = ctx.client.list_tools().await.map_err(|e| ctx.fail(e, "tools/list"))?;
-    let Some(tool) = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
-        let names: Vec<String> =
-            tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned)).collect();
+    let Some(tool) = tools.iter().find(|t| t.name == name).map(|t| t.raw()) else {
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         return Err(Failure::new(format!("unknown tool `{name}`: the server does not offer it"))
             .hint(names_hint("tools", &names)));
     };

@@ -365,7 +365,7 @@ impl Flights {
 #[derive(Debug, Clone, Copy)]
 pub struct Relay {
     progress: bool,
-    log_level: Option<&'static str>,
+    log_level: Option<mcp_protocol::types::LoggingLevel>,
 }
 
 impl Relay {
@@ -384,7 +384,7 @@ impl Relay {
             opts.on_progress = Some(Arc::new(move |p: &Value| d(Note::Progress(p.clone()))));
         }
         if let Some(level) = self.log_level {
-            opts.log_level = Some(level.to_owned());
+            opts.log_level = Some(level);
             opts.on_log = Some(Arc::new(move |p: &Value| deliver(Note::Log(p.clone()))));
         }
     }

@@ -230,7 +230,8 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
     let first = pool.lease(&Key::default()).await.map_err(failed)?;
     let client = first.session().client().clone();
     drop(first);
-    let info = client.discover().await.map_err(failed)?;
+    // The proxy passes the upstream's answer on as it came.
+    let info = client.discover().await.map_err(failed)?.into_raw();
     let server_info = info
         .get("serverInfo")
         .or_else(|| info.get("_meta").and_then(|m| m.get(mcp::server::mcp_protocol::meta::SERVER_INFO)))
@@ -255,18 +256,19 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
         (client.is_modern() && client.server_supports_tasks()).then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
     let forward = forward::Forward { pool: pool.clone(), flights: flights.clone(), names: Arc::new(names), tasks };
     let mut builder = mcp::server::Server::builder(name, version).fallback(Arc::new(forward));
-    for (k, v) in capabilities(&client.server_capabilities()) {
+    let upstream_caps = serde_json::to_value(client.server_capabilities()).map_err(|e| err(e.to_string()))?;
+    for (k, v) in capabilities(&upstream_caps) {
         builder = builder.capability(k, v);
     }
     if let Some(text) = info.get("instructions").and_then(Value::as_str) {
         builder = builder.instructions(text);
     }
     let server = args.limits.apply_server(builder).build().map_err(|e| err(e.to_string()))?;
-    if client.server_capabilities().pointer("/resources/subscribe").and_then(Value::as_bool) == Some(true) {
+    if client.server_capabilities().resources.and_then(|r| r.subscribe) == Some(true) {
         // Listeners may ask for any listed resource: the shared session subscribes to them.
         match client.list_resources().await {
             Ok(listed) => {
-                let uris = listed.iter().filter_map(|r| r.get("uri")?.as_str().map(str::to_owned));
+                let uris = listed.into_iter().map(|r| r.into_inner().uri);
                 pool.subscribe(uris.take(MAX_SUBSCRIPTIONS).collect()).await;
             }
             Err(e) => eprintln!(

@@ -180,7 +180,7 @@ impl Upstream {
         if caps.form || caps.url {
             let a = asker.clone();
             let modes = ElicitationModes { form: caps.form, url: caps.url };
-            b = b.on_elicitation(modes, move |p| {
+            b = b.on_elicitation_raw(modes, move |p| {
                 let a = a.clone();
                 async move { a.ask("elicitation/create", p).await }
             });
@@ -188,13 +188,13 @@ impl Upstream {
         if caps.sampling {
             let a = asker.clone();
             let kind = if caps.sampling_tools { Sampling::WithTools } else { Sampling::Text };
-            b = b.on_sampling(kind, move |p| {
+            b = b.on_sampling_raw(kind, move |p| {
                 let a = a.clone();
                 async move { a.ask("sampling/createMessage", p).await }
             });
         }
         if caps.roots {
-            b = b.on_roots(move |p| {
+            b = b.on_roots_raw(move |p| {
                 let a = asker.clone();
                 async move { a.ask("roots/list", p).await }
             });

@@ -10,7 +10,7 @@
 use super::request_key;
 use crate::error::TransportError;
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
-use mcp_protocol::types::RequestId;
+use mcp_protocol::types::{LoggingLevel, RequestId};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -124,7 +124,7 @@ pub(crate) struct ClientMeta<'a> {
     /// A modern request's version, capabilities and client info (both already JSON text).
     pub(crate) modern: Option<(&'a str, &'a RawValue, &'a RawValue)>,
     pub(crate) progress: Option<i64>,
-    pub(crate) log_level: Option<&'a str>,
+    pub(crate) log_level: Option<LoggingLevel>,
     /// Anything else (trace context).
     pub(crate) extra: Option<&'a Map<String, Value>>,
 }
@@ -201,7 +201,7 @@ impl Serialize for Meta<'_, '_> {
             m.serialize_entry(PROGRESS_TOKEN, &p)?;
         }
         if let Some(l) = ours.log_level {
-            m.serialize_entry(LOG_LEVEL, l)?;
+            m.serialize_entry(LOG_LEVEL, &l)?;
         }
         if let Some(extra) = ours.extra {
             for (k, v) in extra {
@@ -237,7 +237,7 @@ mod tests {
         let meta = ClientMeta {
             modern: Some(("2026-07-28", &caps, &info)),
             progress: Some(7),
-            log_level: Some("debug"),
+            log_level: Some(LoggingLevel::Debug),
             extra: extra.as_object(),
         };
         let req = OutgoingRequest::from_parts(Parts { id: 3, method: "tools/call", params, meta }, Vec::new());

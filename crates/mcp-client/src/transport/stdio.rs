@@ -231,7 +231,7 @@ struct Shared {
     /// `closed` is set (read on every write without taking the lock).
     is_closed: AtomicBool,
     closed: Mutex<Option<String>>,
-    stderr_tail: Mutex<VecDeque<String>>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Messages tied to no request of ours, for the consumer that takes them (bounded).
     unsolicited: Unsolicited,
 }
@@ -258,8 +258,49 @@ impl Shared {
 pub struct StdioTransport {
     shared: Arc<Shared>,
     unsolicited: Mutex<Option<mpsc::Receiver<Value>>>,
-    exited: watch::Receiver<bool>,
+    /// Set when the server process exited (`None`: no process, [`StdioTransport::from_io`]).
+    exited: Option<watch::Receiver<bool>>,
     pgid: Option<i32>,
+}
+
+/// Starts the writer and reader tasks of a server speaking on `output` and listening on
+/// `input`, lines of at most `max` bytes. When the output ends, pending requests fail with the
+/// reason and the last lines of `tail` (waiting a moment for `stderr_done`, when there is a
+/// stderr, so that a server's last words make it in).
+fn start(
+    output: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    input: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    max: usize,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_done: Option<watch::Receiver<bool>>,
+) -> (Arc<Shared>, mpsc::Receiver<Value>) {
+    let (unsolicited, unsolicited_rx) = Unsolicited::new();
+    let shared = Arc::new(Shared { unsolicited, stderr_tail: tail, ..Shared::default() });
+    let out = shared.clone();
+    tokio::spawn(async move { out.outbox.run(input).await });
+    let reader_shared = shared.clone();
+    tokio::spawn(async move {
+        let mut r = BufReader::with_capacity(64 * 1024, output);
+        let why = loop {
+            let mut buf = Vec::with_capacity(256);
+            match (&mut r).take(max as u64 + 1).read_until(b'\n', &mut buf).await {
+                Ok(0) => break "the server closed its output (exited?)".to_owned(),
+                Ok(_) if buf.len() > max => break format!("the server sent a line longer than {max} bytes"),
+                Ok(_) => {}
+                Err(e) => break format!("reading from the server failed: {e}"),
+            }
+            route_line(&reader_shared, buf);
+        };
+        // A server that exits closes stdout and stderr together: read what stderr still
+        // holds (bounded: a live server keeps its stderr open).
+        if let Some(mut done) = stderr_done {
+            let _ = tokio::time::timeout(Duration::from_millis(200), done.wait_for(|d| *d)).await;
+        }
+        let tail: Vec<String> = reader_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
+        let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
+        reader_shared.fail_all(why);
+    });
+    (shared, unsolicited_rx)
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -290,20 +331,15 @@ impl StdioTransport {
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
-        let (unsolicited, unsolicited_rx) = Unsolicited::new();
-        let shared = Arc::new(Shared { unsolicited, ..Shared::default() });
-
-        let out = shared.clone();
-        tokio::spawn(async move { out.outbox.run(stdin).await });
-
-        let tail = shared.clone();
+        let tail_of = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = tail_of.clone();
         // Set when stderr ends, so that a server's last words make it into the error.
-        let (stderr_done_tx, mut stderr_done) = watch::channel(false);
+        let (stderr_done_tx, stderr_done) = watch::channel(false);
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(target: "mcp_client::server_stderr", "{line}");
-                let mut t = tail.stderr_tail.lock().expect("lock");
+                let mut t = tail.lock().expect("lock");
                 if t.len() == 20 {
                     t.pop_front();
                 }
@@ -311,28 +347,7 @@ impl StdioTransport {
             }
             let _ = stderr_done_tx.send(true);
         });
-
-        let reader_shared = shared.clone();
-        let max = cmd.max_line_bytes;
-        tokio::spawn(async move {
-            let mut r = BufReader::with_capacity(64 * 1024, stdout);
-            let why = loop {
-                let mut buf = Vec::with_capacity(256);
-                match (&mut r).take(max as u64 + 1).read_until(b'\n', &mut buf).await {
-                    Ok(0) => break "the server closed its output (exited?)".to_owned(),
-                    Ok(_) if buf.len() > max => break format!("the server sent a line longer than {max} bytes"),
-                    Ok(_) => {}
-                    Err(e) => break format!("reading from the server failed: {e}"),
-                }
-                route_line(&reader_shared, buf);
-            };
-            // A server that exits closes stdout and stderr together: read what stderr still
-            // holds (bounded: a live server keeps its stderr open).
-            let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done.wait_for(|d| *d)).await;
-            let tail: Vec<String> = reader_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
-            let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
-            reader_shared.fail_all(why);
-        });
+        let (shared, unsolicited_rx) = start(stdout, stdin, cmd.max_line_bytes, tail_of, Some(stderr_done));
 
         // Watch the process itself: a grandchild holding the stdout pipe open must not hide
         // the server's death from pending calls.
@@ -353,7 +368,21 @@ impl StdioTransport {
             }
             let _ = exit_tx.send(true);
         });
-        Ok(Self { shared, unsolicited: Mutex::new(Some(unsolicited_rx)), exited, pgid })
+        Ok(Self { shared, unsolicited: Mutex::new(Some(unsolicited_rx)), exited: Some(exited), pgid })
+    }
+
+    /// A server reached through `reader` (its output) and `writer` (its input) rather than a
+    /// process: newline-delimited JSON as over a child's stdio, lines of at most 16 MiB. For
+    /// servers in the same process, e.g. over the two halves of a [`tokio::io::duplex`] (tests),
+    /// or an already-connected pipe or socket. Closing the transport closes `writer` (the
+    /// server's signal to stop); there is no process to wait for or signal.
+    pub fn from_io<R, W>(reader: R, writer: W) -> Self
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let (shared, unsolicited_rx) = start(reader, writer, 16 << 20, Arc::default(), None);
+        Self { shared, unsolicited: Mutex::new(Some(unsolicited_rx)), exited: None, pgid: None }
     }
 
     /// The server's process id (also its process group id).
@@ -579,7 +608,15 @@ impl Transport for StdioTransport {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if *self.exited.borrow() {
+            let Some(exited) = &self.exited else {
+                // No process: closing its input is all there is to do.
+                if self.shared.closed_reason().is_none() {
+                    self.shared.fail_all("the client closed the connection".into());
+                }
+                self.shared.outbox.close();
+                return;
+            };
+            if *exited.borrow() {
                 self.signal_group(Signal::Kill);
                 return;
             }
@@ -588,7 +625,7 @@ impl Transport for StdioTransport {
             }
             // 1. Close stdin, 2. wait, 3. SIGTERM the group, 4. SIGKILL the group.
             self.shared.outbox.close();
-            let mut exited = self.exited.clone();
+            let mut exited = exited.clone();
             let wait = |d| {
                 let mut e = exited.clone();
                 async move { tokio::time::timeout(d, e.wait_for(|x| *x)).await.is_ok() }

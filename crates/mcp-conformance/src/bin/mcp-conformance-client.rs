@@ -7,6 +7,10 @@
 //! fixed recipe below, written with the public `mcp-client` API as an application would.
 
 use mcp_client::transport::http::HttpTransport;
+use mcp_client::types::{
+    CreateMessageResult, ElicitRequestParams, ElicitResult, Role, SamplingMessageContent, SamplingMessageContentBlock,
+    TextContent,
+};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Sampling, TransportError};
 use mcp_oauth::{EnterpriseGrant, Grant, HeadlessRedirect, OAuthProvider, SigningKey, StaticClient};
 use serde_json::{json, Map, Value};
@@ -69,7 +73,9 @@ fn oauth(scenario: &str, url: &str) -> Result<OAuthProvider, ClientError> {
 
 /// Answers an elicitation like a cooperative user: every requested field gets its default or a
 /// plausible value of its type (the library fills remaining defaults and validates).
-async fn elicit(params: Value) -> Result<Value, ClientError> {
+async fn elicit(params: ElicitRequestParams) -> Result<ElicitResult, ClientError> {
+    let bad = |e: serde_json::Error| ClientError::Handler(e.to_string());
+    let params = serde_json::to_value(params).map_err(bad)?;
     let mut content = Map::new();
     if let Some(props) = params.pointer("/requestedSchema/properties").and_then(Value::as_object) {
         for (name, schema) in props {
@@ -88,14 +94,22 @@ async fn elicit(params: Value) -> Result<Value, ClientError> {
             content.insert(name.clone(), v);
         }
     }
-    Ok(json!({ "action": "accept", "content": content }))
+    serde_json::from_value(json!({ "action": "accept", "content": content })).map_err(bad)
 }
 
 fn builder(protocol: &str) -> ClientBuilder {
     let b = ClientBuilder::new("mcp-rs-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicitation(ElicitationModes::FORM, elicit)
         .on_sampling(Sampling::Text, |_p| async move {
-            Ok(json!({"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "none", "stopReason": "endTurn"}))
+            let text = SamplingMessageContentBlock::Text(TextContent::new("ok"));
+            Ok(CreateMessageResult {
+                meta: None,
+                role: Role::Assistant,
+                content: SamplingMessageContent::Single(text),
+                model: "none".into(),
+                stop_reason: Some("endTurn".into()),
+                extra: Map::new(),
+            })
         })
         .roots(Vec::new());
     if protocol.starts_with("2025") || protocol.starts_with("2024") {
@@ -118,7 +132,7 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
         }
         "tools_call" => {
             for t in client.list_tools().await? {
-                if t["name"] == "add_numbers" {
+                if t.name == "add_numbers" {
                     let r = client.call_tool("add_numbers", json!({"a": 2, "b": 3})).await?;
                     println!("{}", r.text());
                 }
@@ -139,18 +153,13 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
         }
         "http-standard-headers" => {
             for t in client.list_tools().await? {
-                let name = t["name"].as_str().unwrap_or_default().to_owned();
-                client.call_tool(&name, json!({})).await?;
+                client.call_tool(&t.name, json!({})).await?;
             }
             for r in client.list_resources().await? {
-                if let Some(uri) = r["uri"].as_str() {
-                    client.read_resource(uri).await?;
-                }
+                client.read_resource(&r.uri).await?;
             }
             for p in client.list_prompts().await? {
-                if let Some(name) = p["name"].as_str() {
-                    client.get_prompt(name, Map::new()).await?;
-                }
+                client.get_prompt(&p.name, Map::new()).await?;
             }
         }
         "http-custom-headers" => {
@@ -164,8 +173,7 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
         "http-invalid-tool-headers" => {
             // The library drops tools with invalid x-mcp-header annotations; call what remains.
             for t in client.list_tools().await? {
-                let name = t["name"].as_str().unwrap_or_default().to_owned();
-                client.call_tool(&name, json!({"region": "us-west1"})).await?;
+                client.call_tool(&t.name, json!({"region": "us-west1"})).await?;
             }
         }
         "json-schema-ref-no-deref" => {
@@ -175,8 +183,8 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
             let tools = client.list_tools().await?;
             let schema = tools
                 .iter()
-                .find(|t| t["name"] == "json_schema_2020_12_tool")
-                .map(|t| t["inputSchema"].clone())
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .map(|t| t.raw()["inputSchema"].clone())
                 .ok_or_else(|| ClientError::InvalidResponse("json_schema_2020_12_tool not offered".into()))?;
             client.call_tool("json_schema_echo", json!({ "schema": schema })).await?;
         }
