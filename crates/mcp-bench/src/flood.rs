@@ -209,7 +209,7 @@ fn cli_round(mcp: &Path, mode: &str) -> Result<Value, BoxError> {
         "tools_listed": listed, "duration_s": took, "stderr_tail": stderr_tail}))
 }
 
-/// The `unsolicited-cli` case: [`cli_round`] against a modern, then a legacy flood server.
+/// The `unsolicited-cli` case: `cli_round` against a modern, then a legacy flood server.
 pub fn unsolicited_cli(mcp: &Path) -> Result<Value, BoxError> {
     Ok(json!({"modern": cli_round(mcp, "modern")?, "legacy": cli_round(mcp, "legacy")?}))
 }
