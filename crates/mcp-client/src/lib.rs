@@ -31,6 +31,8 @@ mod roots_handler;
 mod skills;
 mod tasks;
 mod telemetry;
+#[cfg(test)]
+mod tests;
 pub mod transport;
 mod typed;
 

@@ -157,3 +157,33 @@ async fn a_handler_notifying_to_a_client_that_does_not_read_loses_notifications_
     assert!(notes < 5_000, "{notes} notifications were held for the client");
     assert_eq!(response["result"]["content"][0]["text"], "flooded");
 }
+
+#[tokio::test]
+async fn the_client_library_talks_to_the_server_over_a_duplex_pipe() {
+    use mcp::client::transport::stdio::StdioTransport;
+    let server = Server::builder("duplex", "1").tools([echo::tool(), grow::tool()]).build().unwrap();
+    let (client_in, server_out) = tokio::io::duplex(1 << 16);
+    let (server_in, client_out) = tokio::io::duplex(1 << 16);
+    let served = tokio::spawn(serve(server, server_in, server_out, StdioConfig::default()));
+    let t = StdioTransport::from_io(client_in, client_out);
+    let client = mcp::client::ClientBuilder::new("t", "1").connect(t).await.unwrap();
+    assert!(client.is_modern());
+    let discover = client.discover().await.unwrap();
+    assert_eq!(discover.meta.as_ref().and_then(|m| m.server_info.as_ref()).map(|i| i.name.as_str()), Some("duplex"));
+    let mut names: Vec<String> = client.list_tools().await.unwrap().into_iter().map(|t| t.into_inner().name).collect();
+    names.sort();
+    assert_eq!(names, ["echo", "grow"]);
+    let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = steps.clone();
+    let r = client
+        .call_tool("echo", json!({"text": "over io"}))
+        .on_progress(move |_| {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .await
+        .unwrap();
+    assert_eq!((r.text(), steps.load(std::sync::atomic::Ordering::SeqCst)), ("over io".to_owned(), 1));
+    // Closing the client ends the server's input: the server stops.
+    client.close().await;
+    tokio::time::timeout(std::time::Duration::from_secs(10), served).await.unwrap().unwrap().unwrap();
+}

@@ -217,10 +217,14 @@ impl Outbox {
                 break;
             }
         }
-        let mut st = self.state.lock().expect("lock");
-        st.gone = true;
-        st.bytes = Vec::new();
-        // Dropping `stdin` (the caller's) closes the server's input: its signal to exit.
+        {
+            let mut st = self.state.lock().expect("lock");
+            st.gone = true;
+            st.bytes = Vec::new();
+        }
+        // Shutting down (a stream that is one half of a socket or duplex) and dropping `stdin`
+        // close the server's input: its signal to exit.
+        let _ = stdin.shutdown().await;
     }
 }
 
