@@ -30,7 +30,7 @@ pub enum ServerEra {
         /// The protocol version in use.
         version: String,
         /// The `server/discover` result.
-        discover: Typed<DiscoverResult>,
+        discover: Box<Typed<DiscoverResult>>,
     },
     /// A legacy (initialize-based) server.
     Legacy {

@@ -107,7 +107,27 @@ impl Default for Unsolicited {
 pub(crate) fn refusal(m: &Value, why: &str) -> Option<Value> {
     let id = m.get("id").filter(|id| id.is_string() || id.is_number())?;
     m.get("method")?;
-    Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}}))
+    let error = mcp_protocol::types::Error {
+        code: mcp_protocol::error::code::INTERNAL_ERROR,
+        message: why.to_owned(),
+        data: None,
+    };
+    let mut response = serde_json::Map::new();
+    response.insert("jsonrpc".into(), "2.0".into());
+    response.insert("id".into(), id.clone());
+    response.insert("error".into(), serde_json::to_value(error).expect("an error object serializes"));
+    Some(Value::Object(response))
+}
+
+/// The `notifications/cancelled` of request `id` (a string or an integer; `None` otherwise).
+pub(crate) fn cancelled(id: &Value, reason: Option<&str>) -> Option<Value> {
+    let params = mcp_protocol::types::CancelledNotificationParams {
+        meta: None,
+        request_id: request_key(id)?,
+        reason: reason.map(str::to_owned),
+    };
+    let params = serde_json::to_value(params).expect("notification params serialize");
+    Some(mcp_protocol::jsonrpc::notification("notifications/cancelled", params))
 }
 
 /// Counts notifications dropped because an exchange's queue was full (all exchanges of all

@@ -36,7 +36,7 @@ use mcp_protocol::headers as h;
 use mcp_protocol::types::RequestId;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -477,10 +477,7 @@ impl Inner {
         };
         let inner = self.clone();
         rt.spawn(async move {
-            let note = mcp_protocol::jsonrpc::notification(
-                "notifications/cancelled",
-                json!({ "requestId": id, "reason": "cancelled by the client" }),
-            );
+            let Some(note) = super::cancelled(&id, Some("cancelled by the client")) else { return };
             if let Err(e) = inner.send_message(&note, &headers).await {
                 tracing::debug!(error = %e, "could not send notifications/cancelled");
             }
