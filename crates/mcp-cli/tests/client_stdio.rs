@@ -122,8 +122,9 @@ async fn undeclared_capabilities_give_a_clear_error() {
 #[tokio::test]
 async fn listen_gets_tagged_notifications_and_invalidates_cache() {
     let c = everything(builder()).await;
-    let mut sub = c.listen(json!({"toolsListChanged": true})).await.unwrap();
-    assert_eq!(sub.acknowledged, json!({"toolsListChanged": true}));
+    let asked = mcp_client::types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut sub = c.listen(asked.clone()).await.unwrap();
+    assert_eq!(sub.acknowledged, asked);
     let before = c.list_tools().await.unwrap().len();
     c.call_tool("toggle_extra_tool", json!({})).await.unwrap();
     let ev = tokio::time::timeout(T, sub.next()).await.unwrap().unwrap().unwrap();

@@ -10,7 +10,9 @@ mod proxy_support;
 
 use common::*;
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel, Root};
+use mcp_client::types::{
+    ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel, Root, SubscriptionFilter,
+};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, ListenEvent, Typed};
 use proxy_support::{legacy_upstream, slow_post, Proxy};
 use serde_json::{json, Value};
@@ -245,7 +247,10 @@ async fn upstream_progress_reaches_the_client() {
 async fn listen_receives_the_upstream_list_change() {
     let proxy = Proxy::http(&[], &legacy_upstream());
     let c = client(&proxy.url, builder()).await;
-    let mut sub = within("listen", c.listen(json!({ "toolsListChanged": true }))).await.unwrap();
+    let mut sub =
+        within("listen", c.listen(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }))
+            .await
+            .unwrap();
     assert_eq!(text_of(&c, "grow", json!({})).await, "grown");
     let event = within("the list change", sub.next()).await.expect("an event").unwrap();
     let ListenEvent::Notification { method, .. } = event else { panic!("{event:?}") };
@@ -258,7 +263,7 @@ async fn listen_receives_the_upstream_list_change() {
 async fn listen_receives_upstream_resource_updates() {
     let proxy = Proxy::http(&[], &legacy_upstream());
     let c = client(&proxy.url, builder()).await;
-    let filter = json!({ "resourceSubscriptions": ["mem://hello"] });
+    let filter = SubscriptionFilter { resource_subscriptions: Some(vec!["mem://hello".into()]), ..Default::default() };
     let mut sub = within("listen", c.listen(filter)).await.unwrap();
     // The proxy subscribed upstream to the listed resources when it started.
     assert_eq!(text_of(&c, "touch", json!({})).await, "touched");

@@ -88,7 +88,7 @@ impl Handlers {
     }
 
     /// Answers one input request (`{method, params}`), applying elicitation defaults and checks.
-    pub async fn answer(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+    pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         match method {
             "elicitation/create" => {
                 let h = self.elicitation.as_ref().ok_or_else(|| ClientError::Unsupported("elicitation".into()))?;

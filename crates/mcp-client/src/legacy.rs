@@ -123,6 +123,7 @@ impl Client {
             }
             ack.insert("resourceSubscriptions".into(), Value::from(uris.clone()));
         }
-        Ok(crate::listen::Subscription::legacy(self.clone(), Value::Object(ack), filter, uris, rx))
+        let ack = serde_json::from_value(Value::Object(ack)).expect("flags and URIs make a SubscriptionFilter");
+        Ok(crate::listen::Subscription::legacy(self.clone(), ack, filter, uris, rx))
     }
 }

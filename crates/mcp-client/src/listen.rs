@@ -6,6 +6,8 @@ use crate::transport::{Exchange, OutgoingRequest, Parts};
 use futures::future::BoxFuture;
 use futures::{ready, Stream};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
+use mcp_protocol::types::SubscriptionFilter;
+use serde::Deserialize as _;
 use serde_json::{Map, Value};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -29,7 +31,7 @@ pub enum ListenEvent {
 /// [`Subscription::next`]). Dropping it cancels the subscription.
 pub struct Subscription {
     /// The filter the server agreed to honour when the subscription opened.
-    pub acknowledged: Value,
+    pub acknowledged: SubscriptionFilter,
     listener: Option<Listener>,
     pending: Option<BoxFuture<'static, (Listener, Option<Event>)>>,
     legacy: Option<LegacyFeed>,
@@ -98,7 +100,7 @@ struct Listener {
     filter: Value,
     exchange: Option<Exchange>,
     id: Value,
-    acknowledged: Value,
+    acknowledged: SubscriptionFilter,
     reconnects: usize,
 }
 
@@ -142,7 +144,7 @@ impl Subscription {
     /// A subscription fed by a legacy session's notifications.
     pub(crate) fn legacy(
         client: Client,
-        acknowledged: Value,
+        acknowledged: SubscriptionFilter,
         filter: Value,
         uris: Vec<String>,
         rx: tokio::sync::mpsc::Receiver<Value>,
@@ -152,7 +154,7 @@ impl Subscription {
 }
 
 impl Client {
-    /// Opens a subscription with `filter` (e.g. `{"toolsListChanged": true}`); waits for the
+    /// Opens a subscription with `filter` (e.g. `tools_list_changed: Some(true)`); waits for the
     /// acknowledgement.
     ///
     /// On a legacy (initialize-based) server there is no `subscriptions/listen`: the
@@ -161,7 +163,8 @@ impl Client {
     /// become `resources/subscribe` requests (`resources/unsubscribe` when the subscription is
     /// dropped). Its `acknowledged` filter is what the server's capabilities declare; it never
     /// yields [`ListenEvent::Reconnected`].
-    pub async fn listen(&self, filter: Value) -> Result<Subscription, ClientError> {
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        let filter = serde_json::to_value(filter).expect("a filter serializes");
         if !self.is_modern() {
             return self.listen_legacy(filter).await;
         }
@@ -170,7 +173,7 @@ impl Client {
             filter,
             exchange: None,
             id: Value::Null,
-            acknowledged: Value::Null,
+            acknowledged: SubscriptionFilter::default(),
             reconnects: 0,
         };
         listener.open().await?;
@@ -224,10 +227,10 @@ impl Listener {
         if first.get("method").and_then(Value::as_str) != Some("notifications/subscriptions/acknowledged") {
             return Err(ClientError::InvalidResponse(format!("expected an acknowledgement first, got {first}")));
         }
-        self.acknowledged = first["params"].get("notifications").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        if let Some(missing) =
-            self.filter.as_object().and_then(|f| f.keys().find(|k| self.acknowledged.get(*k).is_none()))
-        {
+        let acknowledged = first["params"].get("notifications").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+        self.acknowledged = SubscriptionFilter::deserialize(&acknowledged)
+            .map_err(|e| ClientError::InvalidResponse(format!("subscriptions/listen: acknowledgement: {e}")))?;
+        if let Some(missing) = self.filter.as_object().and_then(|f| f.keys().find(|k| acknowledged.get(*k).is_none())) {
             tracing::warn!(filter = %missing, "server did not acknowledge part of the subscription filter");
         }
         self.id = Value::from(id);

@@ -92,8 +92,9 @@ async fn the_client_answers_typed_elicitation_through_mrtr() {
 #[tokio::test]
 async fn subscriptions_are_streams() {
     let client = mcp::memory::connect(server(), ClientBuilder::new("t", "1")).await.unwrap();
-    let mut sub = client.listen(json!({"toolsListChanged": true})).await.unwrap();
-    assert_eq!(sub.acknowledged, json!({"toolsListChanged": true}));
+    let asked = mcp::client::types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut sub = client.listen(asked.clone()).await.unwrap();
+    assert_eq!(sub.acknowledged, asked);
     client.call_tool("touch", json!({})).await.unwrap();
     let event = tokio::time::timeout(std::time::Duration::from_secs(5), StreamExt::next(&mut sub)).await.unwrap();
     assert!(

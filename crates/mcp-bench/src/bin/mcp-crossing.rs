@@ -32,7 +32,9 @@ fn summary(h: &Histogram<u64>) -> Value {
 
 /// Trigger on `from`, listen on `to`: latency from sending the trigger to the notification.
 async fn notification_latency(from: &Client, to: &Client, samples: u64, deadline: Instant) -> Result<Value, BoxError> {
-    let mut sub = to.listen(json!({"toolsListChanged": true})).await?;
+    let mut sub = to
+        .listen(mcp_client::types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() })
+        .await?;
     let mut h = Histogram::<u64>::new(3)?;
     for _ in 0..samples {
         if Instant::now() > deadline {

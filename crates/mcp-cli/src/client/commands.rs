@@ -155,9 +155,9 @@ pub(super) async fn listen(
     if !uris.is_empty() {
         filter.insert("resourceSubscriptions".into(), json!(uris));
     }
-    let mut sub =
-        ctx.client.listen(Value::Object(filter.clone())).await.map_err(|e| ctx.fail(e, "subscriptions/listen"))?;
-    let ack = sub.acknowledged.clone();
+    let asked = serde_json::from_value(Value::Object(filter.clone())).map_err(|e| Failure::new(e.to_string()))?;
+    let mut sub = ctx.client.listen(asked).await.map_err(|e| ctx.fail(e, "subscriptions/listen"))?;
+    let ack = serde_json::to_value(&sub.acknowledged).map_err(|e| Failure::new(e.to_string()))?;
     if ctx.opts.json {
         render::print_json_line(&json!({
             "method": "notifications/subscriptions/acknowledged",

@@ -495,6 +495,7 @@ impl Pool {
     /// The subscription is open (and a legacy upstream's `resources/subscribe` answered) when
     /// this returns; waits at most [`WATCH_OPEN`].
     async fn watch(self: &Arc<Self>, session: &Arc<Session>, filter: Value) {
+        let Ok(filter) = serde_json::from_value(filter) else { return };
         let mut sub = match tokio::time::timeout(WATCH_OPEN, session.client.listen(filter)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return tracing::debug!(error = %e, "upstream session has no change notifications"),
