@@ -13,23 +13,15 @@ use tokio::sync::mpsc;
 pub(crate) type Listeners = std::sync::Mutex<Vec<mpsc::Sender<Value>>>;
 
 impl Client {
-    /// Runs the `initialize` handshake (HTTP: falls further back to HTTP+SSE when the
-    /// Streamable HTTP endpoint refuses it). `opts` sets the exchange's timeout.
+    /// Runs the `initialize` handshake (the HTTP transport falls further back to HTTP+SSE by
+    /// itself when the Streamable HTTP endpoint refuses it). `opts` sets the exchange's timeout.
     pub(crate) async fn initialize(&self, opts: &CallOptions) -> Result<(), ClientError> {
-        let result = match self.try_initialize(opts).await {
-            Ok(r) => r,
-            Err(ClientError::Transport(crate::error::TransportError::Http { status: 400 | 404 | 405, .. })) => {
-                self.inner.transport.fallback_to_sse().await?;
-                self.try_initialize(opts).await?
-            }
-            Err(e) => return Err(e),
-        };
+        let result = self.try_initialize(opts).await?;
         let negotiated = result.get("protocolVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
         if !version::LEGACY.contains(&negotiated.as_str()) {
             return Err(ClientError::NoCommonVersion { server: vec![negotiated] });
         }
         *self.inner.era.write().expect("lock") = Some(ServerEra::Legacy { version: negotiated, initialize: result });
-        self.inner.transport.begin_legacy_session().await?;
         self.inner
             .transport
             .send(mcp_protocol::jsonrpc::notification("notifications/initialized", Value::Null), self.legacy_headers())

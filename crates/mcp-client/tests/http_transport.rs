@@ -303,7 +303,6 @@ async fn legacy_session_id_get_stream_cancel_and_delete() {
         assert_eq!(ex.next().await.unwrap().unwrap()["result"]["protocolVersion"], "2025-06-18");
         ex.complete();
         assert_eq!(t.session_id().as_deref(), Some("sess-42"));
-        t.begin_legacy_session().await.unwrap();
         let pv = vec![("mcp-protocol-version".to_owned(), "2025-06-18".to_owned())];
         t.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), pv.clone()).await.unwrap();
 
@@ -451,7 +450,7 @@ async fn http_sse_fallback() {
         .await;
         let t = HttpTransport::new(&url).unwrap();
         let mut unsolicited = t.take_unsolicited().unwrap();
-        t.fallback_to_sse().await.unwrap();
+        // The POST of `initialize` is refused (404): the transport falls back by itself.
         let mut ex = t.request(request(1, "initialize")).await.unwrap();
         let m = ex.next().await.unwrap().unwrap();
         assert_eq!(m["method"], "notifications/progress");
@@ -460,9 +459,10 @@ async fn http_sse_fallback() {
         assert_eq!(recv_bounded(&mut unsolicited).await["method"], "ping");
         t.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Vec::new()).await.unwrap();
         let reqs = seen.lock().unwrap().clone();
-        assert_eq!(reqs[0].method, "GET");
-        assert_eq!(reqs[0].header("accept"), Some("text/event-stream"));
-        assert!(reqs[1..].iter().all(|r| r.method == "POST" && r.path == "/messages?session=xyz"));
+        assert_eq!((reqs[0].method.as_str(), reqs[0].path.as_str()), ("POST", "/mcp"));
+        assert_eq!(reqs[1].method, "GET");
+        assert_eq!(reqs[1].header("accept"), Some("text/event-stream"));
+        assert!(reqs[2..].iter().all(|r| r.method == "POST" && r.path == "/messages?session=xyz"));
         t.close().await;
     })
     .await;
@@ -545,7 +545,6 @@ async fn a_flood_on_the_standalone_stream_stays_bounded_and_its_requests_are_ref
         let mut ex = t.request(init).await.unwrap();
         ex.next().await.unwrap().unwrap();
         ex.complete();
-        t.begin_legacy_session().await.unwrap();
         let pv = vec![("mcp-protocol-version".to_owned(), "2025-06-18".to_owned())];
         t.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), pv).await.unwrap();
         // The three server requests come last: each is answered with an error.

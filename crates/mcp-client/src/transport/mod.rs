@@ -341,17 +341,6 @@ pub trait Transport: Send + Sync + 'static {
         UnsolicitedStats::default()
     }
 
-    /// Switches to the legacy session mode after a successful `initialize`: HTTP remembers the
-    /// `Mcp-Session-Id` it received and may open the standalone GET stream. Default: nothing.
-    fn begin_legacy_session(&self) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    /// Falls back to the deprecated HTTP+SSE transport (2024-11-05). Only HTTP implements it.
-    fn fallback_to_sse(&self) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async { Err(TransportError::Connect("this transport has no HTTP+SSE fallback".into(), None)) })
-    }
-
     /// Closes the transport (stdio: terminates the whole process tree; HTTP: ends the
     /// legacy session, if any).
     fn close(&self) -> BoxFuture<'_, ()>;

@@ -6,7 +6,8 @@
 //!   `Mcp-Session-Id` minted by `initialize`, the standalone GET stream, SSE resumption with
 //!   `Last-Event-ID` after the server's `retry:` delay, `notifications/cancelled` on cancellation
 //!   and a DELETE that ends the session on close.
-//! - Deprecated HTTP+SSE servers (2024-11-05), after [`Transport::fallback_to_sse`]: one GET
+//! - Deprecated HTTP+SSE servers (2024-11-05), when the server refuses an `initialize` POST (or after
+//!   [`HttpTransport::fallback_to_sse`]): one GET
 //!   stream whose `endpoint` event names the POST URL; every answer arrives on that stream.
 //!
 //! Header values given to the builder (such as `Authorization`) are never logged or echoed.
@@ -179,7 +180,7 @@ fn protocol_of(headers: &[(String, String)]) -> Vec<(String, String)> {
 struct State {
     /// The legacy session (from the `initialize` response).
     session_id: Option<String>,
-    /// `begin_legacy_session` was called.
+    /// A legacy session: an `initialize` POST was answered.
     legacy: bool,
     /// The standalone GET stream was started.
     get_stream: bool,
@@ -577,6 +578,13 @@ impl HttpTransport {
         self.inner.lock().session_id.clone()
     }
 
+    /// Switches to the deprecated HTTP+SSE transport (2024-11-05) now: opens the GET stream and
+    /// waits for its `endpoint` event. [`Transport::request`] does it by itself when the server
+    /// refuses an `initialize` POST with 400, 404 or 405.
+    pub async fn fallback_to_sse(&self) -> Result<(), TransportError> {
+        fallback::open(&self.inner).await
+    }
+
     /// Counters of the unsolicited queue (for tests and diagnostics).
     #[doc(hidden)]
     pub fn unsolicited_stats(&self) -> UnsolicitedStats {
@@ -614,11 +622,26 @@ impl Transport for HttpTransport {
             let resp = inner.post_authorized(inner.url.clone(), &req.headers, body).await?;
             let status = resp.status();
             if !status.is_success() {
-                let m = inner.failure(resp, Some(&id)).await?;
+                let m = match inner.failure(resp, Some(&id)).await {
+                    // A server of the deprecated HTTP+SSE transport (2024-11-05) refuses the
+                    // POST: open its GET stream and send `initialize` there.
+                    Err(TransportError::Http { status: 400 | 404 | 405, .. }) if initialize => {
+                        tracing::info!("the server refused initialize over POST: trying HTTP+SSE");
+                        fallback::open(inner).await?;
+                        let endpoint = inner.lock().endpoint.clone();
+                        let endpoint = endpoint.ok_or_else(|| TransportError::Closed("no HTTP+SSE endpoint".into()))?;
+                        return fallback::request(inner, endpoint, req).await;
+                    }
+                    m => m?,
+                };
                 return Ok(Exchange::ready([m]));
             }
             if initialize {
+                // A legacy session begins with the answer to `initialize`: its session id (if
+                // any) goes on every request, a dropped request is cancelled by notification, and
+                // the standalone GET stream opens after the next message.
                 inner.capture_session(resp.headers());
+                inner.lock().legacy = true;
             }
             if status == StatusCode::ACCEPTED {
                 return Err(TransportError::Malformed("the server answered a request with 202 Accepted".into()));
@@ -670,17 +693,6 @@ impl Transport for HttpTransport {
 
     fn unsolicited_stats(&self) -> UnsolicitedStats {
         self.inner.unsolicited.stats()
-    }
-
-    fn begin_legacy_session(&self) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async move {
-            self.inner.lock().legacy = true;
-            Ok(())
-        })
-    }
-
-    fn fallback_to_sse(&self) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(fallback::open(&self.inner))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
