@@ -350,7 +350,7 @@ impl Client {
                     *self.inner.era.write().expect("lock") = Some(ServerEra::Modern { version, discover });
                     // Nothing consumes unasked messages in a modern session: they are dropped
                     // as they come (server requests answered with an error), not queued.
-                    self.inner.transport.discard_unsolicited();
+                    self.inner.transport.route_unsolicited(None);
                     return Ok(());
                 }
                 Step::Legacy(why) => {

@@ -52,7 +52,8 @@ impl Client {
 
     /// Answers server requests that arrive outside any exchange (stdio, HTTP GET stream).
     fn spawn_unsolicited_handler(&self) {
-        let Some(mut rx) = self.inner.transport.take_unsolicited() else { return };
+        let (tx, mut rx) = mpsc::channel(crate::transport::UNSOLICITED_CAP);
+        self.inner.transport.route_unsolicited(Some(tx));
         let weak = std::sync::Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             while let Some(m) = rx.recv().await {

@@ -195,3 +195,31 @@ async fn closing_a_transport_over_io_ends_the_servers_input() {
     let end = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line()).await.unwrap();
     assert!(end.unwrap().is_none(), "the server sees the end of its input");
 }
+
+#[tokio::test]
+async fn unsolicited_messages_wait_for_their_consumer_and_the_sink_can_change() {
+    use crate::transport::{Unsolicited, UNSOLICITED_CAP};
+    let u = Unsolicited::new();
+    assert!(u.deliver(json!({"method": "notifications/a"})).is_none(), "queued before a consumer is named");
+    let (first, mut rx1) = tokio::sync::mpsc::channel(UNSOLICITED_CAP);
+    u.route(Some(first));
+    assert!(u.deliver(json!({"method": "notifications/b"})).is_none());
+    assert_eq!(rx1.recv().await.unwrap()["method"], "notifications/a", "what came first goes first");
+    assert_eq!(rx1.recv().await.unwrap()["method"], "notifications/b");
+    // Named again: the new sink takes over (no take-once), the old one ends.
+    let (second, mut rx2) = tokio::sync::mpsc::channel(UNSOLICITED_CAP);
+    u.route(Some(second));
+    assert!(rx1.recv().await.is_none());
+    assert!(u.deliver(json!({"method": "notifications/c"})).is_none());
+    assert_eq!(rx2.recv().await.unwrap()["method"], "notifications/c");
+    // No consumer: dropped as they come, a server request refused.
+    u.route(None);
+    let refused = u.deliver(json!({"jsonrpc": "2.0", "id": 4, "method": "roots/list"})).unwrap();
+    assert_eq!((refused["id"].as_i64(), refused["error"]["code"].as_i64()), (Some(4), Some(-32603)));
+    assert!(rx2.recv().await.is_none());
+    // Closed: a consumer named later sees the end at once.
+    u.close();
+    let (late, mut rx3) = tokio::sync::mpsc::channel(UNSOLICITED_CAP);
+    u.route(Some(late));
+    assert!(rx3.recv().await.is_none());
+}

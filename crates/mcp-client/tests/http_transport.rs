@@ -4,7 +4,7 @@ mod http_support;
 
 use http_support::*;
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::transport::{OutgoingRequest, Transport, TransportKind};
+use mcp_client::transport::{OutgoingRequest, Transport, TransportKind, UNSOLICITED_CAP};
 use mcp_client::TransportError;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -296,8 +296,8 @@ async fn legacy_session_id_get_stream_cancel_and_delete() {
         })
         .await;
         let t = HttpTransport::new(&url).unwrap();
-        let mut unsolicited = t.take_unsolicited().unwrap();
-        assert!(t.take_unsolicited().is_none());
+        let (sink, mut unsolicited) = mpsc::channel(UNSOLICITED_CAP);
+        t.route_unsolicited(Some(sink));
         let init = OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}), Vec::new()).unwrap();
         let mut ex = t.request(init).await.unwrap();
         assert_eq!(ex.next().await.unwrap().unwrap()["result"]["protocolVersion"], "2025-06-18");
@@ -449,7 +449,8 @@ async fn http_sse_fallback() {
         })
         .await;
         let t = HttpTransport::new(&url).unwrap();
-        let mut unsolicited = t.take_unsolicited().unwrap();
+        let (sink, mut unsolicited) = mpsc::channel(UNSOLICITED_CAP);
+        t.route_unsolicited(Some(sink));
         // The POST of `initialize` is refused (404): the transport falls back by itself.
         let mut ex = t.request(request(1, "initialize")).await.unwrap();
         let m = ex.next().await.unwrap().unwrap();
@@ -540,7 +541,8 @@ async fn a_flood_on_the_standalone_stream_stays_bounded_and_its_requests_are_ref
         .await;
         let t = HttpTransport::new(&url).unwrap();
         // Taken, never read: a consumer that fell behind.
-        let _unsolicited = t.take_unsolicited().unwrap();
+        let (sink, _unsolicited) = mpsc::channel(UNSOLICITED_CAP);
+        t.route_unsolicited(Some(sink));
         let init = OutgoingRequest::new(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}), Vec::new()).unwrap();
         let mut ex = t.request(init).await.unwrap();
         ex.next().await.unwrap().unwrap();

@@ -123,10 +123,6 @@ impl Transport for MemoryTransport {
         Box::pin(async { Ok(()) })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>> {
-        None
-    }
-
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }

@@ -37,25 +37,52 @@ pub struct UnsolicitedStats {
     pub dropped: u64,
 }
 
-/// The sending end of a transport's unsolicited queue: bounded, never blocking.
+/// Where a transport's unsolicited messages go: bounded, never blocking. Until
+/// [`Unsolicited::route`] names a consumer they wait in a queue of [`UNSOLICITED_CAP`].
 pub(crate) struct Unsolicited {
-    /// `None` once the transport closed: the consumer sees the end.
-    tx: std::sync::Mutex<Option<mpsc::Sender<Value>>>,
+    state: std::sync::Mutex<Route>,
     dropped: AtomicU64,
 }
 
+struct Route {
+    /// Where messages go now; `None`: dropped as they come (no consumer, or closed).
+    tx: Option<mpsc::Sender<Value>>,
+    /// The queue of what came before a consumer was named.
+    early: Option<mpsc::Receiver<Value>>,
+    /// The transport closed: a consumer named later gets what was queued, then the end.
+    closed: bool,
+}
+
 impl Unsolicited {
-    /// A queue of [`UNSOLICITED_CAP`] messages and its receiver.
-    pub(crate) fn new() -> (Self, mpsc::Receiver<Value>) {
+    /// Messages wait (at most [`UNSOLICITED_CAP`]) for a consumer to be named.
+    pub(crate) fn new() -> Self {
         let (tx, rx) = mpsc::channel(UNSOLICITED_CAP);
-        (Self { tx: std::sync::Mutex::new(Some(tx)), dropped: AtomicU64::new(0) }, rx)
+        let route = Route { tx: Some(tx), early: Some(rx), closed: false };
+        Self { state: std::sync::Mutex::new(route), dropped: AtomicU64::new(0) }
     }
 
-    /// Queues `m` for the consumer. When the queue is full, or its receiver is gone (nobody
-    /// consumes unsolicited messages: a modern session), `m` is dropped; for a server request
-    /// the error response it is owed is returned, for the transport to send.
+    /// Sends messages to `sink` from now on, those queued so far first (in order: deliveries
+    /// wait meanwhile); `None` drops them as they come. Replaces any earlier sink.
+    pub(crate) fn route(&self, sink: Option<mpsc::Sender<Value>>) {
+        let mut st = self.lock();
+        st.tx = None;
+        if let Some(mut early) = st.early.take() {
+            while let Ok(m) = early.try_recv() {
+                if sink.as_ref().is_none_or(|s| s.try_send(m).is_err()) {
+                    self.count_drop("nobody consumes unsolicited messages");
+                }
+            }
+        }
+        if !st.closed {
+            st.tx = sink;
+        }
+    }
+
+    /// Hands `m` to the consumer. When its queue is full, or there is none (nobody consumes
+    /// unsolicited messages: a modern session), `m` is dropped; for a server request the error
+    /// response it is owed is returned, for the transport to send.
     pub(crate) fn deliver(&self, m: Value) -> Option<Value> {
-        let sent = match &*self.lock() {
+        let sent = match &self.lock().tx {
             Some(tx) => tx.try_send(m),
             None => Err(mpsc::error::TrySendError::Closed(m)),
         };
@@ -64,6 +91,11 @@ impl Unsolicited {
             Err(mpsc::error::TrySendError::Full(m)) => (m, "the client is busy: too many server messages are queued"),
             Err(mpsc::error::TrySendError::Closed(m)) => (m, "the client takes no server requests outside a request"),
         };
+        self.count_drop(why);
+        refusal(&m, why)
+    }
+
+    fn count_drop(&self, why: &str) {
         let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
         if dropped.is_power_of_two() {
             tracing::warn!(
@@ -73,22 +105,23 @@ impl Unsolicited {
                 "dropping unsolicited messages from the server"
             );
         }
-        refusal(&m, why)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<mpsc::Sender<Value>>> {
-        self.tx.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Route> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Ends the queue (the transport closed): the consumer gets what is queued, then the end.
     pub(crate) fn close(&self) {
-        self.lock().take();
+        let mut st = self.lock();
+        st.closed = true;
+        st.tx = None;
     }
 
     /// Queued and dropped counts.
     pub(crate) fn stats(&self) -> UnsolicitedStats {
-        let queued = match &*self.lock() {
-            Some(tx) if !tx.is_closed() => UNSOLICITED_CAP - tx.capacity(),
+        let queued = match &self.lock().tx {
+            Some(tx) if !tx.is_closed() => tx.max_capacity() - tx.capacity(),
             _ => 0,
         };
         UnsolicitedStats { queued, dropped: self.dropped.load(Ordering::Relaxed) }
@@ -96,9 +129,10 @@ impl Unsolicited {
 }
 
 impl Default for Unsolicited {
-    /// A queue nobody consumes: everything is dropped as it arrives.
+    /// No queue and no consumer: everything is dropped as it arrives.
     fn default() -> Self {
-        Self::new().0
+        let route = Route { tx: None, early: None, closed: false };
+        Self { state: std::sync::Mutex::new(route), dropped: AtomicU64::new(0) }
     }
 }
 
@@ -324,16 +358,14 @@ pub trait Transport: Send + Sync + 'static {
     /// Sends a notification, or a response to a server-to-client request (legacy sessions).
     fn send(&self, message: Value, headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>>;
 
-    /// Messages not tied to any request of ours (legacy: server requests and notifications on
-    /// stdio or on the standalone GET stream). Can be taken once. The queue is bounded (see
-    /// [`UNSOLICITED_CAP`]): a consumer that falls behind loses messages, never memory.
-    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>>;
-
-    /// Says nobody will consume unsolicited messages (a modern session): from now on they are
-    /// dropped as they arrive, and server requests among them answered with an error. Default:
-    /// takes the receiver and drops it.
-    fn discard_unsolicited(&self) {
-        drop(self.take_unsolicited());
+    /// Where the messages not tied to any request of ours (legacy: server requests and
+    /// notifications on stdio or on the standalone GET stream) go from now on: to `sink`, those
+    /// that came before first; with `None` they are dropped as they arrive (a modern session),
+    /// and server requests among them answered with an error. A later call replaces the sink.
+    /// Until the first call they wait in a queue of [`UNSOLICITED_CAP`]; a sink that is full
+    /// loses messages (counted), never memory. Default: nothing (no such messages).
+    fn route_unsolicited(&self, sink: Option<mpsc::Sender<Value>>) {
+        drop(sink);
     }
 
     /// How many unsolicited messages are queued and how many were dropped. Default: none.

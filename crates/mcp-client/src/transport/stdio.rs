@@ -261,7 +261,6 @@ impl Shared {
 /// A running stdio server.
 pub struct StdioTransport {
     shared: Arc<Shared>,
-    unsolicited: Mutex<Option<mpsc::Receiver<Value>>>,
     /// Set when the server process exited (`None`: no process, [`StdioTransport::from_io`]).
     exited: Option<watch::Receiver<bool>>,
     pgid: Option<i32>,
@@ -277,9 +276,8 @@ fn start(
     max: usize,
     tail: Arc<Mutex<VecDeque<String>>>,
     stderr_done: Option<watch::Receiver<bool>>,
-) -> (Arc<Shared>, mpsc::Receiver<Value>) {
-    let (unsolicited, unsolicited_rx) = Unsolicited::new();
-    let shared = Arc::new(Shared { unsolicited, stderr_tail: tail, ..Shared::default() });
+) -> Arc<Shared> {
+    let shared = Arc::new(Shared { unsolicited: Unsolicited::new(), stderr_tail: tail, ..Shared::default() });
     let out = shared.clone();
     tokio::spawn(async move { out.outbox.run(input).await });
     let reader_shared = shared.clone();
@@ -304,7 +302,7 @@ fn start(
         let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
         reader_shared.fail_all(why);
     });
-    (shared, unsolicited_rx)
+    shared
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -351,7 +349,7 @@ impl StdioTransport {
             }
             let _ = stderr_done_tx.send(true);
         });
-        let (shared, unsolicited_rx) = start(stdout, stdin, cmd.max_line_bytes, tail_of, Some(stderr_done));
+        let shared = start(stdout, stdin, cmd.max_line_bytes, tail_of, Some(stderr_done));
 
         // Watch the process itself: a grandchild holding the stdout pipe open must not hide
         // the server's death from pending calls.
@@ -372,7 +370,7 @@ impl StdioTransport {
             }
             let _ = exit_tx.send(true);
         });
-        Ok(Self { shared, unsolicited: Mutex::new(Some(unsolicited_rx)), exited: Some(exited), pgid })
+        Ok(Self { shared, exited: Some(exited), pgid })
     }
 
     /// A server reached through `reader` (its output) and `writer` (its input) rather than a
@@ -385,8 +383,8 @@ impl StdioTransport {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let (shared, unsolicited_rx) = start(reader, writer, 16 << 20, Arc::default(), None);
-        Self { shared, unsolicited: Mutex::new(Some(unsolicited_rx)), exited: None, pgid: None }
+        let shared = start(reader, writer, 16 << 20, Arc::default(), None);
+        Self { shared, exited: None, pgid: None }
     }
 
     /// The server's process id (also its process group id).
@@ -548,8 +546,9 @@ pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
     if text.is_empty() || serde_json::from_slice::<Value>(text).is_err() {
         return None;
     }
-    let (unsolicited, mut other) = Unsolicited::new();
-    let shared = Shared { unsolicited, ..Shared::default() };
+    let (tx, mut other) = mpsc::channel(super::UNSOLICITED_CAP);
+    let shared = Shared { unsolicited: Unsolicited::new(), ..Shared::default() };
+    shared.unsolicited.route(Some(tx));
     let (tx, mut exchange) = Exchange::split();
     shared.pending.insert(RequestId::Integer(1), Route::Stream(tx));
     route_line(&shared, line.to_vec());
@@ -600,8 +599,8 @@ impl Transport for StdioTransport {
         Box::pin(async move { self.write(&message) })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>> {
-        self.unsolicited.lock().expect("lock").take()
+    fn route_unsolicited(&self, sink: Option<mpsc::Sender<Value>>) {
+        self.shared.unsolicited.route(sink);
     }
 
     fn unsolicited_stats(&self) -> UnsolicitedStats {

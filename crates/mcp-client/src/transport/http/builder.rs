@@ -117,7 +117,7 @@ impl HttpTransportBuilder {
             headers.append(name, value);
         }
         let wire = Wire::new(&url, self.connect_timeout)?;
-        let (unsolicited_tx, unsolicited_rx) = Unsolicited::new();
+
         let inner = Inner {
             wire,
             display_url: display_url(&url),
@@ -126,12 +126,12 @@ impl HttpTransportBuilder {
             request_timeout: self.request_timeout,
             max_event_bytes: self.max_event_bytes,
             state: Mutex::default(),
-            unsolicited: unsolicited_tx,
+            unsolicited: Unsolicited::new(),
             refusals: Arc::new(tokio::sync::Semaphore::new(super::MAX_REFUSALS_IN_FLIGHT)),
             auth: self.auth,
             cross_origin_redirects: self.cross_origin_redirects,
         };
-        Ok(HttpTransport { inner: Arc::new(inner), unsolicited: Mutex::new(Some(unsolicited_rx)) })
+        Ok(HttpTransport { inner: Arc::new(inner) })
     }
 }
 

@@ -548,7 +548,6 @@ impl Drop for CancelNote {
 /// Streamable HTTP transport (with the legacy HTTP+SSE fallback).
 pub struct HttpTransport {
     inner: Arc<Inner>,
-    unsolicited: Mutex<Option<mpsc::Receiver<Value>>>,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -687,8 +686,8 @@ impl Transport for HttpTransport {
         Box::pin(async move { self.inner.send_message(&message, &headers).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Value>> {
-        self.unsolicited.lock().unwrap_or_else(|e| e.into_inner()).take()
+    fn route_unsolicited(&self, sink: Option<mpsc::Sender<Value>>) {
+        self.inner.unsolicited.route(sink);
     }
 
     fn unsolicited_stats(&self) -> UnsolicitedStats {

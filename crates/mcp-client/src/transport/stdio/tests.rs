@@ -21,8 +21,9 @@ fn only_responses_are_read_for_their_id() {
 
 #[test]
 fn lines_reach_their_request_or_the_unsolicited_channel() {
-    let (unsolicited, mut other) = Unsolicited::new();
-    let shared = Shared { unsolicited, ..Shared::default() };
+    let (tx, mut other) = mpsc::channel(crate::transport::UNSOLICITED_CAP);
+    let shared = Shared { unsolicited: Unsolicited::new(), ..Shared::default() };
+    shared.unsolicited.route(Some(tx));
     let (once_tx, mut once_rx) = oneshot::channel();
     shared.pending.insert(RequestId::Integer(1), Route::Once(once_tx));
     let (stream_tx, mut stream_rx) = Exchange::split();
