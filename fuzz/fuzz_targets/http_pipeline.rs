@@ -5,7 +5,7 @@
 //! up to an empty line; the rest is the body.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use mcp_http::{HttpConfig, McpService};
+use mcp_http::{EndpointConfig, McpService};
 use mcp_server::{Server, Tool};
 use std::sync::OnceLock;
 
@@ -14,7 +14,7 @@ fn service() -> &'static McpService {
     SERVICE.get_or_init(|| {
         let echo = Tool::new("echo").description("echo").handler(|| async { "ok" });
         let server = Server::builder("fuzz", "1").tools([echo]).build().unwrap();
-        McpService::new(server, HttpConfig { max_body_bytes: 4096, ..HttpConfig::default() })
+        McpService::new(server, EndpointConfig { max_body_bytes: 4096, ..EndpointConfig::default() })
     })
 }
 

@@ -405,7 +405,7 @@ fn notify_round(max_dropped: Option<u64>) -> Result<Value, BoxError> {
     });
     let server = Server::builder("mcp-hostile-notify", "1").tool(tool).build()?;
     let shutdown = server.shutdown_token();
-    let mut config = mcp::http::HttpConfig { notification_stall: Duration::from_secs(2), ..Default::default() };
+    let mut config = mcp::http::EndpointConfig { notification_stall: Duration::from_secs(2), ..Default::default() };
     config.max_dropped_notifications = max_dropped.unwrap_or(config.max_dropped_notifications);
     let max_dropped = config.max_dropped_notifications;
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

@@ -133,10 +133,11 @@ impl Shared {
     }
 }
 
-/// Serves `server` over Streamable HTTP on `addr` (path `/mcp`) until Ctrl-C, then shuts down
-/// gracefully (listen streams get their closing response). With `auth.auth_issuer` every request
-/// needs a valid bearer token (see [`ServeAuth`]); with `shared.redis` legacy sessions live in
-/// Redis.
+/// Serves `server` over Streamable HTTP on `addr` (path `/mcp`) until Ctrl-C or SIGTERM, then
+/// shuts down gracefully ([`mcp::http::Serve::with_graceful_shutdown`]: new connections are
+/// refused, listen streams get their closing response, requests in flight finish within
+/// `--drain-timeout`). With `auth.auth_issuer` every request needs a valid bearer token (see
+/// [`ServeAuth`]); with `shared.redis` legacy sessions live in Redis.
 pub async fn serve_http(
     server: Server,
     addr: SocketAddr,
@@ -145,32 +146,25 @@ pub async fn serve_http(
     shared: &Shared,
     limits: &ServeLimits,
 ) -> std::io::Result<()> {
-    let mut config = mcp::http::HttpConfig {
-        session_store: shared.redis.as_ref().map(|r| r.sessions()),
-        ..mcp::http::HttpConfig::default()
-    };
-    limits.apply_http(&mut config);
-    let mut extra_hosts = extra_hosts;
-    if let Some(auth) = auth_config(&auth).await? {
-        // The canonical URI's host is the name clients use for this server.
-        if let Some((_, authority, _)) = mcp_auth::metadata::split_uri(auth.resource()) {
-            let host =
-                authority.rsplit_once(':').filter(|(_, p)| p.parse::<u16>().is_ok()).map_or(authority, |(h, _)| h);
-            extra_hosts.push(host.to_owned());
-        }
-        eprintln!("mcp: bearer tokens required; metadata at {}", auth.metadata_url());
-        config.auth = Some(Arc::new(auth));
+    let mut endpoint = mcp::http::EndpointConfig::default();
+    if let Some(redis) = &shared.redis {
+        endpoint = endpoint.session_store(redis.sessions());
     }
+    limits.apply_http(&mut endpoint);
+    if let Some(auth) = auth_config(&auth).await? {
+        eprintln!("mcp: bearer tokens required; metadata at {}", auth.metadata_url());
+        endpoint = endpoint.auth(Arc::new(auth));
+    }
+    for host in &extra_hosts {
+        endpoint = endpoint.allow_host(host);
+    }
+    let mut config = mcp::http::ServeConfig::default();
+    limits.apply_serve(&mut config);
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    config.allowed_hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
-    config.allowed_origins.extend(extra_hosts.iter().map(|h| format!("host:{}", h.to_ascii_lowercase())));
     eprintln!("mcp: serving on http://{}{}", listener.local_addr()?, config.path);
-    let stopper = server.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stopper.shutdown();
-        }
-    });
+    let serving = mcp::http::serve(server, listener, endpoint)
+        .config(config)
+        .with_graceful_shutdown(mcp::http::shutdown_signal());
     // Run the accept loop on the runtime's workers, not on the thread blocked in `block_on`.
-    tokio::spawn(mcp::http::serve(server, listener, config)).await.map_err(std::io::Error::other)?
+    tokio::spawn(serving).await.map_err(std::io::Error::other)?
 }

@@ -42,6 +42,10 @@ pub struct ServeLimits {
     /// Seconds to receive a request's headers (default 30).
     #[arg(long, value_name = "SECS")]
     pub header_timeout: Option<f64>,
+    /// Seconds requests in flight may take to finish after Ctrl-C or SIGTERM (HTTP, default 10);
+    /// past it the connections still open are closed.
+    #[arg(long, value_name = "SECS")]
+    pub drain_timeout: Option<f64>,
     /// Most requests served at once on stdio (default 1024).
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<usize>,
@@ -88,14 +92,8 @@ fn secs(v: Option<f64>, into: &mut Duration) {
 }
 
 impl ServeLimits {
-    /// Moves the HTTP limits of `config` that a flag names.
-    pub fn apply_http(&self, config: &mut mcp::http::HttpConfig) {
-        if let Some(n) = self.max_body_bytes {
-            config.max_body_bytes = n;
-        }
-        if let Some(n) = self.max_body_bytes_in_flight {
-            config.max_body_bytes_in_flight = n;
-        }
+    /// Moves the HTTP connection limits of `config` that a flag names.
+    pub fn apply_serve(&self, config: &mut mcp::http::ServeConfig) {
         if let Some(n) = self.max_connections.filter(|n| *n > 0) {
             config.max_connections = n;
         }
@@ -108,10 +106,21 @@ impl ServeLimits {
         if let Some(n) = self.max_head_bytes {
             config.max_head_bytes = n;
         }
-        secs(self.body_timeout, &mut config.body_read_timeout);
-        secs(self.body_idle_timeout, &mut config.body_idle_timeout);
         secs(self.idle_timeout, &mut config.idle_timeout);
         secs(self.header_timeout, &mut config.header_read_timeout);
+        secs(self.drain_timeout, &mut config.drain_timeout);
+    }
+
+    /// Moves the HTTP endpoint limits of `config` that a flag names.
+    pub fn apply_http(&self, config: &mut mcp::http::EndpointConfig) {
+        if let Some(n) = self.max_body_bytes {
+            config.max_body_bytes = n;
+        }
+        if let Some(n) = self.max_body_bytes_in_flight {
+            config.max_body_bytes_in_flight = n;
+        }
+        secs(self.body_timeout, &mut config.body_read_timeout);
+        secs(self.body_idle_timeout, &mut config.body_idle_timeout);
         if let Some(n) = self.max_legacy_sessions {
             config.max_sessions = n;
         }

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use common::*;
 use http_body_util::Full;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
-use mcp::http::HttpConfig;
+use mcp::http::EndpointConfig;
 use mcp::server::{Context as McpContext, HandlerError, Server};
 use mcp_auth::{now_secs, AuthConfig, JwksOptions, JwtConfig, JwtValidator};
 use ring::rand::SystemRandom;
@@ -215,7 +215,7 @@ async fn protected(auth: AuthServer) -> Rs {
         .expect("auth config");
     let metadata_url = config.metadata_url().to_owned();
     assert_eq!(metadata_url, format!("http://{addr}/.well-known/oauth-protected-resource/mcp"));
-    let http = HttpConfig { auth: Some(Arc::new(config)), ..HttpConfig::default() };
+    let http = EndpointConfig { auth: Some(Arc::new(config)), ..EndpointConfig::default() };
     let task = tokio::spawn(mcp::http::serve(server.clone(), listener, http));
     Rs { s: TestServer { addr, server, task }, calls, resource, metadata_url, auth }
 }
@@ -401,7 +401,7 @@ async fn an_unreachable_key_set_is_503_with_a_fixed_text_and_a_reference() {
     let config =
         AuthConfig::builder(resource.as_str(), Arc::new(validator)).authorization_server(issuer).build().unwrap();
     let server = Server::builder("protected", "1.0.0").build().expect("server");
-    let http = HttpConfig { auth: Some(Arc::new(config)), ..HttpConfig::default() };
+    let http = EndpointConfig { auth: Some(Arc::new(config)), ..EndpointConfig::default() };
     let task = tokio::spawn(mcp::http::serve(server.clone(), listener, http));
     let s = TestServer { addr, server, task };
     let now = now_secs();

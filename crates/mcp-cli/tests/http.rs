@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use mcp::http::HttpConfig;
+use mcp::http::EndpointConfig;
 use mcp::server::{Context, HandlerError};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -21,7 +21,7 @@ async fn bad_origin_or_host_is_forbidden_before_any_handler_runs() {
         let n = c.fetch_add(1, SeqCst) + 1;
         async move { Ok(text(n)) }
     });
-    let s = TestServer::start(server, HttpConfig::default()).await;
+    let s = TestServer::start(server, EndpointConfig::default()).await;
     let body = tcall(1, "count", json!({}));
     for extra in [
         vec![("origin", "http://evil.example")],
@@ -313,7 +313,7 @@ async fn integer_and_boolean_param_headers_compare_by_value() {
         "flag": {"type": "boolean", "x-mcp-header": "Flag"},
         "opt": {"type": "object", "properties": {"deep": {"type": "string", "x-mcp-header": "Deep"}}}}});
     let server = one_tool("typed", schema, |_ctx, _args| async move { Ok(text("ok")) });
-    let s = TestServer::start(server, HttpConfig::default()).await;
+    let s = TestServer::start(server, EndpointConfig::default()).await;
     type Case = (Value, &'static [(&'static str, &'static str)], bool);
     let cases: [Case; 13] = [
         (json!({"n": 42}), &[("Mcp-Param-N", "42")], true),
@@ -659,7 +659,7 @@ async fn shutdown_ends_listen_streams_with_a_complete_result() {
 #[tokio::test]
 async fn closing_the_sse_stream_cancels_the_handler() {
     let (server, [_, dropped, cancelled]) = slow_server(Duration::from_secs(300));
-    let s = TestServer::start(server, HttpConfig::default()).await;
+    let s = TestServer::start(server, EndpointConfig::default()).await;
     let p = with_meta_kv(call("slow", json!({})), &[("progressToken", json!(1))]);
     let mut stream = s.open(&req(1, "tools/call", p), &[]).await;
     assert!(stream.content_type().starts_with("text/event-stream"));
@@ -674,7 +674,7 @@ async fn closing_the_sse_stream_cancels_the_handler() {
 /// Starts a quiet `slow` call (JSON path: no notification yet) and closes the connection.
 async fn disconnect_during_json_request() -> Flags {
     let (server, flags) = slow_server(Duration::from_secs(300));
-    let s = TestServer::start(server, HttpConfig::default()).await;
+    let s = TestServer::start(server, EndpointConfig::default()).await;
     let body = tcall(1, "slow", json!({"quiet": true}));
     let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr);
     head += &format!("Content-Length: {}\r\n", body.to_string().len());
@@ -717,7 +717,7 @@ async fn closing_a_count_with_progress_stream_leaves_the_server_serving() {
 #[tokio::test]
 async fn request_timeout_fails_the_request_and_drops_the_handler() {
     let (server, [_, dropped, _]) = slow_server(Duration::from_millis(100));
-    let s = TestServer::start(server, HttpConfig::default()).await;
+    let s = TestServer::start(server, EndpointConfig::default()).await;
     let r = s.tool(1, "slow", json!({"quiet": true})).await;
     expect_err("timeout", &r, 500, -32603, Some(&json!(1)));
     eventually("the handler to be dropped", || dropped.load(SeqCst)).await;
@@ -735,7 +735,7 @@ async fn maybe_panic(ctx: Context, args: Map<String, Value>) -> Result<Value, Ha
 #[tokio::test]
 async fn a_panicking_handler_is_an_internal_error_and_the_server_survives() {
     let server = one_tool("maybe_panic", json!({"type": "object"}), maybe_panic);
-    let s = TestServer::start(server, HttpConfig::default()).await;
+    let s = TestServer::start(server, EndpointConfig::default()).await;
     let r = s.tool(1, "maybe_panic", json!({"boom": true})).await;
     expect_err("panic", &r, 500, -32603, Some(&json!(1)));
     let r = s.tool_ok(2, "maybe_panic", json!({})).await;
@@ -752,8 +752,8 @@ async fn a_panicking_handler_is_an_internal_error_and_the_server_survives() {
 
 #[tokio::test]
 async fn slow_request_heads_are_cut_off() {
-    let config = config(|c| c.header_read_timeout = Duration::from_millis(100));
-    let s = TestServer::start(mcp_cli::everything::server(), config).await;
+    let serve = mcp::http::ServeConfig { header_read_timeout: Duration::from_millis(100), ..Default::default() };
+    let s = TestServer::start_with(mcp_cli::everything::server(), EndpointConfig::default(), serve).await;
     let mut tcp = tcp(s.addr).await;
     let partial = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr);
     tcp.write_all(partial.as_bytes()).await.expect("write");

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use mcp::http::HttpConfig;
+use mcp::http::EndpointConfig;
 use mcp::server::Context as McpContext;
 use serde_json::{json, Value};
 
@@ -199,7 +199,7 @@ async fn a_legacy_user_may_take_longer_than_the_sealed_state_lives() {
         }))
         .build()
         .unwrap();
-    let srv = TestServer::start(server, HttpConfig::default()).await;
+    let srv = TestServer::start(server, EndpointConfig::default()).await;
     let sid = open_session(&srv, json!({"elicitation": {}})).await;
     let call = rpc(1, "tools/call", json!({"name": "ask"}));
     let mut stream = open(srv.addr, "POST", "/mcp", &legacy_headers(Some(&sid)), full(call.to_string())).await.legacy();
@@ -233,7 +233,7 @@ async fn modern_requests_ignore_a_session_id_and_session_streams_end_with_the_se
 struct Direct(mcp::http::McpService);
 
 impl Direct {
-    fn new(f: impl FnOnce(&mut HttpConfig)) -> Self {
+    fn new(f: impl FnOnce(&mut EndpointConfig)) -> Self {
         Direct(mcp::http::McpService::new(mcp_cli::everything::server(), config(f)))
     }
 

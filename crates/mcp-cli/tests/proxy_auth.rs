@@ -27,7 +27,7 @@ async fn upstream() -> TestServer {
         },
     );
     let server = Server::builder("upstream", "1.0.0").tool(tool).build().unwrap();
-    TestServer::start(server, mcp::http::HttpConfig::default()).await
+    TestServer::start(server, mcp::http::EndpointConfig::default()).await
 }
 
 async fn seen_by_upstream(url: &str, token: &str) -> Result<String, ClientError> {

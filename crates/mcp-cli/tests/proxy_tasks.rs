@@ -178,7 +178,7 @@ async fn a_declaring_call_forwards_none_of_the_callers_meta() {
         }
     });
     let server = Server::builder("meta-upstream", "1.0.0").tool(tool).build().unwrap();
-    let up = TestServer::start(server, mcp::http::HttpConfig::default()).await;
+    let up = TestServer::start(server, mcp::http::EndpointConfig::default()).await;
     let up_url = format!("http://{}/mcp", up.addr);
     let proxy = tokio::task::spawn_blocking(move || Proxy::http(&[], &[up_url])).await.unwrap();
     let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });

@@ -170,7 +170,7 @@ async fn over_http_with_a_legacy_session_too() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let srv = server();
-    tokio::spawn(mcp::http::serve(srv.clone(), listener, mcp::http::HttpConfig::default()));
+    tokio::spawn(mcp::http::serve(srv.clone(), listener, mcp::http::EndpointConfig::default()));
     let modern = ClientBuilder::new("otel-client", "1.0.0");
     let client = modern.connect(HttpTransport::builder(&url).build().unwrap()).await.unwrap();
     client.call_tool("echo", json!({ "text": "http" })).await.unwrap();

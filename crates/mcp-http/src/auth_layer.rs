@@ -1,12 +1,12 @@
 //! OAuth 2.1 resource-server protection as a tower layer, for endpoints mounted in a larger
-//! stack (axum, tower). [`crate::HttpConfig::auth`] does the same inside the service for
+//! stack (axum, tower). The `auth` field of [`crate::EndpointConfig`] does the same inside the service for
 //! [`crate::serve`].
 //!
 //! ```no_run
 //! # fn demo(auth: std::sync::Arc<mcp_http::auth::AuthConfig>, server: mcp_server::Server) {
-//! use mcp_http::{AuthLayer, HttpConfig, McpService};
+//! use mcp_http::{AuthLayer, EndpointConfig, McpService};
 //! use tower::Layer;
-//! let protected = AuthLayer::new(auth, "/mcp").layer(McpService::new(server, HttpConfig::default()));
+//! let protected = AuthLayer::new(auth, "/mcp").layer(McpService::new(server, EndpointConfig::default()));
 //! # drop(protected); }
 //! ```
 
@@ -14,7 +14,6 @@ use crate::body::McpBody;
 use crate::service::{auth_refusal, metadata_response};
 use http::{Method, Request, Response};
 use mcp_auth::{AuthConfig, Principal};
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -31,7 +30,7 @@ pub struct Authenticated {
 }
 
 /// Authenticates a request's bearer token: the verdict the endpoint (with
-/// [`crate::HttpConfig::auth`]) and [`AuthLayer`] both act on, or the 401/403 refusal.
+/// the `auth` field of [`crate::EndpointConfig`]) and [`AuthLayer`] both act on, or the 401/403 refusal.
 pub(crate) async fn authenticate(
     auth: &Arc<AuthConfig>,
     headers: &http::HeaderMap,
@@ -76,24 +75,30 @@ pub struct AuthService<S> {
     endpoint_path: String,
 }
 
-impl<S, B> tower_service::Service<Request<B>> for AuthService<S>
-where
-    S: tower_service::Service<Request<B>, Response = Response<McpBody>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
-    B: Send + 'static,
-{
-    type Response = Response<McpBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+/// The body of an [`AuthService`] response: the refusal or metadata document it answered
+/// itself (left), or the inner service's response body (right).
+pub type AuthBody<B> = http_body_util::Either<McpBody, B>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+impl<S, B, RB> tower_service::Service<Request<B>> for AuthService<S>
+where
+    S: tower_service::Service<Request<B>, Response = Response<RB>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send + 'static,
+    B: Send + 'static,
+    RB: Send + 'static,
+{
+    type Response = Response<AuthBody<RB>>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<AuthBody<RB>>, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, mut req: Request<B>) -> Self::Future {
         let auth = self.auth.clone();
         if auth.is_metadata_path(req.uri().path(), &self.endpoint_path) {
-            let r = metadata_response(&auth, req.method());
+            let r = metadata_response(&auth, req.method()).map(AuthBody::Left);
             return Box::pin(async move { Ok(r) });
         }
         // The ready inner service goes into the future; a fresh clone waits for the next call.
@@ -105,10 +110,10 @@ where
                     Ok(admitted) => {
                         req.extensions_mut().insert(admitted);
                     }
-                    Err(refusal) => return Ok(refusal),
+                    Err(refusal) => return Ok(refusal.map(AuthBody::Left)),
                 }
             }
-            inner.call(req).await
+            Ok(inner.call(req).await?.map(AuthBody::Right))
         })
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct CorsConfig {
     /// Origins allowed to call the endpoint from a browser, in the syntax of
-    /// [`crate::HttpConfig::allowed_origins`] (`https://app.example` or `host:NAME`).
+    /// [`crate::EndpointConfig::allowed_origins`] (`https://app.example` or `host:NAME`).
     pub allow_origins: Vec<String>,
     /// How long browsers may cache a preflight answer (default 10 minutes).
     pub max_age: Duration,

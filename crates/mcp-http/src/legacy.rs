@@ -159,7 +159,7 @@ impl HttpSession {
     }
 }
 
-/// The bounds on legacy sessions (from [`crate::HttpConfig`]).
+/// The bounds on legacy sessions (from [`crate::EndpointConfig`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SessionLimits {
     /// Most sessions here.

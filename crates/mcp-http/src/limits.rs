@@ -2,22 +2,22 @@
 //! held in memory by all requests together.
 //!
 //! Why each limit exists:
-//! - **Size** ([`HttpConfig::max_body_bytes`]): one request cannot make the server hold more.
+//! - **Size** (`EndpointConfig::max_body_bytes`): one request cannot make the server hold more.
 //! - **Memory proportional to bytes received**: every received frame is copied into one growing
 //!   buffer and released at once. Keeping the frames themselves (as `collect()` does) pins the
 //!   connection's whole read buffer per frame, so a body trickled one byte per write would cost
 //!   kilobytes per byte.
-//! - **Time** ([`HttpConfig::body_read_timeout`], [`HttpConfig::body_idle_timeout`]): a client
+//! - **Time** ([`EndpointConfig::body_read_timeout`], [`EndpointConfig::body_idle_timeout`]): a client
 //!   that sends headers and then a byte now and then cannot hold a connection (and its buffer)
 //!   forever; it gets 408.
-//! - **Budget** ([`HttpConfig::max_body_bytes_in_flight`]): without it the bound on memory is
+//! - **Budget** ([`EndpointConfig::max_body_bytes_in_flight`]): without it the bound on memory is
 //!   connections x body limit (gigabytes). It is charged for the bytes received, as they arrive,
 //!   not for the declared `Content-Length` (a client declaring 2 MiB and sending 40 bytes would
 //!   otherwise hold 2 MiB of it: 32 such sockets made every POST wait). When the bytes received
-//!   by all requests reach it, a request waits up to [`HttpConfig::body_budget_wait`] for room,
+//!   by all requests reach it, a request waits up to [`EndpointConfig::body_budget_wait`] for room,
 //!   then gets 503 with `Retry-After`. The buffer grows to at most twice the bytes received.
 
-use crate::service::{HttpConfig, RequestBody};
+use crate::service::{EndpointConfig, RequestBody};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use mcp_protocol::ProtocolError;
@@ -76,7 +76,7 @@ impl Reserved {
 pub(crate) async fn read_body<B: RequestBody>(
     body: B,
     declared: Option<usize>,
-    config: &HttpConfig,
+    config: &EndpointConfig,
     budget: &BodyBudget,
 ) -> Result<(Bytes, Reserved), ProtocolError> {
     let mut body = Box::pin(body);
@@ -113,7 +113,7 @@ fn linger<B: RequestBody>(mut body: Pin<Box<B>>, max_bytes: usize, max_time: Dur
 async fn read_pinned<B: RequestBody>(
     mut body: Pin<&mut B>,
     declared: Option<usize>,
-    config: &HttpConfig,
+    config: &EndpointConfig,
     budget: &BodyBudget,
 ) -> Result<(Bytes, Reserved), ProtocolError> {
     let limit = config.max_body_bytes;
@@ -159,7 +159,7 @@ async fn read_pinned<B: RequestBody>(
     Ok((Bytes::from(buf), held))
 }
 
-fn timeout_error(config: &HttpConfig, deadline: Instant) -> ProtocolError {
+fn timeout_error(config: &EndpointConfig, deadline: Instant) -> ProtocolError {
     if Instant::now() >= deadline {
         ProtocolError::RequestTimeout(format!(
             "the request body did not arrive within {}",
@@ -186,8 +186,8 @@ mod tests {
     use super::*;
     use http_body_util::{Full, StreamBody};
 
-    fn config() -> HttpConfig {
-        HttpConfig { max_body_bytes: 1000, max_body_bytes_in_flight: 3000, ..HttpConfig::default() }
+    fn config() -> EndpointConfig {
+        EndpointConfig { max_body_bytes: 1000, max_body_bytes_in_flight: 3000, ..EndpointConfig::default() }
     }
 
     #[tokio::test]
@@ -247,7 +247,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_stalled_body_gets_408() {
-        let c = HttpConfig { body_idle_timeout: Duration::from_secs(2), ..config() };
+        let c = EndpointConfig { body_idle_timeout: Duration::from_secs(2), ..config() };
         let budget = BodyBudget::new(3000);
         let frames = futures::stream::iter(vec![Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from("x")))])
             .chain(futures::stream::pending());
@@ -257,8 +257,11 @@ mod tests {
         assert_eq!(t.elapsed(), Duration::from_secs(2));
         assert!(e.to_string().contains("stalled for 2s"), "{e}");
         // A trickle that never stalls long enough still ends at the total deadline.
-        let c =
-            HttpConfig { body_idle_timeout: Duration::from_secs(2), body_read_timeout: Duration::from_secs(7), ..c };
+        let c = EndpointConfig {
+            body_idle_timeout: Duration::from_secs(2),
+            body_read_timeout: Duration::from_secs(7),
+            ..c
+        };
         let trickle = futures::stream::unfold((), |()| async {
             tokio::time::sleep(Duration::from_secs(1)).await;
             Some((Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from("x"))), ()))

@@ -2,16 +2,16 @@
 //! here until the call's response stream takes it. Handlers notify synchronously, so the queue
 //! cannot make them wait; it is bounded instead:
 //!
-//! - up to [`HttpConfig::max_queued_notifications`] messages are held;
+//! - up to [`EndpointConfig::max_queued_notifications`] messages are held;
 //! - when full, a progress notification replaces the queued one of the same `progressToken`
 //!   (only the latest progress matters), anything else is dropped and counted;
-//! - past [`HttpConfig::max_dropped_notifications`] drops, or when the queue has stayed full
-//!   (nothing taken) for [`HttpConfig::notification_stall`], the call is cancelled: the
+//! - past [`EndpointConfig::max_dropped_notifications`] drops, or when the queue has stayed full
+//!   (nothing taken) for [`EndpointConfig::notification_stall`], the call is cancelled: the
 //!   handler's cancellation token fires and the response ends with an error.
 //!
 //! Drops are logged at `warn` on the 1st, 2nd, 4th, 8th... drop of a call (rate-limited).
 
-use crate::service::HttpConfig;
+use crate::service::EndpointConfig;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,7 +20,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// The bounds of one call's queue (from [`HttpConfig`]).
+/// The bounds of one call's queue (from [`EndpointConfig`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NoteLimits {
     cap: usize,
@@ -29,7 +29,7 @@ pub(crate) struct NoteLimits {
 }
 
 impl NoteLimits {
-    pub(crate) fn of(config: &HttpConfig) -> Self {
+    pub(crate) fn of(config: &EndpointConfig) -> Self {
         Self {
             cap: config.max_queued_notifications.max(1),
             max_dropped: config.max_dropped_notifications,

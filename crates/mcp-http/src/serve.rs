@@ -8,12 +8,12 @@
 //! running a handler are never taken; they end within the body and handler limits. Listen
 //! streams have their own caps below the connection cap (all of them, and per peer address),
 //! where the oldest gives way. Idle connections are also closed after
-//! [`HttpConfig::idle_timeout`]. HTTP/1.1 serves one request at a time per connection
+//! [`ServeConfig::idle_timeout`]. HTTP/1.1 serves one request at a time per connection
 //! (pipelined requests wait in the socket, bounded by the head buffer), so a connection's
 //! concurrency is one by construction.
 
 use crate::body::McpBody;
-use crate::service::{HttpConfig, McpService, RequestBody};
+use crate::service::{EndpointConfig, McpService, RequestBody};
 use futures::task::AtomicWaker;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
@@ -456,17 +456,188 @@ impl RateLimited {
     }
 }
 
-/// Accepts connections on `listener` and serves the MCP endpoint until the server shuts down.
+/// Connection settings of [`serve`]: what takes effect on the TCP connections it accepts, and
+/// the path it serves the endpoint at. Defaults are safe for a local server. Under axum (or any
+/// other hosting server) these do not apply; that server's own settings do.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Path of the MCP endpoint (default `/mcp`); any other path gets 404 (the RFC 9728
+    /// metadata paths excepted, when the endpoint requires authorization).
+    pub path: String,
+    /// Most concurrent connections (default 4096; kept below the file-descriptor limit). At
+    /// the cap, a new connection closes the connection idle the longest (keep-alive, or a
+    /// request head not complete), else the oldest listen stream; when every connection is busy
+    /// with a request it waits in the accept queue.
+    pub max_connections: usize,
+    /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
+    pub header_read_timeout: Duration,
+    /// Largest request head (request line and headers) in bytes (default 32 KiB, at least
+    /// 8 KiB): the read buffer of a connection; a larger head gets 431 and the connection closes.
+    pub max_head_bytes: usize,
+    /// How long a keep-alive connection may sit idle between requests (default 10 s; shorter
+    /// than the header timeout so idle connections cannot hold the connection table).
+    pub idle_timeout: Duration,
+    /// Most open listen streams (`subscriptions/listen` responses and legacy GET streams;
+    /// default 2048, at most half of [`ServeConfig::max_connections`]). Past it the oldest
+    /// stream is closed cleanly (its SSE response ends; the client reconnects or resumes).
+    pub max_listen_streams: usize,
+    /// Most open listen streams of one caller (default 128; 0 = no per-caller cap): of one
+    /// authenticated principal, or of one peer IP address without authorization. Past it that
+    /// caller's oldest stream is closed, so one caller cannot push out the streams of others.
+    /// Behind a reverse proxy unauthenticated clients share the proxy's address: raise it.
+    pub max_listen_streams_per_peer: usize,
+    /// At shutdown, how long requests in flight may take to finish (default 10 s). Past it the
+    /// connections still open are closed (their requests lost) and their number is logged.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".into(),
+            max_connections: 4096,
+            header_read_timeout: Duration::from_secs(30),
+            max_head_bytes: 32 << 10,
+            idle_timeout: Duration::from_secs(10),
+            max_listen_streams: 2048,
+            max_listen_streams_per_peer: 128,
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ServeConfig {
+    /// The endpoint's path (the `path` field).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The connection cap (the `max_connections` field).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n;
+        self
+    }
+
+    /// The bound on draining at shutdown (the `drain_timeout` field).
+    pub fn drain_timeout(mut self, d: Duration) -> Self {
+        self.drain_timeout = d;
+        self
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what systemd, Docker and Kubernetes send
+/// to stop a service): the usual signal for [`Serve::with_graceful_shutdown`].
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    () = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => ctrl_c.await,
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await
+}
+
+type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
+type Running = Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>;
+
+/// The running [`serve`]: a future (await it, or `tokio::spawn` it) with builder methods for
+/// the connection settings and the shutdown signal, to be called before it is first polled.
+#[must_use = "a Serve does nothing until awaited or spawned"]
+pub struct Serve {
+    setup: Option<(mcp_server::Server, TcpListener, EndpointConfig, ServeConfig, Option<Signal>)>,
+    running: Option<Running>,
+}
+
+impl std::fmt::Debug for Serve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serve").field("started", &self.running.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl Serve {
+    /// The connection settings (default [`ServeConfig::default`]).
+    pub fn config(mut self, config: ServeConfig) -> Self {
+        if let Some(setup) = &mut self.setup {
+            setup.3 = config;
+        }
+        self
+    }
+
+    /// Shuts down gracefully when `signal` resolves (e.g. [`shutdown_signal`]), as when the
+    /// server's [`mcp_server::Server::shutdown`] is called: the listener closes (new
+    /// connections are refused), listen streams end with their closing response, idle
+    /// keep-alive connections close, and requests in flight finish within
+    /// [`ServeConfig::drain_timeout`]; then the future resolves.
+    pub fn with_graceful_shutdown(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        if let Some(setup) = &mut self.setup {
+            setup.4 = Some(Box::pin(signal));
+        }
+        self
+    }
+}
+
+impl Future for Serve {
+    type Output = std::io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if let Some((server, listener, endpoint, config, signal)) = self.setup.take() {
+            self.running = Some(Box::pin(run(server, listener, endpoint, config, signal)));
+        }
+        match &mut self.running {
+            Some(f) => f.as_mut().poll(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+}
+
+/// Accepts connections on `listener` and serves the MCP endpoint at [`ServeConfig::path`]
+/// (default `/mcp`) until the server shuts down ([`mcp_server::Server::shutdown`]) or the
+/// signal of [`Serve::with_graceful_shutdown`] resolves, then drains (see there).
 ///
-/// Limits (see [`HttpConfig`]): at most `max_connections` open at once, kept below the file
-/// descriptor limit (raised to its hard limit first, [`raise_fd_limit`]); at the cap an idle
-/// connection, one with an unfinished request head, or else the oldest listen stream gives way to
-/// a new client; listen streams capped in all and per peer (the oldest gives way); request heads
-/// within `max_head_bytes` (431) and `header_read_timeout`; idle keep-alive connections closed
-/// after `idle_timeout`; bodies within the size, time and memory limits. Running out of file
-/// descriptors on accept is handled like the cap (one connection gives way, a short pause, one
-/// log line a second at most).
-pub async fn serve(server: mcp_server::Server, listener: TcpListener, mut config: HttpConfig) -> std::io::Result<()> {
+/// Limits (see [`ServeConfig`] and [`EndpointConfig`]): at most `max_connections` open at once,
+/// kept below the file descriptor limit (raised to its hard limit first, [`raise_fd_limit`]);
+/// at the cap an idle connection, one with an unfinished request head, or else the oldest
+/// listen stream gives way to a new client; listen streams capped in all and per peer (the
+/// oldest gives way); request heads within `max_head_bytes` (431) and `header_read_timeout`;
+/// idle keep-alive connections closed after `idle_timeout`; bodies within the size, time and
+/// memory limits. Running out of file descriptors on accept is handled like the cap (one
+/// connection gives way, a short pause, one log line a second at most).
+///
+/// ```no_run
+/// # async fn demo(server: mcp_server::Server) -> std::io::Result<()> {
+/// use mcp_http::{serve, shutdown_signal, EndpointConfig, ServeConfig};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// serve(server, listener, EndpointConfig::default())
+///     .config(ServeConfig::default().max_connections(1024))
+///     .with_graceful_shutdown(shutdown_signal())
+///     .await
+/// # }
+/// ```
+pub fn serve(server: mcp_server::Server, listener: TcpListener, config: EndpointConfig) -> Serve {
+    Serve { setup: Some((server, listener, config, ServeConfig::default(), None)), running: None }
+}
+
+async fn run(
+    server: mcp_server::Server,
+    listener: TcpListener,
+    endpoint: EndpointConfig,
+    mut config: ServeConfig,
+    signal: Option<Signal>,
+) -> std::io::Result<()> {
     let fd_limit = raise_fd_limit();
     let max = clamp_to_fd_limit(config.max_connections, fd_limit);
     if max < config.max_connections {
@@ -479,15 +650,28 @@ pub async fn serve(server: mcp_server::Server, listener: TcpListener, mut config
         config.max_connections = max;
     }
     let shutdown = server.shutdown_token();
+    if let Some(signal) = signal {
+        let (server, shutdown) = (server.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = signal => server.shutdown(),
+                () = shutdown.cancelled() => {}
+            }
+        });
+    }
     let limit = Arc::new(Semaphore::new(config.max_connections));
     let table = Arc::new(Table::new(
         listen_cap(config.max_listen_streams, config.max_connections),
         config.max_listen_streams_per_peer,
     ));
-    let svc = McpService::new(server, config);
+    let (max_conns, drain) = (config.max_connections, config.drain_timeout);
+    let config = Arc::new(config);
+    // Fired at the drain bound: the connections still open are dropped.
+    let abort = tokio_util::sync::CancellationToken::new();
+    let svc = McpService::new(server, endpoint);
     let mut next_id = 0u64;
     let mut accept_log = RateLimited { last: None, suppressed: 0 };
-    loop {
+    'accept: loop {
         let (stream, peer): (_, SocketAddr) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
@@ -505,7 +689,7 @@ pub async fn serve(server: mcp_server::Server, listener: TcpListener, mut config
                     continue;
                 }
             },
-            _ = shutdown.cancelled() => return Ok(()),
+            _ = shutdown.cancelled() => break 'accept,
         };
         let permit = match limit.clone().try_acquire_owned() {
             Ok(p) => p,
@@ -518,34 +702,54 @@ pub async fn serve(server: mcp_server::Server, listener: TcpListener, mut config
                 tokio::select! {
                     p = limit.clone().acquire_owned() => break p.expect("semaphore open"),
                     _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                    _ = shutdown.cancelled() => return Ok(()),
+                    _ = shutdown.cancelled() => break 'accept,
                 }
             },
         };
         let _ = stream.set_nodelay(true);
         next_id += 1;
         let conn = table.insert(next_id, peer.ip());
-        let (svc, shutdown, table) = (svc.clone(), shutdown.clone(), table.clone());
+        let (svc, shutdown, table, abort, config) =
+            (svc.clone(), shutdown.clone(), table.clone(), abort.clone(), config.clone());
         tokio::spawn(async move {
-            serve_connection(svc, Tracked { io: stream, conn: conn.clone() }, &table, &shutdown, peer).await;
+            let io = Tracked { io: stream, conn: conn.clone() };
+            serve_connection(svc, io, &table, &config, (&shutdown, &abort), peer).await;
             table.remove(&conn);
             drop(permit);
         });
     }
+    // Stop accepting: new connections are refused from here on.
+    drop(listener);
+    // Every connection is told to close gracefully (listen streams end with their closing
+    // response, via the server's shutdown); all are closed when every permit is back.
+    let all = u32::try_from(max_conns).unwrap_or(u32::MAX);
+    let open = max_conns - limit.available_permits();
+    if open > 0 {
+        tracing::info!(connections = open, drain_secs = drain.as_secs_f64(), "shutting down: draining connections");
+    }
+    if tokio::time::timeout(drain, limit.acquire_many(all)).await.is_err() {
+        let left = max_conns - limit.available_permits();
+        tracing::warn!(connections = left, "drain time over: closing the connections still open");
+        abort.cancel();
+        // Dropped connections give their permits back at once.
+        let _ = tokio::time::timeout(Duration::from_secs(1), limit.acquire_many(all)).await;
+    }
+    Ok(())
 }
 
 async fn serve_connection(
     svc: McpService,
     io: Tracked,
     table: &Arc<Table>,
-    shutdown: &tokio_util::sync::CancellationToken,
+    config: &Arc<ServeConfig>,
+    (shutdown, abort): (&tokio_util::sync::CancellationToken, &tokio_util::sync::CancellationToken),
     peer: SocketAddr,
 ) {
     let conn = io.conn.clone();
-    let (header_timeout, idle_timeout) = (svc.config().header_read_timeout, svc.config().idle_timeout);
-    let head_bytes = svc.config().max_head_bytes.max(MIN_HEAD_BYTES);
+    let (header_timeout, idle_timeout) = (config.header_read_timeout, config.idle_timeout);
+    let head_bytes = config.max_head_bytes.max(MIN_HEAD_BYTES);
     let service = {
-        let (conn, table) = (conn.clone(), table.clone());
+        let (conn, table, config) = (conn.clone(), table.clone(), config.clone());
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
             #[cfg(feature = "legacy")]
             let req = with_peer(req, peer);
@@ -554,7 +758,12 @@ async fn serve_connection(
             let may_listen = may_listen(&req);
             let mut guard = InFlight { conn: conn.clone(), table: table.clone(), listen: false };
             let svc = svc.clone();
+            let at_path = req.uri().path() == config.path;
+            let config = config.clone();
             async move {
+                if !at_path {
+                    return Ok(off_path(&svc, &req, &config.path).map(|body| TrackedBody { body, guard }));
+                }
                 let resp = svc.handle(req).await;
                 if may_listen && resp.status() == http::StatusCode::OK && matches!(resp.body(), McpBody::Stream(_)) {
                     let owner = resp.extensions().get::<crate::service::StreamOwner>().map(|o| o.0.clone());
@@ -584,26 +793,49 @@ async fn serve_connection(
                 if let Err(e) = r { tracing::debug!(%peer, error = %e, "connection ended with error") }
                 return;
             }
-            _ = shutdown.cancelled() => break Duration::from_secs(5),
-            _ = conn.evict.notified() => break Duration::from_secs(1),
+            // Shutdown: the request in flight finishes (bounded by the drain time, `abort`).
+            _ = shutdown.cancelled() => break None,
+            _ = conn.evict.notified() => break Some(Duration::from_secs(1)),
             _ = idle_check.as_mut() => {
                 let (since, now) = (conn.idle_since.load(Ordering::Relaxed), table.now_ns());
                 let idle = conn.is_idle(now);
                 let idle_for = Duration::from_nanos(now.saturating_sub(since));
                 if idle && idle_for >= idle_timeout {
-                    break Duration::from_secs(1);
+                    break Some(Duration::from_secs(1));
                 }
                 let wait = if idle { idle_timeout - idle_for } else { idle_timeout };
                 idle_check.as_mut().reset(Instant::now() + wait);
             }
         }
     };
-    // Graceful: an idle connection closes at once, one with a request finishes it first.
+    // Graceful: an idle connection closes at once, one with a request finishes it first (and
+    // then closes, `Connection: close`).
     http.as_mut().graceful_shutdown();
-    let _ = tokio::time::timeout(closing, http).await;
+    match closing {
+        Some(bound) => {
+            let _ = tokio::time::timeout(bound, http).await;
+        }
+        None => {
+            tokio::select! {
+                _ = http => {}
+                () = abort.cancelled() => tracing::debug!(%peer, "drain time over: connection closed"),
+            }
+        }
+    }
 }
 
-/// hyper's smallest read buffer: [`HttpConfig::max_head_bytes`] below it is raised to it.
+/// The answer to a request off the endpoint's path: the protected-resource metadata at its
+/// well-known paths when the endpoint requires authorization, else 404.
+fn off_path<B>(svc: &McpService, req: &Request<B>, path: &str) -> Response<McpBody> {
+    if let Some(auth) = &svc.config().auth {
+        if auth.is_metadata_path(req.uri().path(), path) {
+            return crate::service::metadata_response(auth, req.method());
+        }
+    }
+    crate::service::status_only(http::StatusCode::NOT_FOUND)
+}
+
+/// hyper's smallest read buffer: [`ServeConfig::max_head_bytes`] below it is raised to it.
 pub(crate) const MIN_HEAD_BYTES: usize = 8192;
 
 #[cfg(test)]

@@ -23,11 +23,13 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// Settings of the HTTP transport. Defaults are safe for a local server.
+/// Settings of the MCP endpoint ([`McpService`]): what it checks and how it answers, wherever it
+/// is mounted (under [`crate::serve`], in an axum `Router`, behind tower layers). Defaults are
+/// safe for a local server. The connection settings of [`crate::serve`] (connection cap,
+/// header and idle timeouts, listen-stream caps, drain time, the path) are in
+/// [`crate::ServeConfig`]; under axum the hosting server's own connection settings apply.
 #[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// Path of the MCP endpoint (default `/mcp`).
-    pub path: String,
+pub struct EndpointConfig {
     /// Largest accepted request body in bytes (default 2 MiB); larger gets 413.
     pub max_body_bytes: usize,
     /// Deepest accepted JSON nesting (default 64).
@@ -39,47 +41,26 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// Interval of SSE keep-alive comments on listen streams (default 15 s).
     pub keep_alive: Duration,
-    /// Most concurrent connections (default 4096; [`crate::serve`] keeps it below the
-    /// file-descriptor limit). At the cap, a new connection closes the connection idle the
-    /// longest (keep-alive, or a request head not complete), else the oldest listen stream;
-    /// when every connection is busy with a request it waits in the accept queue.
-    pub max_connections: usize,
-    /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
-    pub header_read_timeout: Duration,
-    /// Largest request head (request line and headers) in bytes (default 32 KiB, at least
-    /// 8 KiB): the read buffer of a connection; a larger head gets 431 and the connection closes.
-    pub max_head_bytes: usize,
-    /// Most open listen streams (`subscriptions/listen` responses and legacy GET streams;
-    /// default 2048, at most half of [`HttpConfig::max_connections`]). Past it the oldest
-    /// stream is closed cleanly (its SSE response ends; the client reconnects or resumes).
-    pub max_listen_streams: usize,
-    /// Most open listen streams of one caller (default 128; 0 = no per-caller cap): of one
-    /// authenticated principal, or of one peer IP address without authorization. Past it that
-    /// caller's oldest stream is closed, so one caller cannot push out the streams of others.
-    /// Behind a reverse proxy unauthenticated clients share the proxy's address: raise it.
-    pub max_listen_streams_per_peer: usize,
-    /// How long a keep-alive connection may sit idle between requests (default 10 s; shorter
-    /// than the header timeout so idle connections cannot hold the connection table).
-    pub idle_timeout: Duration,
     /// Longest time to receive a whole request body (default 30 s); past it, 408.
     pub body_read_timeout: Duration,
     /// Longest gap between two pieces of a request body (default 10 s); past it, 408.
     pub body_idle_timeout: Duration,
     /// Most request-body bytes held in memory by all requests together (default 64 MiB).
     pub max_body_bytes_in_flight: usize,
-    /// How long a request waits for room in [`HttpConfig::max_body_bytes_in_flight`] before it
+    /// How long a request waits for room in [`EndpointConfig::max_body_bytes_in_flight`] before it
     /// gets 503 with `Retry-After` (default 2 s).
     pub body_budget_wait: Duration,
-    /// After a refused body (413, 408) the connection is closed gracefully: the answer is sent,
-    /// then up to this many more bytes are read and discarded (default 64 MiB) so a client still
-    /// writing its body reads the answer instead of a connection reset.
+    /// After a refused body (413) the rest of the body is read and discarded in the background,
+    /// up to this many bytes (default 64 MiB), so a client still writing its body reads the
+    /// answer instead of a connection reset.
     pub linger_bytes: usize,
-    /// Longest time spent discarding in that lingering close (default 5 s).
+    /// Longest time spent discarding in that lingering read (default 5 s).
     pub linger_time: Duration,
     /// OAuth 2.1 resource-server protection (default `None`: open). When set, every request
-    /// needs a valid bearer token (checked right after Host/Origin, before the body is read),
-    /// the protected-resource metadata is served at `/.well-known/oauth-protected-resource` and
-    /// its path-aware form, and handlers see the token subject as `ctx.principal()`.
+    /// needs a valid bearer token (checked right after Host/Origin, before the body is read) and
+    /// handlers see the token subject as `ctx.principal()`. The protected-resource metadata is
+    /// served by [`crate::serve`] and `router` (feature `axum`) or an [`crate::AuthLayer`]; the
+    /// `auth()` setter also accepts the resource's host.
     pub auth: Option<Arc<AuthConfig>>,
     /// Most open legacy (initialize-based) sessions (default 1024; 0 refuses legacy clients).
     /// When full, expired sessions are dropped first, then the least recently used one (by
@@ -118,22 +99,15 @@ pub struct HttpConfig {
     pub notification_stall: Duration,
 }
 
-impl Default for HttpConfig {
+impl Default for EndpointConfig {
     fn default() -> Self {
         let hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()];
         Self {
-            path: "/mcp".into(),
             max_body_bytes: 2 << 20,
             max_depth: DEFAULT_MAX_DEPTH,
             allowed_origins: hosts.iter().map(|h| format!("host:{h}")).collect(),
             allowed_hosts: hosts,
             keep_alive: Duration::from_secs(15),
-            max_connections: 4096,
-            header_read_timeout: Duration::from_secs(30),
-            max_head_bytes: 32 << 10,
-            max_listen_streams: 2048,
-            max_listen_streams_per_peer: 128,
-            idle_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             body_idle_timeout: Duration::from_secs(10),
             max_body_bytes_in_flight: 64 << 20,
@@ -156,6 +130,52 @@ impl Default for HttpConfig {
     }
 }
 
+impl EndpointConfig {
+    /// Accepts `host` (a name without port, any case) as a `Host` and, on any scheme and port,
+    /// as an `Origin`: the name clients use for this server beside the loopback defaults.
+    pub fn allow_host(mut self, host: impl AsRef<str>) -> Self {
+        let host = host.as_ref().to_ascii_lowercase();
+        if !self.allowed_hosts.contains(&host) {
+            self.allowed_origins.push(format!("host:{host}"));
+            self.allowed_hosts.push(host);
+        }
+        self
+    }
+
+    /// Requires bearer tokens checked by `auth` (the `auth` field), and accepts the host
+    /// of its canonical resource URI (`https://mcp.example/mcp` -> `mcp.example`) as a `Host` and
+    /// `Origin`: the name clients use for this server.
+    pub fn auth(mut self, auth: Arc<AuthConfig>) -> Self {
+        if let Some((_, authority, _)) = mcp_auth::metadata::split_uri(auth.resource()) {
+            let host =
+                authority.rsplit_once(':').filter(|(_, p)| p.parse::<u16>().is_ok()).map_or(authority, |(h, _)| h);
+            let host = host.to_owned();
+            self = self.allow_host(host);
+        }
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Cross-origin access for browser clients (the `cors` field).
+    pub fn cors(mut self, cors: CorsConfig) -> Self {
+        self.cors = Some(cors);
+        self
+    }
+
+    /// The largest accepted request body (the `max_body_bytes` field).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Where legacy sessions live (the `session_store` field).
+    #[cfg(feature = "legacy")]
+    pub fn session_store(mut self, store: Arc<dyn crate::SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+}
+
 /// A request body the endpoint can read: any `http_body::Body` of bytes (hyper's `Incoming`,
 /// `axum::body::Body`, `http_body_util::Full`, ...).
 pub trait RequestBody:
@@ -173,7 +193,7 @@ impl<B> RequestBody for B where
 #[derive(Clone)]
 pub struct McpService {
     pub(crate) server: Server,
-    pub(crate) config: Arc<HttpConfig>,
+    pub(crate) config: Arc<EndpointConfig>,
     pub(crate) budget: crate::limits::BodyBudget,
     #[cfg(feature = "legacy")]
     pub(crate) sessions: Arc<Sessions>,
@@ -256,7 +276,7 @@ fn sse_response_headers(body: McpBody) -> Resp {
 
 impl McpService {
     /// A service serving `server` with `config`.
-    pub fn new(server: Server, mut config: HttpConfig) -> Self {
+    pub fn new(server: Server, mut config: EndpointConfig) -> Self {
         if let Some(cors) = &config.cors {
             let extra: Vec<String> =
                 cors.allow_origins.iter().filter(|o| !config.allowed_origins.contains(o)).cloned().collect();
@@ -291,19 +311,11 @@ impl McpService {
     }
 
     /// The settings this service runs with.
-    pub fn config(&self) -> &HttpConfig {
+    pub fn config(&self) -> &EndpointConfig {
         &self.config
     }
 
     async fn route<B: RequestBody>(&self, req: Request<B>) -> Resp {
-        if req.uri().path() != self.config.path {
-            if let Some(auth) = &self.config.auth {
-                if auth.is_metadata_path(req.uri().path(), &self.config.path) {
-                    return metadata_response(auth, req.method());
-                }
-            }
-            return status_only(StatusCode::NOT_FOUND);
-        }
         let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
         if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
             return error_response(&e, None);

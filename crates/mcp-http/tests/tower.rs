@@ -1,10 +1,11 @@
 //! The endpoint as a `tower::Service` over an in-memory body: no sockets. Mounted in an axum
-//! `Router`, and with CORS for browser clients.
+//! `Router` at any path (`route_service`, `nest_service`, `mcp::http::router`), with and
+//! without auth, and with CORS for browser clients.
 
 use axum::body::Body;
 use http::{header, Method, Request, StatusCode};
 use http_body_util::BodyExt;
-use mcp::http::{CorsConfig, HttpConfig, McpService};
+use mcp::http::{CorsConfig, EndpointConfig, McpService};
 use mcp::prelude::*;
 use tower::ServiceExt;
 
@@ -14,7 +15,7 @@ async fn hello(name: String) -> String {
     format!("Hello, {name}!")
 }
 
-fn service(config: HttpConfig) -> McpService {
+fn service(config: EndpointConfig) -> McpService {
     McpService::new(Server::builder("t", "1").tool(hello::tool()).build().unwrap(), config)
 }
 
@@ -39,7 +40,7 @@ async fn json_body(r: http::Response<impl http_body::Body<Error = impl std::fmt:
 
 #[tokio::test]
 async fn the_service_answers_any_body_type() {
-    let r = service(HttpConfig::default()).oneshot(call_hello("/mcp")).await.unwrap();
+    let r = service(EndpointConfig::default()).oneshot(call_hello("/mcp")).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!");
 }
@@ -48,7 +49,7 @@ async fn the_service_answers_any_body_type() {
 async fn it_mounts_in_an_axum_router_next_to_other_routes() {
     let app = axum::Router::new()
         .route("/health", axum::routing::get(|| async { "ok" }))
-        .route_service("/mcp", service(HttpConfig::default()));
+        .route_service("/mcp", service(EndpointConfig::default()));
     let r = app.clone().oneshot(call_hello("/mcp")).await.unwrap();
     assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!");
     let health = Request::get("/health").body(Body::empty()).unwrap();
@@ -70,10 +71,10 @@ fn preflight(origin: &str) -> Request<Body> {
 
 #[tokio::test]
 async fn cors_is_opt_in_and_limited_to_the_allowed_origins() {
-    let r = service(HttpConfig::default()).oneshot(preflight("http://127.0.0.1:8080")).await.unwrap();
+    let r = service(EndpointConfig::default()).oneshot(preflight("http://127.0.0.1:8080")).await.unwrap();
     assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED, "no CORS configured");
 
-    let config = HttpConfig { cors: Some(CorsConfig::new(["https://app.example"])), ..HttpConfig::default() };
+    let config = EndpointConfig { cors: Some(CorsConfig::new(["https://app.example"])), ..EndpointConfig::default() };
     let svc = service(config);
     let r = svc.clone().oneshot(preflight("https://app.example")).await.unwrap();
     assert_eq!(r.status(), StatusCode::NO_CONTENT);
@@ -102,7 +103,7 @@ mod auth_layer {
     use tower::Layer;
 
     /// Accepts `good` (scopes `mcp`) and `admin` (scopes `mcp admin`) as tokens of subject `ada`.
-    struct Tokens;
+    pub(crate) struct Tokens;
 
     impl TokenValidator for Tokens {
         fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
@@ -132,14 +133,18 @@ mod auth_layer {
             .tool_scopes("hello", ["admin"])
             .build()
             .unwrap();
-        let svc = AuthLayer::new(Arc::new(auth), "/mcp").layer(service(HttpConfig::default()));
+        let svc = AuthLayer::new(Arc::new(auth), "/mcp").layer(service(EndpointConfig::default()));
         axum::Router::new()
             .route_service("/mcp", svc.clone())
             .route_service("/.well-known/oauth-protected-resource/mcp", svc)
     }
 
-    fn with_token(token: &str) -> Request<Body> {
-        let mut r = call_hello("/mcp");
+    pub(crate) fn with_token(token: &str) -> Request<Body> {
+        with_token_at("/mcp", token)
+    }
+
+    pub(crate) fn with_token_at(uri: &str, token: &str) -> Request<Body> {
+        let mut r = call_hello(uri);
         r.headers_mut().insert(header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
         r
     }
@@ -166,6 +171,122 @@ mod auth_layer {
         let doc = json_body(r).await;
         assert_eq!(doc["resource"], "http://127.0.0.1/mcp");
         assert_eq!(doc["authorization_servers"], json!(["https://as.example"]));
+    }
+}
+
+/// The endpoint mounted at `/mcp`, at `/api/mcp` and under `nest_service`, by hand and with
+/// `mcp::http::router`, each open and protected: the MCP call is answered where it is mounted,
+/// other paths get the router's 404, and with auth the RFC 9728 metadata is at the well-known
+/// path of the endpoint's own path.
+mod mounting {
+    use super::auth_layer::{with_token_at, Tokens};
+    use super::*;
+    use mcp::http::auth::AuthConfig;
+    use mcp::http::AuthLayer;
+    use std::convert::Infallible;
+    use std::sync::Arc;
+    use tower::Layer;
+
+    fn server() -> Server {
+        Server::builder("t", "1").tool(hello::tool()).build().unwrap()
+    }
+
+    /// Protection for the endpoint at `path` of `http://127.0.0.1`.
+    fn auth(path: &str) -> Arc<AuthConfig> {
+        let auth = AuthConfig::builder(format!("http://127.0.0.1{path}"), Arc::new(Tokens))
+            .authorization_server("https://as.example")
+            .required_scopes(["mcp"])
+            .build()
+            .unwrap();
+        Arc::new(auth)
+    }
+
+    /// The call to `hello` at `path` is answered, and a path beside it gets 404.
+    async fn serves_at<S, B>(app: S, path: &str)
+    where
+        S: tower::Service<Request<Body>, Response = http::Response<B>, Error = Infallible> + Clone,
+        B: http_body::Body<Error: std::fmt::Debug>,
+    {
+        let r = app.clone().oneshot(call_hello(path)).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "at {path}");
+        assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!", "at {path}");
+        let r = app.oneshot(call_hello(&format!("{path}-not"))).await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "beside {path}");
+    }
+
+    /// At `path` a call needs a token (401 with the challenge naming the metadata URL), is
+    /// answered with one, and the metadata document is served without one at its path-aware
+    /// well-known path.
+    async fn protects_at<S, B>(app: S, path: &str)
+    where
+        S: tower::Service<Request<Body>, Response = http::Response<B>, Error = Infallible> + Clone,
+        B: http_body::Body<Error: std::fmt::Debug>,
+    {
+        let well_known = format!("/.well-known/oauth-protected-resource{path}");
+        let r = app.clone().oneshot(call_hello(path)).await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "at {path}");
+        let challenge = r.headers()[header::WWW_AUTHENTICATE].to_str().unwrap().to_owned();
+        assert!(challenge.contains(&format!("resource_metadata=\"http://127.0.0.1{well_known}\"")), "{challenge}");
+        let r = app.clone().oneshot(with_token_at(path, "good")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "at {path} with a token");
+        assert_eq!(json_body(r).await["result"]["content"][0]["text"], "Hello, Ada!");
+        let get = Request::get(&well_known).body(Body::empty()).unwrap();
+        let r = app.clone().oneshot(get).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "metadata at {well_known}");
+        assert_eq!(json_body(r).await["resource"], format!("http://127.0.0.1{path}"));
+        let r = app.oneshot(with_token_at(&format!("{path}-not"), "good")).await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "beside {path}");
+    }
+
+    #[tokio::test]
+    async fn route_service_at_mcp() {
+        let svc = McpService::new(server(), EndpointConfig::default());
+        serves_at(axum::Router::new().route_service("/mcp", svc), "/mcp").await;
+        // Protected: the auth layer in front of the whole router (any inner body type).
+        let svc = McpService::new(server(), EndpointConfig::default());
+        let app = AuthLayer::new(auth("/mcp"), "/mcp").layer(axum::Router::new().route_service("/mcp", svc));
+        protects_at(app, "/mcp").await;
+    }
+
+    #[tokio::test]
+    async fn route_service_at_another_path() {
+        let svc = McpService::new(server(), EndpointConfig::default());
+        serves_at(axum::Router::new().route_service("/api/mcp", svc), "/api/mcp").await;
+        let svc = McpService::new(server(), EndpointConfig::default());
+        let app =
+            AuthLayer::new(auth("/api/mcp"), "/api/mcp").layer(axum::Router::new().route_service("/api/mcp", svc));
+        protects_at(app, "/api/mcp").await;
+    }
+
+    #[tokio::test]
+    async fn nest_service_strips_the_prefix() {
+        let svc = McpService::new(server(), EndpointConfig::default());
+        serves_at(axum::Router::new().nest_service("/mcp", svc), "/mcp").await;
+        // The endpoint authenticates itself (`EndpointConfig::auth`); the metadata route beside it.
+        let svc = McpService::new(server(), EndpointConfig::default().auth(auth("/mcp")));
+        let app = AuthLayer::new(auth("/mcp"), "/mcp").layer(axum::Router::new().nest_service("/mcp", svc));
+        protects_at(app, "/mcp").await;
+    }
+
+    #[tokio::test]
+    async fn router_wires_the_endpoint_metadata_and_auth_from_one_path() {
+        for path in ["/mcp", "/api/mcp"] {
+            serves_at(mcp::http::router(server(), path, EndpointConfig::default()), path).await;
+            let app = mcp::http::router(server(), path, EndpointConfig::default().auth(auth(path)));
+            protects_at(app.clone(), path).await;
+            // The root well-known document too.
+            let get = Request::get("/.well-known/oauth-protected-resource").body(Body::empty()).unwrap();
+            assert_eq!(app.oneshot(get).await.unwrap().status(), StatusCode::OK);
+        }
+        // Next to the application's own routes.
+        let app = axum::Router::new().route("/health", axum::routing::get(|| async { "ok" })).merge(mcp::http::router(
+            server(),
+            "/api/mcp",
+            EndpointConfig::default(),
+        ));
+        serves_at(app.clone(), "/api/mcp").await;
+        let r = app.oneshot(Request::get("/health").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
     }
 }
 
@@ -215,7 +336,7 @@ mod flood {
     async fn a_client_that_does_not_read_its_notifications_gets_the_call_cancelled() {
         let seen = Arc::new(Seen::default());
         let server = Server::builder("t", "1").state(seen.clone()).tool(chatty::tool()).tool(hello::tool()).build();
-        let svc = McpService::new(server.unwrap(), HttpConfig::default());
+        let svc = McpService::new(server.unwrap(), EndpointConfig::default());
         let done = seen.done.notified();
         // The response head comes at the first notification; its body is left unread.
         let r = svc.clone().oneshot(call_chatty(200_000)).await.unwrap();

@@ -8,7 +8,7 @@
 //! - [`RedisBackend::task_store`]: the tasks extension's store, with atomic updates, owner
 //!   leases and TTL by key expiry;
 //! - [`RedisBackend::sessions`]: legacy (2025-era) Streamable HTTP sessions, for
-//!   [`mcp_http::HttpConfig::session_store`].
+//!   [`mcp_http::EndpointConfig::session_store`].
 //!
 //! Every key lives under `mcp:{namespace}:` (the namespace is usually the server's name), so
 //! several services can share one Redis. Nothing read from Redis is trusted: records are
@@ -197,7 +197,7 @@ impl RedisBackend {
         Arc::new(RedisTaskStore::new(self.clone(), limits))
     }
 
-    /// Legacy sessions, for [`mcp_http::HttpConfig::session_store`].
+    /// Legacy sessions, for [`mcp_http::EndpointConfig::session_store`].
     pub fn sessions(&self) -> Arc<dyn mcp_http::SessionStore> {
         Arc::new(RedisSessions::new(self.clone()))
     }

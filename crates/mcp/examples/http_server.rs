@@ -66,5 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:3000".into());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("serving on http://{}/mcp", listener.local_addr()?);
-    Ok(mcp::http::serve(server, listener, mcp::http::HttpConfig::default()).await?)
+    // Ctrl-C or SIGTERM: new connections are refused, requests in flight finish (10 s at most).
+    let serving = mcp::http::serve(server, listener, mcp::http::EndpointConfig::default());
+    Ok(serving.with_graceful_shutdown(mcp::http::shutdown_signal()).await?)
 }

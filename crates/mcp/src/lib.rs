@@ -6,7 +6,8 @@
 //! - [`protocol`] and [`types`]: the sans-IO core and the wire types of every schema definition;
 //! - [`server`] (`server`): the server framework, with [`tool`], [`prompt`], [`resource`] and
 //!   [`schema`] (`macros`);
-//! - [`stdio`] (`stdio`) and [`http`] (`http`): the server transports;
+//! - [`stdio`] (`stdio`) and [`http`] (`http`): the server transports; `axum` adds
+//!   `http::router`, the endpoint as an axum `Router`;
 //! - [`client`] (`client`): the client library, and [`memory`] (`memory`): a client connected to
 //!   a server in the same process, for tests;
 //! - [`auth`] (`auth`): OAuth 2.1 resource-server support.

@@ -8,7 +8,7 @@ use http::HeaderMap;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
-use mcp::http::HttpConfig;
+use mcp::http::EndpointConfig;
 use mcp::server::{Args, Context as McpContext, HandlerError, Server, Tool};
 use mcp::types::CallToolResult;
 use serde_json::{json, Map, Value};
@@ -357,16 +357,22 @@ pub(crate) struct TestServer {
 
 impl TestServer {
     /// Serves `server` with `config`.
-    pub(crate) async fn start(server: Server, config: HttpConfig) -> Self {
+    pub(crate) async fn start(server: Server, config: EndpointConfig) -> Self {
+        Self::start_with(server, config, mcp::http::ServeConfig::default()).await
+    }
+
+    /// Serves `server` with `config` and the connection settings `serve`.
+    #[allow(dead_code)]
+    pub(crate) async fn start_with(server: Server, config: EndpointConfig, serve: mcp::http::ServeConfig) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let task = tokio::spawn(mcp::http::serve(server.clone(), listener, config));
+        let task = tokio::spawn(mcp::http::serve(server.clone(), listener, config).config(serve));
         Self { addr, server, task }
     }
 
     /// The `everything` server with the default config.
     pub(crate) async fn everything() -> Self {
-        let config = HttpConfig::default();
+        let config = EndpointConfig::default();
         Self::start(mcp_cli::everything::server(), config).await
     }
 
@@ -459,8 +465,8 @@ where
     Server::builder("test", "1.0.0").tool(raw_tool(name, schema, f)).build().expect("server")
 }
 
-pub(crate) fn config(f: impl FnOnce(&mut HttpConfig)) -> HttpConfig {
-    let mut c = HttpConfig::default();
+pub(crate) fn config(f: impl FnOnce(&mut EndpointConfig)) -> EndpointConfig {
+    let mut c = EndpointConfig::default();
     f(&mut c);
     c
 }
