@@ -2,9 +2,10 @@
 
 use crate::mrtr::Inputs;
 use mcp_protocol::jsonrpc::notification;
-use mcp_protocol::meta::{RequestMeta, LOG_LEVELS};
-use mcp_protocol::types::LoggingLevel;
-use serde_json::{json, Map, Value};
+use mcp_protocol::meta::RequestMeta;
+use mcp_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -276,20 +277,19 @@ impl Context {
         if self.task_id().is_some() {
             return;
         }
-        let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(t) = total {
-            params["total"] = json!(t);
-        }
-        if let Some(m) = message {
-            params["message"] = json!(m);
-        }
-        sink.send(notification("notifications/progress", params));
+        let Ok(token) = ProgressToken::deserialize(token) else { return };
+        let params = ProgressNotificationParams {
+            total,
+            message: message.map(str::to_owned),
+            ..ProgressNotificationParams::new(token, progress)
+        };
+        sink.send(notification("notifications/progress", serde_json::to_value(params).expect("params serialize")));
     }
 
     /// The least severe level the request asked `notifications/message` for
-    /// (`io.modelcontextprotocol/logLevel` in its `_meta`): `"debug"` ... `"emergency"`.
-    pub fn log_level(&self) -> Option<&'static str> {
-        self.inner.meta.log_level.and_then(|rank| LOG_LEVELS.get(usize::from(rank)).copied())
+    /// (`io.modelcontextprotocol/logLevel` in its `_meta`): `debug` ... `emergency`.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.inner.meta.log_level.and_then(LoggingLevel::from_rank)
     }
 
     /// Sends `notifications/message` when the request set a log level at or below `level`.
@@ -307,10 +307,10 @@ impl Context {
         if rank < min {
             return;
         }
-        let mut params = json!({ "level": LOG_LEVELS[rank as usize], "data": data });
-        if let Some(l) = logger {
-            params["logger"] = json!(l);
-        }
-        sink.send(notification("notifications/message", params));
+        let params = LoggingMessageNotificationParams {
+            logger: logger.map(str::to_owned),
+            ..LoggingMessageNotificationParams::new(level, data)
+        };
+        sink.send(notification("notifications/message", serde_json::to_value(params).expect("params serialize")));
     }
 }

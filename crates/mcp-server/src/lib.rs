@@ -50,7 +50,7 @@ pub use defs::{Prompt, Resource, TaskSupport, Tool};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind};
 pub use handler::{Args, FromRequest, Handler, HttpRequest, State};
-pub use listen::{ListenLimits, SubscriptionFilter};
+pub use listen::ListenLimits;
 pub use mcp_protocol;
 pub use mrtr::{declares, InputRequired, Inputs};
 pub use registry::{BoxFuture, ToolEntry};

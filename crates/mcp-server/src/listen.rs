@@ -5,8 +5,10 @@ use crate::server::{ChangeEvent, Server};
 use futures::Stream;
 use mcp_protocol::jsonrpc::{notification, result_response};
 use mcp_protocol::meta::SUBSCRIPTION_ID;
-use mcp_protocol::{Method, Params, ProtocolError, Request};
-use serde_json::{json, Map, Value};
+use mcp_protocol::types::{self, SubscriptionFilter};
+use mcp_protocol::{ProtocolError, Request};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 /// Caps on one `subscriptions/listen` filter (see [`crate::ServerBuilder::listen_limits`]). A
@@ -73,106 +75,94 @@ impl ListenLimits {
     }
 }
 
-/// The filter a client asked for, reduced to what this server honours. The URIs and task ids
-/// are sets: each event is matched in constant time.
+/// What one listen stream announces: the client's [`SubscriptionFilter`] reduced to what this
+/// server honours, URIs and task ids as sets (each event is matched in constant time).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SubscriptionFilter {
-    /// `toolsListChanged`.
-    pub tools: bool,
-    /// `promptsListChanged`.
-    pub prompts: bool,
-    /// `resourcesListChanged`.
-    pub resources: bool,
-    /// `resourceSubscriptions`.
-    pub resource_uris: HashSet<String>,
-    /// `taskIds` (the tasks extension): tasks whose changes to announce.
-    pub task_ids: HashSet<String>,
+pub(crate) struct Watch {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    resource_uris: HashSet<String>,
+    task_ids: HashSet<String>,
 }
 
-impl SubscriptionFilter {
-    /// Parses the filter within `limits`; also returns the URIs and task ids in the order the
-    /// client gave them (for the acknowledgement).
-    fn parse(
-        params: &Map<String, Value>,
-        limits: &ListenLimits,
-    ) -> Result<(Self, Vec<String>, Vec<String>), ProtocolError> {
-        let Params::Listen { notifications: n } = Method::SubscriptionsListen.params(params)? else {
-            unreachable!("listen params are Params::Listen")
-        };
-        let flag = |k: &str| -> Result<bool, ProtocolError> {
-            match n.get(k) {
-                None => Ok(false),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(_) => Err(ProtocolError::invalid_params(format!("`{k}` must be a boolean"))),
-            }
-        };
-        let mut bytes = 0usize;
-        let mut strings = |k: &str, max: usize| -> Result<(HashSet<String>, Vec<String>), ProtocolError> {
-            let a = match n.get(k) {
-                None => return Ok(Default::default()),
-                Some(Value::Array(a)) => a,
-                Some(_) => return Err(ProtocolError::invalid_params(format!("`{k}` must be an array"))),
-            };
-            if a.len() > max {
-                return Err(ProtocolError::invalid_params(format!(
-                    "`{k}` has {} entries; this server accepts at most {max} per stream",
-                    a.len()
-                )));
-            }
-            let (mut set, mut order) = (HashSet::with_capacity(a.len()), Vec::with_capacity(a.len()));
-            for u in a {
-                let u = u.as_str().ok_or_else(|| ProtocolError::invalid_params(format!("`{k}` must be strings")))?;
-                if u.len() > limits.max_entry_bytes {
-                    return Err(ProtocolError::invalid_params(format!(
-                        "an entry of `{k}` is {} bytes long; this server accepts at most {}",
-                        u.len(),
-                        limits.max_entry_bytes
-                    )));
-                }
-                bytes += u.len();
-                if bytes > limits.max_filter_bytes {
-                    return Err(ProtocolError::invalid_params(format!(
-                        "the subscription filter is over {} bytes of URIs and task ids",
-                        limits.max_filter_bytes
-                    )));
-                }
-                if set.insert(u.to_owned()) {
-                    order.push(u.to_owned());
-                }
-            }
-            Ok((set, order))
-        };
-        let (resource_uris, uri_order) = strings("resourceSubscriptions", limits.max_resource_subscriptions)?;
-        let (task_ids, task_order) = strings("taskIds", limits.max_task_ids)?;
-        let filter = Self {
-            tools: flag("toolsListChanged")?,
-            prompts: flag("promptsListChanged")?,
-            resources: flag("resourcesListChanged")?,
-            resource_uris,
-            task_ids,
-        };
-        Ok((filter, uri_order, task_order))
+/// Checks one list of the filter against `limits`, in the client's order without repeats.
+fn checked(
+    key: &str,
+    list: Option<Vec<String>>,
+    max: usize,
+    limits: &ListenLimits,
+    bytes: &mut usize,
+) -> Result<Vec<String>, ProtocolError> {
+    let list = list.unwrap_or_default();
+    if list.len() > max {
+        return Err(ProtocolError::invalid_params(format!(
+            "`{key}` has {} entries; this server accepts at most {max} per stream",
+            list.len()
+        )));
     }
+    let mut seen = HashSet::with_capacity(list.len());
+    let mut order = Vec::with_capacity(list.len());
+    for u in list {
+        if u.len() > limits.max_entry_bytes {
+            return Err(ProtocolError::invalid_params(format!(
+                "an entry of `{key}` is {} bytes long; this server accepts at most {}",
+                u.len(),
+                limits.max_entry_bytes
+            )));
+        }
+        *bytes += u.len();
+        if *bytes > limits.max_filter_bytes {
+            return Err(ProtocolError::invalid_params(format!(
+                "the subscription filter is over {} bytes of URIs and task ids",
+                limits.max_filter_bytes
+            )));
+        }
+        if seen.insert(u.clone()) {
+            order.push(u);
+        }
+    }
+    Ok(order)
+}
 
-    /// The acknowledged filter, URIs and task ids in the order the client gave them.
-    fn to_json(&self, uris: &[String], tasks: &[String]) -> Value {
-        let mut m = Map::new();
-        if self.tools {
-            m.insert("toolsListChanged".into(), json!(true));
-        }
-        if self.prompts {
-            m.insert("promptsListChanged".into(), json!(true));
-        }
-        if self.resources {
-            m.insert("resourcesListChanged".into(), json!(true));
-        }
-        if !self.resource_uris.is_empty() {
-            m.insert("resourceSubscriptions".into(), json!(uris));
-        }
-        if !self.task_ids.is_empty() {
-            m.insert("taskIds".into(), json!(tasks));
-        }
-        Value::Object(m)
+impl Watch {
+    /// Reads the request's filter within `limits`; also returns the filter to acknowledge
+    /// (what is honoured, URIs and task ids in the client's order).
+    fn parse(params: &Map<String, Value>, limits: &ListenLimits) -> Result<(Self, SubscriptionFilter), ProtocolError> {
+        let notifications = match params.get("notifications") {
+            Some(n @ Value::Object(_)) => n,
+            None => return Err(ProtocolError::invalid_params("subscriptions/listen requires `notifications`")),
+            Some(_) => return Err(ProtocolError::invalid_params("`notifications` must be an object")),
+        };
+        let asked = SubscriptionFilter::deserialize(notifications)
+            .map_err(|e| ProtocolError::invalid_params(format!("invalid `notifications`: {e}")))?;
+        let mut bytes = 0usize;
+        let uris = checked(
+            "resourceSubscriptions",
+            asked.resource_subscriptions,
+            limits.max_resource_subscriptions,
+            limits,
+            &mut bytes,
+        )?;
+        let tasks = checked("taskIds", asked.task_ids, limits.max_task_ids, limits, &mut bytes)?;
+        let on = |b: Option<bool>| b.unwrap_or(false);
+        let watch = Self {
+            tools: on(asked.tools_list_changed),
+            prompts: on(asked.prompts_list_changed),
+            resources: on(asked.resources_list_changed),
+            resource_uris: uris.iter().cloned().collect(),
+            task_ids: tasks.iter().cloned().collect(),
+        };
+        let some = |b: bool| b.then_some(true);
+        let ack = SubscriptionFilter {
+            tools_list_changed: some(watch.tools),
+            prompts_list_changed: some(watch.prompts),
+            resources_list_changed: some(watch.resources),
+            resource_subscriptions: (!uris.is_empty()).then_some(uris),
+            task_ids: (!tasks.is_empty()).then_some(tasks),
+            ..Default::default()
+        };
+        Ok((watch, ack))
     }
 
     /// The bytes of URIs and task ids the filter holds.
@@ -181,7 +171,7 @@ impl SubscriptionFilter {
     }
 
     /// Whether the stream announces `e` (constant time).
-    pub fn wants(&self, e: &ChangeEvent) -> bool {
+    pub(crate) fn wants(&self, e: &ChangeEvent) -> bool {
         match e {
             ChangeEvent::ToolsListChanged => self.tools,
             ChangeEvent::PromptsListChanged => self.prompts,
@@ -193,9 +183,24 @@ impl SubscriptionFilter {
     }
 }
 
+/// `params` with `_meta` naming the subscription (the listen request's id).
+fn tag(params: &mut Value, id: &Value) {
+    if let Value::Object(p) = params {
+        let mut meta = Map::new();
+        meta.insert(SUBSCRIPTION_ID.into(), id.clone());
+        p.insert("_meta".into(), Value::Object(meta));
+    }
+}
+
 fn tagged(method: &str, mut params: Value, id: &Value) -> Value {
-    params["_meta"] = json!({ SUBSCRIPTION_ID: id });
+    tag(&mut params, id);
     notification(method, params)
+}
+
+fn tagged_params<T: serde::Serialize>(params: &T, id: &Value) -> Value {
+    let mut params = serde_json::to_value(params).expect("params serialize");
+    tag(&mut params, id);
+    params
 }
 
 impl Server {
@@ -210,8 +215,7 @@ impl Server {
         env: RequestEnv,
     ) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
         let ctx = self.prepare(req, env, None)?;
-        let (mut filter, uri_order, mut task_order) =
-            SubscriptionFilter::parse(ctx.params(), &self.inner.config.listen_limits)?;
+        let (mut filter, mut ack) = Watch::parse(ctx.params(), &self.inner.config.listen_limits)?;
         // Task ids need the extension on this very request; a server without tasks drops them.
         let tasks = match self.tasks() {
             Some(rt) if !filter.task_ids.is_empty() => {
@@ -222,7 +226,7 @@ impl Server {
             }
             _ => {
                 filter.task_ids.clear();
-                task_order.clear();
+                ack.task_ids = None;
                 None
             }
         };
@@ -236,11 +240,10 @@ impl Server {
         let shutdown = self.shutdown_token();
         let cancel = ctx.cancellation().clone();
         let server = self.clone();
-        let mut ack = json!({ "notifications": filter.to_json(&uri_order, &task_order) });
-        drop((uri_order, task_order));
+        let ack = types::SubscriptionsAcknowledgedNotificationParams { meta: None, notifications: ack };
         Ok(async_stream(move |tx| async move {
             let _held = held;
-            ack["_meta"] = json!({ SUBSCRIPTION_ID: id });
+            let ack = tagged_params(&ack, &id);
             if tx.send(notification("notifications/subscriptions/acknowledged", ack)).await.is_err() {
                 return;
             }
@@ -263,7 +266,7 @@ impl Server {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
                     _ = shutdown.cancelled() => {
-                        let done = server.finish_result(json!({ "resultType": "complete", "_meta": { SUBSCRIPTION_ID: id } }));
+                        let done = server.finish_result(tagged_params(&types::Result::default(), &id));
                         let _ = tx.send(result_response(&id, done)).await;
                         return;
                     }

@@ -365,7 +365,7 @@ impl Flights {
 #[derive(Debug, Clone, Copy)]
 pub struct Relay {
     progress: bool,
-    log_level: Option<mcp_protocol::types::LoggingLevel>,
+    log_level: Option<mcp::server::mcp_protocol::types::LoggingLevel>,
 }
 
 impl Relay {

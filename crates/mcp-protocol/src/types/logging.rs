@@ -30,6 +30,45 @@ pub enum LoggingLevel {
     Emergency,
 }
 
+impl LoggingLevel {
+    /// Every level, from least to most severe (a level's index is its rank).
+    pub const ALL: [LoggingLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// The level of rank `rank` (0 is `debug`, 7 `emergency`).
+    pub fn from_rank(rank: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(rank)).copied()
+    }
+
+    /// The value on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+impl std::fmt::Display for LoggingLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Parameters for a `notifications/message` notification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoggingMessageNotificationParams {

@@ -22,6 +22,13 @@ pub struct SubscriptionFilter {
     /// Receive `notifications/resources/updated` for these resource URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// Receive `notifications/tasks` for these task ids (the tasks extension,
+    /// `io.modelcontextprotocol/tasks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
+    /// Every other key (other extensions' filters), kept as is.
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 /// Parameters for a `subscriptions/listen` request.
