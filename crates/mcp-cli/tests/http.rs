@@ -765,3 +765,126 @@ async fn slow_request_heads_are_cut_off() {
     // Other connections are unaffected.
     s.ok(1, "tools/list", json!({})).await;
 }
+
+/// Graceful shutdown in `serve` itself: a call in flight at the signal gets its whole answer,
+/// a listen stream ends with its closing response, new connections are refused, then `serve`
+/// returns.
+#[tokio::test]
+async fn the_shutdown_signal_drains_requests_in_flight() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, signal) = tokio::sync::oneshot::channel::<()>();
+    let serving = mcp::http::serve(mcp_cli::everything::server(), listener, EndpointConfig::default())
+        .with_graceful_shutdown(async move { drop(signal.await) });
+    let task = tokio::spawn(serving);
+    let s = TestServer { addr, server: mcp_cli::everything::server(), task };
+    let mut listening = s.listen(9, json!({"toolsListChanged": true})).await;
+    listening.next().await.expect("ack");
+    let args = json!({"steps": 5, "delay_ms": 100});
+    let p = with_meta_kv(call("count_with_progress", args), &[("progressToken", json!("t"))]);
+    let mut counting = s.open(&req(1, "tools/call", p), &[]).await;
+    assert_eq!(counting.next().await.expect("progress")["method"], "notifications/progress");
+    stop.send(()).unwrap();
+    let closing = listening.next().await.expect("the listen stream's closing response");
+    assert_eq!(result_of(&closing, &json!(9))["resultType"], "complete", "{closing}");
+    assert!(listening.next().await.is_none(), "the listen stream ends");
+    refused_soon(addr).await;
+    let last = loop {
+        let e = counting.next().await.expect("the call's stream goes on to its response");
+        if e.get("id").is_some() {
+            break e;
+        }
+    };
+    assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 5");
+    within("serve() to return", s.task).await.expect("join").expect("serve");
+}
+
+/// At the drain bound the connections still busy are closed and `serve` returns.
+#[tokio::test]
+async fn past_the_drain_time_the_connections_left_are_closed() {
+    let (server, [started, dropped, _]) = slow_server(Duration::from_secs(300));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, signal) = tokio::sync::oneshot::channel::<()>();
+    let serve = mcp::http::ServeConfig::default().drain_timeout(Duration::from_millis(200));
+    let serving = mcp::http::serve(server.clone(), listener, EndpointConfig::default())
+        .config(serve)
+        .with_graceful_shutdown(async move { drop(signal.await) });
+    let s = TestServer { addr, server, task: tokio::spawn(serving) };
+    let p = with_meta_kv(call("slow", json!({})), &[("progressToken", json!(1))]);
+    let mut stream = s.open(&req(1, "tools/call", p), &[]).await;
+    stream.next().await.expect("progress");
+    assert!(started.load(SeqCst));
+    stop.send(()).unwrap();
+    within("serve() to return at the drain bound", s.task).await.expect("join").expect("serve");
+    eventually("the handler to be dropped", || dropped.load(SeqCst)).await;
+    // The connection was cut (the client's stream ends inside a chunk, without a response).
+    drop(stream);
+}
+
+/// Waits (bounded) until connecting to `addr` is refused.
+async fn refused_soon(addr: std::net::SocketAddr) {
+    within("new connections to be refused", async {
+        loop {
+            match tokio::net::TcpStream::connect(addr).await {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+                _ => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    })
+    .await
+}
+
+/// `mcp serve` (the real binary) on SIGTERM: the 2-second call in flight gets its full answer,
+/// a new connection is refused, and the process exits 0.
+#[cfg(unix)]
+#[tokio::test]
+async fn mcp_serve_drains_on_sigterm_and_exits_zero() {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "everything", "--http", "127.0.0.1:0", "--drain-timeout", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn mcp");
+    let addr = announced_addr(child.stderr.take().expect("stderr")).await;
+    // A call taking 2 s that notifies at once: its first event says it is in flight.
+    let args = json!({"steps": 2, "delay_ms": 1000});
+    let p = with_meta_kv(call("count_with_progress", args), &[("progressToken", json!("t"))]);
+    let body = req(1, "tools/call", p);
+    let mut counting = open(addr, "POST", "/mcp", &std_headers(&body), full(body.to_string())).await;
+    assert_eq!(counting.next().await.expect("progress")["method"], "notifications/progress");
+    let pid = child.id().expect("pid").to_string();
+    let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+    assert!(killed.success());
+    refused_soon(addr).await;
+    let last = loop {
+        let e = counting.next().await.expect("the call's stream goes on to its response");
+        if e.get("id").is_some() {
+            break e;
+        }
+    };
+    assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 2");
+    let status = within("mcp serve to exit", child.wait()).await.expect("wait");
+    assert!(status.success(), "exit status {status}");
+}
+
+/// The address `mcp serve` announces on stderr (its readiness signal); the rest of stderr is
+/// drained in the background.
+#[cfg(unix)]
+async fn announced_addr(stderr: tokio::process::ChildStderr) -> std::net::SocketAddr {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let prefix = "mcp: serving on http://";
+    let line = within("the server to announce its address", async {
+        while let Ok(Some(l)) = lines.next_line().await {
+            if let Some(rest) = l.strip_prefix(prefix) {
+                return rest.trim_end_matches("/mcp").to_owned();
+            }
+        }
+        panic!("mcp serve ended before announcing its address")
+    })
+    .await;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    line.parse().expect("an address")
+}
