@@ -1,7 +1,7 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
 use crate::context::Context;
-use crate::defs::{admit, Prompt, Resource, ResourceDef, Tool};
+use crate::defs::{first_error, CheckFn, Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
 use crate::registry::*;
 use crate::server::{Server, ServerConfig, ServerInner};
@@ -20,6 +20,9 @@ pub struct ServerBuilder {
     pub(crate) catalog: Catalog,
     completion: Option<CompletionFn>,
     pub(crate) errors: Vec<BuildError>,
+    /// Each registered handler's state check, run by `build()` against the state given by
+    /// then (whatever the order of `.state(..)` and `.tool(..)`).
+    state_checks: Vec<CheckFn>,
     eager_schemas: bool,
 }
 
@@ -45,6 +48,7 @@ impl ServerBuilder {
             catalog: Catalog::default(),
             completion: None,
             errors: Vec::new(),
+            state_checks: Vec::new(),
             eager_schemas: false,
         }
     }
@@ -176,7 +180,9 @@ impl ServerBuilder {
     }
 
     /// Gives the handlers application state of type `T`, read with the [`crate::State<T>`]
-    /// extractor (one value per type; a later call replaces an earlier one).
+    /// extractor (one value per type; a later call replaces an earlier one). Before or after
+    /// the handlers that ask for it: [`ServerBuilder::build`] checks that every `State<T>` a
+    /// handler asks for was given ([`BuildError::MissingState`]).
     pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         self.config.state.insert(value);
         self
@@ -184,7 +190,8 @@ impl ServerBuilder {
 
     /// Registers a tool (see [`Tool`]; `#[mcp::tool]` functions give one with `name::tool()`).
     pub fn tool(mut self, tool: Tool) -> Self {
-        match admit(&tool.errors, tool.check, &self.config.state).and_then(|()| tool_entry(tool)) {
+        self.state_checks.push(tool.check);
+        match first_error(&tool.errors).and_then(|()| tool_entry(tool)) {
             Ok(t) if self.catalog.tools.iter().any(|x| x.name == t.name) => {
                 self.errors.push(BuildError::Duplicate { kind: ItemKind::Tool, name: t.name })
             }
@@ -201,15 +208,12 @@ impl ServerBuilder {
 
     /// Registers a resource or resource template (see [`Resource`]).
     pub fn resource(mut self, resource: Resource) -> Self {
-        if let Err(e) = admit(&resource.errors, resource.check, &self.config.state) {
+        self.state_checks.push(resource.check);
+        if let Err(e) = first_error(&resource.errors) {
             self.errors.push(e);
             return self;
         }
-        let Some(handler) = resource.handler else {
-            self.errors
-                .push(BuildError::MissingHandler { kind: ItemKind::Resource, name: resource_name(&resource.def) });
-            return self;
-        };
+        let handler = resource.handler.0;
         match resource.def {
             ResourceDef::Static(d) => {
                 if self.catalog.resources.iter().any(|r| r.uri == d.uri) {
@@ -236,15 +240,13 @@ impl ServerBuilder {
 
     /// Registers a prompt (see [`Prompt`]).
     pub fn prompt(mut self, prompt: Prompt) -> Self {
-        if let Err(e) = admit(&prompt.errors, prompt.check, &self.config.state) {
+        self.state_checks.push(prompt.check);
+        if let Err(e) = first_error(&prompt.errors) {
             self.errors.push(e);
             return self;
         }
         let name = prompt.def.name.clone();
-        let Some(handler) = prompt.handler else {
-            self.errors.push(BuildError::MissingHandler { kind: ItemKind::Prompt, name });
-            return self;
-        };
+        let handler = prompt.handler.0;
         if self.catalog.prompts.iter().any(|p| p.name == name) {
             self.errors.push(BuildError::Duplicate { kind: ItemKind::Prompt, name });
             return self;
@@ -309,6 +311,9 @@ impl ServerBuilder {
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }
+        for check in &self.state_checks {
+            check(&self.config.state).map_err(BuildError::MissingState)?;
+        }
         if self.eager_schemas {
             for t in &self.catalog.tools {
                 t.input.compile_now()?;
@@ -327,19 +332,10 @@ impl ServerBuilder {
     }
 }
 
-/// The name a resource is listed under (for errors).
-fn resource_name(def: &ResourceDef) -> String {
-    match def {
-        ResourceDef::Static(d) => d.uri.clone(),
-        ResourceDef::Template(d) => d.uri_template.clone(),
-    }
-}
-
 /// Validates a tool definition and compiles its schemas.
 pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     let name = tool.def.name.clone();
-    let handler =
-        tool.handler.ok_or_else(|| BuildError::MissingHandler { kind: ItemKind::Tool, name: name.clone() })?;
+    let handler = tool.handler.0;
     let input_schema = Value::Object(tool.def.input_schema.clone());
     let input = SchemaValidator::new(&name, &input_schema)?;
     let output = match &tool.def.output_schema {

@@ -35,7 +35,12 @@ pub enum TaskSupport {
     Required,
 }
 
-type CheckFn = fn(&StateMap) -> Result<(), String>;
+pub(crate) type CheckFn = fn(&StateMap) -> Result<(), String>;
+
+/// The first error a definition's builder recorded.
+pub(crate) fn first_error(errors: &[BuildError]) -> Result<(), BuildError> {
+    errors.first().map_or(Ok(()), |e| Err(e.clone()))
+}
 
 /// Whether a definition may be registered: the first error its builder recorded, else whether
 /// the server has the state its handler asks for.
@@ -96,19 +101,49 @@ fn object(schema: Value, what: &str, errors: &mut Vec<BuildError>) -> Option<Map
     }
 }
 
-/// A tool: its definition (`tools/list`) and its handler (`tools/call`).
-pub struct Tool {
+/// The state of a [`Tool`], [`Prompt`] or [`Resource`] that has no handler yet (what `new`
+/// gives): only `.handler(..)` turns it into one a server registers, so a definition without
+/// a handler does not compile where a server takes it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHandler;
+
+/// The handler of a [`Tool`], type-erased (the state after `.handler(..)`).
+#[derive(Clone)]
+pub struct ToolHandler(pub(crate) ToolFn);
+
+/// The handler of a [`Prompt`], type-erased (the state after `.handler(..)`).
+#[derive(Clone)]
+pub struct PromptHandler(pub(crate) PromptFn);
+
+/// The handler of a [`Resource`], type-erased (the state after `.handler(..)`).
+#[derive(Clone)]
+pub struct ResourceHandler(pub(crate) ResourceFn);
+
+macro_rules! opaque_debug {
+    ($($t:ident),*) => {$(
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(stringify!($t))
+            }
+        }
+    )*};
+}
+opaque_debug!(ToolHandler, PromptHandler, ResourceHandler);
+
+/// A tool: its definition (`tools/list`) and its handler (`tools/call`). [`Tool::new`] gives a
+/// `Tool<NoHandler>`; [`Tool::handler`] makes it a `Tool`, which is what servers take.
+pub struct Tool<H = ToolHandler> {
     pub(crate) def: types::Tool,
     input_set: bool,
     output_set: bool,
-    pub(crate) handler: Option<ToolFn>,
+    pub(crate) handler: H,
     pub(crate) check: CheckFn,
     pub(crate) task_support: TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) errors: Vec<BuildError>,
 }
 
-impl std::fmt::Debug for Tool {
+impl<H> std::fmt::Debug for Tool<H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool").field("def", &self.def).field("task_support", &self.task_support).finish()
     }
@@ -118,7 +153,7 @@ fn no_check(_: &StateMap) -> Result<(), String> {
     Ok(())
 }
 
-impl Tool {
+impl Tool<NoHandler> {
     /// A tool named `name`, without parameters until a handler or schema says otherwise.
     pub fn new(name: impl Into<String>) -> Self {
         let mut input = types::Tool::empty_input_schema();
@@ -127,7 +162,7 @@ impl Tool {
             def: types::Tool::new(name, input),
             input_set: false,
             output_set: false,
-            handler: None,
+            handler: NoHandler,
             check: no_check,
             task_support: TaskSupport::Forbidden,
             task_start: crate::tasks::TaskStart::Immediate,
@@ -135,6 +170,41 @@ impl Tool {
         }
     }
 
+    /// The handler: an async function of extractors returning anything [`IntoToolResult`].
+    /// Its [`crate::Args`] type gives `inputSchema`, its return type `outputSchema` (unless set).
+    pub fn handler<F, M>(mut self, handler: F) -> Tool
+    where
+        F: Handler<M>,
+        F::Output: IntoToolResult,
+    {
+        if !self.input_set {
+            if let Some(s) = F::arguments_schema() {
+                let name = self.def.name.clone();
+                if let Some(o) = object(s, &name, &mut self.errors) {
+                    self.def.input_schema = o;
+                }
+            }
+        }
+        if !self.output_set {
+            if let Some(s) = <F::Output as IntoToolResult>::output_schema() {
+                self.def.output_schema = object(s, &self.def.name.clone(), &mut self.errors);
+            }
+        }
+        let handler = ToolHandler(erased(handler, HandlerKind::Tool, IntoToolResult::into_tool_result));
+        Tool {
+            def: self.def,
+            input_set: self.input_set,
+            output_set: self.output_set,
+            handler,
+            check: F::check,
+            task_support: self.task_support,
+            task_start: self.task_start,
+            errors: self.errors,
+        }
+    }
+}
+
+impl<H> Tool<H> {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.def.name
@@ -238,44 +308,20 @@ impl Tool {
         self.task_start = start;
         self
     }
-
-    /// The handler: an async function of extractors returning anything [`IntoToolResult`].
-    /// Its [`crate::Args`] type gives `inputSchema`, its return type `outputSchema` (unless set).
-    pub fn handler<H, M>(mut self, handler: H) -> Self
-    where
-        H: Handler<M>,
-        H::Output: IntoToolResult,
-    {
-        if !self.input_set {
-            if let Some(s) = H::arguments_schema() {
-                let name = self.def.name.clone();
-                if let Some(o) = object(s, &name, &mut self.errors) {
-                    self.def.input_schema = o;
-                }
-            }
-        }
-        if !self.output_set {
-            if let Some(s) = <H::Output as IntoToolResult>::output_schema() {
-                self.def.output_schema = object(s, &self.def.name.clone(), &mut self.errors);
-            }
-        }
-        self.check = H::check;
-        self.handler = Some(erased(handler, HandlerKind::Tool, IntoToolResult::into_tool_result));
-        self
-    }
 }
 
-/// A prompt: its definition (`prompts/list`) and its handler (`prompts/get`).
-pub struct Prompt {
+/// A prompt: its definition (`prompts/list`) and its handler (`prompts/get`); like [`Tool`],
+/// a `Prompt<NoHandler>` until [`Prompt::handler`].
+pub struct Prompt<H = PromptHandler> {
     pub(crate) def: types::Prompt,
     args_set: bool,
     pub(crate) completers: Vec<(String, ArgCompleter)>,
-    pub(crate) handler: Option<PromptFn>,
+    pub(crate) handler: H,
     pub(crate) check: CheckFn,
     pub(crate) errors: Vec<BuildError>,
 }
 
-impl std::fmt::Debug for Prompt {
+impl<H> std::fmt::Debug for Prompt<H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prompt").field("def", &self.def).finish()
     }
@@ -297,19 +343,43 @@ fn prompt_arguments(schema: &Value) -> Vec<PromptArgument> {
         .collect()
 }
 
-impl Prompt {
+impl Prompt<NoHandler> {
     /// A prompt named `name`, without arguments until a handler or [`Prompt::argument`] adds some.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
             def: types::Prompt::new(name),
             args_set: false,
             completers: Vec::new(),
-            handler: None,
+            handler: NoHandler,
             check: no_check,
             errors: Vec::new(),
         }
     }
 
+    /// The handler: an async function of extractors returning anything [`IntoPromptResult`].
+    /// Its [`crate::Args`] type gives the prompt's `arguments` (unless set).
+    pub fn handler<F, M>(mut self, handler: F) -> Prompt
+    where
+        F: Handler<M>,
+        F::Output: IntoPromptResult,
+    {
+        if !self.args_set {
+            if let Some(s) = F::arguments_schema() {
+                self.def.arguments = Some(prompt_arguments(&s));
+            }
+        }
+        Prompt {
+            def: self.def,
+            args_set: self.args_set,
+            completers: self.completers,
+            handler: PromptHandler(erased(handler, HandlerKind::Prompt, IntoPromptResult::into_prompt_result)),
+            check: F::check,
+            errors: self.errors,
+        }
+    }
+}
+
+impl<H> Prompt<H> {
     /// The wire definition as `prompts/list` shows it.
     pub fn definition(&self) -> &types::Prompt {
         &self.def
@@ -365,23 +435,6 @@ impl Prompt {
         put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
         self
     }
-
-    /// The handler: an async function of extractors returning anything [`IntoPromptResult`].
-    /// Its [`crate::Args`] type gives the prompt's `arguments` (unless set).
-    pub fn handler<H, M>(mut self, handler: H) -> Self
-    where
-        H: Handler<M>,
-        H::Output: IntoPromptResult,
-    {
-        if !self.args_set {
-            if let Some(s) = H::arguments_schema() {
-                self.def.arguments = Some(prompt_arguments(&s));
-            }
-        }
-        self.check = H::check;
-        self.handler = Some(erased(handler, HandlerKind::Prompt, IntoPromptResult::into_prompt_result));
-        self
-    }
 }
 
 /// Whether a [`Resource`] is one URI or an RFC 6570 template of many.
@@ -393,15 +446,15 @@ pub(crate) enum ResourceDef {
 
 /// A resource (one URI) or resource template (RFC 6570, whose variables the handler receives as
 /// [`crate::Args`]): its definition (`resources/list` or `resources/templates/list`) and its
-/// handler (`resources/read`).
-pub struct Resource {
+/// handler (`resources/read`); like [`Tool`], a `Resource<NoHandler>` until [`Resource::handler`].
+pub struct Resource<H = ResourceHandler> {
     pub(crate) def: ResourceDef,
-    pub(crate) handler: Option<ResourceFn>,
+    pub(crate) handler: H,
     pub(crate) check: CheckFn,
     pub(crate) errors: Vec<BuildError>,
 }
 
-impl std::fmt::Debug for Resource {
+impl<H> std::fmt::Debug for Resource<H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Resource").field("def", &self.def).finish()
     }
@@ -416,9 +469,9 @@ macro_rules! both {
     };
 }
 
-impl Resource {
+impl Resource<NoHandler> {
     fn with(def: ResourceDef) -> Self {
-        Self { def, handler: None, check: no_check, errors: Vec::new() }
+        Self { def, handler: NoHandler, check: no_check, errors: Vec::new() }
     }
 
     /// The resource at `uri`, listed under `name`.
@@ -435,6 +488,32 @@ impl Resource {
         }))
     }
 
+    /// The handler: an async function of extractors returning anything [`IntoReadResult`]. For a
+    /// template, [`crate::Args`] holds the matched variables (as strings).
+    pub fn handler<F, M>(self, handler: F) -> Resource
+    where
+        F: Handler<M>,
+        F::Output: IntoReadResult,
+    {
+        let handler = Arc::new(handler);
+        let mime = self.mime();
+        let erased: ResourceFn = Arc::new(move |ctx, uri, vars| {
+            let args: Map<String, Value> = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            let mut parts = RequestParts::new(ctx, args, HandlerKind::Resource);
+            let mime = mime.clone();
+            match handler.call(&mut parts) {
+                Ok(fut) => Box::pin(async move {
+                    let target = ReadTarget { uri: &uri, mime_type: mime.as_deref() };
+                    fut.await.into_read_result(target)
+                }),
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            }
+        });
+        Resource { def: self.def, handler: ResourceHandler(erased), check: F::check, errors: self.errors }
+    }
+}
+
+impl<H> Resource<H> {
     /// Human-readable display name.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         both!(self, d => d.title = Some(title.into()));
@@ -489,30 +568,5 @@ impl Resource {
             ResourceDef::Static(d) => d.mime_type.as_deref().map(Arc::from),
             ResourceDef::Template(d) => d.mime_type.as_deref().map(Arc::from),
         }
-    }
-
-    /// The handler: an async function of extractors returning anything [`IntoReadResult`]. For a
-    /// template, [`crate::Args`] holds the matched variables (as strings).
-    pub fn handler<H, M>(mut self, handler: H) -> Self
-    where
-        H: Handler<M>,
-        H::Output: IntoReadResult,
-    {
-        let handler = Arc::new(handler);
-        let mime = self.mime();
-        self.check = H::check;
-        self.handler = Some(Arc::new(move |ctx, uri, vars| {
-            let args: Map<String, Value> = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
-            let mut parts = RequestParts::new(ctx, args, HandlerKind::Resource);
-            let mime = mime.clone();
-            match handler.call(&mut parts) {
-                Ok(fut) => Box::pin(async move {
-                    let target = ReadTarget { uri: &uri, mime_type: mime.as_deref() };
-                    fut.await.into_read_result(target)
-                }),
-                Err(e) => Box::pin(std::future::ready(Err(e))),
-            }
-        }));
-        self
     }
 }

@@ -190,14 +190,6 @@ pub enum BuildError {
         /// The repeated name or URI.
         name: String,
     },
-    /// An item was registered without a handler.
-    #[error("{kind} {name:?} has no handler")]
-    MissingHandler {
-        /// What kind of item.
-        kind: ItemKind,
-        /// Its name or URI.
-        name: String,
-    },
     /// A resource template's `uriTemplate` is not a valid RFC 6570 template.
     #[error("{0}")]
     InvalidTemplate(String),

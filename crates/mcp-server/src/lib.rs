@@ -46,7 +46,7 @@ pub use builder::{schema_of, ServerBuilder};
 pub use bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use changes::ChangeFeed;
 pub use context::{Context, NotificationSink, RequestEnv};
-pub use defs::{Prompt, Resource, TaskSupport, Tool};
+pub use defs::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind};
 pub use handler::{Args, FromRequest, Handler, HttpRequest, State};

@@ -566,8 +566,7 @@ fn invalid_definitions_are_refused_at_build() {
         BuildError::UnsupportedDialect { .. }
     ));
     assert!(matches!(build(json!({"name": "s", "inputSchema": {"type": 12}})), BuildError::InvalidSchema { .. }));
-    let no_handler = Server::builder("t", "1").tool(Tool::new("m")).build().map(|_| ()).unwrap_err();
-    assert!(matches!(no_handler, BuildError::MissingHandler { kind: ItemKind::Tool, .. }));
+    // A tool without a handler does not compile (`tests/ui/tool_without_handler.rs` in `mcp`).
     let dup = Server::builder("t", "1")
         .tool_raw(json!({"name": "a", "inputSchema": {"type": "object"}}), noop)
         .tool_raw(json!({"name": "a", "inputSchema": {"type": "object"}}), noop)
@@ -632,4 +631,30 @@ async fn capabilities_follow_what_is_registered() {
     let full = server();
     let caps = full.capabilities();
     assert!(caps.tools.is_some() && caps.completions.is_some());
+}
+
+/// `State<T>` is checked when the server is built, whatever the order of `.state(..)` and the
+/// registrations (it used to be checked at `.tool(..)`, so state given after failed).
+#[test]
+fn state_is_checked_at_build_in_either_order() {
+    use mcp_server::{Prompt, State};
+    #[derive(Clone)]
+    struct Counter(u32);
+    let tool = || Tool::new("t").handler(|State(c): State<Counter>| async move { c.0.to_string() });
+    let prompt = || Prompt::new("p").handler(|State(c): State<Counter>| async move { c.0.to_string() });
+    let resource = || Resource::new("x://r", "r").handler(|State(c): State<Counter>| async move { c.0.to_string() });
+    assert!(Server::builder("s", "1").tool(tool()).state(Counter(1)).build().is_ok());
+    assert!(Server::builder("s", "1").state(Counter(1)).tool(tool()).build().is_ok());
+    assert!(Server::builder("s", "1").prompt(prompt()).state(Counter(1)).build().is_ok());
+    assert!(Server::builder("s", "1").state(Counter(1)).prompt(prompt()).build().is_ok());
+    assert!(Server::builder("s", "1").resource(resource()).state(Counter(1)).build().is_ok());
+    assert!(Server::builder("s", "1").state(Counter(1)).resource(resource()).build().is_ok());
+    for missing in [
+        Server::builder("s", "1").tool(tool()).build(),
+        Server::builder("s", "1").prompt(prompt()).build(),
+        Server::builder("s", "1").resource(resource()).build(),
+    ] {
+        let e = missing.map(|_| ()).unwrap_err();
+        assert!(matches!(&e, BuildError::MissingState(m) if m.contains("Counter")), "{e}");
+    }
 }
