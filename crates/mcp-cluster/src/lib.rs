@@ -4,6 +4,11 @@
 //! `proxy_buffering off`, `proxy_set_header Host $http_host`). Everything listens on
 //! 127.0.0.1 ports picked at random, lives in a temporary folder and is killed on drop.
 //!
+//! nginx passes a request on to the next instance when one refuses the connection or closes it
+//! before answering (`proxy_next_upstream error timeout non_idempotent`), so instances can be
+//! restarted one after another ([`Cluster::stop_instance`], [`Cluster::start_instance`])
+//! without a client seeing a failure.
+//!
 //! Used by the integration tests (`mcp-cli/tests/cluster.rs`) and, through the `mcp-cluster`
 //! binary, by CI to run the conformance suite through the proxy.
 
@@ -267,6 +272,34 @@ impl Cluster {
         if let Some(mut c) = self.instances[i].child.take() {
             let _ = c.kill();
             let _ = c.wait();
+        }
+    }
+
+    /// Stops instance `i` as an operator does (SIGTERM: it refuses new connections, finishes the
+    /// requests in flight within its drain time, then exits) and waits for it to exit, at most
+    /// `limit` (then it is killed and the wait is an error). Returns its exit status.
+    #[cfg(unix)]
+    pub fn stop_instance(&mut self, i: usize, limit: Duration) -> io::Result<std::process::ExitStatus> {
+        let Some(mut child) = self.instances[i].child.take() else {
+            return Err(io::Error::other(format!("instance {i} is not running")));
+        };
+        let sent = Command::new("kill").args(["-TERM", &child.id().to_string()]).status()?;
+        if !sent.success() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::other(format!("kill -TERM of instance {i} failed")));
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(io::Error::other(format!("instance {i} did not exit within {limit:?} of SIGTERM")));
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
