@@ -2,7 +2,7 @@
 //! struct of the same name (type namespace only) gets the definition as an associated function.
 
 use crate::attrs::{doc_comment, ItemAttrs};
-use crate::params::{analyze, option_inner, Param};
+use crate::params::{analyze, check_arguments, option_inner, Param};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -49,6 +49,7 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
         .map_err(|e| syn::Error::new(e.span(), format!("#[{}] goes on an `async fn`", kind.name())))?;
     let attrs = ItemAttrs::parse(kind.name(), attr)?;
     let params = analyze(&mut f.sig, kind.name())?;
+    check_arguments(&params, kind.name())?;
     let fn_name = f.sig.ident.clone();
     let vis = f.vis.clone();
     let plain_name = fn_name.unraw().to_string();
@@ -123,7 +124,8 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
         }
     });
     if has_args {
-        closure_params.insert(0, quote! { ::mcp::server::Args(__a): ::mcp::server::Args<__Arguments> });
+        // Last: the one parameter that consumes the arguments.
+        closure_params.push(quote! { ::mcp::server::Args(__a): ::mcp::server::Args<__Arguments> });
     }
     let body = match kind {
         Kind::Tool => quote! { #fn_name(#(#call_args),*).await },

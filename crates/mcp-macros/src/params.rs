@@ -34,6 +34,40 @@ fn is_extractor(ty: &Type) -> bool {
     last_segment(ty).is_some_and(|s| EXTRACTORS.iter().any(|e| s.ident == e))
 }
 
+/// Checks the one rule about the arguments: they are read once, by the last parameter. So
+/// there is at most one `Args<T>`, it comes last, and it does not go with plain arguments
+/// (which the macro gathers into an `Args` of its own).
+pub(crate) fn check_arguments(params: &[Param], kind: &str) -> syn::Result<()> {
+    let is_args = |p: &Param| matches!(p, Param::Extractor(ty) if last_segment(ty).is_some_and(|s| s.ident == "Args"));
+    let plain = params.iter().find_map(|p| match p {
+        Param::Argument { ident, .. } => Some(ident),
+        Param::Extractor(_) => None,
+    });
+    let mut takers = params.iter().enumerate().filter(|(_, p)| is_args(p));
+    let Some((first, Param::Extractor(ty))) = takers.next() else { return Ok(()) };
+    if let Some(ident) = plain {
+        let mut e = syn::Error::new(
+            ty.span(),
+            format!("#[{kind}]: `Args<T>` and plain arguments do not mix: both would read the arguments"),
+        );
+        e.combine(syn::Error::new(
+            ident.span(),
+            "a plain argument; make it a field of the `Args` type, or drop `Args`",
+        ));
+        return Err(e);
+    }
+    if let Some((_, Param::Extractor(second))) = takers.next() {
+        return Err(syn::Error::new(
+            second.span(),
+            format!("#[{kind}]: a second `Args<T>`: the arguments are read once, by one `Args<T>`"),
+        ));
+    }
+    if first + 1 != params.len() {
+        return Err(syn::Error::new(ty.span(), format!("#[{kind}]: `Args<T>` reads the arguments, so it goes last")));
+    }
+    Ok(())
+}
+
 /// `T` when `ty` is written `Option<T>`.
 pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     let seg = last_segment(ty).filter(|s| s.ident == "Option")?;

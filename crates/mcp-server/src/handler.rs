@@ -1,13 +1,25 @@
-//! Handlers and extractors: a handler is any async function whose parameters are extractors
-//! ([`Context`], [`Args<T>`], [`State<T>`], ...), in any order.
+//! Handlers and extractors: a handler is any async function whose parameters are extractors.
+//! As in axum, the rule is in the types: any number of part extractors ([`FromRequestParts`]:
+//! [`Context`], [`State<T>`], [`HttpRequest`]) in any order, then at most one extractor that
+//! consumes the arguments ([`FromRequest`]: [`Args<T>`]), last. A second `Args<T>`, or one
+//! before another parameter, does not compile.
 //!
 //! ```
 //! use mcp_server::{Args, Context, State};
 //! # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Query { q: String }
 //! # #[derive(Clone)] struct Db;
-//! async fn search(Args(query): Args<Query>, State(db): State<Db>, ctx: Context) -> String {
+//! async fn search(State(db): State<Db>, ctx: Context, Args(query): Args<Query>) -> String {
 //!     format!("{} results for {}", ctx.method(), query.q)
 //! }
+//! # fn register() -> mcp_server::Tool { mcp_server::Tool::new("search").handler(search) }
+//! ```
+//!
+//! ```compile_fail
+//! # use mcp_server::{Args, Context};
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Query { q: String }
+//! // `Args` must come last: this is a compile error.
+//! async fn search(Args(query): Args<Query>, ctx: Context) -> String { query.q }
+//! # fn register() -> mcp_server::Tool { mcp_server::Tool::new("search").handler(search) }
 //! ```
 
 use crate::context::Context;
@@ -55,7 +67,8 @@ impl RequestParts {
         self.kind
     }
 
-    /// Takes the arguments (an empty object for every later taker).
+    /// Takes the arguments. Only the last extractor ([`FromRequest`]) can, so it is the only
+    /// taker.
     pub fn take_arguments(&mut self) -> Map<String, Value> {
         self.args.take().unwrap_or_default()
     }
@@ -87,8 +100,38 @@ impl StateMap {
     }
 }
 
-/// Something a handler can ask for as a parameter.
-pub trait FromRequest: Sized + Send + 'static {
+/// An extractor that reads the request without consuming its arguments: any number of them,
+/// in any position.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler parameter here",
+    label = "not a part extractor",
+    note = "a handler takes part extractors (Context, State<T>, HttpRequest) in any order, then at most one `Args<T>`, last"
+)]
+pub trait FromRequestParts: Sized + Send + 'static {
+    /// Extracts the value, or refuses the request.
+    fn from_request_parts(parts: &RequestParts) -> Result<Self, HandlerError>;
+
+    /// Checked when the server is built: whether the server can ever supply it.
+    fn check(_state: &StateMap) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Marks the [`FromRequest`] impl every [`FromRequestParts`] extractor has.
+#[derive(Debug, Clone, Copy)]
+pub enum ViaParts {}
+
+/// Marks the [`FromRequest`] impl of an extractor that consumes the arguments.
+#[derive(Debug, Clone, Copy)]
+pub enum ViaArguments {}
+
+/// The extractor in a handler's last position: it may consume the arguments (`M` is
+/// [`ViaArguments`]), or be any [`FromRequestParts`] extractor (`M` is [`ViaParts`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler parameter",
+    note = "a handler takes part extractors (Context, State<T>, HttpRequest) in any order, then at most one `Args<T>`, last"
+)]
+pub trait FromRequest<M = ViaArguments>: Sized + Send + 'static {
     /// Extracts the value, or refuses the request.
     fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError>;
 
@@ -98,20 +141,30 @@ pub trait FromRequest: Sized + Send + 'static {
         None
     }
 
-    /// Checked when the handler is registered: whether the server can ever supply it.
+    /// Checked when the server is built: whether the server can ever supply it.
     fn check(_state: &StateMap) -> Result<(), String> {
         Ok(())
     }
 }
 
-impl FromRequest for Context {
+impl<T: FromRequestParts> FromRequest<ViaParts> for T {
     fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+        T::from_request_parts(parts)
+    }
+
+    fn check(state: &StateMap) -> Result<(), String> {
+        <T as FromRequestParts>::check(state)
+    }
+}
+
+impl FromRequestParts for Context {
+    fn from_request_parts(parts: &RequestParts) -> Result<Self, HandlerError> {
         Ok(parts.ctx.clone())
     }
 }
 
 /// The request's arguments, deserialized into `T` (after the tool's `inputSchema`, derived from
-/// `T`, validated them).
+/// `T`, validated them). It consumes them: at most one per handler, as its last parameter.
 #[derive(Debug, Clone, Default)]
 pub struct Args<T>(pub T);
 
@@ -134,8 +187,8 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromRequest for Args<T> 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct State<T>(pub T);
 
-impl<T: Clone + Send + Sync + 'static> FromRequest for State<T> {
-    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+impl<T: Clone + Send + Sync + 'static> FromRequestParts for State<T> {
+    fn from_request_parts(parts: &RequestParts) -> Result<Self, HandlerError> {
         parts.ctx.server().state_map().get::<T>().cloned().map(State).ok_or_else(|| {
             mcp_protocol::ProtocolError::Internal(format!("no {} state was given", std::any::type_name::<T>())).into()
         })
@@ -158,14 +211,14 @@ impl<T: Clone + Send + Sync + 'static> FromRequest for State<T> {
 #[derive(Debug, Clone)]
 pub struct HttpRequest(pub Option<Arc<http::request::Parts>>);
 
-impl FromRequest for HttpRequest {
-    fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
+impl FromRequestParts for HttpRequest {
+    fn from_request_parts(parts: &RequestParts) -> Result<Self, HandlerError> {
         Ok(HttpRequest(parts.ctx.inner.env.http.clone()))
     }
 }
 
 /// A handler: an async function of extractors. `M` names the parameter list, so any function
-/// of up to eight [`FromRequest`] parameters implements it.
+/// of up to seven [`FromRequestParts`] parameters and a last [`FromRequest`] one implements it.
 pub trait Handler<M>: Send + Sync + 'static {
     /// What the function returns.
     type Output: Send + 'static;
@@ -175,39 +228,62 @@ pub trait Handler<M>: Send + Sync + 'static {
     /// Extracts every parameter and calls the function.
     fn call(&self, parts: &mut RequestParts) -> Result<Self::Future, HandlerError>;
 
-    /// The first parameter's arguments schema, if one reads the arguments.
+    /// The last parameter's arguments schema, if it reads the arguments.
     fn arguments_schema() -> Option<Value>;
 
-    /// Every parameter's registration check.
+    /// Every parameter's check, run when the server is built.
     fn check(state: &StateMap) -> Result<(), String>;
+}
+
+impl<F, Fut> Handler<()> for F
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    type Output = Fut::Output;
+    type Future = Fut;
+
+    fn call(&self, _parts: &mut RequestParts) -> Result<Fut, HandlerError> {
+        Ok(self())
+    }
+
+    fn arguments_schema() -> Option<Value> {
+        None
+    }
+
+    fn check(_state: &StateMap) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 macro_rules! handler_impl {
     ($($t:ident),*) => {
-        impl<F, Fut, $($t,)*> Handler<($($t,)*)> for F
+        impl<F, Fut, M, $($t,)* L> Handler<(M, $($t,)* L)> for F
         where
-            F: Fn($($t),*) -> Fut + Send + Sync + 'static,
+            F: Fn($($t,)* L) -> Fut + Send + Sync + 'static,
             Fut: Future + Send + 'static,
             Fut::Output: Send + 'static,
-            $($t: FromRequest,)*
+            $($t: FromRequestParts,)*
+            L: FromRequest<M>,
         {
             type Output = Fut::Output;
             type Future = Fut;
 
-            #[allow(non_snake_case, unused_variables)]
+            #[allow(non_snake_case)]
             fn call(&self, parts: &mut RequestParts) -> Result<Fut, HandlerError> {
-                $(let $t = $t::from_request(parts)?;)*
-                Ok(self($($t),*))
+                $(let $t = $t::from_request_parts(parts)?;)*
+                let last = L::from_request(parts)?;
+                Ok(self($($t,)* last))
             }
 
             fn arguments_schema() -> Option<Value> {
-                None$(.or_else($t::arguments_schema))*
+                L::arguments_schema()
             }
 
-            #[allow(unused_variables)]
             fn check(state: &StateMap) -> Result<(), String> {
-                $($t::check(state)?;)*
-                Ok(())
+                $(<$t as FromRequestParts>::check(state)?;)*
+                L::check(state)
             }
         }
     };
@@ -221,4 +297,3 @@ handler_impl!(T1, T2, T3, T4);
 handler_impl!(T1, T2, T3, T4, T5);
 handler_impl!(T1, T2, T3, T4, T5, T6);
 handler_impl!(T1, T2, T3, T4, T5, T6, T7);
-handler_impl!(T1, T2, T3, T4, T5, T6, T7, T8);
