@@ -133,6 +133,16 @@ impl Shared {
     }
 }
 
+/// Shuts `server` down gracefully on Ctrl-C or SIGTERM (for stdio: input ends, listen streams
+/// get their closing response, requests in flight have the grace period to finish).
+pub fn stop_on_signal(server: &Server) {
+    let server = server.clone();
+    tokio::spawn(async move {
+        mcp::http::shutdown_signal().await;
+        server.shutdown();
+    });
+}
+
 /// Serves `server` over Streamable HTTP on `addr` (path `/mcp`) until Ctrl-C or SIGTERM, then
 /// shuts down gracefully ([`mcp::http::Serve::with_graceful_shutdown`]: new connections are
 /// refused, listen streams get their closing response, requests in flight finish within

@@ -628,7 +628,10 @@ fn serve(
         .map_err(std::io::Error::other)?;
         match (http, stdio) {
             (Some(addr), _) => mcp_cli::serve_http(server, addr, allow_hosts, auth, &shared, &limits).await,
-            (None, true) => mcp::stdio::serve_stdio_with(server, limits.stdio()).await,
+            (None, true) => {
+                mcp_cli::stop_on_signal(&server);
+                mcp::stdio::serve_stdio_with(server, limits.stdio()).await
+            }
             (None, false) => Err(std::io::Error::other("choose a transport: --http ADDR or --stdio")),
         }
     });

@@ -37,7 +37,7 @@ pub struct StdioConfig {
     pub max_depth: usize,
     /// Most requests served at once; further lines wait (default 1024).
     pub max_in_flight: usize,
-    /// How long to wait for in-flight requests after end of input (default 5 s).
+    /// How long to wait for in-flight requests after end of input or shutdown (default 5 s).
     pub shutdown_grace: Duration,
     /// Most bytes of replies and notifications waiting to be written (default 4 MiB). When the
     /// client does not read stdout, the server stops reading stdin once this much is queued
@@ -59,7 +59,9 @@ impl Default for StdioConfig {
     }
 }
 
-/// Serves `server` on the process's stdin/stdout until stdin closes.
+/// Serves `server` on the process's stdin/stdout until stdin closes or the server shuts down
+/// ([`Server::shutdown`], e.g. on SIGTERM): then listen streams get their closing response and
+/// requests in flight have [`StdioConfig::shutdown_grace`] to finish.
 ///
 /// The read loop runs as a runtime task (not on the thread that called `block_on`), so on a
 /// multi-threaded runtime reading, handlers and writing share worker threads instead of
@@ -131,11 +133,18 @@ where
     let mut line = Vec::with_capacity(4096);
     let mut inline_budget = FLUSH_EVERY;
     let (mut events, mut done) = (VecDeque::with_capacity(4), VecDeque::with_capacity(4));
+    let shutdown = server.shutdown_token();
     loop {
         // Backpressure: while the client leaves replies unread, read no more requests.
         backlog.wait_below(config.max_output_bytes).await;
         line.clear();
-        match read_line_bounded(&mut reader, &mut line, config.max_line_bytes).await? {
+        // `Server::shutdown` (e.g. on SIGTERM) ends the input like end of file does.
+        let read = tokio::select! {
+            biased;
+            r = read_line_bounded(&mut reader, &mut line, config.max_line_bytes) => r?,
+            () = shutdown.cancelled() => LineRead::Eof,
+        };
+        match read {
             LineRead::Eof => break,
             LineRead::TooLong => {
                 let e = ProtocolError::InvalidRequest(format!("line exceeds {} bytes", config.max_line_bytes));

@@ -187,3 +187,29 @@ async fn the_client_library_talks_to_the_server_over_a_duplex_pipe() {
     client.close().await;
     tokio::time::timeout(std::time::Duration::from_secs(10), served).await.unwrap().unwrap().unwrap();
 }
+
+/// Reports progress, then works 200 ms more.
+#[tool]
+async fn nap(ctx: Context) -> &'static str {
+    ctx.progress(1.0, None, None);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    "rested"
+}
+
+#[tokio::test]
+async fn shutdown_ends_the_input_and_lets_calls_in_flight_finish() {
+    // What `mcp serve --stdio` does on SIGTERM: `Server::shutdown`, with stdin still open.
+    let server = Server::builder("duplex", "1").tool(nap::tool()).build().unwrap();
+    let (client_in, server_out) = tokio::io::duplex(1 << 16);
+    let (server_in, client_out) = tokio::io::duplex(1 << 16);
+    let served = tokio::spawn(serve(server.clone(), server_in, server_out, StdioConfig::default()));
+    let mut peer = Peer { to_server: client_out, from_server: BufReader::new(client_in).lines(), served };
+    peer.send(&modern(1, "tools/call", json!({"name": "nap", "arguments": {}}))).await;
+    assert_eq!(peer.recv().await["method"], "notifications/progress", "the call is in flight");
+    server.shutdown();
+    let answer = peer.recv().await;
+    assert_eq!(answer["result"]["content"][0]["text"], "rested", "{answer}");
+    let done = tokio::time::timeout(std::time::Duration::from_secs(10), peer.served).await.expect("ends").unwrap();
+    assert!(done.is_ok());
+    drop(peer.to_server);
+}

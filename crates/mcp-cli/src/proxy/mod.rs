@@ -299,7 +299,7 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
     Ok((server, pool))
 }
 
-/// Runs `mcp proxy` until Ctrl-C (HTTP) or the end of stdin (stdio).
+/// Runs `mcp proxy` until Ctrl-C or SIGTERM (both fronts; graceful), or the end of stdin (stdio).
 pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> {
     args.check_front_auth()?;
     let (server, _pool) = front(&args, &globals).await?;
@@ -308,6 +308,9 @@ pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> 
             let shared = crate::Shared { redis: None, keys: None };
             crate::serve_http(server, addr, args.allow_hosts.clone(), args.auth.clone(), &shared, &args.limits).await
         }
-        None => mcp::stdio::serve_stdio_with(server, args.limits.stdio()).await,
+        None => {
+            crate::stop_on_signal(&server);
+            mcp::stdio::serve_stdio_with(server, args.limits.stdio()).await
+        }
     }
 }
