@@ -40,6 +40,7 @@ pub mod skills;
 pub mod tasks;
 mod telemetry;
 pub mod template;
+pub mod testing;
 
 pub use ask::Elicitation;
 pub use builder::{schema_of, ServerBuilder};
@@ -58,6 +59,7 @@ pub use reply::{Reply, WriteResult};
 pub use result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use server::{ChangeEvent, Server};
 pub use session::is_modern_request;
+pub use testing::TestContext;
 
 /// Support for the code `mcp`'s attribute macros generate; not a stable API.
 #[doc(hidden)]

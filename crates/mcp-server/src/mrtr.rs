@@ -175,11 +175,25 @@ impl<'a> Inputs<'a> {
     }
 
     /// Ok when every requested input has an answer; otherwise the `InputRequired` to return.
-    pub fn finish(self) -> Result<(), InputRequired> {
+    pub fn finish(mut self) -> Result<(), InputRequired> {
         if self.pending.is_empty() {
             Ok(())
         } else {
-            Err(InputRequired { requests: self.pending, state: self.state })
+            Err(InputRequired { requests: std::mem::take(&mut self.pending), state: self.state.take() })
+        }
+    }
+}
+
+/// Dropped with requests recorded but never sent (no `finish()?`): the client would never be
+/// asked, so this is said out loud, at `warn`, naming the keys.
+impl Drop for Inputs<'_> {
+    fn drop(&mut self) {
+        if !self.pending.is_empty() && !std::thread::panicking() {
+            let keys: Vec<&String> = self.pending.keys().collect();
+            tracing::warn!(
+                ?keys,
+                "Inputs dropped without finish(): these input requests were never sent (end the round with `inputs.finish()?`)"
+            );
         }
     }
 }

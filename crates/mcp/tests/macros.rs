@@ -240,6 +240,28 @@ async fn typed_elicitation_derives_the_form_and_reads_the_answer_on_the_retry() 
     assert_eq!(no_caps.await.unwrap_err().code(), -32021, "asking needs the elicitation capability");
 }
 
+/// A handler taking `ctx: Context` is unit-tested by calling the function with
+/// `Context::for_test()`, the client's answers scripted.
+#[tokio::test]
+async fn a_handler_taking_context_is_called_directly_with_a_test_context() {
+    use mcp::types::{ElicitAction, ElicitResult, ElicitValue};
+    let entered = Arc::new(AtomicUsize::new(0));
+    let first = ask_colour(Context::for_test().build(), State(entered.clone())).await;
+    let Err(HandlerError::InputRequired(ir)) = first else { panic!("the first round asks: {first:?}") };
+    assert_eq!(ir.requests["input-0"]["method"], "elicitation/create");
+    let mut teal = ElicitResult::new(ElicitAction::Accept);
+    teal.content = Some([("colour".to_owned(), ElicitValue::String("teal".into()))].into());
+    let r = ask_colour(Context::for_test().answer(teal).build(), State(entered.clone())).await;
+    assert_eq!(r.unwrap(), "you like teal");
+    let declined = Context::for_test().answer(ElicitResult::new(ElicitAction::Decline)).build();
+    assert_eq!(ask_colour(declined, State(entered.clone())).await.unwrap(), "declined");
+    assert_eq!(entered.load(Ordering::SeqCst), 3);
+    // A client that cannot elicit: the handler's question is refused.
+    let no_caps = Context::for_test().capabilities(json!({})).build();
+    let e = ask_colour(no_caps, State(entered)).await.unwrap_err();
+    assert!(matches!(e, HandlerError::Protocol(ref p) if p.code() == -32021), "{e:?}");
+}
+
 #[test]
 fn misconfigurations_are_build_errors() {
     let missing_state = Server::builder("t", "1").tool(add::tool()).build().unwrap_err();
