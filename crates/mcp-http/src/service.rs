@@ -439,7 +439,7 @@ impl McpService {
         let id = req.id.clone();
         let (env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
         let server = self.server.clone();
-        let fut: Handling = Box::pin(async move { server.process(req, env).await });
+        let fut: Handling = Box::pin(async move { server.process_reply(req, env).await });
         self.respond(id, fut, note_rx, cancel).await
     }
 
@@ -529,7 +529,7 @@ impl McpService {
     }
 }
 
-type Handling = Pin<Box<dyn Future<Output = Result<Value, ProtocolError>> + Send>>;
+type Handling = Pin<Box<dyn Future<Output = Result<mcp_server::Reply, ProtocolError>> + Send>>;
 
 /// The environment of one request: its notification queue and cancellation token.
 fn request_env(

@@ -93,7 +93,7 @@ impl MemoryTransport {
         tokio::spawn(async move {
             let id = req.id.clone();
             let outcome = tokio::select! {
-                o = server.process(req, env) => o,
+                o = server.process_reply(req, env) => o,
                 _ = cancel.cancelled() => return,
             };
             let bytes = server.encode_response(&id, &outcome);
