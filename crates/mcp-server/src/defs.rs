@@ -57,14 +57,14 @@ fn erased<H, M, R>(
     handler: H,
     kind: HandlerKind,
     convert: fn(H::Output) -> Result<R, crate::HandlerError>,
-) -> Arc<dyn Fn(crate::Context, Map<String, Value>) -> crate::BoxFuture<Result<R, crate::HandlerError>> + Send + Sync>
+) -> Arc<dyn Fn(crate::Context) -> crate::BoxFuture<Result<R, crate::HandlerError>> + Send + Sync>
 where
     H: Handler<M>,
     R: Send + 'static,
 {
     let handler = Arc::new(handler);
-    Arc::new(move |ctx, args| {
-        let mut parts = RequestParts::new(ctx, args, kind);
+    Arc::new(move |ctx| {
+        let mut parts = RequestParts::of_request(ctx, kind);
         match handler.call(&mut parts) {
             Ok(fut) => Box::pin(async move { convert(fut.await) }),
             Err(e) => Box::pin(std::future::ready(Err(e))),

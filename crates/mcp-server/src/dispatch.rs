@@ -129,12 +129,11 @@ impl Server {
                 CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))).into()
             );
         }
-        let args = arguments.cloned().unwrap_or_default();
         let r = match (tool.task_support, self.tasks()) {
-            (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone(), args).await,
+            (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone()).await,
             (support, Some(rt)) if ctx.declares_tasks() => {
                 let rt = rt.clone();
-                match rt.call_tool(self, ctx, tool.clone(), args, support == TaskSupport::Required).await? {
+                match rt.call_tool(self, ctx, tool.clone(), support == TaskSupport::Required).await? {
                     ToolRun::Task(created) => return Ok(created.into()),
                     ToolRun::Done(r) => r,
                 }
@@ -145,7 +144,7 @@ impl Server {
                 )))
             }
             (TaskSupport::Required, Some(_)) => return Err(crate::tasks::extension_required()),
-            (_, Some(_)) => (tool.handler)(ctx.clone(), args).await,
+            (_, Some(_)) => (tool.handler)(ctx.clone()).await,
         };
         let result = match self.settle(ctx, r, true)? {
             Settled::Done(result) => result,
@@ -185,13 +184,13 @@ impl Server {
             .get(name)
             .map(|i| &catalog.prompts[*i])
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown prompt: {name}")))?;
-        let args = arguments.cloned().unwrap_or_default();
-        if let Some(missing) = prompt.required_args.iter().find(|a| !args.contains_key(*a)) {
+        let given = |a: &String| arguments.is_some_and(|args| args.contains_key(a));
+        if let Some(missing) = prompt.required_args.iter().find(|a| !given(a)) {
             return Err(ProtocolError::invalid_params(format!(
                 "Missing required argument {missing:?} for prompt {name}"
             )));
         }
-        let r = (prompt.handler)(ctx.clone(), args).await;
+        let r = (prompt.handler)(ctx.clone()).await;
         match self.settle(ctx, r, false)? {
             Settled::Done(result) => Ok(result.into()),
             Settled::Reply(reply) => Ok(reply),

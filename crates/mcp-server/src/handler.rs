@@ -48,13 +48,27 @@ pub enum HandlerKind {
 #[derive(Debug)]
 pub struct RequestParts {
     pub(crate) ctx: Context,
-    pub(crate) args: Option<Map<String, Value>>,
+    /// The arguments when they are not the request's own `arguments` (a resource template's
+    /// variables); `None`: read them from the request, in place.
+    pub(crate) args: Option<Value>,
     pub(crate) kind: HandlerKind,
 }
 
+fn empty_object() -> &'static Value {
+    static EMPTY: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Value::Object(Map::new()))
+}
+
 impl RequestParts {
+    /// Parts whose arguments are the request's own `arguments` (tools, prompts): borrowed from
+    /// the request, never copied.
+    pub(crate) fn of_request(ctx: Context, kind: HandlerKind) -> Self {
+        Self { ctx, args: None, kind }
+    }
+
+    /// Parts with arguments of their own (a resource template's variables).
     pub(crate) fn new(ctx: Context, args: Map<String, Value>, kind: HandlerKind) -> Self {
-        Self { ctx, args: Some(args), kind }
+        Self { ctx, args: Some(Value::Object(args)), kind }
     }
 
     /// The request context.
@@ -67,10 +81,21 @@ impl RequestParts {
         self.kind
     }
 
-    /// Takes the arguments. Only the last extractor ([`FromRequest`]) can, so it is the only
-    /// taker.
+    /// The arguments (an object; empty when the request has none), borrowed.
+    pub fn arguments(&self) -> &Value {
+        match &self.args {
+            Some(a) => a,
+            None => self.ctx.params().get("arguments").filter(|a| a.is_object()).unwrap_or_else(|| empty_object()),
+        }
+    }
+
+    /// The arguments as an owned map (a copy when they are the request's own; prefer
+    /// [`RequestParts::arguments`]).
     pub fn take_arguments(&mut self) -> Map<String, Value> {
-        self.args.take().unwrap_or_default()
+        match self.args.take() {
+            Some(Value::Object(a)) => a,
+            _ => self.arguments().as_object().cloned().unwrap_or_default(),
+        }
     }
 }
 
@@ -171,7 +196,7 @@ pub struct Args<T>(pub T);
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromRequest for Args<T> {
     fn from_request(parts: &mut RequestParts) -> Result<Self, HandlerError> {
         let kind = parts.kind;
-        serde_json::from_value(Value::Object(parts.take_arguments())).map(Args).map_err(|e| match kind {
+        T::deserialize(parts.arguments()).map(Args).map_err(|e| match kind {
             HandlerKind::Tool => HandlerError::tool(format!("Invalid arguments: {e}")),
             _ => HandlerError::invalid_params(format!("Invalid arguments: {e}")),
         })

@@ -5,7 +5,7 @@ use crate::error::{BuildError, HandlerError};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::HeaderParam;
 use mcp_protocol::types::{self, CallToolResult, GetPromptResult, ReadResourceResult};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -14,9 +14,9 @@ use std::sync::Arc;
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-/// Type-erased tool handler: arguments in, typed `CallToolResult` out.
-pub(crate) type ToolFn =
-    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<CallToolResult, HandlerError>> + Send + Sync>;
+/// Type-erased tool handler: the context (whose params hold the arguments) in, typed
+/// `CallToolResult` out.
+pub(crate) type ToolFn = Arc<dyn Fn(Context) -> BoxFuture<Result<CallToolResult, HandlerError>> + Send + Sync>;
 /// Type-erased resource handler: URI and matched template variables in, typed
 /// `ReadResourceResult` out.
 pub(crate) type ResourceFn = Arc<
@@ -24,9 +24,9 @@ pub(crate) type ResourceFn = Arc<
         + Send
         + Sync,
 >;
-/// Type-erased prompt handler: string arguments in, typed `GetPromptResult` out.
-pub(crate) type PromptFn =
-    Arc<dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<GetPromptResult, HandlerError>> + Send + Sync>;
+/// Type-erased prompt handler: the context (whose params hold the string arguments) in, typed
+/// `GetPromptResult` out.
+pub(crate) type PromptFn = Arc<dyn Fn(Context) -> BoxFuture<Result<GetPromptResult, HandlerError>> + Send + Sync>;
 /// Completion handler: `(ref, argument, context)` of `completion/complete` in, `completion` object out.
 pub(crate) type CompletionFn =
     Arc<dyn Fn(Context, Value, Value, Option<Value>) -> BoxFuture<Result<Value, HandlerError>> + Send + Sync>;

@@ -121,22 +121,21 @@ impl TaskRuntime {
         server: &Server,
         ctx: &Context,
         tool: Arc<ToolEntry>,
-        args: Map<String, Value>,
         required: bool,
     ) -> Result<ToolRun, ProtocolError> {
         let answers = ctx.input_responses().cloned().unwrap_or_default();
         if tool.task_start == TaskStart::Handler {
-            return self.call_deferred(server, ctx, tool, args, required).await;
+            return self.call_deferred(server, ctx, tool, required).await;
         }
         let Some(record) = self.create(server, ctx, required).await? else {
-            return Ok(ToolRun::Done((tool.handler)(ctx.clone(), args).await));
+            return Ok(ToolRun::Done((tool.handler)(ctx.clone()).await));
         };
         let token = CancellationToken::new();
         self.register(&record.task_id, token.clone());
         let binding = self.binding(&record.task_id);
         let round_ctx = ctx.for_task_round(Some(binding.clone()), &answers, ctx.round_state().clone(), token.clone());
-        let first = (tool.handler)(round_ctx, args.clone());
-        self.spawn_work(server, ctx, tool, args, binding, token, first, answers);
+        let first = (tool.handler)(round_ctx);
+        self.spawn_work(server, ctx, tool, binding, token, first, answers);
         Ok(ToolRun::Task(record.create_result()))
     }
 
@@ -146,7 +145,6 @@ impl TaskRuntime {
         server: &Server,
         ctx: &Context,
         tool: Arc<ToolEntry>,
-        args: Map<String, Value>,
         required: bool,
     ) -> Result<ToolRun, ProtocolError> {
         let token = CancellationToken::new();
@@ -156,7 +154,7 @@ impl TaskRuntime {
         let dctx = ctx.derive(None, ctx.params().clone(), env, ctx.round_state().clone());
         let (ask, mut asked) = tokio::sync::oneshot::channel();
         *dctx.inner.task.start.lock().expect("task slot lock") = Some(ask);
-        let mut fut = (tool.handler)(dctx.clone(), args.clone());
+        let mut fut = (tool.handler)(dctx.clone());
         let request_cancel = ctx.cancellation().clone();
         let mut forwarded = false;
         loop {
@@ -178,7 +176,7 @@ impl TaskRuntime {
                     let _ = dctx.inner.task.bound.set(binding.clone());
                     self.register(&record.task_id, token.clone());
                     let _ = reply.send(Ok(true));
-                    self.spawn_work(server, ctx, tool, args, binding, token, fut, Map::new());
+                    self.spawn_work(server, ctx, tool, binding, token, fut, Map::new());
                     return Ok(ToolRun::Task(record.create_result()));
                 }
             }
@@ -191,7 +189,6 @@ impl TaskRuntime {
         server: &Server,
         ctx: &Context,
         tool: Arc<ToolEntry>,
-        args: Map<String, Value>,
         binding: TaskBinding,
         token: CancellationToken,
         first: Round,
@@ -204,7 +201,7 @@ impl TaskRuntime {
         // A root span of its own (the work outlives the call), linked to the call's span.
         let span = crate::telemetry::task_span(&tool.name, &id);
         let work = async move {
-            rt.work(&server, &ctx, &tool, &args, &binding, &token, first, answers).await;
+            rt.work(&server, &ctx, &tool, &binding, &token, first, answers).await;
             // However the work ended, no status message is written after it.
             binding.status.close();
             rt.unregister(&id);
@@ -218,7 +215,6 @@ impl TaskRuntime {
         server: &Server,
         ctx: &Context,
         tool: &Arc<ToolEntry>,
-        args: &Map<String, Value>,
         binding: &TaskBinding,
         token: &CancellationToken,
         mut round: Round,
@@ -272,7 +268,7 @@ impl TaskRuntime {
                 Parked::Failed(e) => break failed(e),
             }
             let next = ctx.for_task_round(Some(binding.clone()), &answers, ir.state, token.clone());
-            round = (tool.handler)(next, args.clone());
+            round = (tool.handler)(next);
         };
         // Stop the handler before recording the end: a round cut short must not hold anything
         // the end waits for (a store that serialises updates per task would wait forever for a
