@@ -387,6 +387,7 @@ async fn the_stored_session_cap_holds_across_instances() {
 
 /// One request on a keep-alive connection to `addr` (opened, or reopened after an error): the
 /// outcome, never a panic. `Err` says what failed (connect, send, status, body, JSON-RPC error).
+#[cfg(unix)]
 async fn try_call(
     conn: &mut Option<hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>>,
     addr: SocketAddr,
