@@ -262,7 +262,8 @@ mod mounting {
     async fn nest_service_strips_the_prefix() {
         let svc = McpService::new(server(), EndpointConfig::default());
         serves_at(axum::Router::new().nest_service("/mcp", svc), "/mcp").await;
-        // The endpoint authenticates itself (`EndpointConfig::auth`); the metadata route beside it.
+        // The endpoint with its own `EndpointConfig::auth` (authoritative: it checks the token
+        // itself); the layer in front serves the metadata at the un-nested well-known path.
         let svc = McpService::new(server(), EndpointConfig::default().auth(auth("/mcp")));
         let app = AuthLayer::new(auth("/mcp"), "/mcp").layer(axum::Router::new().nest_service("/mcp", svc));
         protects_at(app, "/mcp").await;
