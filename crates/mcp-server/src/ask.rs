@@ -21,10 +21,12 @@
 
 use crate::context::Context;
 use crate::error::HandlerError;
-use mcp_protocol::types::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult, Root};
+use mcp_protocol::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestUrlParams, ListRootsResult, Root,
+};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::atomic::Ordering;
 
 /// The user's answer to a typed form elicitation.
@@ -46,6 +48,16 @@ impl<T> Elicitation<T> {
             _ => None,
         }
     }
+}
+
+/// The params of a form elicitation. The form's schema comes from `schemars`, which may say
+/// more than the restricted schema type describes, so it is kept as derived.
+fn form_params(message: &str, requested_schema: Value) -> Value {
+    let mut p = serde_json::Map::new();
+    p.insert("mode".into(), "form".into());
+    p.insert("message".into(), message.into());
+    p.insert("requestedSchema".into(), requested_schema);
+    Value::Object(p)
 }
 
 fn invalid_answer(what: &str, e: impl std::fmt::Display) -> HandlerError {
@@ -73,11 +85,10 @@ impl Context {
     /// not a valid `ElicitResult` for `T` is refused with `-32602`, never a panic.
     pub fn elicit<T: DeserializeOwned + JsonSchema>(&self, message: &str) -> Result<Elicitation<T>, HandlerError> {
         let schema = crate::builder::schema_of::<T>();
-        let answer =
-            self.ask("elicitation/create", json!({ "mode": "form", "message": message, "requestedSchema": schema }))?;
+        let answer = self.ask("elicitation/create", form_params(message, schema))?;
         match answer.get("action").and_then(Value::as_str) {
             Some("accept") => {
-                let content = answer.get("content").cloned().unwrap_or_else(|| json!({}));
+                let content = answer.get("content").cloned().unwrap_or_else(|| Value::Object(Default::default()));
                 serde_json::from_value(content).map(Elicitation::Accept).map_err(|e| invalid_answer("elicitation", e))
             }
             Some("decline") => Ok(Elicitation::Decline),
@@ -88,7 +99,9 @@ impl Context {
 
     /// URL-mode elicitation: asks the user to visit `url`; returns whether they accepted.
     pub fn elicit_url(&self, message: &str, url: &str, elicitation_id: &str) -> Result<Elicitation<()>, HandlerError> {
-        let params = json!({ "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id });
+        let mut url = ElicitRequestUrlParams::new(message, url);
+        url.extra.insert("elicitationId".into(), elicitation_id.into());
+        let params = serde_json::to_value(url).expect("params serialize");
         let answer = self.ask("elicitation/create", params)?;
         match answer.get("action").and_then(Value::as_str) {
             Some("accept") => Ok(Elicitation::Accept(())),
@@ -107,7 +120,7 @@ impl Context {
 
     /// Roots: asks for the client's root list.
     pub fn roots(&self) -> Result<Vec<Root>, HandlerError> {
-        let answer = self.ask("roots/list", json!({}))?;
+        let answer = self.ask("roots/list", Value::Object(Default::default()))?;
         serde_json::from_value::<ListRootsResult>(answer).map(|r| r.roots).map_err(|e| invalid_answer("roots", e))
     }
 }

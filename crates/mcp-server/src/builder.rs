@@ -55,7 +55,7 @@ impl ServerBuilder {
 
     /// Sets the human-readable title in `serverInfo`.
     pub fn title(mut self, title: &str) -> Self {
-        self.config.server_info["title"] = json!(title);
+        self.config.server_info["title"] = Value::from(title);
         self
     }
 

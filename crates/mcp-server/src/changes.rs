@@ -2,20 +2,22 @@
 //! notification, and one policy for events a slow listener missed.
 
 use crate::server::{ChangeEvent, Server};
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 impl ChangeEvent {
     /// The notification method and params this change is announced with (`None` for
     /// [`ChangeEvent::Resync`], which [`ChangeFeed::next`] expands into the changes it stands for).
     pub fn notification(&self) -> Option<(&'static str, Value)> {
+        let empty = || Value::Object(Map::new());
+        let one = |k: &str, v: &str| Value::Object([(k.to_owned(), Value::from(v))].into_iter().collect());
         Some(match self {
-            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", json!({})),
-            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", json!({})),
-            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", json!({})),
-            ChangeEvent::ResourceUpdated(uri) => ("notifications/resources/updated", json!({ "uri": uri })),
+            ChangeEvent::ToolsListChanged => ("notifications/tools/list_changed", empty()),
+            ChangeEvent::PromptsListChanged => ("notifications/prompts/list_changed", empty()),
+            ChangeEvent::ResourcesListChanged => ("notifications/resources/list_changed", empty()),
+            ChangeEvent::ResourceUpdated(uri) => ("notifications/resources/updated", one("uri", uri)),
             // A cue only: listen streams send the full `DetailedTask` (see `Server::listen`).
-            ChangeEvent::TaskStatus(id) => ("notifications/tasks", json!({ "taskId": id })),
+            ChangeEvent::TaskStatus(id) => ("notifications/tasks", one("taskId", id)),
             ChangeEvent::Resync => return None,
         })
     }

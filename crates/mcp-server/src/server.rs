@@ -12,7 +12,7 @@ use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
 use mcp_protocol::types;
 use mcp_protocol::{version, ProtocolError, Request};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast;
@@ -88,7 +88,7 @@ pub(crate) struct ServerConfig {
 impl ServerConfig {
     pub(crate) fn new(name: &str, version: &str) -> Self {
         Self {
-            server_info: json!({ "name": name, "version": version }),
+            server_info: serde_json::to_value(types::Implementation::new(name, version)).expect("serializes"),
             instructions: None,
             page_size: 100,
             list_ttl_ms: 60_000,
