@@ -118,7 +118,10 @@ pub(crate) enum ListKind {
 /// fixed by the catalog's size, so the cache is bounded); pages at other offsets (a client's own
 /// cursor arithmetic) are made per request.
 #[derive(Default)]
-pub(crate) struct PageCache(std::sync::OnceLock<Box<[std::sync::OnceLock<Arc<[u8]>>]>>);
+pub(crate) struct PageCache(std::sync::OnceLock<Box<[PageSlot]>>);
+
+/// One page's bytes, made once.
+type PageSlot = std::sync::OnceLock<Arc<[u8]>>;
 
 impl PageCache {
     /// The page starting at `start` (`size` per page, `total` items), made with `make` once.

@@ -17,6 +17,7 @@ type Round = BoxFuture<Result<CallToolResult, HandlerError>>;
 
 /// How [`TaskRuntime::call_tool`] served a call: synchronously (no task was made), or by
 /// creating a task (its `CreateTaskResult`).
+#[allow(clippy::large_enum_variant)] // short-lived, moved once: boxing would only cost an allocation
 pub(crate) enum ToolRun {
     /// The handler's own outcome.
     Done(Result<CallToolResult, HandlerError>),
