@@ -888,3 +888,31 @@ async fn announced_addr(stderr: tokio::process::ChildStderr) -> std::net::Socket
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     line.parse().expect("an address")
 }
+
+/// `mcp serve --stdio` on SIGTERM (stdin still open): the call in flight gets its answer and
+/// the process exits 0. (Here beside the HTTP one: both are the operator's stop.)
+#[cfg(unix)]
+#[tokio::test]
+async fn mcp_serve_stdio_finishes_its_calls_on_sigterm() {
+    let (mut child, mut stdin, mut out) = spawn_stdio_everything();
+    let args = json!({"steps": 2, "delay_ms": 500});
+    let p = with_meta_kv(call("count_with_progress", args), &[("progressToken", json!("t"))]);
+    stdin.write_all(format!("{}\n", req(1, "tools/call", p)).as_bytes()).await.expect("write");
+    let mut next = async || -> Value {
+        let line = within("a line on stdout", out.next_line()).await.expect("read").expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    assert_eq!(next().await["method"], "notifications/progress", "the call is in flight");
+    let pid = child.id().expect("pid").to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let last = loop {
+        let v = next().await;
+        if v.get("id").is_some() {
+            break v;
+        }
+    };
+    assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 2");
+    let status = within("mcp serve --stdio to exit", child.wait()).await.expect("wait");
+    assert!(status.success(), "exit status {status}");
+    drop(stdin);
+}
