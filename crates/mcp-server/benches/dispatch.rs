@@ -2,7 +2,7 @@
 //! bytes), on one core (a current-thread runtime): `tools/call` of a 64-byte echo, and
 //! `tools/list` of 50 tools. `cargo bench -p mcp-stack-server --bench dispatch`.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_main, Criterion};
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION};
 use mcp_protocol::Request;
 use mcp_server::{Args, RequestEnv, Server, Tool};
@@ -57,5 +57,9 @@ fn dispatch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dispatch);
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::dispatch);
+}
+use group::benches;
 criterion_main!(benches);
