@@ -2,7 +2,7 @@
 //!
 //! A POST of `initialize` without modern `_meta` opens a session and answers with its
 //! `Mcp-Session-Id`. Requests carrying that header are served in the session (see
-//! [`mcp_server::session::Session`], one per session); a handler's server-to-client requests (elicitation,
+//! [`mcp_server::session::LegacySession`], one per session); a handler's server-to-client requests (elicitation,
 //! sampling, roots) go out on the request's SSE stream and the client POSTs the answers back
 //! (202). GET with the header opens the session's stream of list-change and subscribed
 //! resource-update notifications; DELETE ends the session. Unknown or ended sessions get 404.
@@ -13,7 +13,7 @@ use crate::shared::{SessionEvent, SessionStore, SessionStoreError};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{now, Event, Job, Session, SharedSession};
+use mcp_server::session::{now, Action, Job, LegacySession, SharedSession};
 use mcp_server::Server;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -43,7 +43,7 @@ pub(crate) type Routes = Arc<Mutex<HashMap<String, mpsc::Sender<Delivery>>>>;
 /// more than this many questions at once; at the bound the call is cancelled.
 pub(crate) const DELIVERY_CAP: usize = 64;
 
-/// One legacy session: the protocol state lives in its [`Session`] core; this adds what only
+/// One legacy session: the protocol state lives in its [`LegacySession`] core; this adds what only
 /// HTTP has (owner, idle time, resumable streams, the GET stream).
 pub(crate) struct HttpSession {
     pub(crate) id: String,
@@ -75,26 +75,26 @@ pub(crate) fn route_key(id: &Value) -> String {
 }
 
 /// Carries out one event of a session core: each goes to the POST serving its call.
-fn route(routes: &Routes, core: &Arc<SharedSession>, event: Event) {
-    let (id, delivery) = match event {
-        Event::Serve(job) => (job.id().clone(), Delivery::Serve(job)),
-        Event::Transmit(t) => match t.call {
+fn route(routes: &Routes, core: &Arc<SharedSession>, action: Action) {
+    let (id, delivery) = match action {
+        Action::Serve(job) => (job.id().clone(), Delivery::Serve(job)),
+        Action::Transmit(t) => match t.call {
             Some(id) => (id, Delivery::Message(t.message)),
             None => return,
         },
-        Event::Finished(id) => {
+        Action::Finished(id) => {
             // When the queue is full, dropping the sender ends the call all the same.
             if let Some(tx) = routes.lock().expect("routes lock").remove(&route_key(&id)) {
                 let _ = tx.try_send(Delivery::Finished);
             }
             return;
         }
-        Event::Listen(job) => {
+        Action::Listen(job) => {
             // A modern listen belongs on a modern request, not in a legacy session.
             let id = job.id().clone();
             let e = ProtocolError::InvalidRequest("subscriptions/listen is not served in a legacy session".into());
             let message = serde_json::to_vec(&e.to_response(Some(&id))).expect("JSON serializes");
-            core.run(|s, _| s.handle_stream_end(&id));
+            core.end_stream(job.key());
             (id, Delivery::Message(message))
         }
         _ => return,
@@ -108,7 +108,7 @@ fn route(routes: &Routes, core: &Arc<SharedSession>, event: Event) {
         // The call's POST stopped taking deliveries: end the call rather than queue more.
         routes.lock().expect("routes lock").remove(&key);
         tracing::warn!(request = %key, cap = DELIVERY_CAP, "a legacy call's delivery queue is full; the call is cancelled");
-        core.run(|s, _| s.cancel(&id));
+        core.run(|s, now| s.cancel(&id, now));
     }
 }
 
@@ -116,7 +116,7 @@ impl HttpSession {
     /// Ends the session: every call is cancelled, nothing waits for the client any more, the
     /// notification stream closes.
     fn end(&self) {
-        self.core.run(|s, _| s.close());
+        self.core.run(|s, now| s.close(now));
         self.ended.cancel();
     }
 
@@ -220,7 +220,12 @@ impl Sessions {
     /// global cap expired sessions go first, then the least recently used one without a call
     /// in flight (with a shared store only its replica here ends: the store keeps its own cap).
     /// `None` when every session has a call in flight.
-    pub(crate) fn open(&self, core: Session, owner: Option<String>, key: String) -> Option<(String, Arc<HttpSession>)> {
+    pub(crate) fn open(
+        &self,
+        core: LegacySession,
+        owner: Option<String>,
+        key: String,
+    ) -> Option<(String, Arc<HttpSession>)> {
         let id = format!("{:032x}", rand::random::<u128>());
         let mut evicted = Vec::new();
         {
@@ -288,7 +293,7 @@ impl Sessions {
 
     /// Adds a replica of a shared session under `id`; `None` when the limit is reached even
     /// after dropping expired and unused ones.
-    fn insert(&self, id: String, core: Session, owner: Option<String>) -> Option<Arc<HttpSession>> {
+    fn insert(&self, id: String, core: LegacySession, owner: Option<String>) -> Option<Arc<HttpSession>> {
         let mut map = self.map.lock().expect("sessions lock");
         if map.len() >= self.limits.max {
             let at = now();
@@ -322,7 +327,7 @@ impl Sessions {
     }
 
     /// A session (or replica) around `core`.
-    fn make(&self, id: String, core: Session, owner: Option<String>, key: String) -> Arc<HttpSession> {
+    fn make(&self, id: String, core: LegacySession, owner: Option<String>, key: String) -> Arc<HttpSession> {
         let version = core.legacy().map(|l| l.protocol_version().to_owned()).unwrap_or_default();
         let routes = Routes::default();
         let core = {
@@ -377,12 +382,12 @@ impl Sessions {
             SessionEvent::Ended(id) => self.drop_local(&id),
             SessionEvent::Cancelled { id, request } => {
                 if let Some(s) = self.local(&id) {
-                    s.core.run(|c, _| c.cancel(&request));
+                    s.core.run(|c, now| c.cancel(&request, now));
                 }
             }
             SessionEvent::Answer { id, message } => {
                 if let Some(s) = self.local(&id) {
-                    s.core.run(|c, _| c.handle_response(&message));
+                    s.core.run(|c, now| c.handle_response(&message, now));
                 }
             }
             SessionEvent::Resync => {
@@ -402,7 +407,7 @@ impl Sessions {
     pub(crate) async fn load(
         &self,
         id: &str,
-        make: impl FnOnce(mcp_server::session::LegacyState) -> Option<Session>,
+        make: impl FnOnce(mcp_server::session::LegacyState) -> Option<LegacySession>,
     ) -> Result<Option<Arc<HttpSession>>, SessionStoreError> {
         if !is_session_id(id) {
             return Ok(None); // not an id of ours: never a store key

@@ -12,7 +12,7 @@ use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Event, Running, Session, SessionConfig, SharedSession};
+use mcp_server::session::{now, Event, LegacySession, Running, SessionConfig, SharedSession};
 use mcp_server::RequestEnv;
 use serde_json::Value;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ impl CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(core) = self.core.take() {
-            core.run(|s, _| s.cancel(&self.id));
+            core.run(|s, now| s.cancel(&self.id, now));
         }
     }
 }
@@ -42,7 +42,7 @@ impl Drop for CancelOnDrop {
 /// Starts one round of a call, tracked so that the client can cancel it.
 fn start(core: &Arc<SharedSession>, job: mcp_server::session::Job, env: &RequestEnv) -> Running {
     let mut running = job.run(env);
-    core.run(|c, _| c.handle_pending(&mut running));
+    core.track(&mut running);
     running
 }
 
@@ -69,9 +69,9 @@ impl McpService {
         owner: Option<String>,
         peer: Option<std::net::IpAddr>,
     ) -> Resp {
-        let mut core = Session::new(self.server.clone(), self.session_config());
+        let mut core = LegacySession::new(self.server.clone(), self.session_config());
         let id = req.id.clone();
-        core.handle_request(req, owner.clone());
+        core.handle_request(req, owner.clone(), now());
         let Some(Event::Transmit(answer)) = core.poll_event() else {
             return error_response(&ProtocolError::Internal("initialize produced no answer".into()), Some(&id));
         };
@@ -102,7 +102,7 @@ impl McpService {
         let found = match &self.sessions.store {
             None => self.sessions.get(sid),
             Some(_) => {
-                let make = |state| Some(Session::restore(self.server.clone(), self.session_config(), state));
+                let make = |state| Some(LegacySession::restore(self.server.clone(), self.session_config(), state));
                 match self.sessions.load(sid, make).await {
                     Ok(s) => s,
                     Err(e) => return Err(error_response(&crate::shared::store_failure(&e), None)),
@@ -188,7 +188,7 @@ impl McpService {
             Ok(Incoming::Notification(n)) => {
                 // A cancellation may be for a call another instance serves: tell them all.
                 let cancelled = (n.method == "notifications/cancelled").then(|| n.params.get("requestId").cloned());
-                if let Err(e) = self.persisting(&s, || s.core.run(|c, _| c.handle_notification(n))).await {
+                if let Err(e) = self.persisting(&s, || s.core.run(|c, now| c.handle_notification(n, now))).await {
                     return error_response(&e, None);
                 }
                 if let (Some(store), Some(Some(request))) = (&store, cancelled) {
@@ -202,7 +202,7 @@ impl McpService {
                     if let Some(r) = self.forward_answer(&s, &m).await {
                         return r;
                     }
-                    if s.core.run(|c, _| c.handle_response(&m)) {
+                    if s.core.run(|c, now| c.handle_response(&m, now)) {
                         return accepted();
                     }
                 }
@@ -224,7 +224,7 @@ impl McpService {
         }
         let subject = principal.map(|p| p.subject);
         let sub = subject.clone();
-        if let Err(e) = self.persisting(&s, || s.core.run(|c, _| c.handle_request(req, sub))).await {
+        if let Err(e) = self.persisting(&s, || s.core.run(|c, now| c.handle_request(req, sub, now))).await {
             s.routes.lock().expect("routes lock").remove(&route_key(&id));
             return error_response(&e, Some(&id));
         }
@@ -287,7 +287,7 @@ impl McpService {
                 }
                 outcome = async { call.round.as_mut().expect("guarded").await }, if call.round.is_some() => {
                     call.round = None;
-                    call.core.run(|c, clock| c.handle_outcome(outcome, clock));
+                    call.core.finish(outcome);
                 }
                 d = call.rx.recv() => match d {
                     Some(Delivery::Serve(job)) => call.round = Some(start(&call.core, job, &call.env)),
@@ -374,14 +374,14 @@ impl LiveCall {
                         Some(n) => stream.push_message(&n),
                         None => {
                             // Past the lag budget: cancel the call and end it with the error.
-                            self.core.run(|c, _| c.cancel(&self.id));
+                            self.core.run(|c, now| c.cancel(&self.id, now));
                             stream.push_message(&self.note_rx.overflow_error(&self.id));
                             break;
                         }
                     },
                     outcome = async { self.round.as_mut().expect("guarded").await }, if self.round.is_some() => {
                         self.round = None;
-                        self.core.run(|c, clock| c.handle_outcome(outcome, clock));
+                        self.core.finish(outcome);
                     }
                     d = self.rx.recv() => finished = self.deliver(d, &stream),
                     _ = close.cancelled(), if !closed => {

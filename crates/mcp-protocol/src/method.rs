@@ -63,7 +63,25 @@ impl Method {
 
     /// The method named `name`, if it is one of these.
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.as_str() == name)
+        Some(match name {
+            "server/discover" => Method::Discover,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            "resources/list" => Method::ResourcesList,
+            "resources/read" => Method::ResourcesRead,
+            "resources/templates/list" => Method::ResourceTemplatesList,
+            "prompts/list" => Method::PromptsList,
+            "prompts/get" => Method::PromptsGet,
+            "completion/complete" => Method::Complete,
+            "subscriptions/listen" => Method::SubscriptionsListen,
+            "tasks/get" => Method::TasksGet,
+            "tasks/update" => Method::TasksUpdate,
+            "tasks/cancel" => Method::TasksCancel,
+            "skills/list" => Method::SkillsList,
+            "skills/get" => Method::SkillsGet,
+            "resources/directory/read" => Method::ResourcesDirectoryRead,
+            _ => return None,
+        })
     }
 
     /// Whether the method belongs to the tasks extension (`io.modelcontextprotocol/tasks`):
@@ -109,6 +127,25 @@ impl Method {
             _ => None,
         }
     }
+}
+
+/// The names of the messages a server takes that are not [`Method`]s: the client's
+/// notifications, and the legacy handshake.
+pub mod names {
+    /// `notifications/cancelled`: the client gave up on a request.
+    pub const CANCELLED: &str = "notifications/cancelled";
+    /// `notifications/initialized`: a legacy client finished its handshake.
+    pub const INITIALIZED: &str = "notifications/initialized";
+    /// `initialize`: a legacy client's handshake.
+    pub const INITIALIZE: &str = "initialize";
+    /// `ping`: a liveness check (a legacy session method).
+    pub const PING: &str = "ping";
+    /// `logging/setLevel`: a legacy session's log level.
+    pub const SET_LEVEL: &str = "logging/setLevel";
+    /// `resources/subscribe`: a legacy session's resource subscription.
+    pub const SUBSCRIBE: &str = "resources/subscribe";
+    /// `resources/unsubscribe`: ends a legacy session's resource subscription.
+    pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
 }
 
 impl std::fmt::Display for Method {

@@ -15,7 +15,7 @@
 use futures::StreamExt;
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Event, Job, Running, Session, SessionConfig, SharedSession};
+use mcp_server::session::{Action, DualSession, Job, Running, SessionConfig, SharedSession};
 use mcp_server::{NotificationSink, RequestEnv, Server};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -109,7 +109,7 @@ const FLUSH_EVERY: u32 = 16;
 
 /// Serves `server` over any byte streams (used by tests and by [`serve_stdio`]).
 ///
-/// The process's one [`Session`] holds the protocol state (era routing, the legacy session,
+/// The process's one session core ([`DualSession`]) holds the protocol state (era routing, the legacy session,
 /// calls in flight, the MRTR-to-legacy bridge); this loop only moves bytes and runs handlers.
 pub async fn serve<R, W>(server: Server, input: R, output: W, config: StdioConfig) -> std::io::Result<()>
 where
@@ -125,7 +125,7 @@ where
     let driver = Arc::new(Driver::new(out_tx.clone(), stop.clone(), config.max_output_bytes));
     let session = {
         let d = driver.clone();
-        let core = Session::new(server.clone(), SessionConfig::default().max_depth(config.max_depth));
+        let core = DualSession::new(server.clone(), SessionConfig::default().max_depth(config.max_depth));
         SharedSession::new(core, move |s, e| d.dispatch(s, e))
     };
     let limit = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight));
@@ -157,15 +157,15 @@ where
         if text.is_empty() {
             continue;
         }
-        session.with(|s, _| s.handle_bytes(text), &mut events);
-        while let Some(event) = events.pop_front() {
-            match event {
-                Event::Serve(job) => {
+        session.with(|s, now| s.handle_bytes(text, now), &mut events);
+        while let Some(action) = events.pop_front() {
+            match action {
+                Action::Serve(job) => {
                     // Poll the handler once right here: most requests complete without waiting,
                     // and then need no task and no wake-ups.
                     let mut fut = job.run(&driver.env);
                     if let Poll::Ready(outcome) = futures::poll!(&mut fut) {
-                        session.with(|s, clock| s.handle_outcome(outcome, clock), &mut done);
+                        session.finish_into(outcome, &mut done);
                         while let Some(e) = done.pop_front() {
                             driver.dispatch(&session, e);
                         }
@@ -181,7 +181,7 @@ where
                     let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                     driver.spawn_job(&session, fut, Some(permit));
                 }
-                Event::Listen(job) => {
+                Action::Listen(job) => {
                     let permit = limit.clone().acquire_owned().await.expect("semaphore open");
                     driver.spawn_listen(&session, job, Some(permit));
                 }
@@ -193,10 +193,10 @@ where
     // give in-flight requests a grace period, then cancel them.
     server.shutdown();
     stop.cancel();
-    session.run(|s, _| s.handle_peer_gone());
+    session.run(|s, now| s.handle_peer_gone(now));
     driver.tasks.close();
     if tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await.is_err() {
-        session.run(|s, _| s.close());
+        session.run(|s, now| s.close(now));
         let _ = tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await;
     }
     // The driver holds a sender too: the writer ends when every sender is gone.
@@ -325,15 +325,15 @@ impl Driver {
         }
     }
 
-    fn dispatch(&self, session: &Arc<SharedSession>, event: Event) {
-        match event {
-            Event::Transmit(t) => {
+    fn dispatch(&self, session: &Arc<SharedSession>, action: Action) {
+        match action {
+            Action::Transmit(t) => {
                 self.out.send(t.message);
             }
-            Event::Serve(job) => self.spawn_job(session, job.run(&self.env), None),
-            Event::Listen(job) => self.spawn_listen(session, job, None),
+            Action::Serve(job) => self.spawn_job(session, job.run(&self.env), None),
+            Action::Listen(job) => self.spawn_listen(session, job, None),
             #[cfg(feature = "legacy")]
-            Event::LegacyOpened => self.forward_changes(session),
+            Action::LegacyOpened => self.forward_changes(session),
             _ => {}
         }
     }
@@ -341,11 +341,11 @@ impl Driver {
     /// Runs a handler that did not finish at once (tracked from now on, so the client can
     /// cancel it); its outcome goes back to the session.
     fn spawn_job(&self, session: &Arc<SharedSession>, mut fut: Running, permit: Option<OwnedSemaphorePermit>) {
-        session.run(|s, _| s.handle_pending(&mut fut));
+        session.track(&mut fut);
         let session = session.clone();
         self.tasks.spawn(async move {
             let outcome = fut.await;
-            session.run(|s, clock| s.handle_outcome(outcome, clock));
+            session.finish(outcome);
             drop(permit);
         });
     }
@@ -354,7 +354,7 @@ impl Driver {
     fn spawn_listen(&self, session: &Arc<SharedSession>, job: Job, permit: Option<OwnedSemaphorePermit>) {
         let (session, out, max) = (session.clone(), self.out.clone(), self.max_output_bytes);
         self.tasks.spawn(async move {
-            let id = job.id().clone();
+            let (id, key) = (job.id().clone(), job.key().clone());
             let cancel = job.cancellation().clone();
             match job.listen(&RequestEnv::default()) {
                 Ok(stream) => {
@@ -384,7 +384,7 @@ impl Driver {
                     out.send(encode(&e.to_response(Some(&id))));
                 }
             }
-            session.run(|s, _| s.handle_stream_end(&id));
+            session.end_stream(&key);
             drop(permit);
         });
     }

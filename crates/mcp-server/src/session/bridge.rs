@@ -5,7 +5,8 @@
 //! kept here between rounds, however long the user takes to answer (each question has the
 //! answer timeout as its deadline).
 
-use super::{Event, Session, Transmit};
+use super::legacy::LegacySession;
+use super::{Event, Transmit};
 use crate::context::RequestEnv;
 use mcp_protocol::outbound::Matched;
 use mcp_protocol::types::RequestId;
@@ -48,7 +49,7 @@ fn strip_modern_fields(result: &mut Value) {
     }
 }
 
-impl Session {
+impl LegacySession {
     /// A legacy call's round ended: answer the client, or ask it for the input the handler needs.
     pub(super) fn legacy_outcome(
         &mut self,
@@ -64,10 +65,11 @@ impl Session {
             }
             Err(e) => return self.fail_call(&key, e),
         };
-        let max_rounds = self.config.max_input_rounds;
+        let max_rounds = self.modern.config.max_input_rounds;
         let deadline = now + self.answer_timeout();
-        let call = self.calls.get_mut(&key).expect("call present");
-        let bridge = call.bridge.as_mut().expect("a legacy call has a bridge");
+        let server = self.modern.server().clone();
+        let Some(call) = self.calls.get_mut(&key) else { return };
+        let bridge = &mut call.bridge;
         bridge.rounds += 1;
         if bridge.rounds > max_rounds {
             let e = ProtocolError::Internal(format!("the handler asked for client input more than {max_rounds} times"));
@@ -78,7 +80,7 @@ impl Session {
             probe.params.insert("requestState".into(), sealed);
             let env = RequestEnv { principal: bridge.principal.clone(), ..RequestEnv::default() };
             // 0: the state never left the server, so its expiry does not apply.
-            match self.server.open_state_at(&probe, &env, 0) {
+            match server.open_state_at(&probe, &env, 0) {
                 Ok(state) => bridge.state = Some(state),
                 Err(e) => return self.fail_call(&key, e),
             }
@@ -99,15 +101,16 @@ impl Session {
             let asked = Asked { call: key.clone(), input };
             match self.outbound.start(method, params, asked, Some(deadline)) {
                 Ok((oid, message)) => {
-                    let bridge = self.calls.get_mut(&key).and_then(|c| c.bridge.as_mut()).expect("bridge");
-                    bridge.asked.push(oid);
+                    if let Some(c) = self.calls.get_mut(&key) {
+                        c.bridge.asked.push(oid);
+                    }
                     messages.push(message);
                 }
                 Err(_) => return self.fail_call(&key, ProtocolError::Internal("the client is gone".into())),
             }
         }
         for m in messages {
-            self.events.push_back(Event::Transmit(Transmit {
+            self.modern.push(Event::Transmit(Transmit {
                 call: Some(id.clone()),
                 message: super::encode(&m),
                 error: None,
@@ -117,14 +120,14 @@ impl Session {
 
     /// Takes a JSON-RPC response from the client: the answer to one of the session's questions.
     /// Returns false when `msg` is not a response (a response to nothing is dropped).
-    pub fn handle_response(&mut self, msg: &Map<String, Value>) -> bool {
+    pub fn handle_response(&mut self, msg: &Map<String, Value>, _now: std::time::Instant) -> bool {
         let (oid, asked, answer) = match self.outbound.handle_response(msg) {
             Matched::NotAResponse => return false,
             Matched::Answer { id, token, answer } => (id, token, answer),
             _ => return true,
         };
         let Some(call) = self.calls.get_mut(&asked.call) else { return true };
-        let Some(bridge) = call.bridge.as_mut() else { return true };
+        let bridge = &mut call.bridge;
         bridge.asked.retain(|a| *a != oid);
         let answer = match answer {
             Ok(a) => a,
@@ -138,15 +141,14 @@ impl Session {
             let mut request = bridge.request.clone();
             request.params.insert("inputResponses".into(), Value::Object(std::mem::take(&mut bridge.responses)));
             let state = bridge.state.take();
-            let cancel = call.cancel.clone();
-            self.serve_legacy(asked.call, request, state, cancel);
+            self.serve_legacy(asked.call, request, state);
         }
         true
     }
 
     /// How long the client has to answer a question.
     pub(super) fn answer_timeout(&self) -> std::time::Duration {
-        self.config.answer_timeout.unwrap_or(self.server.inner.config.request_timeout)
+        self.modern.config.answer_timeout.unwrap_or(self.modern.server().inner.config.request_timeout)
     }
 
     /// Fails every call with a question overdue at `now`.
@@ -173,12 +175,10 @@ impl Session {
     /// Ends a legacy call with this response.
     fn finish_call(&mut self, key: &RequestId, result: Result<Value, ProtocolError>) {
         let Some(call) = self.calls.remove(key) else { return };
-        if let Some(b) = &call.bridge {
-            self.forget_asked(b);
-        }
+        self.forget_asked(&call.bridge);
         let message = super::legacy::encode_plain(&call.id, &result);
-        self.events.push_back(Event::Transmit(Transmit { call: Some(call.id.clone()), message, error: None }));
-        self.events.push_back(Event::Finished(call.id));
+        self.modern.push(Event::Transmit(Transmit { call: Some(call.id.clone()), message, error: None }));
+        self.modern.push(Event::Finished(call.id));
     }
 
     /// Stops waiting for the answers of a call's open questions (late answers are dropped).

@@ -4,14 +4,19 @@
 //! Handlers are written once: a legacy request is served by the same handlers as a modern one,
 //! with the per-request fields taken from the session instead of `_meta`.
 
-use super::{Call, Event, Job, Session, Transmit};
+use super::bridge::{Asked, Bridge};
+use super::{is_modern_request, key_of, Dispatch, Event, Seeded, Session, SessionConfig, Transmit};
 use crate::server::{method_not_found, ChangeEvent, Preset, Server};
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Rejected};
 use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
+use mcp_protocol::method::names;
+use mcp_protocol::outbound::Outbound;
+use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
-use mcp_protocol::{version, ProtocolError, Request};
+use mcp_protocol::{version, Method, ProtocolError, Request};
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
-use tokio_util::sync::CancellationToken;
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 /// Most resources one legacy session may be subscribed to (`resources/subscribe` past it: -32602).
 const MAX_SUBSCRIPTIONS: usize = 1024;
@@ -26,7 +31,7 @@ pub struct LegacyState {
     client_capabilities: Map<String, Value>,
     client_info: Option<Value>,
     log_level: Option<u8>,
-    pub(super) initialized: bool,
+    initialized: bool,
     subscriptions: HashSet<String>,
 }
 
@@ -166,8 +171,8 @@ impl LegacyState {
     fn handle_own(&mut self, req: &Request) -> Option<Result<Value, ProtocolError>> {
         let params = &req.params;
         Some(match req.method.as_str() {
-            "ping" => Ok(json!({})),
-            "logging/setLevel" => (|| {
+            names::PING => Ok(json!({})),
+            names::SET_LEVEL => (|| {
                 let level = params
                     .get("level")
                     .and_then(Value::as_str)
@@ -177,14 +182,14 @@ impl LegacyState {
                 self.log_level = Some(rank);
                 Ok(json!({}))
             })(),
-            "resources/subscribe" | "resources/unsubscribe" => match params.get("uri").and_then(Value::as_str) {
+            names::SUBSCRIBE | names::UNSUBSCRIBE => match params.get("uri").and_then(Value::as_str) {
                 None => Err(ProtocolError::invalid_params(format!("{} requires a string `uri`", req.method))),
                 Some(uri) if uri.len() > MAX_SUBSCRIBED_URI => Err(ProtocolError::invalid_params(format!(
                     "the URI is {} bytes long; this server accepts at most {MAX_SUBSCRIBED_URI}",
                     uri.len()
                 ))),
                 Some(_)
-                    if req.method == "resources/subscribe"
+                    if req.method == names::SUBSCRIBE
                         && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
                         && !self.subscriptions.contains(params["uri"].as_str().unwrap_or_default()) =>
                 {
@@ -193,7 +198,7 @@ impl LegacyState {
                     )))
                 }
                 Some(uri) => {
-                    if req.method == "resources/subscribe" {
+                    if req.method == names::SUBSCRIBE {
                         self.subscriptions.insert(uri.to_owned());
                     } else {
                         self.subscriptions.remove(uri);
@@ -202,7 +207,9 @@ impl LegacyState {
                 }
             },
             // Modern-only methods do not exist in a legacy session.
-            "server/discover" | "subscriptions/listen" => Err(method_not_found(&req.method)),
+            m if m == Method::Discover.as_str() || m == Method::SubscriptionsListen.as_str() => {
+                Err(method_not_found(&req.method))
+            }
             _ => return None,
         })
     }
@@ -234,61 +241,253 @@ pub(super) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -
     serde_json::to_vec(&message).expect("JSON serializes")
 }
 
-impl Session {
-    /// A legacy client's `initialize`: opens the legacy session (once).
-    pub(super) fn initialize(&mut self, req: Request) {
-        if self.legacy.is_some() {
-            let e = ProtocolError::InvalidRequest("the session is already initialized".into());
-            return self.transmit_error(&req.id, &e);
+/// A legacy call in flight: its id and its MRTR-to-legacy bridge.
+#[derive(Debug)]
+pub(super) struct LegacyCall {
+    pub(super) id: Value,
+    pub(super) bridge: Bridge,
+}
+
+/// A session that also serves legacy clients: it wraps the modern [`Session`], opens the legacy
+/// session on a legacy `initialize`, serves the requests without modern `_meta` in it, and
+/// hands every other message to the modern core. Same methods as [`Session`].
+pub struct LegacySession {
+    pub(super) modern: Session,
+    pub(super) state: Option<LegacyState>,
+    /// The legacy calls in flight (tracked from the start: their questions need them).
+    pub(super) calls: HashMap<RequestId, LegacyCall, Seeded>,
+    /// The questions the MRTR-to-legacy bridge asked and waits on.
+    pub(super) outbound: Outbound<Asked>,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession")
+            .field("legacy", &self.state)
+            .field("calls", &self.calls.len())
+            .field("asked", &self.outbound.len())
+            .field("modern", &self.modern)
+            .finish()
+    }
+}
+
+impl LegacySession {
+    /// A session of `server` with nothing negotiated yet.
+    pub fn new(server: Server, config: SessionConfig) -> Self {
+        let outbound = Outbound::new(config.outbound_prefix.clone());
+        let calls = HashMap::with_hasher(Seeded::with_seed(config.seed.rotate_left(17)));
+        Self { modern: Session::new(server, config), state: None, calls, outbound }
+    }
+
+    /// A session that continues a legacy session opened elsewhere (another process sharing
+    /// the session store), with the state it negotiated.
+    pub fn restore(server: Server, config: SessionConfig, state: LegacyState) -> Self {
+        let mut s = Self::new(server, config);
+        s.state = Some(state);
+        s
+    }
+
+    /// The server this session serves.
+    pub fn server(&self) -> &Server {
+        self.modern.server()
+    }
+
+    /// The session's limits.
+    pub fn config(&self) -> &SessionConfig {
+        self.modern.config()
+    }
+
+    /// The legacy session opened by `initialize`, if any.
+    pub fn legacy(&self) -> Option<&LegacyState> {
+        self.state.as_ref()
+    }
+
+    /// The legacy session's state, to update it from a shared store.
+    pub fn legacy_mut(&mut self) -> Option<&mut LegacyState> {
+        self.state.as_mut()
+    }
+
+    /// The next thing the transport should do, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.modern.poll_event()
+    }
+
+    /// How many calls are in flight (served, or waiting for the client's input).
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.len() + self.modern.calls_in_flight()
+    }
+
+    /// Whether the call `key` is tracked in flight.
+    pub fn is_in_flight(&self, key: &RequestId) -> bool {
+        self.calls.contains_key(key) || self.modern.is_in_flight(key)
+    }
+
+    /// Takes one message from the client as bytes: a request, a notification, or (in a legacy
+    /// session) the answer to a server-to-client request.
+    pub fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
+        match parse_incoming(bytes, self.modern.config.max_depth) {
+            Ok(Incoming::Request(req)) => self.handle_request(req, None, now),
+            Ok(Incoming::Notification(n)) => self.handle_notification(n, now),
+            Err(rejected) => self.handle_rejected_bytes(bytes, rejected, now),
         }
-        if !self.config.accept_legacy {
+    }
+
+    /// Input that is no request or notification: in a legacy session, maybe the answer to one
+    /// of its questions; otherwise answered with its error.
+    fn handle_rejected_bytes(&mut self, bytes: &[u8], rejected: Rejected, now: Instant) {
+        if self.state.is_some() {
+            if let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(bytes) {
+                if self.handle_response(&msg, now) {
+                    return;
+                }
+            }
+        }
+        self.modern.handle_rejected(rejected, now);
+    }
+
+    /// Takes one request from the client, authenticated as `principal` (if the transport did):
+    /// the legacy session's questions are bound to it.
+    pub fn handle_request(&mut self, req: Request, principal: Option<String>, now: Instant) {
+        let modern = is_modern_request(&req.params);
+        if !modern && req.method == names::INITIALIZE {
+            return self.initialize(req);
+        }
+        if !modern && self.state.is_some() {
+            return self.legacy_request(req, principal);
+        }
+        if self.calls.contains_key(&key_of(&req.id)) {
+            return self.modern.transmit_error(&req.id, &super::id_in_use(&req.id));
+        }
+        self.modern.handle_request(req, principal, now);
+    }
+
+    /// Takes one notification from the client: `notifications/cancelled` cancels its call;
+    /// `notifications/initialized` completes a legacy handshake.
+    pub fn handle_notification(&mut self, n: Notification, now: Instant) {
+        if n.method == names::INITIALIZED {
+            if let Some(l) = &mut self.state {
+                l.initialized = true;
+            }
+            return;
+        }
+        if n.method == names::CANCELLED {
+            if let Some(id) = n.params.get("requestId") {
+                self.cancel(id, now);
+            }
+        }
+    }
+
+    /// Cancels the call `id`, if it is in flight: its handler stops, nothing is sent for it.
+    pub fn cancel(&mut self, id: &Value, now: Instant) {
+        let key = key_of(id);
+        match self.calls.remove(&key) {
+            Some(call) => {
+                self.forget_asked(&call.bridge);
+                self.modern.push(Event::Cancel(key));
+                self.modern.push(Event::Finished(call.id));
+            }
+            None => self.modern.cancel(id, now),
+        }
+    }
+
+    /// A dispatched call did not finish at once (see [`Session::handle_pending`]). Legacy
+    /// calls are tracked from the start.
+    pub fn handle_pending(&mut self, key: &RequestId, id: &Value, now: Instant) {
+        if !self.calls.contains_key(key) {
+            self.modern.handle_pending(key, id, now);
+        }
+    }
+
+    /// Takes a handler's result for the call `key`: the response goes out (encoded for the
+    /// call's era), or, for a legacy call that needs client input, the input requests go to the
+    /// client.
+    pub fn handle_outcome(&mut self, key: RequestId, result: Result<crate::Reply, ProtocolError>, now: Instant) {
+        if self.calls.contains_key(&key) {
+            return self.legacy_outcome(key, result.map(crate::Reply::into_value), now);
+        }
+        self.modern.handle_outcome(key, result, now);
+    }
+
+    /// A listen stream opened from [`Event::Listen`] ended.
+    pub fn handle_stream_end(&mut self, key: &RequestId, now: Instant) {
+        self.modern.handle_stream_end(key, now);
+    }
+
+    /// When [`LegacySession::handle_timeout`] should next be called: the earliest deadline of
+    /// the questions waiting for the client.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.outbound.poll_timeout()
+    }
+
+    /// Fails every call whose client input is overdue at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.expire_questions(now);
+    }
+
+    /// The client can no longer answer (its input ended): calls waiting for its answers fail,
+    /// calls still running go on (their responses may still reach it).
+    pub fn handle_peer_gone(&mut self, _now: Instant) {
+        self.drop_questions();
+    }
+
+    /// The session ends (the client went away, or it was deleted): every call is cancelled,
+    /// nothing waits for the client any more.
+    pub fn close(&mut self, now: Instant) {
+        let calls: Vec<_> = self.calls.drain().collect();
+        for (key, call) in calls {
+            self.modern.push(Event::Cancel(key));
+            self.modern.push(Event::Finished(call.id));
+        }
+        self.outbound.close();
+        self.modern.close(now);
+    }
+
+    /// A legacy client's `initialize`: opens the legacy session (once).
+    fn initialize(&mut self, req: Request) {
+        if self.state.is_some() {
+            let e = ProtocolError::InvalidRequest("the session is already initialized".into());
+            return self.modern.transmit_error(&req.id, &e);
+        }
+        let config = &self.modern.config;
+        if !config.accept_legacy {
             let versions = mcp_protocol::version::MODERN.join(", ");
             let e = ProtocolError::MethodNotFound(format!(
                 "initialize (legacy sessions are off; supported versions: {versions})"
             ));
-            return self.transmit_error(&req.id, &e);
+            return self.modern.transmit_error(&req.id, &e);
         }
-        match LegacyState::initialize(&self.server, &req.params, self.config.max_client_params_bytes) {
+        match LegacyState::initialize(self.modern.server(), &req.params, config.max_client_params_bytes) {
             Ok((state, result)) => {
-                self.legacy = Some(state);
+                self.state = Some(state);
                 let message = encode_plain(&req.id, &Ok(result));
-                self.events.push_back(Event::Transmit(Transmit { call: Some(req.id), message, error: None }));
-                self.events.push_back(Event::LegacyOpened);
+                self.modern.push(Event::Transmit(Transmit { call: Some(req.id), message, error: None }));
+                self.modern.push(Event::LegacyOpened);
             }
-            Err(e) => self.transmit_error(&req.id, &e),
+            Err(e) => self.modern.transmit_error(&req.id, &e),
         }
     }
 
     /// A request of the legacy session (no modern `_meta`).
-    pub(super) fn legacy_request(&mut self, req: Request, principal: Option<String>) {
-        let legacy = self.legacy.as_mut().expect("a legacy session");
+    fn legacy_request(&mut self, req: Request, principal: Option<String>) {
+        let legacy = self.state.as_mut().expect("a legacy session");
         if let Some(result) = legacy.handle_own(&req) {
             let message = encode_plain(&req.id, &result);
-            self.events.push_back(Event::Transmit(Transmit { call: Some(req.id.clone()), message, error: None }));
-            return self.events.push_back(Event::Finished(req.id));
+            self.modern.push(Event::Transmit(Transmit { call: Some(req.id.clone()), message, error: None }));
+            return self.modern.push(Event::Finished(req.id));
         }
-        let key = super::key_of(&req.id);
-        if self.calls.contains_key(&key) {
-            return self.transmit_error(&req.id, &super::id_in_use(&req.id));
+        let key = key_of(&req.id);
+        if self.is_in_flight(&key) {
+            return self.modern.transmit_error(&req.id, &super::id_in_use(&req.id));
         }
-        let cancel = CancellationToken::new();
-        let bridge = super::bridge::Bridge::new(req.clone(), principal);
-        let call = Call { id: req.id.clone(), cancel: cancel.clone(), bridge: Some(Box::new(bridge)) };
+        let call = LegacyCall { id: req.id.clone(), bridge: Bridge::new(req.clone(), principal) };
         self.calls.insert(key.clone(), call);
-        self.serve_legacy(key, req, None, cancel);
+        self.serve_legacy(key, req, None);
     }
 
     /// Queues one round of a legacy call, with `state` carried from the previous round.
-    pub(super) fn serve_legacy(
-        &mut self,
-        key: mcp_protocol::types::RequestId,
-        request: Request,
-        state: Option<crate::server::RoundState>,
-        cancel: CancellationToken,
-    ) {
-        let meta = self.legacy.as_ref().expect("a legacy session").request_meta(&request.params);
+    pub(super) fn serve_legacy(&mut self, key: RequestId, request: Request, state: Option<crate::server::RoundState>) {
+        let meta = self.state.as_ref().expect("a legacy session").request_meta(&request.params);
         let preset = Some(Box::new(Preset { meta, state }));
-        let job = Job { key, request, era: Era::Legacy, preset, cancel, server: self.server.clone() };
-        self.events.push_back(Event::Serve(job));
+        self.modern.push(Event::Dispatch(Dispatch { key, request, era: Era::Legacy, preset }));
     }
 }

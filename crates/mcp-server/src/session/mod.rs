@@ -1,72 +1,79 @@
-//! The session core: everything a connection to one client needs to remember, as a deterministic
-//! machine with no IO, no runtime and no clock of its own (the quinn-proto shape).
+//! The session core: what a connection to one client must remember, as a deterministic machine
+//! with no IO, no runtime, no clock and no randomness of its own (the quinn-proto shape). This
+//! module and its `legacy`/`bridge` parts import nothing from tokio; [`driver`] is the one part
+//! of the session layer that knows a runtime.
 //!
-//! A transport feeds it what the client sent (`handle_*`, with the time passed in) and drains
-//! what it wants done (`poll_event`): run a handler ([`Event::Serve`]), open a listen stream
-//! ([`Event::Listen`]), write a message ([`Event::Transmit`]). When a handler finishes, the
-//! transport hands its [`Outcome`] back with [`Session::handle_outcome`]; [`Session::poll_timeout`]
+//! A transport feeds the core what the client sent (`handle_*`, each with the time passed in)
+//! and drains what the core wants done ([`Session::poll_event`]): run a handler
+//! ([`Event::Dispatch`]), open a listen stream ([`Event::Listen`]), stop a handler
+//! ([`Event::Cancel`]), write a message ([`Event::Transmit`]). When a handler finishes, the
+//! transport hands its result back with [`Session::handle_outcome`]; [`Session::poll_timeout`]
 //! says when to call [`Session::handle_timeout`].
 //!
-//! What lives here and nowhere else:
-//! - **era routing**: a legacy client's `initialize` opens the legacy session; later requests
-//!   without modern `_meta` are served in it, every other request statelessly;
-//! - **legacy session state**: negotiated version, client capabilities and info, log level,
-//!   resource subscriptions, `notifications/initialized`;
-//! - **the calls in flight**, and their cancellation by `notifications/cancelled`;
-//! - **the MRTR-to-legacy bridge**: a legacy request whose handler answers `input_required` has
-//!   its input requests sent to the client as server-to-client requests (with deadlines), and
-//!   runs again with the answers, as a modern client's retry would;
-//! - **encoding by era**: modern results get `resultType` and `serverInfo`, legacy ones neither.
+//! [`Session`] is the modern core: the calls in flight, their cancellation by
+//! `notifications/cancelled`, unique ids, and encoding. The legacy era (feature `legacy`) is a
+//! type that wraps it, [`LegacySession`]: a legacy client's `initialize` opens its session;
+//! later requests without modern `_meta` are served in it (with the MRTR-to-legacy bridge:
+//! `input_required` becomes server-to-client requests), every other request goes on to the
+//! modern core. [`DualSession`] names whichever of the two the build serves with.
 //!
-//! stdio drives one `Session` per process; Streamable HTTP drives one per legacy
-//! `Mcp-Session-Id` (its modern requests need no session at all).
+//! stdio drives one [`DualSession`] per process (through [`driver::SharedSession`]);
+//! Streamable HTTP one per legacy `Mcp-Session-Id`, and the modern core's rules (one
+//! [`Dispatch`] per request) for its stateless requests.
 //!
 //! ```
 //! use mcp_server::session::{Event, Session, SessionConfig};
-//! use mcp_server::{RequestEnv, Server};
+//! use mcp_server::Server;
+//! use serde_json::json;
 //! use std::time::Instant;
 //!
-//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let server = Server::builder("demo", "1").build().unwrap();
 //! let mut session = Session::new(server, SessionConfig::default());
-//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#);
+//! let now = Instant::now();
+//! let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+//! let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{meta}}}}}"#);
+//! session.handle_bytes(line.as_bytes(), now);
+//! let Some(Event::Dispatch(d)) = session.poll_event() else { panic!() };
+//! // The transport runs the handler (here: a made-up result) and hands the result back.
+//! session.handle_outcome(d.key, Ok(json!({"tools": []}).into()), now);
 //! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
-//! assert!(std::str::from_utf8(&t.message).unwrap().contains("\"protocolVersion\":\"2025-11-25\""));
-//! assert!(matches!(session.poll_event(), Some(Event::LegacyOpened)));
-//!
-//! session.handle_bytes(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
-//! let Some(Event::Serve(job)) = session.poll_event() else { panic!() };
-//! let outcome = job.run(&RequestEnv::default()).await; // the transport runs handlers
-//! session.handle_outcome(outcome, &Instant::now());
-//! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
-//! assert!(!std::str::from_utf8(&t.message).unwrap().contains("resultType")); // legacy encoding
-//! # });
+//! assert!(std::str::from_utf8(&t.message).unwrap().contains(r#""resultType":"complete""#));
 //! ```
 
 #[cfg(feature = "legacy")]
 mod bridge;
+pub mod driver;
 #[cfg(feature = "legacy")]
 mod legacy;
-mod shared;
 #[cfg(all(test, feature = "legacy"))]
 mod tests;
 
 #[cfg(feature = "legacy")]
-pub use legacy::LegacyState;
-pub use shared::{now, SharedSession};
+pub use legacy::{LegacySession, LegacyState};
 
-use crate::context::RequestEnv;
+pub use driver::{now, Action, Job, Outcome, Running, SharedSession};
+
 use crate::server::{Preset, Server};
-use futures::Stream;
-use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Request};
+use crate::Reply;
+use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Rejected, Request};
+use mcp_protocol::method::names;
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
-use mcp_protocol::ProtocolError;
+use mcp_protocol::{Method, ProtocolError};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
+
+/// The session type a transport drives: [`LegacySession`] when the build serves legacy
+/// clients (feature `legacy`), else the modern [`Session`]. Both have the same `handle_*`,
+/// `poll_*` and `close` methods.
+#[cfg(feature = "legacy")]
+pub type DualSession = LegacySession;
+/// The session type a transport drives: [`LegacySession`] when the build serves legacy
+/// clients (feature `legacy`), else the modern [`Session`].
+#[cfg(not(feature = "legacy"))]
+pub type DualSession = Session;
 
 /// Limits of one session.
 #[derive(Debug, Clone)]
@@ -90,6 +97,9 @@ pub struct SessionConfig {
     /// carry (default 64 KiB): the session keeps them for its whole life. Over it the
     /// `initialize` is refused with `-32602`.
     pub max_client_params_bytes: usize,
+    /// The seed of the session's hash tables (the ids in them come from the client). The
+    /// default draws one from the operating system; a test passes its own for a repeatable run.
+    pub seed: u64,
 }
 
 impl Default for SessionConfig {
@@ -101,6 +111,7 @@ impl Default for SessionConfig {
             answer_timeout: None,
             outbound_prefix: "s".into(),
             max_client_params_bytes: 64 << 10,
+            seed: rand::random(),
         }
     }
 }
@@ -135,18 +146,30 @@ impl SessionConfig {
         self.outbound_prefix = prefix.into();
         self
     }
+
+    /// The seed of the session's hash tables.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
 }
 
 /// What the session wants its transport to do.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Event {
-    /// Run this request's handler ([`Job::run`]) and hand the outcome to
-    /// [`Session::handle_outcome`].
-    Serve(Job),
-    /// Open this `subscriptions/listen` stream ([`Job::listen`]); report its end with
+    /// Run this request's handler and hand its result to [`Session::handle_outcome`] under
+    /// [`Dispatch::key`]. A handler that does not finish at once is reported with
+    /// [`Session::handle_pending`] before the transport reads more input.
+    Dispatch(Dispatch),
+    /// Open this `subscriptions/listen` stream; report its end with
     /// [`Session::handle_stream_end`].
-    Listen(Job),
+    Listen(Dispatch),
+    /// Stop the handler (or stream) of this call: the client cancelled it, or the session
+    /// ended. Nothing is to be sent for it: the transport drops the handler and hands no
+    /// outcome back for this key (the core, which keeps no record of untracked calls, would
+    /// otherwise answer it).
+    Cancel(RequestId),
     /// Write this message to the client.
     Transmit(Transmit),
     /// The call with this JSON-RPC id is over (answered, or cancelled without an answer): a
@@ -154,7 +177,30 @@ pub enum Event {
     Finished(Value),
     /// A legacy session was opened: the transport starts sending it change notifications
     /// (`LegacyState::notification_for`).
+    #[cfg(feature = "legacy")]
     LegacyOpened,
+}
+
+/// A request to serve: what [`Event::Dispatch`] and [`Event::Listen`] carry.
+pub struct Dispatch {
+    /// The key the call is tracked under (its JSON-RPC id, normalised).
+    pub key: RequestId,
+    /// The request.
+    pub request: Request,
+    /// The era it is served in (its result is encoded for it).
+    pub era: Era,
+    /// What a legacy session supplies in place of `_meta` and `requestState`.
+    pub(crate) preset: Option<Box<Preset>>,
+}
+
+impl std::fmt::Debug for Dispatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatch")
+            .field("key", &self.key)
+            .field("method", &self.request.method)
+            .field("era", &self.era)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One message for the client.
@@ -170,187 +216,27 @@ pub struct Transmit {
     pub error: Option<ProtocolError>,
 }
 
-/// A request to serve: run it with [`Job::run`] (or [`Job::listen`]).
-pub struct Job {
-    key: RequestId,
-    request: Request,
-    era: Era,
-    preset: Option<Box<Preset>>,
-    cancel: CancellationToken,
-    server: Server,
-}
+/// The hash tables' state: seeded per session (ids come from the client), faster than SipHash.
+pub(crate) type Seeded = foldhash::fast::FixedState;
 
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job").field("id", &self.request.id).field("method", &self.request.method).finish()
-    }
-}
-
-impl Job {
-    /// The request's JSON-RPC id.
-    pub fn id(&self) -> &Value {
-        &self.request.id
-    }
-
-    /// The request being served.
-    pub fn request(&self) -> &Request {
-        &self.request
-    }
-
-    /// The era the request is served in.
-    pub fn era(&self) -> Era {
-        self.era
-    }
-
-    /// Cancelled when the client cancels the call or the session ends.
-    pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
-    }
-
-    /// Runs the handler with what the transport knows about the request (`env`: principal,
-    /// notification sink, HTTP parts; its `cancel` is ignored: the job's own token is used,
-    /// which `notifications/cancelled` fires). A cancelled call stops at once: its handler
-    /// future is dropped.
-    ///
-    /// A modern call is tracked (for `notifications/cancelled` and for duplicate ids) only once
-    /// its transport says it is still running: a transport that cannot finish it at once hands
-    /// it to [`Session::handle_pending`] before reading more input. Most calls finish on their
-    /// first poll and so are never tracked.
-    pub fn run(self, env: &RequestEnv) -> Running {
-        let env = env.with_cancel(self.cancel.clone());
-        let Job { key, request, era, preset, cancel, server } = self;
-        let id = request.id.clone();
-        let fut = Box::pin(async move { server.process_with(request, env, preset).await });
-        Running { fut, key: Some(key), id, era, cancel, tracked: false, cancelled: None }
-    }
-
-    /// Opens the listen stream with `env` (as for [`Job::run`]): the acknowledgement, then
-    /// change notifications, then the closing response at shutdown.
-    pub fn listen(self, env: &RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
-        self.server.listen(self.request, env.with_cancel(self.cancel))
-    }
-}
-
-type Handling =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::Reply, ProtocolError>> + Send + 'static>>;
-
-/// A running job: the future of its [`Outcome`] (see [`Job::run`]).
-pub struct Running {
-    fut: Handling,
-    key: Option<RequestId>,
-    id: Value,
-    era: Era,
-    cancel: CancellationToken,
-    /// Whether the session tracks it ([`Session::handle_pending`]), so it can be cancelled.
-    tracked: bool,
-    /// Set up on the first poll that does not finish (most never need it).
-    cancelled: Option<std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>>,
-}
-
-impl std::fmt::Debug for Running {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Running").field("key", &self.key).field("era", &self.era).finish_non_exhaustive()
-    }
-}
-
-impl std::future::Future for Running {
-    type Output = Outcome;
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Outcome> {
-        use std::task::Poll;
-        let this = &mut *self;
-        let (result, cancelled) = match this.fut.as_mut().poll(cx) {
-            // Only a tracked job can have been cancelled (the check takes a lock).
-            Poll::Ready(r) => (r, this.tracked && this.cancel.is_cancelled()),
-            Poll::Pending => {
-                let cancel = &this.cancel;
-                let cancelled = this.cancelled.get_or_insert_with(|| Box::pin(cancel.clone().cancelled_owned()));
-                if cancelled.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-                (Err(ProtocolError::Internal("request cancelled by the client".into())), true)
-            }
-        };
-        let key = this.key.take().expect("polled after completion");
-        let (id, era) = (std::mem::take(&mut this.id), this.era);
-        Poll::Ready(Outcome { key, id, era, cancelled, result })
-    }
-}
-
-/// The time, read only when the session needs it (most calls never do): an [`Instant`] is one,
-/// and so is a closure returning one.
-pub trait Clock {
-    /// The current time.
-    fn now(&self) -> Instant;
-}
-
-impl Clock for Instant {
-    fn now(&self) -> Instant {
-        *self
-    }
-}
-
-impl<F: Fn() -> Instant> Clock for F {
-    fn now(&self) -> Instant {
-        self()
-    }
-}
-
-/// A handler's outcome, to hand back to [`Session::handle_outcome`].
-#[derive(Debug)]
-pub struct Outcome {
-    key: RequestId,
-    id: Value,
-    era: Era,
-    cancelled: bool,
-    result: Result<crate::Reply, ProtocolError>,
-}
-
-/// A call in flight.
-struct Call {
-    id: Value,
-    cancel: CancellationToken,
-    /// The MRTR-to-legacy bridge state of a legacy call (boxed: most calls are modern).
-    #[cfg(feature = "legacy")]
-    bridge: Option<Box<bridge::Bridge>>,
-}
-
-impl Call {
-    fn modern(id: Value, cancel: CancellationToken) -> Self {
-        Self {
-            id,
-            cancel,
-            #[cfg(feature = "legacy")]
-            bridge: None,
-        }
-    }
-}
-
-/// The state of one connection (see the module docs).
+/// The modern session core (see the module docs).
 pub struct Session {
     server: Server,
-    config: SessionConfig,
-    #[cfg(feature = "legacy")]
-    legacy: Option<LegacyState>,
-    /// foldhash: seeded per process (ids come from the client), faster than SipHash.
-    calls: HashMap<RequestId, Call, foldhash::fast::RandomState>,
-    /// The questions the MRTR-to-legacy bridge asked and waits on.
-    #[cfg(feature = "legacy")]
-    outbound: mcp_protocol::outbound::Outbound<bridge::Asked>,
+    pub(crate) config: SessionConfig,
+    /// Calls in flight, by key, with their JSON-RPC ids: listen streams from the start, other
+    /// calls once their transport says they did not finish at once.
+    calls: HashMap<RequestId, Value, Seeded>,
     events: VecDeque<Event>,
 }
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut d = f.debug_struct("Session");
-        #[cfg(feature = "legacy")]
-        d.field("legacy", &self.legacy).field("asked", &self.outbound.len());
-        d.field("calls", &self.calls.len()).finish()
+        f.debug_struct("Session").field("calls", &self.calls.len()).finish_non_exhaustive()
     }
 }
 
 /// The key a JSON-RPC id is tracked under (ids are strings or integers).
-fn key_of(id: &Value) -> RequestId {
+pub fn key_of(id: &Value) -> RequestId {
     match id {
         Value::Number(n) => n.as_i64().map_or_else(|| RequestId::String(format!("#{n}")), RequestId::Integer),
         Value::String(s) => RequestId::String(s.clone()),
@@ -370,33 +256,10 @@ pub fn is_modern_request(params: &Map<String, Value>) -> bool {
 }
 
 impl Session {
-    /// A session of `server` with nothing negotiated yet.
+    /// A session of `server` with no call in flight.
     pub fn new(server: Server, config: SessionConfig) -> Self {
-        Self {
-            #[cfg(feature = "legacy")]
-            outbound: mcp_protocol::outbound::Outbound::new(config.outbound_prefix.clone()),
-            server,
-            config,
-            #[cfg(feature = "legacy")]
-            legacy: None,
-            calls: HashMap::default(),
-            events: VecDeque::new(),
-        }
-    }
-
-    /// A session that continues a legacy session opened elsewhere (another process sharing
-    /// the session store), with the state it negotiated.
-    #[cfg(feature = "legacy")]
-    pub fn restore(server: Server, config: SessionConfig, state: LegacyState) -> Self {
-        let mut s = Self::new(server, config);
-        s.legacy = Some(state);
-        s
-    }
-
-    /// The legacy session's state, to update it from a shared store.
-    #[cfg(feature = "legacy")]
-    pub fn legacy_mut(&mut self) -> Option<&mut LegacyState> {
-        self.legacy.as_mut()
+        let calls = HashMap::with_hasher(Seeded::with_seed(config.seed));
+        Self { server, config, calls, events: VecDeque::new() }
     }
 
     /// The server this session serves.
@@ -404,10 +267,9 @@ impl Session {
         &self.server
     }
 
-    /// The legacy session opened by `initialize`, if any.
-    #[cfg(feature = "legacy")]
-    pub fn legacy(&self) -> Option<&LegacyState> {
-        self.legacy.as_ref()
+    /// The session's limits.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
     }
 
     /// The next thing the transport should do, if any.
@@ -415,169 +277,139 @@ impl Session {
         self.events.pop_front()
     }
 
-    /// How many calls are in flight (served, or waiting for the client's input).
+    /// How many calls are tracked in flight.
     pub fn calls_in_flight(&self) -> usize {
         self.calls.len()
     }
 
-    /// Takes one message from the client as bytes: a request, a notification, or (in a legacy
-    /// session) the answer to a server-to-client request. Malformed input is answered with the
-    /// JSON-RPC error it deserves.
-    pub fn handle_bytes(&mut self, bytes: &[u8]) {
+    /// Whether the call `key` is tracked in flight.
+    pub fn is_in_flight(&self, key: &RequestId) -> bool {
+        self.calls.contains_key(key)
+    }
+
+    /// Takes one message from the client as bytes: a request or a notification. Malformed
+    /// input is answered with the JSON-RPC error it deserves.
+    pub fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
         match parse_incoming(bytes, self.config.max_depth) {
-            Ok(Incoming::Request(req)) => self.handle_request(req, None),
-            Ok(Incoming::Notification(n)) => self.handle_notification(n),
-            Err(rejected) => {
-                #[cfg(feature = "legacy")]
-                if self.legacy.is_some() {
-                    if let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(bytes) {
-                        if self.handle_response(&msg) {
-                            return;
-                        }
-                    }
-                }
-                let message = encode(&rejected.error.to_response(rejected.id.as_ref()));
-                let error = Some(rejected.error);
-                self.events.push_back(Event::Transmit(Transmit { call: None, message, error }));
-            }
+            Ok(Incoming::Request(req)) => self.handle_request(req, None, now),
+            Ok(Incoming::Notification(n)) => self.handle_notification(n, now),
+            Err(rejected) => self.handle_rejected(rejected, now),
         }
     }
 
-    /// Takes one request from the client, authenticated as `principal` (if the transport did).
-    pub fn handle_request(&mut self, req: Request, principal: Option<String>) {
-        #[cfg(feature = "legacy")]
-        if req.method == "initialize" && !is_modern_request(&req.params) {
-            return self.initialize(req);
-        }
-        #[cfg(feature = "legacy")]
-        if self.legacy.is_some() && !is_modern_request(&req.params) {
-            return self.legacy_request(req, principal);
-        }
-        let _ = principal; // modern calls carry their principal in the transport's env
+    /// Answers input that is not a JSON-RPC request or notification.
+    pub fn handle_rejected(&mut self, rejected: Rejected, _now: Instant) {
+        let message = encode(&rejected.error.to_response(rejected.id.as_ref()));
+        let error = Some(rejected.error);
+        self.push(Event::Transmit(Transmit { call: None, message, error }));
+    }
+
+    /// Takes one request from the client. The modern core serves it statelessly: the principal
+    /// travels in the transport's environment, so `_principal` is only for the legacy wrapper.
+    pub fn handle_request(&mut self, req: Request, _principal: Option<String>, _now: Instant) {
         let key = key_of(&req.id);
         if self.calls.contains_key(&key) {
             return self.transmit_error(&req.id, &id_in_use(&req.id));
         }
-        let cancel = CancellationToken::new();
-        let listen = req.method == "subscriptions/listen";
+        let listen = req.method == Method::SubscriptionsListen.as_str();
         if listen {
-            // Streams are tracked from the start; other calls once pending (see `Job::run`).
-            self.calls.insert(key.clone(), Call::modern(req.id.clone(), cancel.clone()));
+            // Streams are tracked from the start; other calls once pending.
+            self.calls.insert(key.clone(), req.id.clone());
         }
-        let job = Job { key, request: req, era: Era::Modern, preset: None, cancel, server: self.server.clone() };
-        self.events.push_back(if listen { Event::Listen(job) } else { Event::Serve(job) });
+        let dispatch = Dispatch { key, request: req, era: Era::Modern, preset: None };
+        self.push(if listen { Event::Listen(dispatch) } else { Event::Dispatch(dispatch) });
     }
 
     /// Takes one notification from the client: `notifications/cancelled` cancels its call;
-    /// `notifications/initialized` completes a legacy handshake; others mean nothing here.
-    pub fn handle_notification(&mut self, n: Notification) {
-        match n.method.as_str() {
-            "notifications/cancelled" => {
-                if let Some(id) = n.params.get("requestId") {
-                    self.cancel(id);
-                }
+    /// others mean nothing to the modern core.
+    pub fn handle_notification(&mut self, n: Notification, now: Instant) {
+        if n.method == names::CANCELLED {
+            if let Some(id) = n.params.get("requestId") {
+                self.cancel(id, now);
             }
-            #[cfg(feature = "legacy")]
-            "notifications/initialized" => {
-                if let Some(l) = &mut self.legacy {
-                    l.initialized = true;
-                }
-            }
-            _ => {}
         }
     }
 
-    /// Cancels the call `id`, if it is in flight: its handler stops, nothing is sent for it.
-    pub fn cancel(&mut self, id: &Value) {
-        if let Some(call) = self.calls.remove(&key_of(id)) {
-            call.cancel.cancel();
-            #[cfg(feature = "legacy")]
-            if let Some(b) = call.bridge {
-                self.forget_asked(&b);
-            }
-            self.events.push_back(Event::Finished(call.id));
+    /// Cancels the call `id`, if it is in flight: [`Event::Cancel`] stops its handler, nothing
+    /// is sent for it.
+    pub fn cancel(&mut self, id: &Value, _now: Instant) {
+        let key = key_of(id);
+        if let Some(id) = self.calls.remove(&key) {
+            self.push(Event::Cancel(key));
+            self.push(Event::Finished(id));
         }
     }
 
-    /// A job that did not finish at once: from now on `notifications/cancelled` stops it and its
-    /// id counts as in use (see [`Job::run`]). Legacy calls are tracked from the start.
-    pub fn handle_pending(&mut self, running: &mut Running) {
-        running.tracked = true;
-        let Some(key) = &running.key else { return };
-        if running.era == Era::Modern && !self.calls.contains_key(key) {
-            let id = running.id.clone();
-            self.calls.insert(key.clone(), Call::modern(id, running.cancel.clone()));
+    /// A dispatched call did not finish at once: from now on `notifications/cancelled` stops
+    /// it and its id counts as in use. Most calls finish on their first poll and so are never
+    /// tracked.
+    pub fn handle_pending(&mut self, key: &RequestId, id: &Value, _now: Instant) {
+        if !self.calls.contains_key(key) {
+            self.calls.insert(key.clone(), id.clone());
         }
     }
 
-    /// Takes a handler's outcome: the response goes out (encoded for the call's era), or, for a
-    /// legacy call that needs client input, the input requests go to the client.
-    pub fn handle_outcome(&mut self, outcome: Outcome, now: &impl Clock) {
-        let Outcome { key, id, era, cancelled, result } = outcome;
-        #[cfg(feature = "legacy")]
-        if era == Era::Legacy {
-            if cancelled || !self.calls.contains_key(&key) {
-                return; // cancelled: no response
-            }
-            return self.legacy_outcome(key, result.map(crate::Reply::into_value), now.now());
-        }
-        let _ = (era, now);
-        if !self.calls.is_empty() {
-            self.calls.remove(&key);
-        }
-        if cancelled {
-            return; // no response for a cancelled call
-        }
+    /// Takes a handler's result for the call `key`: the response goes out, encoded by the
+    /// server (`resultType`, `serverInfo`). Never called for a call the core cancelled
+    /// ([`Event::Cancel`]).
+    pub fn handle_outcome(&mut self, key: RequestId, result: Result<Reply, ProtocolError>, _now: Instant) {
+        let id = match self.calls.remove(&key) {
+            Some(id) => id,
+            None => request_id_of(&key),
+        };
         let message = self.server.encode_response(&id, &result);
-        self.events.push_back(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
-        self.events.push_back(Event::Finished(id));
+        self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
+        self.push(Event::Finished(id));
     }
 
     /// A listen stream opened from [`Event::Listen`] ended.
-    pub fn handle_stream_end(&mut self, id: &Value) {
-        self.calls.remove(&key_of(id));
+    pub fn handle_stream_end(&mut self, key: &RequestId, _now: Instant) {
+        self.calls.remove(key);
     }
 
-    /// When [`Session::handle_timeout`] should next be called, if ever.
+    /// When [`Session::handle_timeout`] should next be called, if ever (never: the modern core
+    /// waits on nobody).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        #[cfg(feature = "legacy")]
-        return self.outbound.poll_timeout();
-        #[cfg(not(feature = "legacy"))]
         None
     }
 
-    /// Fails every call whose client input is overdue at `now`.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        #[cfg(feature = "legacy")]
-        self.expire_questions(now);
-        #[cfg(not(feature = "legacy"))]
-        let _ = now;
-    }
+    /// Fails what is overdue at `now` (nothing, in the modern core).
+    pub fn handle_timeout(&mut self, _now: Instant) {}
 
-    /// The client can no longer answer (its input ended): calls waiting for its answers fail,
-    /// calls still running go on (their responses may still reach it).
-    pub fn handle_peer_gone(&mut self) {
-        #[cfg(feature = "legacy")]
-        self.drop_questions();
-    }
+    /// The client can no longer answer (its input ended). Calls still running go on: their
+    /// responses may still reach it.
+    pub fn handle_peer_gone(&mut self, _now: Instant) {}
 
-    /// The session ends (the client went away, or it was deleted): every call is cancelled,
-    /// nothing waits for the client any more.
-    pub fn close(&mut self) {
-        for (_, call) in self.calls.drain() {
-            call.cancel.cancel();
-            self.events.push_back(Event::Finished(call.id));
+    /// The session ends (the client went away, or it was deleted): every call is cancelled.
+    pub fn close(&mut self, _now: Instant) {
+        let calls: Vec<_> = self.calls.drain().collect();
+        for (key, id) in calls {
+            self.push(Event::Cancel(key));
+            self.push(Event::Finished(id));
         }
-        #[cfg(feature = "legacy")]
-        self.outbound.close();
     }
 
-    fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
+    pub(crate) fn push(&mut self, event: Event) {
+        self.events.push_back(event);
+    }
+
+    pub(crate) fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
         let message = encode(&e.to_response(Some(id)));
-        self.events.push_back(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
+        self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
     }
 }
 
-fn encode(v: &Value) -> Vec<u8> {
+/// The JSON-RPC id a key stands for (the reverse of [`key_of`] for ids a client may send).
+fn request_id_of(key: &RequestId) -> Value {
+    match key {
+        RequestId::Integer(i) => Value::from(*i),
+        RequestId::String(s) => match s.strip_prefix('#').and_then(|n| n.parse::<serde_json::Number>().ok()) {
+            Some(n) => Value::Number(n),
+            None => Value::String(s.clone()),
+        },
+    }
+}
+
+pub(crate) fn encode(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("JSON serializes")
 }

@@ -1,36 +1,13 @@
-//! The session core, driven by hand: no transport, no sockets, time passed in.
+//! The session core, driven by hand: plain tests with no runtime, no transport and no handlers
+//! (each test plays the transport, and answers for the handler), time made up.
 
 use super::*;
-use crate::{ChangeEvent, Context, Elicitation, HandlerError, Tool};
+use crate::ChangeEvent;
 use serde_json::json;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Name {
-    name: String,
-}
-
-fn server() -> Server {
-    Server::builder("core", "1")
-        .tool(Tool::new("ask").description("Asks for a name").handler(|ctx: Context| async move {
-            match ctx.elicit::<Name>("Who?")? {
-                Elicitation::Accept(n) => Ok::<_, HandlerError>(format!("hello {}", n.name)),
-                _ => Ok("nobody".into()),
-            }
-        }))
-        .tool(Tool::new("forever").description("Never has enough").handler(|ctx: Context| async move {
-            let round = ctx.round_state().as_u64().unwrap_or(0);
-            let mut inputs = ctx.inputs();
-            inputs.request(&format!("q{round}"), "roots/list", json!({}))?;
-            inputs.set_state(json!(round + 1));
-            inputs.finish()?;
-            Ok::<_, HandlerError>("done")
-        }))
-        .build()
-        .unwrap()
-}
-
-fn session(config: SessionConfig) -> Session {
-    Session::new(server(), config)
+fn session(config: SessionConfig) -> LegacySession {
+    let server = Server::builder("core", "1").build().unwrap();
+    LegacySession::new(server, config.seed(7))
 }
 
 fn bytes(v: Value) -> Vec<u8> {
@@ -47,42 +24,20 @@ fn modern(id: i64, method: &str) -> Vec<u8> {
     request(id, method, json!({"_meta": meta}))
 }
 
-fn initialize(s: &mut Session) {
+fn cancelled(id: i64) -> Vec<u8> {
+    bytes(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}))
+}
+
+fn initialize(s: &mut LegacySession, t: Instant) {
     let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}, "roots": {}}});
-    s.handle_bytes(&request(0, "initialize", params));
+    s.handle_bytes(&request(0, "initialize", params), t);
     let sent = sent(s);
     assert_eq!(sent[0]["result"]["protocolVersion"], "2025-11-25");
     assert!(s.legacy().is_some());
 }
 
-fn events(s: &mut Session) -> Vec<Event> {
+fn events(s: &mut LegacySession) -> Vec<Event> {
     std::iter::from_fn(|| s.poll_event()).collect()
-}
-
-/// The messages the session queued, parsed (other events are dropped).
-fn sent(s: &mut Session) -> Vec<Value> {
-    events(s)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Transmit(t) => Some(serde_json::from_slice(&t.message).unwrap()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Runs every queued job to its end and feeds the outcomes back; returns the other events.
-async fn serve(s: &mut Session, t: Instant) -> Vec<Event> {
-    let mut rest = Vec::new();
-    while let Some(e) = s.poll_event() {
-        match e {
-            Event::Serve(job) => {
-                let outcome = job.run(&RequestEnv::default()).await;
-                s.handle_outcome(outcome, &t);
-            }
-            other => rest.push(other),
-        }
-    }
-    rest
 }
 
 fn messages(events: &[Event]) -> Vec<Value> {
@@ -95,43 +50,74 @@ fn messages(events: &[Event]) -> Vec<Value> {
         .collect()
 }
 
+/// The messages the session queued, parsed (other events are dropped).
+fn sent(s: &mut LegacySession) -> Vec<Value> {
+    messages(&events(s))
+}
+
+/// The one dispatch queued (and nothing else).
+fn dispatched(s: &mut LegacySession) -> Dispatch {
+    let out = events(s);
+    let [Event::Dispatch(_)] = &out[..] else { panic!("expected one dispatch: {out:?}") };
+    let Some(Event::Dispatch(d)) = out.into_iter().next() else { unreachable!() };
+    d
+}
+
+/// What the `ask` handler answers on a first round: a question for the client.
+fn asks_for_a_name() -> Value {
+    json!({"resultType": "input_required", "inputRequests": {
+        "name": {"method": "elicitation/create", "params": {"message": "Who?", "requestedSchema": {"type": "object"}}}
+    }})
+}
+
 fn answer(id: &Value, result: Value) -> Map<String, Value> {
     json!({"jsonrpc": "2.0", "id": id, "result": result}).as_object().cloned().unwrap()
 }
 
-#[tokio::test]
-async fn requests_are_routed_by_era_and_encoded_for_it() {
+#[test]
+fn requests_are_routed_by_era_and_encoded_for_it() {
     let t = Instant::now();
     let mut s = session(SessionConfig::default());
-    s.handle_bytes(&modern(1, "tools/list"));
-    let out = messages(&serve(&mut s, t).await);
-    assert_eq!(out[0]["result"]["resultType"], "complete", "modern before any handshake");
+    s.handle_bytes(&modern(1, "tools/list"), t);
+    let d = dispatched(&mut s);
+    assert_eq!((d.era, d.request.method.as_str()), (Era::Modern, "tools/list"));
+    s.handle_outcome(d.key, Ok(json!({"tools": []}).into()), t);
+    assert_eq!(sent(&mut s)[0]["result"]["resultType"], "complete", "modern before any handshake");
 
-    initialize(&mut s);
-    s.handle_bytes(&request(2, "initialize", json!({"protocolVersion": "2025-11-25"})));
+    initialize(&mut s, t);
+    s.handle_bytes(&request(2, "initialize", json!({"protocolVersion": "2025-11-25"})), t);
     assert_eq!(sent(&mut s)[0]["error"]["code"], -32600, "one handshake per session");
 
-    s.handle_bytes(&request(3, "tools/list", json!({})));
-    let out = messages(&serve(&mut s, t).await);
-    let result = &out[0]["result"];
-    assert_eq!(result["tools"].as_array().unwrap().len(), 2);
-    assert!(result.get("resultType").is_none() && result.get("ttlMs").is_none(), "{result}");
+    s.handle_bytes(&request(3, "tools/list", json!({})), t);
+    let d = dispatched(&mut s);
+    assert_eq!(d.era, Era::Legacy);
+    s.handle_outcome(d.key, Ok(json!({"tools": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public"}).into()), t);
+    let out = sent(&mut s);
+    assert_eq!(out[0]["result"], json!({"tools": []}), "legacy results carry no modern fields");
 
-    s.handle_bytes(&modern(4, "tools/list"));
-    assert_eq!(messages(&serve(&mut s, t).await)[0]["result"]["resultType"], "complete", "modern stays modern");
+    s.handle_bytes(&modern(4, "tools/list"), t);
+    let d = dispatched(&mut s);
+    assert_eq!(d.era, Era::Modern, "modern stays modern");
+    s.handle_outcome(d.key, Ok(json!({"tools": []}).into()), t);
+    assert_eq!(sent(&mut s)[0]["result"]["resultType"], "complete");
 
-    s.handle_bytes(&request(5, "server/discover", json!({})));
+    s.handle_bytes(&request(5, "server/discover", json!({})), t);
     assert_eq!(sent(&mut s)[0]["error"]["code"], -32601, "modern-only methods do not exist in a legacy session");
+    s.handle_bytes(&request(6, "ping", json!({})), t);
+    assert_eq!(sent(&mut s)[0]["result"], json!({}), "the session answers its own methods");
     assert_eq!(s.calls_in_flight(), 0);
 }
 
-#[tokio::test]
-async fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
+#[test]
+fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
     let t = Instant::now();
     let mut s = session(SessionConfig::default().answer_timeout(Duration::from_secs(30)));
-    initialize(&mut s);
-    s.handle_bytes(&request(7, "tools/call", json!({"name": "ask"})));
-    let out = serve(&mut s, t).await;
+    initialize(&mut s, t);
+    s.handle_bytes(&request(7, "tools/call", json!({"name": "ask"})), t);
+    let d = dispatched(&mut s);
+    assert_eq!(s.calls_in_flight(), 1, "a legacy call is tracked from the start");
+    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    let out = events(&mut s);
     let [Event::Transmit(asked)] = &out[..] else { panic!("{out:?}") };
     assert_eq!(asked.call, Some(json!(7)), "sent on behalf of the call");
     let asked: Value = serde_json::from_slice(&asked.message).unwrap();
@@ -139,32 +125,41 @@ async fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
         (asked["method"].as_str(), asked["params"]["message"].as_str()),
         (Some("elicitation/create"), Some("Who?"))
     );
-    assert_eq!(s.calls_in_flight(), 1);
     assert_eq!(s.poll_timeout(), Some(t + Duration::from_secs(30)));
 
-    assert!(s.handle_response(&answer(&asked["id"], json!({"action": "accept", "content": {"name": "Ada"}}))));
-    let out = serve(&mut s, t).await;
+    let later = t + Duration::from_secs(3);
+    let accepted = json!({"action": "accept", "content": {"name": "Ada"}});
+    assert!(s.handle_response(&answer(&asked["id"], accepted.clone()), later));
+    let again = dispatched(&mut s);
+    assert_eq!(again.request.params["inputResponses"]["name"], accepted, "the retry carries the answer");
+    assert_eq!(s.poll_timeout(), None, "nothing waits on the client while the handler runs");
+    s.handle_outcome(again.key, Ok(json!({"content": [{"type": "text", "text": "hello Ada"}]}).into()), later);
+    let out = events(&mut s);
     let sent = messages(&out);
-    assert_eq!(sent[0]["id"], 7);
-    assert_eq!(sent[0]["result"]["content"][0]["text"], "hello Ada");
+    assert_eq!(
+        (sent[0]["id"].clone(), sent[0]["result"]["content"][0]["text"].clone()),
+        (json!(7), json!("hello Ada"))
+    );
     assert!(matches!(out.last(), Some(Event::Finished(id)) if *id == json!(7)));
     assert_eq!((s.calls_in_flight(), s.poll_timeout()), (0, None));
 
     // A second answer to the same question, or one to a question never asked, changes nothing.
-    assert!(s.handle_response(&answer(&asked["id"], json!({"action": "decline"}))));
-    assert!(s.handle_response(&answer(&json!("s99"), json!({}))));
+    assert!(s.handle_response(&answer(&asked["id"], json!({"action": "decline"})), later));
+    assert!(s.handle_response(&answer(&json!("s99"), json!({})), later));
     assert!(events(&mut s).is_empty());
     // A request is not a response.
-    assert!(!s.handle_response(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).as_object().unwrap()));
+    assert!(!s.handle_response(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).as_object().unwrap(), later));
 }
 
-#[tokio::test]
-async fn an_unanswered_question_fails_the_call_at_its_deadline() {
+#[test]
+fn an_unanswered_question_fails_the_call_at_its_deadline() {
     let t = Instant::now();
     let mut s = session(SessionConfig::default().answer_timeout(Duration::from_secs(5)));
-    initialize(&mut s);
-    s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})));
-    serve(&mut s, t).await;
+    initialize(&mut s, t);
+    s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})), t);
+    let d = dispatched(&mut s);
+    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    events(&mut s);
     s.handle_timeout(t + Duration::from_secs(4));
     assert!(events(&mut s).is_empty(), "not yet");
     s.handle_timeout(t + Duration::from_secs(5));
@@ -174,93 +169,149 @@ async fn an_unanswered_question_fails_the_call_at_its_deadline() {
     assert_eq!((s.calls_in_flight(), s.poll_timeout()), (0, None));
 }
 
-#[tokio::test]
-async fn cancelling_stops_the_handler_and_nothing_is_sent_for_the_call() {
+#[test]
+fn cancelling_stops_the_handler_and_nothing_is_sent_for_the_call() {
     let t = Instant::now();
     let mut s = session(SessionConfig::default());
-    // A modern call: its job sees the cancellation; its outcome is dropped.
-    s.handle_bytes(&modern(1, "tools/list"));
-    let Some(Event::Serve(job)) = s.poll_event() else { panic!() };
-    let token = job.cancellation().clone();
-    let mut running = job.run(&RequestEnv::default());
-    s.handle_pending(&mut running); // the transport could not finish it at once
-    let cancelled = bytes(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}));
-    s.handle_bytes(&cancelled);
-    assert!(token.is_cancelled());
-    assert!(matches!(&events(&mut s)[..], [Event::Finished(id)] if *id == json!(1)));
-    s.handle_outcome(running.await, &t);
-    assert!(events(&mut s).is_empty(), "nothing is sent for a cancelled call");
+    // A modern call its transport could not finish at once: cancelling stops it.
+    s.handle_bytes(&modern(1, "tools/list"), t);
+    let d = dispatched(&mut s);
+    s.handle_pending(&d.key, &d.request.id, t);
+    s.handle_bytes(&cancelled(1), t);
+    let out = events(&mut s);
+    assert!(matches!(&out[..], [Event::Cancel(k), Event::Finished(id)] if *k == d.key && *id == json!(1)), "{out:?}");
+    assert_eq!(s.calls_in_flight(), 0);
     // An untracked call (finished on its first poll) cannot be cancelled: its answer goes out.
-    s.handle_bytes(&modern(9, "tools/list"));
-    s.handle_bytes(&bytes(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})));
-    assert_eq!(messages(&serve(&mut s, t).await)[0]["id"], 9);
+    s.handle_bytes(&modern(9, "tools/list"), t);
+    let d = dispatched(&mut s);
+    s.handle_bytes(&cancelled(9), t);
+    assert!(events(&mut s).is_empty());
+    s.handle_outcome(d.key, Ok(json!({"tools": []}).into()), t);
+    assert_eq!(sent(&mut s)[0]["id"], 9);
 
     // A legacy call waiting for an answer: the question is forgotten, a late answer dropped.
-    initialize(&mut s);
-    s.handle_bytes(&request(2, "tools/call", json!({"name": "ask"})));
-    let asked = messages(&serve(&mut s, t).await);
-    let cancelled = bytes(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}));
-    s.handle_bytes(&cancelled);
-    assert!(matches!(&events(&mut s)[..], [Event::Finished(_)]));
+    initialize(&mut s, t);
+    s.handle_bytes(&request(2, "tools/call", json!({"name": "ask"})), t);
+    let d = dispatched(&mut s);
+    s.handle_outcome(d.key.clone(), Ok(asks_for_a_name().into()), t);
+    let asked = sent(&mut s);
+    s.handle_bytes(&cancelled(2), t);
+    assert!(matches!(&events(&mut s)[..], [Event::Cancel(k), Event::Finished(_)] if *k == d.key));
     assert_eq!((s.calls_in_flight(), s.poll_timeout()), (0, None));
-    assert!(s.handle_response(&answer(&asked[0]["id"], json!({"action": "decline"}))));
+    assert!(s.handle_response(&answer(&asked[0]["id"], json!({"action": "decline"})), t));
     assert!(events(&mut s).is_empty());
+    // A legacy call whose handler is still running: its handler is stopped (the transport
+    // reports nothing for a cancelled call) and its id is free again.
+    s.handle_bytes(&request(3, "tools/call", json!({"name": "slow"})), t);
+    let d = dispatched(&mut s);
+    s.handle_bytes(&cancelled(3), t);
+    assert!(matches!(&events(&mut s)[..], [Event::Cancel(k), Event::Finished(_)] if *k == d.key));
+    assert!(!s.is_in_flight(&d.key));
 }
 
-#[tokio::test]
-async fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
+#[test]
+fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     let t = Instant::now();
     let mut s = session(SessionConfig { max_input_rounds: 3, ..SessionConfig::default() });
-    initialize(&mut s);
-    s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})));
-    let asked = messages(&serve(&mut s, t).await);
+    initialize(&mut s, t);
+    s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})), t);
+    let d = dispatched(&mut s);
+    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    let asked = sent(&mut s);
     let refusal = json!({"jsonrpc": "2.0", "id": asked[0]["id"], "error": {"code": -1, "message": "user said no"}});
-    assert!(s.handle_response(refusal.as_object().unwrap()));
+    assert!(s.handle_response(refusal.as_object().unwrap(), t));
     let out = sent(&mut s);
     assert!(out[0]["error"]["message"].as_str().unwrap().contains("user said no"), "{out:?}");
 
-    s.handle_bytes(&request(2, "tools/call", json!({"name": "forever"})));
-    let mut asked = messages(&serve(&mut s, t).await);
+    let roots = json!({"resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}});
+    s.handle_bytes(&request(2, "tools/call", json!({"name": "forever"})), t);
+    let mut d = dispatched(&mut s);
     for _ in 0..3 {
+        s.handle_outcome(d.key, Ok(roots.clone().into()), t);
+        let asked = sent(&mut s);
         assert_eq!(asked[0]["method"], "roots/list");
-        assert!(s.handle_response(&answer(&asked[0]["id"], json!({"roots": []}))));
-        asked = messages(&serve(&mut s, t).await);
+        assert!(s.handle_response(&answer(&asked[0]["id"], json!({"roots": []})), t));
+        d = dispatched(&mut s);
     }
-    assert!(asked[0]["error"]["message"].as_str().unwrap().contains("more than 3 times"), "{asked:?}");
+    s.handle_outcome(d.key, Ok(roots.into()), t);
+    let out = sent(&mut s);
+    assert!(out[0]["error"]["message"].as_str().unwrap().contains("more than 3 times"), "{out:?}");
 
-    s.handle_bytes(&request(3, "tools/call", json!({"name": "ask"})));
-    serve(&mut s, t).await;
-    s.handle_peer_gone();
+    // A round whose state does not open fails the call (it never left the server: tampering).
+    s.handle_bytes(&request(4, "tools/call", json!({"name": "ask"})), t);
+    let d = dispatched(&mut s);
+    let mut forged = asks_for_a_name();
+    forged["requestState"] = json!("not-sealed-by-us");
+    s.handle_outcome(d.key, Ok(forged.into()), t);
+    assert!(sent(&mut s)[0]["error"]["message"].as_str().unwrap().contains("requestState"));
+
+    s.handle_bytes(&request(3, "tools/call", json!({"name": "ask"})), t);
+    let d = dispatched(&mut s);
+    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    sent(&mut s);
+    s.handle_peer_gone(t);
     assert!(sent(&mut s)[0]["error"]["message"].as_str().unwrap().contains("gone"));
     assert_eq!(s.calls_in_flight(), 0);
 }
 
-#[tokio::test]
-async fn ids_in_flight_are_unique_and_malformed_input_is_answered() {
+#[test]
+fn ids_in_flight_are_unique_across_eras_and_malformed_input_is_answered() {
+    let t = Instant::now();
     let mut s = session(SessionConfig::default());
-    s.handle_bytes(&modern(1, "tools/list"));
-    let Some(Event::Serve(job)) = s.poll_event() else { panic!() };
-    let mut running = job.run(&RequestEnv::default());
-    s.handle_pending(&mut running);
-    s.handle_bytes(&modern(1, "tools/list"));
+    s.handle_bytes(&modern(1, "tools/list"), t);
+    let d = dispatched(&mut s);
+    s.handle_pending(&d.key, &d.request.id, t);
+    s.handle_bytes(&modern(1, "tools/list"), t);
     let out = events(&mut s);
     let Event::Transmit(dup) = &out[0] else { panic!("{out:?}") };
     assert_eq!(dup.error.as_ref().map(ProtocolError::code), Some(-32600));
+    // A legacy call may not take an id a modern call holds, nor the other way round.
+    initialize(&mut s, t);
+    s.handle_bytes(&request(1, "tools/call", json!({"name": "x"})), t);
+    assert_eq!(sent(&mut s)[0]["error"]["code"], -32600);
+    s.handle_bytes(&request(2, "tools/call", json!({"name": "x"})), t);
+    dispatched(&mut s);
+    s.handle_bytes(&modern(2, "tools/list"), t);
+    assert_eq!(sent(&mut s)[0]["error"]["code"], -32600);
 
-    s.handle_bytes(b"{not json");
+    s.handle_bytes(b"{not json", t);
     let out = events(&mut s);
-    let [Event::Transmit(t)] = &out[..] else { panic!("{out:?}") };
-    assert_eq!((t.call.as_ref(), t.error.as_ref().map(ProtocolError::code)), (None, Some(-32700)));
+    let [Event::Transmit(tr)] = &out[..] else { panic!("{out:?}") };
+    assert_eq!((tr.call.as_ref(), tr.error.as_ref().map(ProtocolError::code)), (None, Some(-32700)));
 }
 
-#[tokio::test]
-async fn legacy_session_state_filters_change_notifications() {
+#[test]
+fn listen_streams_are_tracked_until_they_end_and_close_cancels_everything() {
+    let t = Instant::now();
     let mut s = session(SessionConfig::default());
-    initialize(&mut s);
+    s.handle_bytes(&modern(1, "subscriptions/listen"), t);
+    let out = events(&mut s);
+    let [Event::Listen(d)] = &out[..] else { panic!("{out:?}") };
+    assert_eq!(s.calls_in_flight(), 1);
+    s.handle_stream_end(&d.key, t);
+    assert_eq!(s.calls_in_flight(), 0);
+
+    s.handle_bytes(&modern(2, "subscriptions/listen"), t);
+    events(&mut s);
+    initialize(&mut s, t);
+    s.handle_bytes(&request(3, "tools/call", json!({"name": "ask"})), t);
+    dispatched(&mut s);
+    s.close(t);
+    let out = events(&mut s);
+    let cancels = out.iter().filter(|e| matches!(e, Event::Cancel(_))).count();
+    let finished = out.iter().filter(|e| matches!(e, Event::Finished(_))).count();
+    assert_eq!((cancels, finished, s.calls_in_flight()), (2, 2, 0), "{out:?}");
+}
+
+#[test]
+fn legacy_session_state_filters_change_notifications() {
+    let t = Instant::now();
+    let mut s = session(SessionConfig::default());
+    initialize(&mut s, t);
     let note = bytes(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    s.handle_bytes(&note);
-    s.handle_bytes(&request(1, "resources/subscribe", json!({"uri": "a://x"})));
-    s.handle_bytes(&request(2, "logging/setLevel", json!({"level": "loud"})));
+    s.handle_bytes(&note, t);
+    s.handle_bytes(&request(1, "resources/subscribe", json!({"uri": "a://x"})), t);
+    s.handle_bytes(&request(2, "logging/setLevel", json!({"level": "loud"})), t);
     let out = sent(&mut s);
     assert_eq!((out[0]["result"].clone(), out[1]["error"]["code"].clone()), (json!({}), json!(-32602)));
     let legacy = s.legacy().unwrap();
@@ -271,44 +322,51 @@ async fn legacy_session_state_filters_change_notifications() {
         legacy.notification_for(&ChangeEvent::ToolsListChanged).unwrap()["method"],
         "notifications/tools/list_changed"
     );
-    s.handle_bytes(&request(3, "resources/unsubscribe", json!({"uri": "a://x"})));
+    s.handle_bytes(&request(3, "resources/unsubscribe", json!({"uri": "a://x"})), t);
     assert!(s.legacy().unwrap().subscribed_uris().is_empty());
 
     let mut refusing = session(SessionConfig::default().accept_legacy(false));
-    refusing.handle_bytes(&request(0, "initialize", json!({"protocolVersion": "2025-11-25"})));
+    refusing.handle_bytes(&request(0, "initialize", json!({"protocolVersion": "2025-11-25"})), t);
     assert_eq!(sent(&mut refusing)[0]["error"]["code"], -32601);
     assert!(refusing.legacy().is_none());
 }
 
-#[tokio::test]
-async fn initialize_params_and_subscriptions_are_bounded() {
+#[test]
+fn initialize_params_and_subscriptions_are_bounded() {
+    let t = Instant::now();
     let mut s = session(SessionConfig::default());
     let big = "x".repeat(1 << 20);
-    s.handle_bytes(&request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"pad": big}}}),
-    ));
+    s.handle_bytes(
+        &request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"pad": big}}}),
+        ),
+        t,
+    );
     let out = sent(&mut s);
     assert_eq!(out[0]["error"]["code"], -32602, "{}", out[0]);
     assert!(out[0]["error"]["message"].as_str().unwrap().contains("at most 65536"));
     assert!(s.legacy().is_none(), "nothing is kept of a refused initialize");
     let mut small = session(SessionConfig::default().max_client_params_bytes(16));
-    small.handle_bytes(&request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "a-long-client-name", "version": "1"}}),
-    ));
+    small.handle_bytes(
+        &request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "a-long-client-name", "version": "1"}}),
+        ),
+        t,
+    );
     assert_eq!(sent(&mut small)[0]["error"]["code"], -32602);
 
-    initialize(&mut s);
+    initialize(&mut s, t);
     for i in 0..1024 {
-        s.handle_bytes(&request(i + 1, "resources/subscribe", json!({"uri": format!("a://{i}")})));
+        s.handle_bytes(&request(i + 1, "resources/subscribe", json!({"uri": format!("a://{i}")})), t);
     }
     assert!(sent(&mut s).iter().all(|m| m["result"] == json!({})));
-    s.handle_bytes(&request(5000, "resources/subscribe", json!({"uri": "a://one-too-many"})));
-    s.handle_bytes(&request(5001, "resources/subscribe", json!({"uri": "a://0"})));
-    s.handle_bytes(&request(5002, "resources/subscribe", json!({"uri": format!("a://{}", "y".repeat(4096))})));
+    s.handle_bytes(&request(5000, "resources/subscribe", json!({"uri": "a://one-too-many"})), t);
+    s.handle_bytes(&request(5001, "resources/subscribe", json!({"uri": "a://0"})), t);
+    s.handle_bytes(&request(5002, "resources/subscribe", json!({"uri": format!("a://{}", "y".repeat(4096))})), t);
     let out = sent(&mut s);
     assert_eq!(out[0]["error"]["code"], -32602);
     assert_eq!(out[1]["result"], json!({}), "subscribing again to a URI already held is fine");
