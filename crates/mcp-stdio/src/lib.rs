@@ -12,7 +12,6 @@
 //! end of input the server stops reading, closes listen streams gracefully, waits for in-flight
 //! requests (bounded by a grace period), flushes and returns.
 
-use futures::StreamExt;
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
 use mcp_server::session::{Action, DualSession, Job, Running, SessionConfig, SharedSession};
@@ -358,27 +357,18 @@ impl Driver {
             let cancel = job.cancellation().clone();
             match job.listen(&RequestEnv::default()) {
                 Ok(stream) => {
-                    let mut stream = std::pin::pin!(stream);
-                    loop {
-                        // Biased: once the client cancelled, the stream's closing result (which
-                        // shutdown may have made ready too) must never be sent.
-                        tokio::select! {
-                            biased;
-                            _ = cancel.cancelled() => break,
-                            item = stream.next() => match item {
-                                Some(v) => {
-                                    out.send(encode(&v));
-                                    // An unread stream waits here for the client to catch up.
-                                    tokio::select! {
-                                        biased;
-                                        _ = cancel.cancelled() => break,
-                                        () = out.backlog.wait_below(max) => {}
-                                    }
-                                }
-                                None => break,
+                    // Each message is queued, then the stream waits for an unread client.
+                    mcp_server::session::pump(stream, &cancel, |v| {
+                        let queued = out.send(encode(&v));
+                        let backlog = out.backlog.clone();
+                        async move {
+                            if queued {
+                                backlog.wait_below(max).await;
                             }
+                            queued
                         }
-                    }
+                    })
+                    .await;
                 }
                 Err(e) => {
                     out.send(encode(&e.to_response(Some(&id))));

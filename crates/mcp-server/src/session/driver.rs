@@ -113,6 +113,46 @@ impl Job {
     }
 }
 
+/// How a listen stream ended ([`pump`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PumpEnd {
+    /// The stream ended by itself (its closing response was the last item).
+    Ended,
+    /// The call was cancelled: what was left of the stream was dropped unsent.
+    Cancelled,
+    /// The transport took no more (the client is gone).
+    Refused,
+}
+
+/// The one listen pump every transport uses: moves a listen stream's messages into `send`
+/// until the stream ends, the call is cancelled, or `send` returns false. Biased towards the
+/// cancellation: once the client cancelled, nothing more is sent, not even a closing response
+/// that shutdown made ready at the same time. `send` may wait (that is the transport's
+/// backpressure: an unread stream waits there); a cancellation ends the wait.
+pub async fn pump<S, F, Fut>(stream: S, cancel: &CancellationToken, mut send: F) -> PumpEnd
+where
+    S: Stream<Item = Value>,
+    F: FnMut(Value) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    use futures::StreamExt;
+    let mut stream = std::pin::pin!(stream);
+    loop {
+        let item = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return PumpEnd::Cancelled,
+            item = stream.next() => item,
+        };
+        let Some(message) = item else { return PumpEnd::Ended };
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return PumpEnd::Cancelled,
+            sent = send(message) => if !sent { return PumpEnd::Refused },
+        }
+    }
+}
+
 type Handling =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::Reply, ProtocolError>> + Send + 'static>>;
 

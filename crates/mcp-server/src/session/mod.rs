@@ -51,7 +51,7 @@ mod tests;
 #[cfg(feature = "legacy")]
 pub use legacy::{LegacySession, LegacyState};
 
-pub use driver::{now, Action, Job, Outcome, Running, SharedSession};
+pub use driver::{now, pump, Action, Job, Outcome, PumpEnd, Running, SharedSession};
 
 use crate::server::{Preset, Server};
 use crate::Reply;
