@@ -487,7 +487,9 @@ pub(crate) fn has_modern_version_header(h: &HeaderMap) -> bool {
 /// Whether a POST is a legacy client's opening `initialize` (no modern `_meta`, and no modern
 /// version in the header).
 pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -> bool {
-    req.method == "initialize" && !mcp_server::session::is_modern_request(&req.params) && !has_modern_version_header(h)
+    req.method == mcp_protocol::method::names::INITIALIZE
+        && !mcp_server::session::is_modern_request(&req.params)
+        && !has_modern_version_header(h)
 }
 
 /// The session's standalone stream: list changes and subscribed resource updates, with SSE

@@ -187,7 +187,8 @@ impl McpService {
             Ok(Incoming::Request(r)) => r,
             Ok(Incoming::Notification(n)) => {
                 // A cancellation may be for a call another instance serves: tell them all.
-                let cancelled = (n.method == "notifications/cancelled").then(|| n.params.get("requestId").cloned());
+                let cancelled =
+                    (n.method == mcp_protocol::method::names::CANCELLED).then(|| n.params.get("requestId").cloned());
                 if let Err(e) = self.persisting(&s, || s.core.run(|c, now| c.handle_notification(n, now))).await {
                     return error_response(&e, None);
                 }

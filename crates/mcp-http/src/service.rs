@@ -379,7 +379,7 @@ impl McpService {
             return error_response(&e, Some(&req.id));
         }
         let principal = principal.map(|p| p.subject);
-        if req.method == "subscriptions/listen" {
+        if req.method == mcp_protocol::Method::SubscriptionsListen.as_str() {
             return self.listen(req, principal);
         }
         self.request(req, principal, parts).await

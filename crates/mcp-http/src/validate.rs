@@ -123,7 +123,7 @@ pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> R
             )));
         }
     }
-    if req.method == "tools/call" {
+    if req.method == mcp_protocol::Method::ToolsCall.as_str() {
         check_param_headers(h, req, server)?;
     }
     Ok(())

@@ -734,7 +734,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 pub(crate) fn method_not_found(method: &str) -> ProtocolError {
-    if method == "initialize" {
+    if method == mcp_protocol::method::names::INITIALIZE {
         return ProtocolError::MethodNotFound(format!(
             "initialize (this server speaks the stateless protocol; supported versions: {})",
             version::MODERN.join(", ")

@@ -1,6 +1,10 @@
 //! A client connected to a server in the same process: no sockets, no child process. For
 //! tests of servers (and of clients) that want the whole protocol without a transport.
 //!
+//! Nothing is skipped: the client's stdio transport and the server's stdio driver
+//! ([`mcp_stdio::serve`], with its session core and limits) talk newline-delimited JSON over a
+//! pair of in-memory pipes ([`tokio::io::duplex`]), exactly as over a child's stdin and stdout.
+//!
 //! ```
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use mcp::prelude::*;
@@ -15,128 +19,50 @@
 //! # Ok(()) }
 //! ```
 
-use futures::future::BoxFuture;
-use futures::StreamExt;
-use mcp_client::transport::{note_dropped, Exchange, OutgoingRequest, Transport, TransportKind, EXCHANGE_CAP};
-use mcp_client::{Client, ClientBuilder, ClientError, TransportError};
-use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
-use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
-use mcp_server::{NotificationSink, RequestEnv, Server};
-use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use mcp_client::transport::stdio::StdioTransport;
+use mcp_client::{Client, ClientBuilder, ClientError};
+use mcp_server::Server;
+use mcp_stdio::StdioConfig;
+
+/// Bytes each in-memory pipe buffers before its writer waits for the reader.
+const PIPE_BYTES: usize = 64 << 10;
 
 /// Connects a client built by `builder` to `server`, in memory.
 pub async fn connect(server: Server, builder: ClientBuilder) -> Result<Client, ClientError> {
-    builder.connect(MemoryTransport::new(server)).await
+    builder.connect(transport(server)).await
 }
 
-/// A client transport that hands each request straight to a [`Server`] in this process.
-#[derive(Debug, Clone)]
-pub struct MemoryTransport {
-    server: Server,
+/// A client transport to `server` in this process: the server is served (on a task of the
+/// current runtime, with [`StdioConfig::default`]) on the other ends of the pipes, until the
+/// transport is closed or dropped.
+pub fn transport(server: Server) -> StdioTransport {
+    transport_with(server, StdioConfig::default())
 }
 
-impl MemoryTransport {
-    /// A transport serving requests with `server`.
-    pub fn new(server: Server) -> Self {
-        Self { server }
-    }
-}
-
-/// An exchange's queue ([`EXCHANGE_CAP`] messages): a handler's notifications past it are
-/// dropped (counted and logged by [`note_dropped`]); the response and a subscription's
-/// messages wait for room instead.
-type Messages = mpsc::Sender<Result<Value, TransportError>>;
-
-fn closed(why: impl std::fmt::Display) -> TransportError {
-    TransportError::Closed(why.to_string())
-}
-
-impl MemoryTransport {
-    fn start(&self, bytes: &[u8], tx: Messages, cancel: CancellationToken) -> Result<(), TransportError> {
-        let req = match parse_incoming(bytes, DEFAULT_MAX_DEPTH) {
-            Ok(Incoming::Request(r)) => r,
-            Ok(Incoming::Notification(_)) => return Err(closed("not a request")),
-            Err(rej) => {
-                let _ = tx.try_send(Ok(rej.error.to_response(rej.id.as_ref())));
-                return Ok(());
-            }
-        };
-        let notes = tx.clone();
-        let sink = NotificationSink::new(move |n| {
-            if let Err(mpsc::error::TrySendError::Full(_)) = notes.try_send(Ok(n)) {
-                note_dropped();
-            }
-        });
-        let env = RequestEnv { sink: Some(sink), cancel: cancel.clone(), ..RequestEnv::default() };
-        let server = self.server.clone();
-        if req.method == "subscriptions/listen" {
-            let id = req.id.clone();
-            match server.listen(req, env) {
-                Ok(stream) => {
-                    tokio::spawn(async move {
-                        let mut stream = std::pin::pin!(stream);
-                        while let Some(m) = stream.next().await {
-                            if tx.send(Ok(m)).await.is_err() {
-                                break;
-                            }
-                        }
-                    });
-                }
-                Err(e) => {
-                    let _ = tx.try_send(Ok(e.to_response(Some(&id))));
-                }
-            }
-            return Ok(());
+/// [`transport`] with the server's stdio limits given.
+pub fn transport_with(server: Server, config: StdioConfig) -> StdioTransport {
+    let (client_end, server_end) = tokio::io::duplex(PIPE_BYTES);
+    let (server_in, server_out) = tokio::io::split(server_end);
+    let (client_in, client_out) = tokio::io::split(client_end);
+    tokio::spawn(async move {
+        if let Err(e) = mcp_stdio::serve(server, server_in, server_out, config).await {
+            tracing::debug!(error = %e, "in-memory server ended");
         }
-        tokio::spawn(async move {
-            let id = req.id.clone();
-            let outcome = tokio::select! {
-                o = server.process_reply(req, env) => o,
-                _ = cancel.cancelled() => return,
-            };
-            let bytes = server.encode_response(&id, &outcome);
-            let _ = tx.send(serde_json::from_slice(&bytes).map_err(closed)).await;
-        });
-        Ok(())
-    }
-}
-
-impl Transport for MemoryTransport {
-    fn kind(&self) -> TransportKind {
-        TransportKind::Stdio
-    }
-
-    fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
-        Box::pin(async move {
-            let (tx, rx) = mpsc::channel(EXCHANGE_CAP);
-            let cancel = CancellationToken::new();
-            self.start(&req.to_json()?, tx, cancel.clone())?;
-            Ok(Exchange::stream(rx).on_cancel(move || cancel.cancel()))
-        })
-    }
-
-    fn send(&self, _message: Value, _headers: Vec<(String, String)>) -> BoxFuture<'_, Result<(), TransportError>> {
-        // Cancellation travels as the exchange's drop; no other client message means anything
-        // to a stateless server.
-        Box::pin(async { Ok(()) })
-    }
-
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
+    });
+    StdioTransport::from_io(client_in, client_out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_client::transport::{OutgoingRequest, Transport, EXCHANGE_CAP};
     use mcp_server::{Context, Tool};
     use serde_json::json;
     use std::sync::Arc;
 
     #[tokio::test]
     async fn an_unread_exchange_holds_a_bounded_number_of_notifications() {
+        // 200,000 progress notifications while the caller reads nothing.
         let done = Arc::new(tokio::sync::Notify::new());
         let d = done.clone();
         let flood = Tool::new("flood").handler(move |ctx: Context| {
@@ -149,7 +75,7 @@ mod tests {
                 "flooded"
             }
         });
-        let t = MemoryTransport::new(Server::builder("m", "1").tool(flood).build().unwrap());
+        let t = transport(Server::builder("m", "1").tool(flood).build().unwrap());
         let finished = done.notified();
         let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": 1});
@@ -166,7 +92,9 @@ mod tests {
             }
             notes += 1;
         };
-        assert!(notes <= EXCHANGE_CAP, "{notes} notifications were held");
+        // The exchange holds at most EXCHANGE_CAP while unread; what the pipes and the server's
+        // bounded output held besides comes on reading. Nothing near all 200,000 is kept.
+        assert!(notes < 20 * EXCHANGE_CAP, "{notes} notifications were held");
         assert_eq!(response["result"]["content"][0]["text"], "flooded");
     }
 }
