@@ -502,7 +502,6 @@ pub(crate) fn session_stream(
 ) -> Response<McpBody> {
     let (store, idle) = (sessions.store.clone(), sessions.idle);
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let mut feed = server.change_feed();
     let shutdown = server.shutdown_token();
     // One notification stream per session: each message goes out once.
     let replaced = CancellationToken::new();
@@ -511,31 +510,35 @@ pub(crate) fn session_stream(
     }
     let ended = session.ended.clone();
     let owner = session.owner.as_deref().map(Arc::from);
+    let changes = mcp_server::session::legacy_changes(session.core.clone());
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
-        loop {
+        let gone = tx.clone();
+        let stop = async move {
             tokio::select! {
-                changes = feed.next(|| session.core.inspect(|c| c.legacy().map(|l| l.subscribed_uris()).unwrap_or_default())) => {
-                    let Some(changes) = changes else { return };
-                    let notes: Vec<Value> =
-                        session.core.inspect(|c| changes.iter().filter_map(|e| c.legacy()?.notification_for(e)).collect());
-                    for n in notes {
-                        if tx.send(sse_event(&n)).await.is_err() { return }
-                    }
-                }
-                _ = tick.tick() => {
-                    session.touch();
-                    if let Some(store) = &store {
-                        let _ = store.touch(&session.id, idle).await;
-                    }
-                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return }
-                }
-                _ = tx.closed() => return,
-                _ = shutdown.cancelled() => return,
-                _ = ended.cancelled() => return,
-                _ = replaced.cancelled() => return,
+                _ = gone.closed() => {}
+                _ = shutdown.cancelled() => {}
+                _ = ended.cancelled() => {}
+                _ = replaced.cancelled() => {}
             }
-        }
+        };
+        mcp_server::session::pump(changes, stop, Some(keep_alive), |item| {
+            let (tx, session, store) = (tx.clone(), session.clone(), store.clone());
+            async move {
+                let event = match item {
+                    Some(n) => sse_event(&n),
+                    None => {
+                        // A quiet stream keeps its session alive.
+                        session.touch();
+                        if let Some(store) = &store {
+                            let _ = store.touch(&session.id, idle).await;
+                        }
+                        Bytes::from_static(b":\n\n")
+                    }
+                };
+                tx.send(event).await.is_ok()
+            }
+        })
+        .await;
     });
     crate::service::with_stream_owner(crate::service::sse_response(rx), owner)
 }

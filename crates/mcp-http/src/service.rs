@@ -8,7 +8,6 @@ use crate::legacy::{has_modern_version_header, is_legacy_initialize, session_hea
 use crate::notes::{NoteLimits, NoteQueue};
 use crate::validate::{check_host_origin, check_request_headers};
 use bytes::Bytes;
-use futures::StreamExt;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
@@ -413,19 +412,15 @@ impl McpService {
         let (tx, rx) = mpsc::channel::<Bytes>(64);
         let keep_alive = self.config.keep_alive;
         tokio::spawn(async move {
+            // Ends the server's side of the stream however the pump ends.
             let _guard = cancel.drop_guard();
-            let mut stream = std::pin::pin!(stream);
-            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
-            loop {
-                tokio::select! {
-                    item = stream.next() => match item {
-                        Some(v) => if tx.send(sse_event(&v)).await.is_err() { return },
-                        None => return,
-                    },
-                    _ = tick.tick() => if tx.send(Bytes::from_static(b":\n\n")).await.is_err() { return },
-                    _ = tx.closed() => return,
-                }
-            }
+            let gone = tx.clone();
+            mcp_server::session::pump(stream, async move { gone.closed().await }, Some(keep_alive), |item| {
+                let event = item.map_or(Bytes::from_static(b":\n\n"), |v| sse_event(&v));
+                let tx = tx.clone();
+                async move { tx.send(event).await.is_ok() }
+            })
+            .await;
         });
         with_stream_owner(sse_response(rx), owner)
     }

@@ -358,8 +358,8 @@ impl Driver {
             match job.listen(&RequestEnv::default()) {
                 Ok(stream) => {
                     // Each message is queued, then the stream waits for an unread client.
-                    mcp_server::session::pump(stream, &cancel, |v| {
-                        let queued = out.send(encode(&v));
+                    mcp_server::session::pump(stream, cancel.cancelled(), None, |v| {
+                        let queued = v.is_none_or(|v| out.send(encode(&v)));
                         let backlog = out.backlog.clone();
                         async move {
                             if queued {
@@ -383,28 +383,20 @@ impl Driver {
     #[cfg(feature = "legacy")]
     fn forward_changes(&self, session: &Arc<SharedSession>) {
         let (session, out, stop, max) = (session.clone(), self.out.clone(), self.stop.clone(), self.max_output_bytes);
-        let mut feed = session.inspect(|s| s.server().change_feed());
+        let changes = mcp_server::session::legacy_changes(session);
         tokio::spawn(async move {
-            loop {
-                let subscribed = || session.inspect(|s| s.legacy().map(|l| l.subscribed_uris()).unwrap_or_default());
-                let changes = tokio::select! {
-                    _ = stop.cancelled() => return,
-                    c = feed.next(subscribed) => c,
-                };
-                let Some(changes) = changes else { return };
-                let notes: Vec<Value> =
-                    session.inspect(|s| changes.iter().filter_map(|e| s.legacy()?.notification_for(e)).collect());
-                for n in notes {
-                    if !out.send(encode(&n)) {
-                        return;
+            // A client that does not read gets its changes later, not more memory used.
+            mcp_server::session::pump(changes, stop.cancelled(), None, |v| {
+                let queued = v.is_none_or(|v| out.send(encode(&v)));
+                let backlog = out.backlog.clone();
+                async move {
+                    if queued {
+                        backlog.wait_below(max).await;
                     }
+                    queued
                 }
-                // A client that does not read gets its changes later, not more memory used.
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    () = out.backlog.wait_below(max) => {}
-                }
-            }
+            })
+            .await;
         });
     }
 }

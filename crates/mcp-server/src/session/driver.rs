@@ -113,42 +113,74 @@ impl Job {
     }
 }
 
+/// What a legacy session's client is to be told of changes (list changes, and updates of the
+/// resources it subscribed to), as a stream for [`pump`]: the legacy era's counterpart of a
+/// `subscriptions/listen` stream. The feed is taken now: changes from this moment on.
+#[cfg(feature = "legacy")]
+pub fn legacy_changes(session: Arc<SharedSession>) -> impl Stream<Item = Value> + Send + 'static {
+    use futures::StreamExt;
+    let feed = session.server().change_feed();
+    futures::stream::unfold((feed, session), |(mut feed, session)| async move {
+        let subscribed = || session.inspect(|s| s.legacy().map(|l| l.subscribed_uris()).unwrap_or_default());
+        let changes = feed.next(subscribed).await?;
+        let notes: Vec<Value> =
+            session.inspect(|s| changes.iter().filter_map(|e| s.legacy()?.notification_for(e)).collect());
+        Some((futures::stream::iter(notes), (feed, session)))
+    })
+    .flatten()
+}
+
 /// How a listen stream ended ([`pump`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PumpEnd {
     /// The stream ended by itself (its closing response was the last item).
     Ended,
-    /// The call was cancelled: what was left of the stream was dropped unsent.
+    /// The call was cancelled (or the client went away): what was left of the stream was
+    /// dropped unsent.
     Cancelled,
     /// The transport took no more (the client is gone).
     Refused,
 }
 
 /// The one listen pump every transport uses: moves a listen stream's messages into `send`
-/// until the stream ends, the call is cancelled, or `send` returns false. Biased towards the
-/// cancellation: once the client cancelled, nothing more is sent, not even a closing response
-/// that shutdown made ready at the same time. `send` may wait (that is the transport's
-/// backpressure: an unread stream waits there); a cancellation ends the wait.
-pub async fn pump<S, F, Fut>(stream: S, cancel: &CancellationToken, mut send: F) -> PumpEnd
+/// until the stream ends, `stop` resolves (the call was cancelled, or the client went away), or
+/// `send` returns false. Biased towards `stop`: once it resolved nothing more is sent, not even
+/// a closing response that shutdown made ready at the same time. `send` may wait (that is the
+/// transport's backpressure: an unread stream waits there); `stop` ends the wait. With
+/// `keep_alive`, a quiet stream calls `send(None)` that often (HTTP writes an SSE comment);
+/// messages go as `send(Some(message))`.
+pub async fn pump<S, F, Fut>(
+    stream: S,
+    stop: impl std::future::Future<Output = ()>,
+    keep_alive: Option<std::time::Duration>,
+    mut send: F,
+) -> PumpEnd
 where
     S: Stream<Item = Value>,
-    F: FnMut(Value) -> Fut,
+    F: FnMut(Option<Value>) -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
     use futures::StreamExt;
     let mut stream = std::pin::pin!(stream);
+    let mut stop = std::pin::pin!(stop);
+    let every = keep_alive.unwrap_or(std::time::Duration::from_secs(3600));
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let item = tokio::select! {
             biased;
-            _ = cancel.cancelled() => return PumpEnd::Cancelled,
-            item = stream.next() => item,
+            () = &mut stop => return PumpEnd::Cancelled,
+            item = stream.next() => match item {
+                Some(v) => Some(v),
+                None => return PumpEnd::Ended,
+            },
+            _ = tick.tick(), if keep_alive.is_some() => None,
         };
-        let Some(message) = item else { return PumpEnd::Ended };
         tokio::select! {
             biased;
-            _ = cancel.cancelled() => return PumpEnd::Cancelled,
-            sent = send(message) => if !sent { return PumpEnd::Refused },
+            () = &mut stop => return PumpEnd::Cancelled,
+            sent = send(item) => if !sent { return PumpEnd::Refused },
         }
     }
 }

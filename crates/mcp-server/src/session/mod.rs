@@ -51,6 +51,8 @@ mod tests;
 #[cfg(feature = "legacy")]
 pub use legacy::{LegacySession, LegacyState};
 
+#[cfg(feature = "legacy")]
+pub use driver::legacy_changes;
 pub use driver::{now, pump, Action, Job, Outcome, PumpEnd, Running, SharedSession};
 
 use crate::server::{Preset, Server};

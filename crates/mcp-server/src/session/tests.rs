@@ -91,7 +91,11 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
     s.handle_bytes(&request(3, "tools/list", json!({})), t);
     let d = dispatched(&mut s);
     assert_eq!(d.era, Era::Legacy);
-    s.handle_outcome(d.key, Ok(json!({"tools": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public"}).into()), t);
+    s.handle_outcome(
+        d.key,
+        Ok(json!({"tools": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public"}).into()),
+        t,
+    );
     let out = sent(&mut s);
     assert_eq!(out[0]["result"], json!({"tools": []}), "legacy results carry no modern fields");
 
