@@ -12,6 +12,11 @@
 //! (pipelined requests wait in the socket, bounded by the head buffer), so a connection's
 //! concurrency is one by construction.
 
+mod config;
+
+use config::Signal;
+pub use config::{shutdown_signal, Serve, ServeConfig};
+
 use crate::body::McpBody;
 use crate::service::{EndpointConfig, McpService, RequestBody};
 use futures::task::AtomicWaker;
@@ -456,154 +461,6 @@ impl RateLimited {
     }
 }
 
-/// Connection settings of [`serve`]: what takes effect on the TCP connections it accepts, and
-/// the path it serves the endpoint at. Defaults are safe for a local server. Under axum (or any
-/// other hosting server) these do not apply; that server's own settings do.
-#[derive(Debug, Clone)]
-pub struct ServeConfig {
-    /// Path of the MCP endpoint (default `/mcp`); any other path gets 404 (the RFC 9728
-    /// metadata paths excepted, when the endpoint requires authorization).
-    pub path: String,
-    /// Most concurrent connections (default 4096; kept below the file-descriptor limit). At
-    /// the cap, a new connection closes the connection idle the longest (keep-alive, or a
-    /// request head not complete), else the oldest listen stream; when every connection is busy
-    /// with a request it waits in the accept queue.
-    pub max_connections: usize,
-    /// Longest wait for a request's headers on a connection (default 30 s; slow-loris guard).
-    pub header_read_timeout: Duration,
-    /// Largest request head (request line and headers) in bytes (default 32 KiB, at least
-    /// 8 KiB): the read buffer of a connection; a larger head gets 431 and the connection closes.
-    pub max_head_bytes: usize,
-    /// How long a keep-alive connection may sit idle between requests (default 10 s; shorter
-    /// than the header timeout so idle connections cannot hold the connection table).
-    pub idle_timeout: Duration,
-    /// Most open listen streams (`subscriptions/listen` responses and legacy GET streams;
-    /// default 2048, at most half of [`ServeConfig::max_connections`]). Past it the oldest
-    /// stream is closed cleanly (its SSE response ends; the client reconnects or resumes).
-    pub max_listen_streams: usize,
-    /// Most open listen streams of one caller (default 128; 0 = no per-caller cap): of one
-    /// authenticated principal, or of one peer IP address without authorization. Past it that
-    /// caller's oldest stream is closed, so one caller cannot push out the streams of others.
-    /// Behind a reverse proxy unauthenticated clients share the proxy's address: raise it.
-    pub max_listen_streams_per_peer: usize,
-    /// At shutdown, how long requests in flight may take to finish (default 10 s). Past it the
-    /// connections still open are closed (their requests lost) and their number is logged.
-    pub drain_timeout: Duration,
-}
-
-impl Default for ServeConfig {
-    fn default() -> Self {
-        Self {
-            path: "/mcp".into(),
-            max_connections: 4096,
-            header_read_timeout: Duration::from_secs(30),
-            max_head_bytes: 32 << 10,
-            idle_timeout: Duration::from_secs(10),
-            max_listen_streams: 2048,
-            max_listen_streams_per_peer: 128,
-            drain_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-impl ServeConfig {
-    /// The endpoint's path (the `path` field).
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.path = path.into();
-        self
-    }
-
-    /// The connection cap (the `max_connections` field).
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n;
-        self
-    }
-
-    /// The bound on draining at shutdown (the `drain_timeout` field).
-    pub fn drain_timeout(mut self, d: Duration) -> Self {
-        self.drain_timeout = d;
-        self
-    }
-}
-
-/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what systemd, Docker and Kubernetes send
-/// to stop a service): the usual signal for [`Serve::with_graceful_shutdown`].
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    () = ctrl_c => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => ctrl_c.await,
-        }
-    }
-    #[cfg(not(unix))]
-    ctrl_c.await
-}
-
-type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
-type Running = Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>;
-
-/// The running [`serve`]: a future (await it, or `tokio::spawn` it) with builder methods for
-/// the connection settings and the shutdown signal, to be called before it is first polled.
-#[must_use = "a Serve does nothing until awaited or spawned"]
-pub struct Serve {
-    setup: Option<(mcp_server::Server, TcpListener, EndpointConfig, ServeConfig, Option<Signal>)>,
-    running: Option<Running>,
-}
-
-impl std::fmt::Debug for Serve {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Serve").field("started", &self.running.is_some()).finish_non_exhaustive()
-    }
-}
-
-impl Serve {
-    /// The connection settings (default [`ServeConfig::default`]).
-    pub fn config(mut self, config: ServeConfig) -> Self {
-        if let Some(setup) = &mut self.setup {
-            setup.3 = config;
-        }
-        self
-    }
-
-    /// Shuts down gracefully when `signal` resolves (e.g. [`shutdown_signal`]), as when the
-    /// server's [`mcp_server::Server::shutdown`] is called: the listener closes (new
-    /// connections are refused), listen streams end with their closing response, idle
-    /// keep-alive connections close, and requests in flight finish within
-    /// [`ServeConfig::drain_timeout`]; then the future resolves.
-    pub fn with_graceful_shutdown(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
-        if let Some(setup) = &mut self.setup {
-            setup.4 = Some(Box::pin(signal));
-        }
-        self
-    }
-}
-
-impl Future for Serve {
-    type Output = std::io::Result<()>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        if let Some((server, listener, endpoint, config, signal)) = self.setup.take() {
-            self.running = Some(Box::pin(run(server, listener, endpoint, config, signal)));
-        }
-        match &mut self.running {
-            Some(f) => f.as_mut().poll(cx),
-            None => Poll::Ready(Ok(())),
-        }
-    }
-}
-
 /// Accepts connections on `listener` and serves the MCP endpoint at [`ServeConfig::path`]
 /// (default `/mcp`) until the server shuts down ([`mcp_server::Server::shutdown`]) or the
 /// signal of [`Serve::with_graceful_shutdown`] resolves, then drains (see there).
@@ -631,7 +488,7 @@ pub fn serve(server: mcp_server::Server, listener: TcpListener, config: Endpoint
     Serve { setup: Some((server, listener, config, ServeConfig::default(), None)), running: None }
 }
 
-async fn run(
+pub(super) async fn run(
     server: mcp_server::Server,
     listener: TcpListener,
     endpoint: EndpointConfig,
@@ -839,123 +696,4 @@ fn off_path<B>(svc: &McpService, req: &Request<B>, path: &str) -> Response<McpBo
 pub(crate) const MIN_HEAD_BYTES: usize = 8192;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
-
-    fn evicted(c: &Conn) -> bool {
-        c.evicted.load(Ordering::Acquire)
-    }
-
-    #[test]
-    fn at_a_tie_the_connection_accepted_first_gives_way() {
-        let table = Table::new(100, 0);
-        let conns: Vec<_> = (1..=50).map(|id| table.insert(id, LOCAL)).collect();
-        assert!(!table.evict_one(), "a new connection (its first request maybe unread) is not taken");
-        // Every connection became idle at the same instant (a coarse clock would do this).
-        for c in &conns {
-            c.idle_since.store(7, Ordering::Relaxed);
-        }
-        conns[0].idle_since.store(8, Ordering::Relaxed);
-        assert!(table.evict_one());
-        assert!(evicted(&conns[1]), "the second accepted is the oldest idle one");
-        assert!(conns.iter().enumerate().all(|(i, c)| i == 1 || !evicted(c)));
-        assert_eq!(table.closing(), 1);
-        assert!(table.evict_one());
-        assert!(evicted(&conns[2]), "then the third");
-        table.remove(&conns[1]);
-        assert_eq!(table.closing(), 1);
-    }
-
-    #[test]
-    fn an_unfinished_head_gives_way_like_an_idle_connection_and_a_stream_last() {
-        let table = Table::new(100, 0);
-        let (busy, stream, head) = (table.insert(1, LOCAL), table.insert(2, LOCAL), table.insert(3, LOCAL));
-        for c in [&busy, &stream, &head] {
-            c.idle_since.store(0, Ordering::Relaxed);
-        }
-        busy.in_flight.store(1, Ordering::Release);
-        stream.in_flight.store(1, Ordering::Release);
-        table.open_stream(&stream, None);
-        head.reading_head.store(true, Ordering::Release);
-        assert!(table.evict_one());
-        assert!(evicted(&head), "the connection with an unfinished head goes first");
-        assert!(table.evict_one());
-        assert!(evicted(&stream), "then the listen stream");
-        assert_eq!(stream.listen_since.load(Ordering::Acquire), 0, "its stream is ended");
-        assert_eq!(table.lock().listening, 0);
-        assert!(!table.evict_one(), "a connection busy with a request is never taken");
-        assert!(!evicted(&busy));
-    }
-
-    #[test]
-    fn past_a_listen_cap_the_oldest_stream_gives_way() {
-        let table = Table::new(3, 2);
-        let a: IpAddr = "10.0.0.1".parse().unwrap();
-        let b: IpAddr = "10.0.0.2".parse().unwrap();
-        let conns: Vec<_> =
-            [a, a, b, a, b, b].iter().enumerate().map(|(i, p)| table.insert(i as u64 + 1, *p)).collect();
-        table.open_stream(&conns[0], None);
-        table.open_stream(&conns[1], None);
-        assert!(conns.iter().all(|c| !evicted(c)));
-        // A third of peer a: its own oldest gives way, not b's.
-        table.open_stream(&conns[3], None);
-        assert!(evicted(&conns[0]));
-        table.open_stream(&conns[2], None);
-        table.open_stream(&conns[4], None);
-        // Four open, cap 3: the oldest of all (conns[1]) gives way.
-        assert!(evicted(&conns[1]));
-        assert!(!evicted(&conns[2]) && !evicted(&conns[3]) && !evicted(&conns[4]));
-        assert_eq!(table.lock().listening, 3);
-        // A stream that ends on its own gives its place back.
-        table.close_stream(&conns[4]);
-        table.open_stream(&conns[5], None);
-        assert!(!evicted(&conns[2]) && !evicted(&conns[3]));
-        let g = table.lock();
-        assert_eq!((g.listening, g.per_peer[&StreamKey::Peer(a)], g.per_peer[&StreamKey::Peer(b)]), (3, 1, 2));
-    }
-
-    #[test]
-    fn authenticated_streams_are_capped_per_principal_not_per_address() {
-        let table = Table::new(100, 2);
-        // Many users behind one address (a reverse proxy): each has a share of its own.
-        let conns: Vec<_> = (0..5).map(|i| table.insert(i + 1, LOCAL)).collect();
-        let (alice, bob): (Arc<str>, Arc<str>) = ("alice".into(), "bob".into());
-        table.open_stream(&conns[0], Some(alice.clone()));
-        table.open_stream(&conns[1], Some(alice.clone()));
-        table.open_stream(&conns[2], Some(bob.clone()));
-        table.open_stream(&conns[3], Some(bob.clone()));
-        assert!(conns.iter().all(|c| !evicted(c)), "two each, from one address, fit");
-        // Alice's third: her own oldest gives way, none of Bob's.
-        table.open_stream(&conns[4], Some(alice));
-        assert!(evicted(&conns[0]));
-        assert!(!evicted(&conns[2]) && !evicted(&conns[3]));
-        let g = table.lock();
-        assert_eq!(g.per_peer[&StreamKey::Principal(bob)], 2);
-        assert!(!g.per_peer.contains_key(&StreamKey::Peer(LOCAL)));
-    }
-
-    #[test]
-    fn the_connection_cap_stays_below_the_fd_limit() {
-        assert_eq!(clamp_to_fd_limit(4096, None), 4096);
-        assert_eq!(clamp_to_fd_limit(4096, Some(1024)), 960);
-        assert_eq!(clamp_to_fd_limit(4096, Some(1 << 20)), 4096);
-        assert_eq!(clamp_to_fd_limit(4096, Some(100)), 50);
-        assert_eq!(clamp_to_fd_limit(4096, Some(1)), 1);
-        assert_eq!(listen_cap(2048, 960), 480);
-        assert_eq!(listen_cap(2048, 8), 4);
-        assert_eq!(listen_cap(2048, 1), 1);
-    }
-
-    #[test]
-    fn the_accept_log_says_once_a_second_how_many_it_left_out() {
-        let mut log = RateLimited { last: None, suppressed: 0 };
-        let t = Instant::now();
-        assert_eq!(log.allow(t), Some(0));
-        for i in 1..100 {
-            assert_eq!(log.allow(t + Duration::from_millis(i * 10 - 5)), None);
-        }
-        assert_eq!(log.allow(t + Duration::from_secs(1)), Some(99));
-    }
-}
+mod tests;
