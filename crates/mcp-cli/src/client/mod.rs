@@ -9,6 +9,7 @@ pub(crate) mod args;
 pub mod auth;
 mod commands;
 pub mod doctor;
+mod explain;
 mod extensions;
 mod hints;
 mod icons;
@@ -20,8 +21,8 @@ pub mod servers;
 mod show;
 mod terminal;
 
+use explain::describe;
 use interact::Ui;
-use mcp::protocol::version;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ListenEvent, ServerEra, TransportError};
@@ -397,25 +398,6 @@ fn http_transport(url: &str, headers: &[(String, String)], opts: &Options) -> Re
     })
 }
 
-/// The cause of a connection failure, without the URL the transport may have put first.
-fn connect_cause(m: &str) -> String {
-    let m = match m.split_once(": ") {
-        Some((head, rest)) if is_http_url(head) => rest,
-        _ => m,
-    };
-    let lower = m.to_ascii_lowercase();
-    if lower.contains("connection refused") {
-        "connection refused (is the server running?)".into()
-    } else if lower.contains("dns error")
-        || lower.contains("failed to lookup")
-        || lower.contains("name or service not known")
-    {
-        format!("the host name could not be resolved ({m})")
-    } else {
-        m.to_owned()
-    }
-}
-
 async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client, Failure> {
     // The CLI follows tasks (spinner, Ctrl-C cancels), so it declares the extension.
     let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).tasks(true);
@@ -455,144 +437,6 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
         Ok(c) => Ok(c),
         Err(e) => Err(hints::connect_failure(e, target, opts).await),
     }
-}
-
-/// Turns a client error into a one-line failure naming its cause.
-fn describe(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &str, opts: &Options) -> Failure {
-    let mut f = describe_inner(e, target, era, method, opts);
-    // The URL may carry a secret (a `${TOKEN}` in its query): never in a message.
-    if let Target::Http { url, .. } = target {
-        let shown = mcp_client::config::redact_url(url);
-        if shown != *url {
-            f.message = f.message.replace(url.as_str(), &shown);
-            for h in &mut f.hints {
-                *h = h.replace(url.as_str(), &shown);
-            }
-        }
-    }
-    f
-}
-
-fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, method: &str, opts: &Options) -> Failure {
-    let legacy = match era {
-        Some(ServerEra::Legacy { version, .. }) => Some(version.clone()),
-        _ => None,
-    };
-    let t = target.describe();
-    match e {
-        ClientError::Transport(te) => match te {
-            TransportError::Connect(m, _) => match target {
-                Target::Http { .. } => Failure::new(format!("cannot connect to {t}: {}", connect_cause(&m))),
-                Target::Stdio { program, .. } => Failure::new(format!("cannot start {program}: {m}")),
-            },
-            TransportError::Closed(m) => match target {
-                Target::Http { .. } => Failure::new(format!("{t} closed the connection: {m}")),
-                Target::Stdio { .. } => Failure::new(format!("the server process {t} stopped: {m}")),
-            },
-            TransportError::Http { status, body, .. } => {
-                let body: String = body.trim().chars().take(300).collect();
-                let mut f = Failure::new(format!(
-                    "{t} answered HTTP {status}{}",
-                    if body.is_empty() { String::new() } else { format!(": {body}") }
-                ));
-                if status == 404 {
-                    f = f.hint("is this the server's MCP endpoint (often /mcp)?");
-                }
-                f
-            }
-            TransportError::Timeout => timeout_failure(opts),
-            TransportError::Auth(m, _) => Failure::new(format!("{t}: authorization failed: {m}"))
-                .hint(format!("log in again with `mcp auth login {}`", target.describe())),
-            other => Failure::new(format!("{t}: {other}")),
-        },
-        ClientError::Timeout(d) => timeout_failure(opts).hint(format!("no answer from the server within {d:?}")),
-        ClientError::AuthRequired { status, www_authenticate } => {
-            let mut f =
-                Failure::new(format!("{t} requires authorization (HTTP {status}); log in with `mcp auth login {t}`"));
-            let sent_auth =
-                opts.headers.iter().any(|h| h.trim_start().to_ascii_lowercase().starts_with("authorization:"));
-            f = f.hint(if sent_auth {
-                "the server did not accept the Authorization header given with --header"
-            } else {
-                "a token you already have can be sent with --header 'Authorization: Bearer TOKEN'"
-            });
-            if let Some(w) = www_authenticate {
-                f = f.hint(format!("server challenge: {w}"));
-            }
-            f
-        }
-        ClientError::Server { code, message, data } => {
-            let mut f = if code == mcp::protocol::error::code::METHOD_NOT_FOUND {
-                let mut f = Failure::new(format!("the server does not support {method} (JSON-RPC {code}: {message})"));
-                let caps = match era {
-                    Some(ServerEra::Modern { discover, .. }) => discover.raw().get("capabilities").cloned(),
-                    Some(ServerEra::Legacy { initialize, .. }) => initialize.get("capabilities").cloned(),
-                    None => None,
-                };
-                let family = match method.split('/').next().unwrap_or("") {
-                    "completion" => "completions",
-                    f => f,
-                };
-                if let Some(c) = caps.filter(|c| c.is_object() && c.get(family).is_none()) {
-                    if matches!(family, "tools" | "resources" | "prompts" | "completions" | "logging") && c.is_object()
-                    {
-                        f = f.hint(format!("it does not declare the `{family}` capability"));
-                    }
-                }
-                if let Some(v) = &legacy {
-                    f = f.hint(format!("it is a legacy server (protocol {v}), which may predate this method"));
-                }
-                f
-            } else if code == mcp::protocol::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY {
-                hints::missing_capability(&message, data.as_ref(), opts)
-            } else {
-                Failure::new(format!("server error {code}: {message}"))
-            };
-            let shown = code == mcp::protocol::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY;
-            if let Some(d) = data.as_ref().filter(|d| !d.is_null() && !shown) {
-                let s = d.to_string();
-                if s.len() <= 300 {
-                    f = f.hint(format!("data: {s}"));
-                }
-            }
-            f.code = Some(code);
-            f.data = data;
-            f
-        }
-        ClientError::ResourceNotFound(uri) => {
-            let mut f = Failure::new(format!("resource not found: {uri}"));
-            f.code = Some(mcp::protocol::error::code::INVALID_PARAMS);
-            f
-        }
-        ClientError::NoCommonVersion { server } => {
-            let mut ours: Vec<&str> = version::MODERN.to_vec();
-            ours.extend_from_slice(version::LEGACY);
-            Failure::new(format!(
-                "no protocol version in common: {t} supports {}; this client supports {}",
-                server.join(", "),
-                ours.join(", ")
-            ))
-        }
-        ClientError::Unsupported(what) => {
-            if what.contains("legacy server") {
-                Failure::new(format!(
-                    "{method} needs a modern ({}) server; {t} is a legacy server (protocol {})",
-                    version::LATEST,
-                    legacy.unwrap_or_else(|| "?".into())
-                ))
-            } else if opts.no_input {
-                Failure::new(format!("the server asked for {what}, which --no-input refuses"))
-            } else {
-                Failure::new(format!("the server asked for {what}, which this client does not support"))
-            }
-        }
-        other => Failure::new(other.to_string()),
-    }
-}
-
-fn timeout_failure(opts: &Options) -> Failure {
-    let limit = opts.timeout.map(|d| format!("{}s", d.as_secs_f64())).unwrap_or_else(|| "60s".into());
-    Failure::new(format!("timed out waiting for the server (limit {limit}; change it with --timeout SECS)"))
 }
 
 /// The raw JSON of typed list items, for the tables and `--json` (output as the server sent it).
