@@ -600,43 +600,25 @@ impl Server {
             let next_cursor = (range.end < total).then(|| encode_cursor(range.end));
             let (ttl_ms, cache_scope) = self.list_cache();
             let (meta, result_type, extra) = (None, types::ResultType::Complete, Map::new());
+            // One page of `$items` as the list result `$ty` (its items under `$field`).
+            macro_rules! page {
+                ($ty:ident, $field:ident, $items:expr) => {
+                    serde_json::to_vec(&types::$ty {
+                        $field: $items[range].iter().map(|e| e.def.clone()).collect(),
+                        meta,
+                        result_type,
+                        next_cursor,
+                        ttl_ms,
+                        cache_scope,
+                        extra,
+                    })
+                };
+            }
             let bytes = match kind {
-                ListKind::Tools => serde_json::to_vec(&types::ListToolsResult {
-                    tools: c.tools[range].iter().map(|t| t.def.clone()).collect(),
-                    meta,
-                    result_type,
-                    next_cursor,
-                    ttl_ms,
-                    cache_scope,
-                    extra,
-                }),
-                ListKind::Resources => serde_json::to_vec(&types::ListResourcesResult {
-                    resources: c.resources[range].iter().map(|r| r.def.clone()).collect(),
-                    meta,
-                    result_type,
-                    next_cursor,
-                    ttl_ms,
-                    cache_scope,
-                    extra,
-                }),
-                ListKind::Templates => serde_json::to_vec(&types::ListResourceTemplatesResult {
-                    resource_templates: c.templates[range].iter().map(|r| r.def.clone()).collect(),
-                    meta,
-                    result_type,
-                    next_cursor,
-                    ttl_ms,
-                    cache_scope,
-                    extra,
-                }),
-                ListKind::Prompts => serde_json::to_vec(&types::ListPromptsResult {
-                    prompts: c.prompts[range].iter().map(|r| r.def.clone()).collect(),
-                    meta,
-                    result_type,
-                    next_cursor,
-                    ttl_ms,
-                    cache_scope,
-                    extra,
-                }),
+                ListKind::Tools => page!(ListToolsResult, tools, c.tools),
+                ListKind::Resources => page!(ListResourcesResult, resources, c.resources),
+                ListKind::Templates => page!(ListResourceTemplatesResult, resource_templates, c.templates),
+                ListKind::Prompts => page!(ListPromptsResult, prompts, c.prompts),
             };
             bytes.expect("definitions serialize")
         });

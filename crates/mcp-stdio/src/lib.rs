@@ -356,20 +356,7 @@ impl Driver {
             let (id, key) = (job.id().clone(), job.key().clone());
             let cancel = job.cancellation().clone();
             match job.listen(&RequestEnv::default()) {
-                Ok(stream) => {
-                    // Each message is queued, then the stream waits for an unread client.
-                    mcp_server::session::pump(stream, cancel.cancelled(), None, |v| {
-                        let queued = v.is_none_or(|v| out.send(encode(&v)));
-                        let backlog = out.backlog.clone();
-                        async move {
-                            if queued {
-                                backlog.wait_below(max).await;
-                            }
-                            queued
-                        }
-                    })
-                    .await;
-                }
+                Ok(stream) => pump_out(stream, cancel.cancelled(), &out, max).await,
                 Err(e) => {
                     out.send(encode(&e.to_response(Some(&id))));
                 }
@@ -384,21 +371,30 @@ impl Driver {
     fn forward_changes(&self, session: &Arc<SharedSession>) {
         let (session, out, stop, max) = (session.clone(), self.out.clone(), self.stop.clone(), self.max_output_bytes);
         let changes = mcp_server::session::legacy_changes(session);
-        tokio::spawn(async move {
-            // A client that does not read gets its changes later, not more memory used.
-            mcp_server::session::pump(changes, stop.cancelled(), None, |v| {
-                let queued = v.is_none_or(|v| out.send(encode(&v)));
-                let backlog = out.backlog.clone();
-                async move {
-                    if queued {
-                        backlog.wait_below(max).await;
-                    }
-                    queued
-                }
-            })
-            .await;
-        });
+        // A client that does not read gets its changes later, not more memory used.
+        tokio::spawn(async move { pump_out(changes, stop.cancelled(), &out, max).await });
     }
+}
+
+/// Pumps `stream` to stdout until `stop` (or the writer is gone): each message is queued, then
+/// the stream waits while the client leaves more than `max` bytes unread.
+async fn pump_out(
+    stream: impl futures::Stream<Item = Value>,
+    stop: impl std::future::Future<Output = ()>,
+    out: &Out,
+    max: usize,
+) {
+    mcp_server::session::pump(stream, stop, None, |v| {
+        let queued = v.is_none_or(|v| out.send(encode(&v)));
+        let backlog = out.backlog.clone();
+        async move {
+            if queued {
+                backlog.wait_below(max).await;
+            }
+            queued
+        }
+    })
+    .await;
 }
 
 fn encode(v: &Value) -> Vec<u8> {
