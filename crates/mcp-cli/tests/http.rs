@@ -789,12 +789,7 @@ async fn the_shutdown_signal_drains_requests_in_flight() {
     assert_eq!(result_of(&closing, &json!(9))["resultType"], "complete", "{closing}");
     assert!(listening.next().await.is_none(), "the listen stream ends");
     refused_soon(addr).await;
-    let last = loop {
-        let e = counting.next().await.expect("the call's stream goes on to its response");
-        if e.get("id").is_some() {
-            break e;
-        }
-    };
+    let last = counting.response().await;
     assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 5");
     within("serve() to return", s.task).await.expect("join").expect("serve");
 }
@@ -858,12 +853,7 @@ async fn mcp_serve_drains_on_sigterm_and_exits_zero() {
     let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
     assert!(killed.success());
     refused_soon(addr).await;
-    let last = loop {
-        let e = counting.next().await.expect("the call's stream goes on to its response");
-        if e.get("id").is_some() {
-            break e;
-        }
-    };
+    let last = counting.response().await;
     assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 2");
     let status = within("mcp serve to exit", child.wait()).await.expect("wait");
     assert!(status.success(), "exit status {status}");

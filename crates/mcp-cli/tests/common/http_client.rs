@@ -193,6 +193,17 @@ impl Streaming {
         within("the next SSE event", self.next_unbounded()).await
     }
 
+    /// The next event that is a response (has an `id`), skipping notifications before it;
+    /// panics if the stream ends first.
+    pub(crate) async fn response(&mut self) -> Value {
+        loop {
+            let e = self.next().await.expect("the stream goes on to its response");
+            if e.get("id").is_some() {
+                return e;
+            }
+        }
+    }
+
     async fn next_unbounded(&mut self) -> Option<Value> {
         loop {
             if let Some(e) = self.parser.next_event() {
