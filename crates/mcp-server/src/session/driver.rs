@@ -164,9 +164,12 @@ where
     use futures::StreamExt;
     let mut stream = std::pin::pin!(stream);
     let mut stop = std::pin::pin!(stop);
-    let every = keep_alive.unwrap_or(std::time::Duration::from_secs(3600));
-    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A timer only for a stream that sends keep-alives.
+    let mut tick = keep_alive.map(|every| {
+        let mut t = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
     loop {
         let item = tokio::select! {
             biased;
@@ -175,13 +178,21 @@ where
                 Some(v) => Some(v),
                 None => return PumpEnd::Ended,
             },
-            _ = tick.tick(), if keep_alive.is_some() => None,
+            () = next_tick(&mut tick) => None,
         };
         tokio::select! {
             biased;
             () = &mut stop => return PumpEnd::Cancelled,
             sent = send(item) => if !sent { return PumpEnd::Refused },
         }
+    }
+}
+
+/// The next keep-alive tick; never without a timer.
+async fn next_tick(tick: &mut Option<tokio::time::Interval>) {
+    match tick {
+        Some(t) => drop(t.tick().await),
+        None => std::future::pending().await,
     }
 }
 
@@ -224,15 +235,14 @@ impl std::future::Future for Running {
                 (Err(ProtocolError::Internal("request cancelled by the client".into())), true)
             }
         };
-        let key = this.key.take().expect("polled after completion");
-        Poll::Ready(Outcome { key, id: std::mem::take(&mut this.id), cancelled, result })
+        this.key.take().expect("polled after completion");
+        Poll::Ready(Outcome { id: std::mem::take(&mut this.id), cancelled, result })
     }
 }
 
 /// A handler's outcome, to hand back to [`SharedSession::finish`].
 #[derive(Debug)]
 pub struct Outcome {
-    key: RequestId,
     id: Value,
     cancelled: bool,
     result: Result<crate::Reply, ProtocolError>,
@@ -348,11 +358,11 @@ impl SharedSession {
 
     /// Takes a handler's outcome (nothing for a cancelled one), its actions into `out`.
     pub fn finish_into(self: &Arc<Self>, outcome: Outcome, out: &mut VecDeque<Action>) {
-        let Outcome { key, cancelled, result, .. } = outcome;
+        let Outcome { id, cancelled, result } = outcome;
         self.with(
             |s, now| {
                 if !cancelled {
-                    s.handle_outcome(key, result, now);
+                    s.handle_outcome(&id, result, now);
                 }
             },
             out,

@@ -398,14 +398,17 @@ impl LegacySession {
         }
     }
 
-    /// Takes a handler's result for the call `key`: the response goes out (encoded for the
+    /// Takes a handler's result for the call `id`: the response goes out (encoded for the
     /// call's era), or, for a legacy call that needs client input, the input requests go to the
     /// client.
-    pub fn handle_outcome(&mut self, key: RequestId, result: Result<crate::Reply, ProtocolError>, now: Instant) {
-        if self.calls.contains_key(&key) {
-            return self.legacy_outcome(key, result.map(crate::Reply::into_value), now);
+    pub fn handle_outcome(&mut self, id: &Value, result: Result<crate::Reply, ProtocolError>, now: Instant) {
+        if !self.calls.is_empty() {
+            let key = key_of(id);
+            if self.calls.contains_key(&key) {
+                return self.legacy_outcome(key, result.map(crate::Reply::into_value), now);
+            }
         }
-        self.modern.handle_outcome(key, result, now);
+        self.modern.handle_outcome(id, result, now);
     }
 
     /// A listen stream opened from [`Event::Listen`] ended.

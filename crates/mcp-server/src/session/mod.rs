@@ -35,7 +35,7 @@
 //! session.handle_bytes(line.as_bytes(), now);
 //! let Some(Event::Dispatch(d)) = session.poll_event() else { panic!() };
 //! // The transport runs the handler (here: a made-up result) and hands the result back.
-//! session.handle_outcome(d.key, Ok(json!({"tools": []}).into()), now);
+//! session.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), now);
 //! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
 //! assert!(std::str::from_utf8(&t.message).unwrap().contains(r#""resultType":"complete""#));
 //! ```
@@ -161,7 +161,7 @@ impl SessionConfig {
 #[non_exhaustive]
 pub enum Event {
     /// Run this request's handler and hand its result to [`Session::handle_outcome`] under
-    /// [`Dispatch::key`]. A handler that does not finish at once is reported with
+    /// the request's id. A handler that does not finish at once is reported with
     /// [`Session::handle_pending`] before the transport reads more input.
     Dispatch(Dispatch),
     /// Open this `subscriptions/listen` stream; report its end with
@@ -351,17 +351,16 @@ impl Session {
         }
     }
 
-    /// Takes a handler's result for the call `key`: the response goes out, encoded by the
-    /// server (`resultType`, `serverInfo`). Never called for a call the core cancelled
-    /// ([`Event::Cancel`]).
-    pub fn handle_outcome(&mut self, key: RequestId, result: Result<Reply, ProtocolError>, _now: Instant) {
-        let id = match self.calls.remove(&key) {
-            Some(id) => id,
-            None => request_id_of(&key),
-        };
-        let message = self.server.encode_response(&id, &result);
+    /// Takes a handler's result for the call `id`: the response goes out, encoded by the server
+    /// (`resultType`, `serverInfo`). Never called for a call the core cancelled
+    /// ([`Event::Cancel`]). Most calls were never tracked: then there is nothing to look up.
+    pub fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, _now: Instant) {
+        if !self.calls.is_empty() {
+            self.calls.remove(&key_of(id));
+        }
+        let message = self.server.encode_response(id, &result);
         self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
-        self.push(Event::Finished(id));
+        self.push(Event::Finished(id.clone()));
     }
 
     /// A listen stream opened from [`Event::Listen`] ended.
@@ -398,17 +397,6 @@ impl Session {
     pub(crate) fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
         let message = encode(&e.to_response(Some(id)));
         self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
-    }
-}
-
-/// The JSON-RPC id a key stands for (the reverse of [`key_of`] for ids a client may send).
-fn request_id_of(key: &RequestId) -> Value {
-    match key {
-        RequestId::Integer(i) => Value::from(*i),
-        RequestId::String(s) => match s.strip_prefix('#').and_then(|n| n.parse::<serde_json::Number>().ok()) {
-            Some(n) => Value::Number(n),
-            None => Value::String(s.clone()),
-        },
     }
 }
 

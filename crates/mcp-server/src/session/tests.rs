@@ -81,7 +81,7 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
     s.handle_bytes(&modern(1, "tools/list"), t);
     let d = dispatched(&mut s);
     assert_eq!((d.era, d.request.method.as_str()), (Era::Modern, "tools/list"));
-    s.handle_outcome(d.key, Ok(json!({"tools": []}).into()), t);
+    s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
     assert_eq!(sent(&mut s)[0]["result"]["resultType"], "complete", "modern before any handshake");
 
     initialize(&mut s, t);
@@ -92,7 +92,7 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
     let d = dispatched(&mut s);
     assert_eq!(d.era, Era::Legacy);
     s.handle_outcome(
-        d.key,
+        &d.request.id,
         Ok(json!({"tools": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public"}).into()),
         t,
     );
@@ -102,7 +102,7 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
     s.handle_bytes(&modern(4, "tools/list"), t);
     let d = dispatched(&mut s);
     assert_eq!(d.era, Era::Modern, "modern stays modern");
-    s.handle_outcome(d.key, Ok(json!({"tools": []}).into()), t);
+    s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
     assert_eq!(sent(&mut s)[0]["result"]["resultType"], "complete");
 
     s.handle_bytes(&request(5, "server/discover", json!({})), t);
@@ -120,7 +120,7 @@ fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
     s.handle_bytes(&request(7, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
     assert_eq!(s.calls_in_flight(), 1, "a legacy call is tracked from the start");
-    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
     let out = events(&mut s);
     let [Event::Transmit(asked)] = &out[..] else { panic!("{out:?}") };
     assert_eq!(asked.call, Some(json!(7)), "sent on behalf of the call");
@@ -137,7 +137,7 @@ fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
     let again = dispatched(&mut s);
     assert_eq!(again.request.params["inputResponses"]["name"], accepted, "the retry carries the answer");
     assert_eq!(s.poll_timeout(), None, "nothing waits on the client while the handler runs");
-    s.handle_outcome(again.key, Ok(json!({"content": [{"type": "text", "text": "hello Ada"}]}).into()), later);
+    s.handle_outcome(&again.request.id, Ok(json!({"content": [{"type": "text", "text": "hello Ada"}]}).into()), later);
     let out = events(&mut s);
     let sent = messages(&out);
     assert_eq!(
@@ -162,7 +162,7 @@ fn an_unanswered_question_fails_the_call_at_its_deadline() {
     initialize(&mut s, t);
     s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
     events(&mut s);
     s.handle_timeout(t + Duration::from_secs(4));
     assert!(events(&mut s).is_empty(), "not yet");
@@ -190,14 +190,14 @@ fn cancelling_stops_the_handler_and_nothing_is_sent_for_the_call() {
     let d = dispatched(&mut s);
     s.handle_bytes(&cancelled(9), t);
     assert!(events(&mut s).is_empty());
-    s.handle_outcome(d.key, Ok(json!({"tools": []}).into()), t);
+    s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
     assert_eq!(sent(&mut s)[0]["id"], 9);
 
     // A legacy call waiting for an answer: the question is forgotten, a late answer dropped.
     initialize(&mut s, t);
     s.handle_bytes(&request(2, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(d.key.clone(), Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
     let asked = sent(&mut s);
     s.handle_bytes(&cancelled(2), t);
     assert!(matches!(&events(&mut s)[..], [Event::Cancel(k), Event::Finished(_)] if *k == d.key));
@@ -220,7 +220,7 @@ fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     initialize(&mut s, t);
     s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
     let asked = sent(&mut s);
     let refusal = json!({"jsonrpc": "2.0", "id": asked[0]["id"], "error": {"code": -1, "message": "user said no"}});
     assert!(s.handle_response(refusal.as_object().unwrap(), t));
@@ -231,13 +231,13 @@ fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     s.handle_bytes(&request(2, "tools/call", json!({"name": "forever"})), t);
     let mut d = dispatched(&mut s);
     for _ in 0..3 {
-        s.handle_outcome(d.key, Ok(roots.clone().into()), t);
+        s.handle_outcome(&d.request.id, Ok(roots.clone().into()), t);
         let asked = sent(&mut s);
         assert_eq!(asked[0]["method"], "roots/list");
         assert!(s.handle_response(&answer(&asked[0]["id"], json!({"roots": []})), t));
         d = dispatched(&mut s);
     }
-    s.handle_outcome(d.key, Ok(roots.into()), t);
+    s.handle_outcome(&d.request.id, Ok(roots.into()), t);
     let out = sent(&mut s);
     assert!(out[0]["error"]["message"].as_str().unwrap().contains("more than 3 times"), "{out:?}");
 
@@ -246,12 +246,12 @@ fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     let d = dispatched(&mut s);
     let mut forged = asks_for_a_name();
     forged["requestState"] = json!("not-sealed-by-us");
-    s.handle_outcome(d.key, Ok(forged.into()), t);
+    s.handle_outcome(&d.request.id, Ok(forged.into()), t);
     assert!(sent(&mut s)[0]["error"]["message"].as_str().unwrap().contains("requestState"));
 
     s.handle_bytes(&request(3, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(d.key, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
     sent(&mut s);
     s.handle_peer_gone(t);
     assert!(sent(&mut s)[0]["error"]["message"].as_str().unwrap().contains("gone"));
@@ -376,4 +376,20 @@ fn initialize_params_and_subscriptions_are_bounded() {
     assert_eq!(out[1]["result"], json!({}), "subscribing again to a URI already held is fine");
     assert_eq!(out[2]["error"]["code"], -32602);
     assert_eq!(s.legacy().unwrap().subscribed_uris().len(), 1024);
+}
+
+#[test]
+fn a_response_carries_the_id_exactly_as_the_client_sent_it() {
+    let t = Instant::now();
+    let mut s = session(SessionConfig::default());
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    // Ids whose keys look alike: a string that reads like a number, and a number past i64.
+    for id in [json!("#5"), json!("5"), json!(u64::MAX)] {
+        let line = bytes(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": meta}}));
+        s.handle_bytes(&line, t);
+        let d = dispatched(&mut s);
+        s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
+        assert_eq!(sent(&mut s)[0]["id"], id);
+    }
 }
