@@ -463,7 +463,7 @@ impl Client {
         if let Some(n) = name.and_then(Value::as_str) {
             out.push((h::NAME.to_owned(), encode_value(n)));
         }
-        if method == "tools/call" {
+        if mcp_protocol::Method::parse(method) == Some(mcp_protocol::Method::ToolsCall) {
             let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
             let known = self.inner.tool_headers.read().expect("lock").get(tool).cloned();
             if let (Some(hp), Some(args)) = (known, params.get("arguments").and_then(Value::as_object)) {

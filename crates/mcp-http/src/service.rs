@@ -13,10 +13,9 @@ use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
+use mcp_server::session::{Dispatch, Job, Running, Stateless};
 use mcp_server::{is_known_method, RequestEnv, Server};
 use serde_json::Value;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -377,11 +376,13 @@ impl McpService {
             let e = ProtocolError::MethodNotFound(req.method.clone());
             return error_response(&e, Some(&req.id));
         }
+        // One request per POST: the modern core's stateless rules (ids cannot collide, and
+        // cancellation is the connection going away).
         let principal = principal.map(|p| p.subject);
-        if req.method == mcp_protocol::Method::SubscriptionsListen.as_str() {
-            return self.listen(req, principal);
+        match mcp_server::session::stateless(req) {
+            Stateless::Listen(d) => self.listen(d, principal),
+            Stateless::Call(d) => self.request(d, principal, parts).await,
         }
-        self.request(req, principal, parts).await
     }
 
     /// Reads a POST body within the size, time and memory limits (413, 408, 503). The bytes
@@ -399,13 +400,13 @@ impl McpService {
         }
     }
 
-    fn listen(&self, req: mcp_protocol::Request, principal: Option<String>) -> Resp {
-        let id = req.id.clone();
+    fn listen(&self, d: Dispatch, principal: Option<String>) -> Resp {
+        let id = d.request.id.clone();
         let cancel = CancellationToken::new();
         let mut env = RequestEnv::new(cancel.clone());
         let owner = principal.as_deref().map(Arc::from);
         env.principal = principal;
-        let stream = match self.server.listen(req, env) {
+        let stream = match Job::stateless(d, &self.server, cancel.clone()).listen(&env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
         };
@@ -425,23 +426,17 @@ impl McpService {
         with_stream_owner(sse_response(rx), owner)
     }
 
-    async fn request(
-        &self,
-        req: mcp_protocol::Request,
-        principal: Option<String>,
-        parts: http::request::Parts,
-    ) -> Resp {
-        let id = req.id.clone();
+    async fn request(&self, d: Dispatch, principal: Option<String>, parts: http::request::Parts) -> Resp {
+        let id = d.request.id.clone();
         let (env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
-        let server = self.server.clone();
-        let fut: Handling = Box::pin(async move { server.process_reply(req, env).await });
-        self.respond(id, fut, note_rx, cancel).await
+        let running = Job::stateless(d, &self.server, cancel.clone()).run(&env);
+        self.respond(id, running, note_rx, cancel).await
     }
 
     /// Runs a modern request's handler future: one JSON response if it finishes without
     /// notifying, else an SSE stream of the notifications, then the response. Closing the stream
     /// cancels the handler.
-    async fn respond(&self, id: Value, mut fut: Handling, notes: NoteQueue, cancel: CancellationToken) -> Resp {
+    async fn respond(&self, id: Value, mut fut: Running, notes: NoteQueue, cancel: CancellationToken) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
         let guard = cancel.drop_guard();
@@ -449,6 +444,7 @@ impl McpService {
         let first = tokio::select! {
             biased;
             r = &mut fut => {
+                let r = r.into_result();
                 guard.disarm();
                 if notes.is_overflowed() {
                     return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes());
@@ -506,7 +502,7 @@ impl McpService {
                         if let Some(g) = guard.take() {
                             g.disarm();
                         }
-                        outcome = Some(r);
+                        outcome = Some(r.into_result());
                     }
                     n = notes.recv(), if next.is_none() && outcome.is_none() => match n {
                         Some(n) => next = Some(n),
@@ -523,8 +519,6 @@ impl McpService {
         sse_response(rx)
     }
 }
-
-type Handling = Pin<Box<dyn Future<Output = Result<mcp_server::Reply, ProtocolError>> + Send>>;
 
 /// The environment of one request: its notification queue and cancellation token.
 fn request_env(
@@ -550,7 +544,7 @@ pub(crate) fn tool_scope_refusal(
     req: &mcp_protocol::Request,
 ) -> Option<Resp> {
     let (Some(auth), Some(p)) = (auth, principal) else { return None };
-    if req.method != "tools/call" {
+    if mcp_protocol::Method::parse(&req.method) != Some(mcp_protocol::Method::ToolsCall) {
         return None;
     }
     let name = req.params.get("name").and_then(Value::as_str)?;

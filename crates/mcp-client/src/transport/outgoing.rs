@@ -104,7 +104,8 @@ impl<'a> OutgoingRequest<'a> {
 /// Whether a request of `method` with `_meta` may get more messages than its response: it is
 /// `subscriptions/listen`, or it carries a progress token.
 fn streams(method: &str, meta: Option<&Value>) -> bool {
-    method == "subscriptions/listen" || meta.and_then(|m| m.get(PROGRESS_TOKEN)).is_some()
+    mcp_protocol::Method::parse(method) == Some(mcp_protocol::Method::SubscriptionsListen)
+        || meta.and_then(|m| m.get(PROGRESS_TOKEN)).is_some()
 }
 
 /// A request from its parts: `{"jsonrpc":"2.0","id":..,"method":..,"params":{..}}`, where

@@ -64,6 +64,12 @@ impl Job {
         Self { key: d.key, request: d.request, era: d.era, preset: d.preset, cancel, server }
     }
 
+    /// A request the core dispatched on its own ([`super::stateless`]), served by `server` and
+    /// stopped by `cancel` (the transport's token: for HTTP, the connection going away).
+    pub fn stateless(dispatch: Dispatch, server: &Server, cancel: CancellationToken) -> Self {
+        Self::new(dispatch, cancel, server.clone())
+    }
+
     /// The request's JSON-RPC id.
     pub fn id(&self) -> &Value {
         &self.request.id
@@ -257,6 +263,12 @@ impl Outcome {
     /// Whether the call was cancelled (nothing is sent for it).
     pub fn is_cancelled(&self) -> bool {
         self.cancelled
+    }
+
+    /// The handler's result, for a transport that writes the response itself (encoded with
+    /// [`Server::encode_response`], as [`super::Session::handle_outcome`] does).
+    pub fn into_result(self) -> Result<crate::Reply, ProtocolError> {
+        self.result
     }
 }
 

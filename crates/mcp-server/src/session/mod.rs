@@ -18,8 +18,8 @@
 //! modern core. [`DualSession`] names whichever of the two the build serves with.
 //!
 //! stdio drives one [`DualSession`] per process (through [`driver::SharedSession`]);
-//! Streamable HTTP one per legacy `Mcp-Session-Id`, and the modern core's rules (one
-//! [`Dispatch`] per request) for its stateless requests.
+//! Streamable HTTP one per legacy `Mcp-Session-Id`, and for each modern POST the core's routing
+//! on its own ([`stateless`], run as a [`Job::stateless`]).
 //!
 //! ```
 //! use mcp_server::session::{Event, Session, SessionConfig};
@@ -251,6 +251,32 @@ pub fn id_in_use(id: &Value) -> ProtocolError {
     ProtocolError::InvalidRequest(format!("request id {id} is already in use"))
 }
 
+/// One request as the modern core serves it on its own ([`stateless`]).
+#[derive(Debug)]
+pub enum Stateless {
+    /// A call: run its handler ([`Event::Dispatch`]).
+    Call(Dispatch),
+    /// A `subscriptions/listen` stream ([`Event::Listen`]).
+    Listen(Dispatch),
+}
+
+/// How the modern core serves one request on its own. [`Session::handle_request`] does this for
+/// every request whose id is not in use; a transport with one request per exchange (a modern
+/// Streamable HTTP POST, where ids cannot collide and cancellation is the connection's) calls it
+/// directly and runs the result as a [`Job::stateless`].
+pub fn stateless(request: Request) -> Stateless {
+    route(key_of(&request.id), request)
+}
+
+fn route(key: RequestId, request: Request) -> Stateless {
+    let dispatch = Dispatch { key, request, era: Era::Modern, preset: None };
+    if Method::parse(&dispatch.request.method) == Some(Method::SubscriptionsListen) {
+        Stateless::Listen(dispatch)
+    } else {
+        Stateless::Call(dispatch)
+    }
+}
+
 /// Whether a request carries the modern per-request `_meta` (so is served statelessly even when
 /// a legacy session exists on the same connection).
 pub fn is_modern_request(params: &Map<String, Value>) -> bool {
@@ -313,13 +339,14 @@ impl Session {
         if self.calls.contains_key(&key) {
             return self.transmit_error(&req.id, &id_in_use(&req.id));
         }
-        let listen = req.method == Method::SubscriptionsListen.as_str();
-        if listen {
-            // Streams are tracked from the start; other calls once pending.
-            self.calls.insert(key.clone(), req.id.clone());
+        match route(key.clone(), req) {
+            Stateless::Listen(d) => {
+                // Streams are tracked from the start; other calls once pending.
+                self.calls.insert(key, d.request.id.clone());
+                self.push(Event::Listen(d));
+            }
+            Stateless::Call(d) => self.push(Event::Dispatch(d)),
         }
-        let dispatch = Dispatch { key, request: req, era: Era::Modern, preset: None };
-        self.push(if listen { Event::Listen(dispatch) } else { Event::Dispatch(dispatch) });
     }
 
     /// Takes one notification from the client: `notifications/cancelled` cancels its call;
