@@ -21,7 +21,10 @@
 #
 # Env: BENCH_SECS (default 10), BENCH_WARMUP (default 2), BENCH_SEQ_RUNS (interleaved runs of
 #      the one-in-flight cases, default 4), BENCH_SERVER_CPU (default 0),
-#      BENCH_LOAD_CPU (default 1), BENCH_SKIP_BUILD=1 (use the binaries already built).
+#      BENCH_LOAD_CPU (default 1), BENCH_SKIP_BUILD=1 (use the binaries already built),
+#      BENCH_UNDER_TEST=DIR (take `mcp` and `mcp-client-bench` from DIR, e.g. another checkout's
+#      target/release, while the load generators and ceilings stay this build's: before/after
+#      runs of two builds measured with the same tools).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +34,8 @@ WARMUP="${BENCH_WARMUP:-2}"
 SERVER_CPU="${BENCH_SERVER_CPU:-0}"
 LOAD_CPU="${BENCH_LOAD_CPU:-1}"
 BIN=target/release
+# The build being measured: `mcp` (server, cluster instances, cold start) and the client bench.
+UT="${BENCH_UNDER_TEST:-$BIN}"
 OUT=target/bench
 mkdir -p "$OUT"
 RESULTS="$OUT/results.jsonl"
@@ -101,6 +106,7 @@ stop_server() {
 }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+anon_kib() { awk '/^RssAnon:/ {print $2}' "/proc/$1/status"; }
 
 # load_http LABEL CONNECTIONS
 load_http() {
@@ -123,18 +129,20 @@ echo "== machine: $(nproc) CPUs; load average: $LOAD_START"
 echo "== servers on CPU $SERVER_CPU, load generator on CPU $LOAD_CPU"
 
 # Idle RSS of the mcp server: start, wait 1 s, read VmRSS.
-start_http mcp-idle "$BIN/mcp" serve everything --http 127.0.0.1:0
+start_http mcp-idle "$UT/mcp" serve everything --http 127.0.0.1:0
 sleep 1
 IDLE_HTTP_KIB=$(rss_kib "$SERVER_PID")
+IDLE_HTTP_ANON_KIB=$(anon_kib "$SERVER_PID")
 stop_server
 mkfifo "$OUT/stdio.fifo"
-taskset -c "$SERVER_CPU" "$BIN/mcp" serve everything --stdio <"$OUT/stdio.fifo" >/dev/null &
+taskset -c "$SERVER_CPU" "$UT/mcp" serve everything --stdio <"$OUT/stdio.fifo" >/dev/null &
 SERVER_PID=$!
 PIDS+=("$SERVER_PID")
 exec 3>"$OUT/stdio.fifo"
 FIFO_FD_OPEN=1
 sleep 1
 IDLE_STDIO_KIB=$(rss_kib "$SERVER_PID")
+IDLE_STDIO_ANON_KIB=$(anon_kib "$SERVER_PID")
 exec 3>&-
 FIFO_FD_OPEN=
 wait "$SERVER_PID" 2>/dev/null || true
@@ -144,7 +152,7 @@ for conns in 16 64; do
   start_http ceiling-http "$BIN/mcp-ceiling-http" --addr 127.0.0.1:0
   load_http "ceiling-http-c$conns" "$conns"
   stop_server
-  start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
+  start_http mcp-http "$UT/mcp" serve everything --http 127.0.0.1:0
   load_http "mcp-http-c$conns" "$conns"
   stop_server
   if [ "$conns" = 16 ] && command -v redis-server >/dev/null; then
@@ -159,12 +167,12 @@ for conns in 16 64; do
     for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT") 2>/dev/null && break; sleep 0.1; done
     head -c 32 /dev/urandom | base64 >"$OUT/state-secrets"
     for run in 1 2; do
-      start_http mcp-http-redis "$BIN/mcp" serve everything --http 127.0.0.1:0 \
+      start_http mcp-http-redis "$UT/mcp" serve everything --http 127.0.0.1:0 \
         --redis "redis://127.0.0.1:$REDIS_PORT" --state-secret-file "$OUT/state-secrets"
       load_http "mcp-http-redis-c16-$run" 16
       stop_server
       if [ "$run" = 1 ]; then
-        start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
+        start_http mcp-http "$UT/mcp" serve everything --http 127.0.0.1:0
         load_http "mcp-http-c16-again" 16
         stop_server
       fi
@@ -176,7 +184,7 @@ done
 # Crossing instances: three instances on one Redis (mcp-cluster), measured with the client.
 if command -v redis-server >/dev/null && { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; }; then
   echo "-- crossing: 3 instances on Redis (notification and task latencies)" >&2
-  "$BIN/mcp-cluster" --mcp "$BIN/mcp" --instances 3 >"$OUT/cluster.txt" 2>&1 &
+  "$BIN/mcp-cluster" --mcp "$UT/mcp" --instances 3 >"$OUT/cluster.txt" 2>&1 &
   CLUSTER_PID=$!
   PIDS+=("$CLUSTER_PID")
   for _ in $(seq 1 300); do grep -q '^dir=' "$OUT/cluster.txt" 2>/dev/null && break; sleep 0.1; done
@@ -193,18 +201,18 @@ if command -v redis-server >/dev/null && { command -v nginx >/dev/null || [ -x /
 fi
 
 load_stdio "ceiling-stdio-f64" 64 "$BIN/mcp-ceiling-stdio"
-load_stdio "mcp-stdio-f64" 64 "$BIN/mcp serve everything --stdio"
+load_stdio "mcp-stdio-f64" 64 "$UT/mcp serve everything --stdio"
 
 # Sequential: one request in flight (stdio) and one connection (HTTP), interleaved SEQ_RUNS
 # times: a round trip here is ~100 us, mostly two cross-core wake-ups, so a passing spike of
 # load on either core moves one run by 20-30%; four interleaved pairs, summed, hold steady.
 for run in $(seq 1 "$SEQ_RUNS"); do
   load_stdio "ceiling-stdio-f1-$run" 1 "$BIN/mcp-ceiling-stdio"
-  load_stdio "mcp-stdio-f1-$run" 1 "$BIN/mcp serve everything --stdio"
+  load_stdio "mcp-stdio-f1-$run" 1 "$UT/mcp serve everything --stdio"
   start_http ceiling-http "$BIN/mcp-ceiling-http" --addr 127.0.0.1:0
   load_http "ceiling-http-c1-$run" 1
   stop_server
-  start_http mcp-http "$BIN/mcp" serve everything --http 127.0.0.1:0
+  start_http mcp-http "$UT/mcp" serve everything --http 127.0.0.1:0
   load_http "mcp-http-c1-$run" 1
   stop_server
 done
@@ -212,7 +220,7 @@ done
 if [ -x "$BIN/mcp-coldstart" ]; then
   for run in 1 2; do
     taskset -c "$SERVER_CPU" "$BIN/mcp-coldstart" --command "$BIN/mcp-ceiling-stdio" --runs 30 --label "cold-ceiling-$run" >>"$RESULTS"
-    taskset -c "$SERVER_CPU" "$BIN/mcp-coldstart" --command "$BIN/mcp serve everything --stdio" --runs 30 --label "cold-mcp-$run" >>"$RESULTS"
+    taskset -c "$SERVER_CPU" "$BIN/mcp-coldstart" --command "$UT/mcp serve everything --stdio" --runs 30 --label "cold-mcp-$run" >>"$RESULTS"
   done
 fi
 
@@ -220,9 +228,9 @@ fi
 # the server CPU): prints its own lines, checked below.
 CLIENT_OUT="$OUT/client.txt"
 : >"$CLIENT_OUT"
-if [ -x "$BIN/mcp-client-bench" ]; then
+if [ -x "$UT/mcp-client-bench" ]; then
   echo "-- client library: mcp-client-bench, ${SECS}s per side and case" >&2
-  taskset -c "$LOAD_CPU" "$BIN/mcp-client-bench" --bin-dir "$BIN" --server-cpu "$SERVER_CPU" --secs "$SECS" \
+  taskset -c "$LOAD_CPU" "$UT/mcp-client-bench" --bin-dir "$BIN" --server-cpu "$SERVER_CPU" --secs "$SECS" \
     >"$CLIENT_OUT" 2>&1 || echo "-- client bench FAILED: $(tail -c 400 "$CLIENT_OUT")" >&2
 fi
 
@@ -278,20 +286,22 @@ if [ -s "$CLIENT_OUT" ]; then
   echo "client library (mcp-client-bench; ratio = ours / raw loop):"
   sed 's/^/  /' "$CLIENT_OUT"
 fi
-echo "idle RSS of mcp (start, wait 1 s, VmRSS): http $(mib "$IDLE_HTTP_KIB"), stdio $(mib "$IDLE_STDIO_KIB")"
+echo "idle RSS of mcp (start, wait 1 s, VmRSS): http $(mib "$IDLE_HTTP_KIB"), stdio $(mib "$IDLE_STDIO_KIB"); anonymous (RssAnon): http $(mib "$IDLE_HTTP_ANON_KIB"), stdio $(mib "$IDLE_STDIO_ANON_KIB")"
 echo "load average at start: $LOAD_START; at end: $LOAD_END (other work on this machine skews results)"
 echo "load generator CPU (% of core $LOAD_CPU): $(jq -r '"\(.label)=\(.load_cpu_pct // "n/a" | tostring | .[0:5])"' "$RESULTS" | tr '\n' ' ')"
 
 echo
-echo "== targets"
+echo "== targets (mcp under test: $UT)"
 check() { # NAME VALUE OP LIMIT
   local ok
   ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN { r = (op == ">=") ? (v >= l) : (v < l); print r ? "PASS" : "FAIL" }')
   printf '%-4s %s: %s (target %s %s)\n' "$ok" "$1" "$2" "$3" "$4"
 }
-check "HTTP c=16 mcp/ceiling req/s" "$(ratio "$(field mcp-http-c16 rps)" "$(field ceiling-http-c16 rps)")" ">=" 0.75
-check "stdio f=64 mcp/ceiling req/s" "$(ratio "$(field mcp-stdio-f64 rps)" "$(field ceiling-stdio-f64 rps)")" ">=" 0.8
+check "HTTP c=16 mcp/ceiling req/s" "$(ratio "$(field mcp-http-c16 rps)" "$(field ceiling-http-c16 rps)")" ">=" 0.85
+check "HTTP c=64 mcp/ceiling req/s" "$(ratio "$(field mcp-http-c64 rps)" "$(field ceiling-http-c64 rps)")" ">=" 0.85
+check "stdio f=64 mcp/ceiling req/s" "$(ratio "$(field mcp-stdio-f64 rps)" "$(field ceiling-stdio-f64 rps)")" ">=" 0.95
 check "idle RSS (http) MiB" "$(awk -v k="$IDLE_HTTP_KIB" 'BEGIN{printf "%.1f", k/1024}')" "<" 5
+check "idle anonymous memory (http RssAnon) MiB" "$(awk -v k="$IDLE_HTTP_ANON_KIB" 'BEGIN{printf "%.2f", k/1024}')" "<" 2.01
 sum() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 [ -n "$(field mcp-http-redis-c16-1 rps)" ] && check "HTTP c=16 mcp --redis / in-process req/s (2 runs each)" \
   "$(ratio "$(sum "$(field mcp-http-redis-c16-1 rps)" "$(field mcp-http-redis-c16-2 rps)")" \

@@ -133,6 +133,8 @@ where
     let mut inline_budget = FLUSH_EVERY;
     let (mut events, mut done) = (VecDeque::with_capacity(4), VecDeque::with_capacity(4));
     let shutdown = server.shutdown_token();
+    // One waiter for the whole loop (not one registered and dropped per line read).
+    let mut stopping = std::pin::pin!(shutdown.cancelled());
     loop {
         // Backpressure: while the client leaves replies unread, read no more requests.
         backlog.wait_below(config.max_output_bytes).await;
@@ -141,7 +143,7 @@ where
         let read = tokio::select! {
             biased;
             r = read_line_bounded(&mut reader, &mut line, config.max_line_bytes) => r?,
-            () = shutdown.cancelled() => LineRead::Eof,
+            () = &mut stopping => LineRead::Eof,
         };
         match read {
             LineRead::Eof => break,
