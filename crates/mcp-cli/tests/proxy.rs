@@ -291,6 +291,33 @@ async fn a_crashed_upstream_is_restarted() {
     eventually("the loss and the restart in the log", logged).await;
 }
 
+/// `mcp proxy --http` on SIGTERM: the 2-second call in flight through it (to an upstream that
+/// keeps running) gets its full answer, and the proxy exits 0.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_finishes_its_calls_on_sigterm_and_exits_zero() {
+    let upstream: Vec<String> =
+        ["--", env!("CARGO_BIN_EXE_mcp"), "serve", "everything", "--stdio"].map(String::from).into();
+    let mut proxy = Proxy::http(&[], &upstream);
+    let c = client(&proxy.url, builder()).await;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let tx = std::sync::Mutex::new(Some(tx));
+    let call = c.call_tool("count_with_progress", json!({"steps": 2, "delay_ms": 1000})).on_progress(move |_| {
+        if let Some(tx) = tx.lock().unwrap().take() {
+            let _ = tx.send(());
+        }
+    });
+    // SIGTERM once the call is known to be in flight (its first progress arrived).
+    let stop = async {
+        within("the first progress", rx).await.expect("progress");
+        proxy.terminate();
+    };
+    let (answer, ()) = tokio::join!(within("the call", call.into_future()), stop);
+    assert_eq!(answer.expect("the call's answer").text(), "counted to 2");
+    let status = within("the proxy to exit", proxy.exit_status()).await;
+    assert!(status.success(), "exit status {status}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_that_dies_between_calls_is_replaced_at_once() {
     let proxy = Proxy::http(&[], &legacy_upstream());

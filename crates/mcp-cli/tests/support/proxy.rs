@@ -60,6 +60,24 @@ impl Proxy {
         self.stderr.lock().unwrap().join("\n")
     }
 
+    /// Sends the proxy SIGTERM (what systemd, Docker and Kubernetes send to stop it).
+    #[cfg(unix)]
+    pub(crate) fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+        assert!(sent.success(), "kill -TERM {pid}");
+    }
+
+    /// Waits for the proxy to exit (bound the wait with `within`) and returns its status.
+    pub(crate) async fn exit_status(&mut self) -> std::process::ExitStatus {
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// The socket address of the front.
     pub(crate) fn addr(&self) -> std::net::SocketAddr {
         self.url.trim_start_matches("http://").split('/').next().unwrap().parse().unwrap()
