@@ -175,6 +175,29 @@ async fn a_task_whose_instance_is_killed_fails_within_the_lease() {
     assert!(killed.elapsed() < Duration::from_secs(20));
 }
 
+/// SIGTERM while a task runs: the instance drains it (within `--drain-timeout`) instead of
+/// failing it, keeps its lease alive meanwhile, and exits 0; the result is read on another
+/// instance. A task longer than the drain fails with the shutdown message.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_instance_finishes_its_tasks_within_the_drain() {
+    let Some(mut c) = cluster_with(&["--drain-timeout", "6"]) else { return };
+    let (a, stopping) = (c.instance_addr(0), c.instance_addr(2));
+    let start = |id, seconds: u64| task_req(id, "tools/call", call("slow_compute", json!({"seconds": seconds})));
+    let short = ok(stopping, &start(1, 3)).await["taskId"].as_str().unwrap().to_owned();
+    let long = ok(stopping, &start(2, 120)).await["taskId"].as_str().unwrap().to_owned();
+    poll_task(a, &short, WAIT, |t| t["status"] == "working").await;
+    let stopped = Instant::now();
+    let status = tokio::task::block_in_place(|| c.stop_instance(2, Duration::from_secs(30))).expect("stop");
+    assert!(status.success(), "the draining instance exited with {status}");
+    assert!(stopped.elapsed() >= Duration::from_secs(2), "it waited for the 3 s task");
+    let done = poll_task(a, &short, WAIT, |t| t["status"] != "working").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "computed job in 3s", "{done}");
+    let cut = poll_task(a, &long, WAIT, |t| t["status"] != "working").await;
+    assert_eq!(cut["status"], "failed", "{cut}");
+}
+
 /// Legacy requests for one session, each on a chosen instance.
 struct Legacy {
     sid: String,

@@ -849,9 +849,7 @@ async fn mcp_serve_drains_on_sigterm_and_exits_zero() {
     let body = req(1, "tools/call", p);
     let mut counting = open(addr, "POST", "/mcp", &std_headers(&body), full(body.to_string())).await;
     assert_eq!(counting.next().await.expect("progress")["method"], "notifications/progress");
-    let pid = child.id().expect("pid").to_string();
-    let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
-    assert!(killed.success());
+    sigterm(child.id().expect("pid"));
     refused_soon(addr).await;
     let last = counting.response().await;
     assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 2");
@@ -893,8 +891,7 @@ async fn mcp_serve_stdio_finishes_its_calls_on_sigterm() {
         serde_json::from_str(&line).expect("JSON")
     };
     assert_eq!(next().await["method"], "notifications/progress", "the call is in flight");
-    let pid = child.id().expect("pid").to_string();
-    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    sigterm(child.id().expect("pid"));
     let last = loop {
         let v = next().await;
         if v.get("id").is_some() {

@@ -218,6 +218,24 @@ async fn a_silent_stdio_server_fails_the_connect_within_its_timeout() {
     .await;
 }
 
+/// `cat` as a "server" sends every request back: the first one fails the connect at once with
+/// a message saying so, not after the whole connect timeout.
+#[tokio::test]
+async fn a_program_that_echoes_its_input_is_named_as_such() {
+    bounded(async {
+        let t = StdioTransport::spawn(StdioCommand::new("cat")).unwrap();
+        let b = ClientBuilder::new("t", "1").connect_timeout(Duration::from_secs(60));
+        let e = tokio::time::timeout(Duration::from_secs(10), b.connect(t))
+            .await
+            .expect("failed at once, not after the 60 s connect timeout")
+            .expect_err("cat is no MCP server");
+        let text = e.to_string();
+        assert!(text.contains("our own `server/discover` request back"), "{text}");
+        assert!(text.contains("echoes its input"), "{text}");
+    })
+    .await;
+}
+
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))

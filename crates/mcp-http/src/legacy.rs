@@ -466,7 +466,7 @@ pub(crate) fn session_header(h: &HeaderMap) -> Option<&str> {
 
 /// A legacy request's `MCP-Protocol-Version` header must be the negotiated version when sent.
 pub(crate) fn check_version_header(h: &HeaderMap, session: &HttpSession) -> Result<(), ProtocolError> {
-    match h.get(mcp_protocol::headers::PROTOCOL_VERSION).map(|v| v.to_str().unwrap_or("")) {
+    match h.get(&crate::validate::names::PROTOCOL_VERSION).map(|v| v.to_str().unwrap_or("")) {
         None => Ok(()),
         Some(v) if v == session.version => Ok(()),
         Some(v) => Err(ProtocolError::InvalidRequest(format!(
@@ -479,7 +479,7 @@ pub(crate) fn check_version_header(h: &HeaderMap, session: &HttpSession) -> Resu
 /// Whether the `MCP-Protocol-Version` header names a modern version (such a request is served
 /// statelessly even if it carries a session id).
 pub(crate) fn has_modern_version_header(h: &HeaderMap) -> bool {
-    h.get(mcp_protocol::headers::PROTOCOL_VERSION)
+    h.get(&crate::validate::names::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
         .is_some_and(mcp_protocol::version::is_supported_modern)
 }

@@ -260,7 +260,8 @@ impl McpService {
     }
 
     /// Serves one legacy call from the core's deliveries: one JSON response if it finishes
-    /// without anything else to send, else a resumable SSE stream (see `resume.rs`) of its
+    /// without anything else to send (the rule of both eras, `NoteQueue::answer_alone`), else a
+    /// resumable SSE stream (see `resume.rs`) of its
     /// notifications, server-to-client requests and response. Once streaming, a disconnect does
     /// not cancel the call (the client may resume); `notifications/cancelled` does.
     async fn respond_legacy(
@@ -293,7 +294,7 @@ impl McpService {
                 d = call.rx.recv() => match d {
                     Some(Delivery::Serve(job)) => call.round = Some(start(&call.core, job, &call.env)),
                     Some(Delivery::Message(m)) => match call.rx.try_recv() {
-                        Ok(Delivery::Finished) if call.note_rx.is_empty() => {
+                        Ok(Delivery::Finished) if call.note_rx.answer_alone() => {
                             guard.disarm();
                             return bytes_response(StatusCode::OK, m);
                         }

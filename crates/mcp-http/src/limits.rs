@@ -42,12 +42,18 @@ impl BodyBudget {
         Self { sem: Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))) }
     }
 
-    /// Grows `held` by `n` bytes, waiting until `until` for room.
-    async fn reserve(&self, held: &mut Reserved, n: usize, until: Instant) -> Result<(), ProtocolError> {
+    /// Grows `held` by `n` bytes, waiting until `until()` for room (the clock is read only when
+    /// there is none at once).
+    async fn reserve(
+        &self,
+        held: &mut Reserved,
+        n: usize,
+        until: impl FnOnce() -> Instant,
+    ) -> Result<(), ProtocolError> {
         let n = u32::try_from(n).unwrap_or(u32::MAX);
         let permit = match self.sem.clone().try_acquire_many_owned(n) {
             Ok(p) => p,
-            Err(_) => match tokio::time::timeout_at(until, self.sem.clone().acquire_many_owned(n)).await {
+            Err(_) => match tokio::time::timeout_at(until(), self.sem.clone().acquire_many_owned(n)).await {
                 Ok(Ok(p)) => p,
                 _ => {
                     return Err(ProtocolError::Unavailable(
@@ -120,18 +126,34 @@ async fn read_pinned<B: RequestBody>(
     if declared.is_some_and(|len| len > limit) {
         return Err(ProtocolError::PayloadTooLarge { limit });
     }
-    let deadline = Instant::now() + config.body_read_timeout;
+    // The body's time limit counts from the first frame that is not there at once: a small
+    // body that came with its head (the usual case) costs no clock read and no timer. What
+    // is read before that is bounded by the size limit, not by time.
+    let mut deadline: Option<Instant> = None;
     // Nothing is reserved for the declared length: a client that declares 2 MiB and sends 40
     // bytes holds 40 bytes of the budget (and of memory), not 2 MiB.
     let mut held = Reserved::default();
     let mut buf: Vec<u8> = Vec::new();
     loop {
-        let stall = Instant::now() + config.body_idle_timeout;
-        let frame = match tokio::time::timeout_at(stall.min(deadline), body.frame()).await {
-            Ok(Some(Ok(f))) => f,
-            Ok(None) => break,
-            Ok(Some(Err(_))) => return Err(ProtocolError::InvalidRequest("failed to read request body".into())),
-            Err(_) => return Err(timeout_error(config, deadline)),
+        // The body's own error type need not be `Send`: it is dropped on the spot, so nothing
+        // of it lives across an await.
+        let ready = futures::FutureExt::now_or_never(body.as_mut().frame()).map(|f| f.map(|r| r.map_err(drop)));
+        let next = match ready {
+            Some(f) => f,
+            None => {
+                let now = Instant::now();
+                let end = *deadline.get_or_insert(now + config.body_read_timeout);
+                let stall = now + config.body_idle_timeout;
+                match tokio::time::timeout_at(stall.min(end), body.as_mut().frame()).await {
+                    Ok(f) => f.map(|r| r.map_err(drop)),
+                    Err(_) => return Err(timeout_error(config, end)),
+                }
+            }
+        };
+        let frame = match next {
+            Some(Ok(f)) => f,
+            None => break,
+            Some(Err(_)) => return Err(ProtocolError::InvalidRequest("failed to read request body".into())),
         };
         let Ok(data) = frame.into_data() else { continue };
         let need = buf.len() + bytes::Buf::remaining(&data);
@@ -139,7 +161,10 @@ async fn read_pinned<B: RequestBody>(
             return Err(ProtocolError::PayloadTooLarge { limit });
         }
         if need > held.len() {
-            let wait_until = (Instant::now() + config.body_budget_wait).min(deadline);
+            let wait_until = || {
+                let wait = Instant::now() + config.body_budget_wait;
+                deadline.map_or(wait, |d| wait.min(d))
+            };
             let more = need - held.len();
             budget.reserve(&mut held, more, wait_until).await?;
         }

@@ -144,10 +144,14 @@ impl NoteQueue {
         self.0.lock().overflowed
     }
 
-    /// Whether nothing is queued.
-    #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.lock().queue.is_empty()
+    /// The one JSON-or-SSE rule, both eras: a call whose answer is ready goes out as one JSON
+    /// body when that answer is all it has to send (nothing queued before it, no overflow);
+    /// otherwise as an SSE stream, what is queued first. A modern call's answer is ready when
+    /// its handler finished; a legacy call's when the session core has delivered its response
+    /// and said the call is over (no server-to-client request before it).
+    pub(crate) fn answer_alone(&self) -> bool {
+        let st = self.0.lock();
+        st.queue.is_empty() && !st.overflowed
     }
 
     /// The next notification; `None` once the call overflowed its lag budget (it is cancelled:

@@ -429,12 +429,13 @@ impl McpService {
     async fn request(&self, d: Dispatch, principal: Option<String>, parts: http::request::Parts) -> Resp {
         let id = d.request.id.clone();
         let (env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
-        let running = Job::stateless(d, &self.server, cancel.clone()).run(&env);
+        let running = Job::stateless(d, &self.server, cancel.clone()).run_owned(env);
         self.respond(id, running, note_rx, cancel).await
     }
 
     /// Runs a modern request's handler future: one JSON response if it finishes without
-    /// notifying, else an SSE stream of the notifications, then the response. Closing the stream
+    /// notifying (the rule of both eras, [`NoteQueue::answer_alone`]), else an SSE stream of the
+    /// notifications, then the response. Closing the stream
     /// cancels the handler.
     async fn respond(&self, id: Value, mut fut: Running, notes: NoteQueue, cancel: CancellationToken) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
@@ -446,17 +447,17 @@ impl McpService {
             r = &mut fut => {
                 let r = r.into_result();
                 guard.disarm();
-                if notes.is_overflowed() {
-                    return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes());
-                }
-                let Some(n) = notes.try_recv() else {
+                if notes.answer_alone() {
                     return match r {
                         Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(&id, &r)),
                         Err(e) => error_response(&e, Some(&id)),
                     };
-                };
+                }
+                if notes.is_overflowed() {
+                    return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes());
+                }
                 // Notifications were emitted: one SSE body with them, then the response.
-                let mut body = sse_event(&n).to_vec();
+                let mut body = Vec::new();
                 while let Some(n) = notes.try_recv() {
                     body.extend_from_slice(&sse_event(&n));
                 }

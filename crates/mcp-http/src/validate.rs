@@ -1,7 +1,7 @@
 //! Checks that run before dispatch: Host/Origin, and request-metadata headers against the body.
 
 use http::HeaderMap;
-use mcp_protocol::headers::{self, decode_value, header_matches, header_value_for};
+use mcp_protocol::headers::{decode_value, header_matches, header_value_for};
 use mcp_protocol::{ProtocolError, Request};
 use mcp_server::Server;
 use serde_json::Value;
@@ -62,7 +62,23 @@ pub(crate) fn origin_allowed(origin: &http::HeaderValue, allowed_origins: &[Stri
     })
 }
 
-fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a [u8]>, ProtocolError> {
+/// The MCP request headers as [`http::HeaderName`]s: looked up on every request, so the name
+/// is not parsed and hashed from a string each time.
+pub(crate) mod names {
+    use http::HeaderName;
+    use mcp_protocol::headers;
+    /// `MCP-Protocol-Version`.
+    pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(headers::PROTOCOL_VERSION);
+    /// `Mcp-Method`.
+    pub(crate) const METHOD: HeaderName = HeaderName::from_static(headers::METHOD);
+    /// `Mcp-Name`.
+    pub(crate) const NAME: HeaderName = HeaderName::from_static(headers::NAME);
+}
+
+fn header_str<K>(h: &HeaderMap, name: K) -> Result<Option<&[u8]>, ProtocolError>
+where
+    K: http::header::AsHeaderName + std::fmt::Display + Copy,
+{
     let mut all = h.get_all(name).iter();
     let first = all.next();
     if all.next().is_some() {
@@ -86,7 +102,7 @@ fn trim_ows(mut b: &[u8]) -> &[u8] {
 pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<(), ProtocolError> {
     let body_version =
         req.params.get("_meta").and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION)).and_then(Value::as_str);
-    match header_str(h, headers::PROTOCOL_VERSION)? {
+    match header_str(h, &names::PROTOCOL_VERSION)? {
         None => return Err(ProtocolError::HeaderMismatch("missing required MCP-Protocol-Version header".into())),
         Some(v) => {
             let v = std::str::from_utf8(v).unwrap_or("");
@@ -99,7 +115,7 @@ pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> R
             }
         }
     }
-    match header_str(h, headers::METHOD)? {
+    match header_str(h, &names::METHOD)? {
         None => return Err(ProtocolError::HeaderMismatch("missing required Mcp-Method header".into())),
         Some(m) if m != req.method.as_bytes() => {
             return Err(ProtocolError::HeaderMismatch(format!(
@@ -112,7 +128,7 @@ pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> R
     }
     let name_field = mcp_protocol::Method::parse(&req.method).and_then(mcp_protocol::Method::name_param);
     if let Some(field) = name_field {
-        let raw = header_str(h, headers::NAME)?.ok_or_else(|| {
+        let raw = header_str(h, &names::NAME)?.ok_or_else(|| {
             ProtocolError::HeaderMismatch(format!("missing required Mcp-Name header for {}", req.method))
         })?;
         let decoded = decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
@@ -139,7 +155,7 @@ fn check_param_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<
     let empty = serde_json::Map::new();
     let args = req.params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
     for p in tool.header_params() {
-        let raw = header_str(h, &p.header_lower)?;
+        let raw = header_str(h, p.header_lower.as_str())?;
         let body = header_value_for(args, &p.path);
         match (raw, body) {
             (None, None) => {}

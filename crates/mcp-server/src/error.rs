@@ -92,6 +92,62 @@ impl HandlerError {
     }
 }
 
+/// Says what a handler was doing when it failed, in the text the model reads:
+/// `std::fs::read_to_string(&path).context(format!("reading {path}"))?` fails the call with
+/// `reading config.toml: No such file or directory (os error 2)` where a bare `?` says only
+/// `No such file or directory (os error 2)`. The original error stays the source (logged, see
+/// [`crate::ServerBuilder::expose_internal_errors`]). On an `Option`, `None` becomes the error.
+///
+/// Protocol errors and input requests pass through unchanged: their meaning is not a message.
+///
+/// ```
+/// use mcp_server::{HandlerError, ResultExt};
+///
+/// fn load(path: &str) -> Result<String, HandlerError> {
+///     std::fs::read_to_string(path).with_context(|| format!("reading {path}"))
+/// }
+/// let e = load("/no/such/dir/config.toml").unwrap_err();
+/// assert!(e.to_string().starts_with("reading /no/such/dir/config.toml: "), "{e}");
+/// let missing: Option<u32> = None;
+/// assert_eq!(missing.context("no port configured").unwrap_err().to_string(), "no port configured");
+/// ```
+pub trait ResultExt<T> {
+    /// Prefixes the error's message with `what` (`what: message`).
+    fn context(self, what: impl fmt::Display) -> Result<T, HandlerError>;
+    /// [`ResultExt::context`] with the text made only on failure.
+    fn with_context<D: fmt::Display>(self, what: impl FnOnce() -> D) -> Result<T, HandlerError>;
+}
+
+impl<T, E: Into<HandlerError>> ResultExt<T> for Result<T, E> {
+    fn context(self, what: impl fmt::Display) -> Result<T, HandlerError> {
+        self.map_err(|e| e.into().in_context(&what))
+    }
+
+    fn with_context<D: fmt::Display>(self, what: impl FnOnce() -> D) -> Result<T, HandlerError> {
+        self.map_err(|e| e.into().in_context(&what()))
+    }
+}
+
+impl<T> ResultExt<T> for Option<T> {
+    fn context(self, what: impl fmt::Display) -> Result<T, HandlerError> {
+        self.ok_or_else(|| HandlerError::tool(what.to_string()))
+    }
+
+    fn with_context<D: fmt::Display>(self, what: impl FnOnce() -> D) -> Result<T, HandlerError> {
+        self.ok_or_else(|| HandlerError::tool(what().to_string()))
+    }
+}
+
+impl HandlerError {
+    /// `what: message` for a tool error; anything else unchanged.
+    fn in_context(self, what: &dyn fmt::Display) -> Self {
+        match self {
+            Self::Tool { message, source } => Self::Tool { message: format!("{what}: {message}"), source },
+            other => other,
+        }
+    }
+}
+
 /// A short random reference that ties an opaque error sent to a client to the log line with
 /// its details (`3f9a1c07`).
 pub fn correlation_id() -> String {

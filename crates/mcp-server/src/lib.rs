@@ -49,7 +49,7 @@ pub use changes::ChangeFeed;
 pub use context::{Context, NotificationSink, RequestEnv};
 pub use defs::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
 pub use dispatch::{is_known_method, supports_mrtr};
-pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind};
+pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind, ResultExt};
 pub use handler::{Args, FromRequest, FromRequestParts, Handler, HttpRequest, State, ViaArguments, ViaParts};
 pub use listen::ListenLimits;
 pub use mcp_protocol;

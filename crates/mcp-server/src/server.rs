@@ -311,7 +311,9 @@ impl Server {
         found
     }
 
-    /// Begins graceful shutdown: listen streams send their final response and end.
+    /// Begins graceful shutdown: listen streams send their final response and end, and the
+    /// transports stop taking new input. Calls and tasks in flight go on: see
+    /// [`Server::drain_tasks`].
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
     }
@@ -319,6 +321,20 @@ impl Server {
     /// A token cancelled when [`Server::shutdown`] is called.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.inner.shutdown.clone()
+    }
+
+    /// The second half of a graceful stop, after [`Server::shutdown`]: waits up to `within` for
+    /// the tasks running in this process (the tasks extension) to finish, then fails the ones
+    /// still running ("the server shut down before the task finished") and stops renewing their
+    /// leases. Returns how many were cut short. A task parked on client input goes on too:
+    /// an answer that reaches the task store in time (through any instance) resumes it.
+    /// The transports' drains (`mcp_http::serve`, `mcp_stdio::serve`) call this themselves,
+    /// with what is left of their drain time.
+    pub async fn drain_tasks(&self, within: std::time::Duration) -> usize {
+        match &self.inner.tasks {
+            Some(rt) => rt.drain(within).await,
+            None => 0,
+        }
     }
 
     /// Completes a result: `resultType` defaults to `complete`; `serverInfo` goes into `_meta`.

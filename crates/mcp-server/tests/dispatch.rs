@@ -362,6 +362,29 @@ async fn handler_error_sources_stay_in_the_logs_unless_exposed() {
     assert_eq!(r["content"][0]["text"], "cannot read the configuration: open /srv/secret/db.toml: permission denied");
 }
 
+/// `.context(..)` puts what the handler was doing in front of the error the model reads; the
+/// wrapped error's own sources still stay in the log.
+#[tokio::test]
+async fn context_tells_the_model_what_failed() {
+    use mcp_server::ResultExt;
+    let read = Tool::new("read").handler(|| async {
+        let path = "/no/such/dir/config.toml";
+        std::fs::read_to_string(path).with_context(|| format!("reading {path}"))
+    });
+    let wrapped = Tool::new("wrapped").handler(|| async {
+        let io = std::io::Error::other("open /srv/secret/db.toml: permission denied");
+        Err::<String, _>(ConfigError(io)).context("loading settings")
+    });
+    let s = Server::builder("t", "1").tool(read).tool(wrapped).build().unwrap();
+    let r = call(&s, req(1, "tools/call", json!({"name": "read"}), json!({}))).await.unwrap();
+    assert_eq!(r["isError"], true);
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("reading /no/such/dir/config.toml: "), "{text}");
+    assert!(text.contains("os error 2"), "{text}");
+    let r = call(&s, req(2, "tools/call", json!({"name": "wrapped"}), json!({}))).await.unwrap();
+    assert_eq!(r["content"][0]["text"], "loading settings: cannot read the configuration", "{r}");
+}
+
 #[tokio::test]
 async fn listen_filters_are_capped_and_matched_by_set() {
     let s = server();

@@ -36,7 +36,8 @@ pub struct StdioConfig {
     pub max_depth: usize,
     /// Most requests served at once; further lines wait (default 1024).
     pub max_in_flight: usize,
-    /// How long to wait for in-flight requests after end of input or shutdown (default 5 s).
+    /// How long to wait for in-flight requests, and tasks of the tasks extension, after end of
+    /// input or shutdown (default 5 s; see [`Server::drain_tasks`]).
     pub shutdown_grace: Duration,
     /// Most bytes of replies and notifications waiting to be written (default 4 MiB). When the
     /// client does not read stdout, the server stops reading stdin once this much is queued
@@ -196,10 +197,13 @@ where
     stop.cancel();
     session.run(|s, now| s.handle_peer_gone(now));
     driver.tasks.close();
-    if tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await.is_err() {
+    let deadline = tokio::time::Instant::now() + config.shutdown_grace;
+    if tokio::time::timeout_at(deadline, driver.tasks.wait()).await.is_err() {
         session.run(|s, now| s.close(now));
         let _ = tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await;
     }
+    // Tasks (the tasks extension) get what is left of the grace period.
+    server.drain_tasks(deadline.saturating_duration_since(tokio::time::Instant::now())).await;
     // The driver holds a sender too: the writer ends when every sender is gone.
     drop(session);
     drop(driver);

@@ -47,8 +47,8 @@ pub mod prelude {
     pub use mcp_protocol::ProtocolError;
     #[cfg(feature = "server")]
     pub use mcp_server::{
-        Args, Blob, ChangeEvent, Context, Elicitation, HandlerError, HttpRequest, Json, Prompt, Resource, Server,
-        ServerBuilder, State, TaskSupport, Tool,
+        Args, Blob, ChangeEvent, Context, Elicitation, HandlerError, HttpRequest, Json, Prompt, Resource, ResultExt,
+        Server, ServerBuilder, State, TaskSupport, Tool,
     };
     pub use serde_json::{json, Value};
 }

@@ -59,7 +59,7 @@ fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, meth
             },
             TransportError::Closed(m) => match target {
                 Target::Http { .. } => Failure::new(format!("{t} closed the connection: {m}")),
-                Target::Stdio { .. } => Failure::new(format!("the server process {t} stopped: {m}")),
+                Target::Stdio { .. } => Failure::new(format!("the connection to the server process {t} ended: {m}")),
             },
             TransportError::Http { status, body, .. } => {
                 let body: String = body.trim().chars().take(300).collect();

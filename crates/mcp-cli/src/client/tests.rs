@@ -22,6 +22,11 @@ fn targets() {
     assert_eq!(rest, vec!["https://x/res"]);
     assert_eq!(resolve_target(&o, targs(&["echo"], &[])).unwrap_err().exit, 2);
     assert_eq!(resolve_target(&o, targs(&["ws://x"], &[])).unwrap_err().exit, 2);
+    // The operand before the URL: a usage error that shows the right order.
+    let swapped = resolve_target(&o, targs(&["echo", "http://127.0.0.1:1/mcp", "{}"], &[])).unwrap_err();
+    assert_eq!(swapped.exit, 2);
+    let hint = "the server comes first: did you mean `http://127.0.0.1:1/mcp echo {}`?";
+    assert!(swapped.hints.iter().any(|h| h == hint), "{:?}", swapped.hints);
     let h = Options { headers: vec!["X-A: 1".into()], ..Default::default() };
     assert!(resolve_target(&h, targs(&[], &["srv"])).is_err());
     let call = Action::ToolsCall { args: vec![], out: None, detach: false };

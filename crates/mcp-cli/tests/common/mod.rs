@@ -35,6 +35,14 @@ pub(crate) const K_LOG: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) const K_SUB: &str = "io.modelcontextprotocol/subscriptionId";
 pub(crate) const K_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
+/// Sends process `pid` SIGTERM (what systemd, Docker and Kubernetes send to stop a service).
+#[cfg(unix)]
+pub(crate) fn sigterm(pid: u32) {
+    let pid = pid.to_string();
+    let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+    assert!(sent.success(), "kill -TERM {pid}");
+}
+
 /// Generous bound on every wait, so a broken server fails a test instead of hanging it.
 pub(crate) const WAIT: Duration = Duration::from_secs(10);
 

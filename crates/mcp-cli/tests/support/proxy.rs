@@ -63,9 +63,7 @@ impl Proxy {
     /// Sends the proxy SIGTERM (what systemd, Docker and Kubernetes send to stop it).
     #[cfg(unix)]
     pub(crate) fn terminate(&self) {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
-        assert!(sent.success(), "kill -TERM {pid}");
+        crate::common::sigterm(self.child.id());
     }
 
     /// Waits for the proxy to exit (bound the wait with `within`) and returns its status.

@@ -486,6 +486,22 @@ fn response_id(line: &[u8]) -> Option<RequestId> {
 /// Delivers one line from the server to whoever waits for it. A response is read only for its
 /// id, and a plain request takes its text as it came; anything else is parsed here to find
 /// its way.
+/// The method of `m` when it is one of our own requests coming back: a request with the id of
+/// one we are waiting on, for a method only clients send (a server's own requests, `ping`,
+/// `roots/list`, `sampling/...`, `elicitation/...` and the tasks methods, may reuse our ids).
+fn echoed_request<'m>(shared: &Shared, m: &'m Value) -> Option<&'m str> {
+    let method = m.get("method")?.as_str()?;
+    let client_only = method == "initialize"
+        || mcp_protocol::Method::parse(method).is_some_and(|k| {
+            !matches!(
+                k,
+                mcp_protocol::Method::TasksGet | mcp_protocol::Method::TasksUpdate | mcp_protocol::Method::TasksCancel
+            )
+        });
+    let id = serde_json::from_value::<RequestId>(m.get("id")?.clone()).ok()?;
+    (client_only && shared.pending.shard(&id).contains_key(&id)).then_some(method)
+}
+
 fn route_line(shared: &Shared, line: Vec<u8>) {
     let text = line.trim_ascii();
     if text.is_empty() {
@@ -502,6 +518,13 @@ fn route_line(shared: &Shared, line: Vec<u8>) {
         Some(k) => (Some((k, true)), None),
         None => {
             let Some(m) = parse(text) else { return };
+            if let Some(method) = echoed_request(shared, &m) {
+                shared.fail_all(format!(
+                    "the server sent our own `{method}` request back: it does not speak MCP \
+                     (a program that echoes its input, like `cat`?)"
+                ));
+                return;
+            }
             (target(&m), Some(m))
         }
     };

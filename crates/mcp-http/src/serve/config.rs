@@ -42,8 +42,9 @@ pub struct ServeConfig {
     /// caller's oldest stream is closed, so one caller cannot push out the streams of others.
     /// Behind a reverse proxy unauthenticated clients share the proxy's address: raise it.
     pub max_listen_streams_per_peer: usize,
-    /// At shutdown, how long requests in flight may take to finish (default 10 s). Past it the
-    /// connections still open are closed (their requests lost) and their number is logged.
+    /// At shutdown, how long requests in flight, and tasks of the tasks extension running in
+    /// this process, may take to finish (default 10 s). Past it the connections still open are
+    /// closed (their requests lost), the tasks still running fail, and both numbers are logged.
     pub drain_timeout: Duration,
 }
 

@@ -381,7 +381,7 @@ fn may_listen<B>(req: &Request<B>) -> bool {
     match *req.method() {
         http::Method::GET => true,
         http::Method::POST => {
-            req.headers().get(mcp_protocol::headers::METHOD).is_some_and(|m| m.as_bytes() == b"subscriptions/listen")
+            req.headers().get(&crate::validate::names::METHOD).is_some_and(|m| m.as_bytes() == b"subscriptions/listen")
         }
         _ => false,
     }
@@ -525,7 +525,7 @@ pub(super) async fn run(
     let config = Arc::new(config);
     // Fired at the drain bound: the connections still open are dropped.
     let abort = tokio_util::sync::CancellationToken::new();
-    let svc = McpService::new(server, endpoint);
+    let svc = McpService::new(server.clone(), endpoint);
     let mut next_id = 0u64;
     let mut accept_log = RateLimited { last: None, suppressed: 0 };
     'accept: loop {
@@ -584,13 +584,16 @@ pub(super) async fn run(
     if open > 0 {
         tracing::info!(connections = open, drain_secs = drain.as_secs_f64(), "shutting down: draining connections");
     }
-    if tokio::time::timeout(drain, limit.acquire_many(all)).await.is_err() {
+    let deadline = tokio::time::Instant::now() + drain;
+    if tokio::time::timeout_at(deadline, limit.acquire_many(all)).await.is_err() {
         let left = max_conns - limit.available_permits();
         tracing::warn!(connections = left, "drain time over: closing the connections still open");
         abort.cancel();
         // Dropped connections give their permits back at once.
         let _ = tokio::time::timeout(Duration::from_secs(1), limit.acquire_many(all)).await;
     }
+    // Tasks (the tasks extension) ran on meanwhile; they get what is left of the drain time.
+    server.drain_tasks(deadline.saturating_duration_since(tokio::time::Instant::now())).await;
     Ok(())
 }
 

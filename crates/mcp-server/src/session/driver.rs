@@ -104,6 +104,17 @@ impl Job {
     /// hands it to [`SharedSession::track`] before reading more input.
     pub fn run(self, env: &RequestEnv) -> Running {
         let env = env.with_cancel(self.cancel.clone());
+        self.start(env)
+    }
+
+    /// [`Job::run`] with an environment made for this request alone (a Streamable HTTP POST's),
+    /// moved rather than copied; its `cancel` is replaced by the job's token all the same.
+    pub fn run_owned(self, mut env: RequestEnv) -> Running {
+        env.cancel = self.cancel.clone();
+        self.start(env)
+    }
+
+    fn start(self, env: RequestEnv) -> Running {
         let Job { key, request, era, preset, cancel, server } = self;
         let id = request.id.clone();
         let fut = Box::pin(async move { server.process_with(request, env, preset).await });

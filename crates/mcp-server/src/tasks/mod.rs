@@ -177,12 +177,46 @@ pub(crate) struct TaskRuntime {
     clock: WallClock,
     live: Mutex<HashMap<String, CancellationToken>>,
     sweeper: OnceLock<()>,
+    /// The task work spawned by this process (what [`TaskRuntime::drain`] waits for).
+    running: tokio_util::task::TaskTracker,
+    /// Fired when the drain time is over: the work still running fails, and the sweeper and
+    /// lease renewal stop. Not [`crate::Server::shutdown`]: tasks outlive the listener.
+    abort: CancellationToken,
 }
 
 impl TaskRuntime {
     pub(crate) fn new(config: TaskConfig) -> Self {
         let store = config.store.clone().unwrap_or_else(|| Arc::new(InMemoryTaskStore::new(config.limits)));
-        Self { config, store, clock: WallClock::new(), live: Mutex::default(), sweeper: OnceLock::new() }
+        Self {
+            config,
+            store,
+            clock: WallClock::new(),
+            live: Mutex::default(),
+            sweeper: OnceLock::new(),
+            running: tokio_util::task::TaskTracker::new(),
+            abort: CancellationToken::new(),
+        }
+    }
+
+    /// Waits up to `within` for the task work running in this process to end, then fails what
+    /// is left ("the server shut down before the task finished") and waits (at most a second)
+    /// for those ends to be recorded. Returns how many were cut short.
+    pub(crate) async fn drain(&self, within: Duration) -> usize {
+        let running = self.running.len();
+        if running > 0 {
+            tracing::info!(tasks = running, drain_secs = within.as_secs_f64(), "shutting down: draining tasks");
+        }
+        // `wait` resolves once the tracker is closed and empty. One way: after the drain every
+        // task fails at once (the abort token stays fired).
+        self.running.close();
+        let ended = tokio::time::timeout(within, self.running.wait());
+        let cut = if ended.await.is_err() { self.running.len() } else { 0 };
+        self.abort.cancel();
+        if cut > 0 {
+            tracing::warn!(tasks = cut, "drain time over: failing the tasks still running");
+            let _ = tokio::time::timeout(Duration::from_secs(1), self.running.wait()).await;
+        }
+        cut
     }
 
     pub(crate) fn now_ms(&self) -> u64 {
@@ -209,7 +243,7 @@ impl TaskRuntime {
         if self.sweeper.set(()).is_err() {
             return;
         }
-        let shutdown = server.shutdown_token();
+        let shutdown = self.abort.clone();
         if let Some(lease) = self.store.lease() {
             self.start_leases(server, lease);
         }
@@ -240,7 +274,7 @@ impl TaskRuntime {
     fn start_leases(self: &Arc<Self>, server: &crate::Server, lease: Duration) {
         let weak = Arc::downgrade(self);
         let weak_server = Arc::downgrade(&server.inner);
-        let shutdown = server.shutdown_token();
+        let shutdown = self.abort.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval((lease / 3).max(Duration::from_millis(10)));
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

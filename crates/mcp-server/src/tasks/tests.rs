@@ -480,3 +480,45 @@ async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
     assert_eq!(task(&s, &id, None).await.unwrap()["statusMessage"], "last words");
     assert_eq!(s.running_tasks(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_lets_tasks_finish_within_the_drain_and_fails_the_rest_after() {
+    let (dropped, finished) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let s = server(dropped.clone(), finished.clone(), TaskConfig::new());
+    let start = |secs: u64| {
+        let s = s.clone();
+        async move {
+            let p = json!({"name": "slow", "arguments": {"seconds": secs}});
+            let created = call(&s, "tools/call", p, WITH_TASKS(), None).await.unwrap();
+            created["taskId"].as_str().unwrap().to_owned()
+        }
+    };
+    let (quick, long) = (start(2).await, start(30).await);
+    s.shutdown();
+    // Shutdown alone stops nothing: both tasks are still working a second later.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(task(&s, &quick, None).await.unwrap()["status"], "working");
+    assert_eq!(task(&s, &long, None).await.unwrap()["status"], "working");
+
+    let before = tokio::time::Instant::now();
+    let cut = s.drain_tasks(Duration::from_secs(5)).await;
+    assert_eq!(cut, 1, "the 30 s task outlives a 5 s drain");
+    let waited = before.elapsed();
+    assert!(waited >= Duration::from_secs(5) && waited < Duration::from_secs(7), "{waited:?}");
+    let done = task(&s, &quick, None).await.unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "slept 2s");
+    let cut_short = task(&s, &long, None).await.unwrap();
+    assert_eq!(cut_short["status"], "failed", "{cut_short}");
+    assert!(cut_short["error"]["message"].as_str().unwrap().contains("shut down"), "{cut_short}");
+    assert_eq!(finished.load(Ordering::SeqCst), 1);
+    assert!(dropped.load(Ordering::SeqCst), "the cut-short handler was stopped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_with_no_tasks_running_returns_at_once() {
+    let s = plain();
+    let before = tokio::time::Instant::now();
+    assert_eq!(s.drain_tasks(Duration::from_secs(10)).await, 0);
+    assert_eq!(before.elapsed(), Duration::ZERO);
+}

@@ -207,7 +207,7 @@ impl TaskRuntime {
             binding.status.close();
             rt.unregister(&id);
         };
-        tokio::spawn(crate::panic::scoped(info, tracing::Instrument::instrument(work, span)));
+        self.running.spawn(crate::panic::scoped(info, tracing::Instrument::instrument(work, span)));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -223,7 +223,8 @@ impl TaskRuntime {
     ) {
         use futures::FutureExt;
         let id = binding.id.as_str();
-        let shutdown = server.shutdown_token();
+        // Not the server's shutdown: work goes on through the drain, until its bound.
+        let shutdown = self.abort.clone();
         // Changes made elsewhere (a `tasks/cancel` served by another instance) wake the work.
         let mut revisions = self.store.watch(id);
         let mut rounds = 0;
