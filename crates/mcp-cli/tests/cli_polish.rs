@@ -202,8 +202,7 @@ fn no_ansi_colour_on_a_piped_stderr() {
 #[cfg(target_os = "linux")]
 #[test]
 fn no_colour_on_a_terminal_with_no_color() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
+    if !mcp_cluster::needs::program("script", "bsdutils") {
         return;
     }
     let server = EverythingHttp::start();
@@ -226,11 +225,11 @@ fn no_colour_on_a_terminal_with_no_color() {
 }
 
 /// Runs `line` in a pty (util-linux `script`) in `cwd` with HOME/XDG_CONFIG_HOME under `home`,
-/// typing `input`; what the terminal showed. `None` without `script`.
+/// typing `input`; what the terminal showed. `None` (said on stderr) when `script` is missing and
+/// `MCP_TEST_SKIP_MISSING=1`.
 #[cfg(target_os = "linux")]
 fn on_a_pty(line: &str, cwd: &std::path::Path, home: &std::path::Path, input: &str) -> Option<String> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
+    if !mcp_cluster::needs::program("script", "bsdutils") {
         return None;
     }
     let mut cmd = Command::new("script");
@@ -362,6 +361,15 @@ fn tools_show_renders_the_schemas_and_json_prints_the_definition() {
     assert!(r.stdout.contains("  readOnlyHint    true (does not modify its environment)\n"), "{}", r.stdout);
     let r = stdio(&["tools", "show", "json_schema_2020_12_tool"]);
     assert!(r.stdout.contains("  address        object, optional\n    city    string, optional\n"), "{}", r.stdout);
+    // What makes a call fail is shown too: the rules beside the properties.
+    assert!(
+        r.stdout.ends_with(
+            "  rules:\n    no other keys\n    any of (phone required | email required)\n    \
+             if contactMethod = \"phone\": phone required; otherwise email required\n"
+        ),
+        "{}",
+        r.stdout
+    );
 
     let r = stdio(&["--json", "tools", "show", "echo"]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -222,6 +222,19 @@ fn an_html_page_is_summarized_with_an_endpoint_hint() {
     assert!(detail(&r, "connect").starts_with("skipped"), "{r:#}");
 }
 
+/// A web server that does not implement POST (501) is not an MCP endpoint: said so, with the
+/// endpoint hint, not "the server failed".
+#[test]
+fn a_501_is_not_an_mcp_endpoint() {
+    let addr = raw_server(|_req, s| respond(s, 501, &[("content-type", "text/plain")], b"Unsupported method ('POST')"));
+    let (code, r) = doctor_json(&[&format!("http://{addr}/")]);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!(failed(&r), ["discover"], "{r:#}");
+    assert!(detail(&r, "discover").starts_with("not an MCP endpoint: POST is not implemented here"), "{r:#}");
+    assert!(!hints(&r, "discover").contains("logs say why"), "{r:#}");
+    assert!(hints(&r, "discover").contains(&format!("try mcp doctor http://{addr}/mcp")), "{r:#}");
+}
+
 #[test]
 fn json_that_is_not_json_rpc_is_summarized() {
     let addr = raw_server(|_req, s| respond_json(s, 200, &json!({"status": "ok", "uptime": 12})));
@@ -269,7 +282,11 @@ fn https_to_a_plain_http_port_fails_the_tls_step() {
 struct TlsServer(std::process::Child, u16, PathBuf);
 
 impl TlsServer {
+    /// `None` (the test is skipped, loudly) only under `MCP_TEST_SKIP_MISSING=1` without openssl.
     fn start() -> Option<Self> {
+        if !mcp_cluster::needs::program("openssl", "openssl") {
+            return None;
+        }
         let dir = std::env::temp_dir().join(format!("mcp-doctor-tls-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (key, cert) = (dir.join("key.pem"), dir.join("cert.pem"));
@@ -283,10 +300,8 @@ impl TlsServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .ok()?;
-        if !made.success() {
-            return None;
-        }
+            .expect("run openssl");
+        assert!(made.success(), "openssl could not make a test certificate");
         for _ in 0..5 {
             let port = free_port();
             let child = Command::new("openssl")
@@ -321,10 +336,7 @@ impl Drop for TlsServer {
 
 #[test]
 fn a_self_signed_certificate_is_explained() {
-    let Some(tls) = TlsServer::start() else {
-        eprintln!("skipped: this test needs the `openssl` command");
-        return;
-    };
+    let Some(tls) = TlsServer::start() else { return };
     let (code, r) = doctor_json(&[&format!("https://localhost:{}/mcp", tls.1)]);
     assert_eq!(code, 1, "{r:#}");
     assert_eq!(failed(&r), ["tls"], "{r:#}");

@@ -12,6 +12,8 @@
 //! Used by the integration tests (`mcp-cli/tests/cluster.rs`) and, through the `mcp-cluster`
 //! binary, by CI to run the conformance suite through the proxy.
 
+pub mod needs;
+
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

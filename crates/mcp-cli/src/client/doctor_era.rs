@@ -100,6 +100,13 @@ pub(super) fn triage(report: &mut Report, name: &'static str, a: &Answer, url: &
     if a.message.is_some() {
         return None;
     }
+    if a.status == 501 {
+        // Not a failure inside an MCP server: this URL does not take POST requests at all.
+        report
+            .fail(name, format!("not an MCP endpoint: POST is not implemented here ({})", a.summary()))
+            .hint(endpoint_hint(url));
+        return Some(Verdict::Stop);
+    }
     if a.status >= 500 {
         report
             .fail(name, format!("server error: {}", a.summary()))

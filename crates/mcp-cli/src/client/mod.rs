@@ -17,6 +17,7 @@ mod interact;
 #[path = "doctor_http.rs"]
 mod probe;
 mod render;
+mod schema_rules;
 pub mod servers;
 mod show;
 mod terminal;

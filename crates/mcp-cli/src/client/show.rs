@@ -1,7 +1,8 @@
 //! `mcp tools show NAME`: one tool's definition, readably: name and title, description,
 //! annotations, task support, and the input and output schemas as indented property trees
 //! (type, required, enum values, bounds, defaults, descriptions, nested objects and arrays of
-//! objects). `--json` prints the tool definition as the server sent it.
+//! objects), then the schema's other rules (`anyOf`/`oneOf`/`allOf`, `if`/`then`/`else`,
+//! `not`, `dependentRequired`, no other keys: see `schema_rules`). `--json` prints the tool definition as the server sent it.
 
 use super::args::{deref, first_line, object_parts, type_summary};
 use super::commands::names_hint;
@@ -129,6 +130,11 @@ pub(super) fn schema_tree(schema: &Value) -> Vec<String> {
     if out.is_empty() {
         let t = type_summary(deref(schema, schema));
         out.push(if t == "object" { "  (no properties)".to_owned() } else { format!("  {t}") });
+    }
+    let rules = super::schema_rules::rule_lines(schema, schema);
+    if !rules.is_empty() {
+        out.push("  rules:".to_owned());
+        out.extend(rules.into_iter().map(|r| format!("    {r}")));
     }
     out
 }
