@@ -131,9 +131,9 @@ mod validator {
     use super::*;
     use crate::fetch::Fetcher;
     use crate::principal::{now_secs, BoxFuture, TokenValidator};
+    use parking_lot::Mutex;
     use sha2::{Digest, Sha256};
     use std::collections::{HashMap, VecDeque};
-    use std::sync::Mutex;
 
     /// A bounded cache of answers keyed by the token's SHA-256, each valid until a time
     /// (seconds since the epoch); at the bound the oldest inserted entry is evicted.
@@ -225,11 +225,11 @@ mod validator {
             let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
             let caching = !self.config.cache_ttl.is_zero();
             let caching_inactive = !self.config.inactive_cache_ttl.is_zero();
-            if caching_inactive && self.inactive.lock().expect("introspection cache lock").get(&key, now).is_some() {
+            if caching_inactive && self.inactive.lock().get(&key, now).is_some() {
                 return Err(AuthError::Inactive);
             }
             if caching {
-                if let Some(p) = self.cache.lock().expect("introspection cache lock").get(&key, now) {
+                if let Some(p) = self.cache.lock().get(&key, now) {
                     return Ok(p);
                 }
             }
@@ -242,7 +242,7 @@ mod validator {
             let principal = match principal_from_introspection(&json, &self.config, now) {
                 Err(AuthError::Inactive) if caching_inactive => {
                     let until = now.saturating_add(self.config.inactive_cache_ttl.as_secs().max(1));
-                    self.inactive.lock().expect("introspection cache lock").insert(key, (), until);
+                    self.inactive.lock().insert(key, (), until);
                     return Err(AuthError::Inactive);
                 }
                 other => other?,
@@ -250,14 +250,14 @@ mod validator {
             if caching {
                 let exp = principal.claims.get("exp").and_then(Value::as_u64).unwrap_or(u64::MAX);
                 let until = exp.min(now.saturating_add(self.config.cache_ttl.as_secs()));
-                self.cache.lock().expect("introspection cache lock").insert(key, principal.clone(), until);
+                self.cache.lock().insert(key, principal.clone(), until);
             }
             Ok(principal)
         }
 
         /// How many `active: false` answers are cached now.
         pub fn cached_inactive(&self) -> usize {
-            self.inactive.lock().expect("introspection cache lock").len()
+            self.inactive.lock().len()
         }
     }
 

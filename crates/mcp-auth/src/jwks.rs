@@ -6,7 +6,8 @@ use crate::fetch::{FetchOptions, Fetcher};
 use crate::jwt::KeySet;
 use crate::metadata::{as_metadata_urls, jwks_uri_from_as_metadata};
 use crate::AuthError;
-use std::sync::{Arc, RwLock};
+use parking_lot::RwLock;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Settings of a remote JWK set.
@@ -63,12 +64,12 @@ impl RemoteJwks {
     }
 
     fn current(&self) -> Option<(Arc<KeySet>, bool)> {
-        let c = self.cached.read().expect("jwks cache lock");
+        let c = self.cached.read();
         c.as_ref().map(|c| (c.keys.clone(), Instant::now() < c.stale_at))
     }
 
     fn store(&self, keys: Arc<KeySet>, fresh_for: Duration) {
-        *self.cached.write().expect("jwks cache lock") = Some(Cached { keys, stale_at: Instant::now() + fresh_for });
+        *self.cached.write() = Some(Cached { keys, stale_at: Instant::now() + fresh_for });
     }
 
     async fn fetch(&self) -> Result<Arc<KeySet>, AuthError> {

@@ -108,7 +108,7 @@ impl Client {
         let tools = self.list_all::<Tool>("tools/list", "tools").await?;
         let http = self.inner.transport.kind() == TransportKind::Http;
         let mut kept = Vec::with_capacity(tools.len());
-        let mut headers = self.inner.tool_headers.write().expect("lock");
+        let mut headers = self.inner.tool_headers.write();
         for t in tools {
             match header_params(&t.input_schema) {
                 Ok(hp) => {
@@ -140,7 +140,7 @@ impl Client {
         if self.inner.transport.kind() != TransportKind::Http || !self.is_modern() {
             return Ok(());
         }
-        let known = || self.inner.tool_headers.read().expect("lock").contains_key(name);
+        let known = || self.inner.tool_headers.read().contains_key(name);
         if !known() {
             // Boxed: this runs once per tool; inline, its future would make every call's future
             // (boxed by `CallTool`) about 600 bytes larger.

@@ -1,8 +1,8 @@
 //! A response cache honouring `ttlMs` (and keyed so private entries never leave their scope).
 
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Cached results keyed by method + parameters (without `_meta`).
@@ -21,7 +21,7 @@ pub(crate) fn key(method: &str, params: &serde_json::Map<String, Value>) -> Stri
 impl Cache {
     /// A fresh cached result for `key`, if any.
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
-        let mut e = self.entries.lock().expect("lock");
+        let mut e = self.entries.lock();
         match e.get(key) {
             Some((until, v)) if Instant::now() < *until => Some(v.clone()),
             Some(_) => {
@@ -37,13 +37,13 @@ impl Cache {
         let ttl = result.get("ttlMs").and_then(Value::as_i64).unwrap_or(0);
         if ttl > 0 {
             let until = Instant::now() + Duration::from_millis(ttl as u64);
-            self.entries.lock().expect("lock").insert(key, (until, result.clone()));
+            self.entries.lock().insert(key, (until, result.clone()));
         }
     }
 
     /// Drops every entry whose key starts with `method` (on a list-changed notification).
     pub(crate) fn invalidate(&self, method: &str) {
-        self.entries.lock().expect("lock").retain(|k, _| !k.starts_with(method));
+        self.entries.lock().retain(|k, _| !k.starts_with(method));
     }
 }
 

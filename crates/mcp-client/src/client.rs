@@ -12,13 +12,14 @@ use mcp_protocol::types::{
     JsonObject, ListRootsResult, LoggingLevel, Root, ServerCapabilities,
 };
 use mcp_protocol::version;
+use parking_lot::RwLock;
 use serde::Deserialize as _;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -347,7 +348,7 @@ impl Client {
             match negotiation.handle(probed)? {
                 Step::Probe => {}
                 Step::Modern { version, discover } => {
-                    *self.inner.era.write().expect("lock") = Some(ServerEra::Modern { version, discover });
+                    *self.inner.era.write() = Some(ServerEra::Modern { version, discover });
                     // Nothing consumes unasked messages in a modern session: they are dropped
                     // as they come (server requests answered with an error), not queued.
                     self.inner.transport.route_unsolicited(None);
@@ -389,7 +390,7 @@ impl Client {
 
     /// The era and negotiated version.
     pub fn era(&self) -> Option<ServerEra> {
-        self.inner.era.read().expect("lock").clone()
+        self.inner.era.read().clone()
     }
 
     /// How many unsolicited server messages wait for this client and how many were dropped
@@ -401,7 +402,7 @@ impl Client {
 
     /// Whether the server is modern (stateless).
     pub fn is_modern(&self) -> bool {
-        matches!(*self.inner.era.read().expect("lock"), Some(ServerEra::Modern { .. }))
+        matches!(*self.inner.era.read(), Some(ServerEra::Modern { .. }))
     }
 
     /// The negotiated protocol version.
@@ -413,7 +414,7 @@ impl Client {
     /// `server/discover` or `initialize` result as [`Client::era`] does (every request needs
     /// these).
     pub(crate) fn negotiated(&self) -> Option<(bool, String)> {
-        match &*self.inner.era.read().expect("lock") {
+        match &*self.inner.era.read() {
             Some(ServerEra::Modern { version, .. }) => Some((false, version.clone())),
             Some(ServerEra::Legacy { version, .. }) => Some((true, version.clone())),
             None => None,
@@ -423,7 +424,7 @@ impl Client {
     /// The server's capabilities (from `server/discover` or `initialize`; empty before the
     /// connection, or when a legacy server's are not `ServerCapabilities`, with a warning).
     pub fn server_capabilities(&self) -> ServerCapabilities {
-        match &*self.inner.era.read().expect("lock") {
+        match &*self.inner.era.read() {
             Some(ServerEra::Modern { discover, .. }) => discover.capabilities.clone(),
             Some(ServerEra::Legacy { initialize, .. }) => {
                 let caps = initialize.get("capabilities").map(ServerCapabilities::deserialize).transpose();
@@ -465,7 +466,7 @@ impl Client {
         }
         if mcp_protocol::Method::parse(method) == Some(mcp_protocol::Method::ToolsCall) {
             let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
-            let known = self.inner.tool_headers.read().expect("lock").get(tool).cloned();
+            let known = self.inner.tool_headers.read().get(tool).cloned();
             if let (Some(hp), Some(args)) = (known, params.get("arguments").and_then(Value::as_object)) {
                 for p in hp.iter() {
                     if let Some(v) = h::header_value_for(args, &p.path) {

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 /// The open legacy subscriptions of a client: each gets every server notification, on a queue
 /// of [`crate::transport::UNSOLICITED_CAP`] (a subscription left unread loses notifications,
 /// counted and logged, rather than growing).
-pub(crate) type Listeners = std::sync::Mutex<Vec<mpsc::Sender<Value>>>;
+pub(crate) type Listeners = parking_lot::Mutex<Vec<mpsc::Sender<Value>>>;
 
 impl Client {
     /// Runs the `initialize` handshake (the HTTP transport falls further back to HTTP+SSE by
@@ -21,7 +21,7 @@ impl Client {
         if !version::LEGACY.contains(&negotiated.as_str()) {
             return Err(ClientError::NoCommonVersion { server: vec![negotiated] });
         }
-        *self.inner.era.write().expect("lock") = Some(ServerEra::Legacy { version: negotiated, initialize: result });
+        *self.inner.era.write() = Some(ServerEra::Legacy { version: negotiated, initialize: result });
         self.inner
             .transport
             .send(mcp_protocol::jsonrpc::notification("notifications/initialized", Value::Null), self.legacy_headers())
@@ -65,7 +65,7 @@ impl Client {
                         tracing::warn!(error = %e, "could not answer a server request");
                     }
                 } else if m.get("method").is_some() {
-                    client.inner.listeners.lock().expect("lock").retain(|tx| match tx.try_send(m.clone()) {
+                    client.inner.listeners.lock().retain(|tx| match tx.try_send(m.clone()) {
                         Ok(()) => true,
                         Err(mpsc::error::TrySendError::Full(_)) => {
                             crate::transport::note_dropped();
@@ -77,7 +77,7 @@ impl Client {
             }
             // The server's messages ended: so do the subscriptions.
             if let Some(inner) = weak.upgrade() {
-                inner.listeners.lock().expect("lock").clear();
+                inner.listeners.lock().clear();
             }
         });
     }
@@ -101,7 +101,7 @@ impl Client {
         }
         // Listen first: an update right after the subscription is not lost.
         let (tx, rx) = mpsc::channel(crate::transport::UNSOLICITED_CAP);
-        self.inner.listeners.lock().expect("lock").push(tx);
+        self.inner.listeners.lock().push(tx);
         let uris: Vec<String> = filter
             .get("resourceSubscriptions")
             .and_then(Value::as_array)

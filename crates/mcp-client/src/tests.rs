@@ -7,8 +7,9 @@ use crate::types::{
     SamplingMessageContent, SamplingMessageContentBlock, TextContent,
 };
 use crate::{Client, ClientBuilder, ClientError, ElicitationModes, Sampling};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A modern server answering each request with `answer(method, params)` (a `result`, or an
@@ -23,7 +24,7 @@ fn scripted(answer: impl Fn(&str, &Value) -> Value + Send + 'static) -> (StdioTr
         let mut lines = BufReader::new(server_read).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             let m: Value = serde_json::from_str(&line).unwrap();
-            log.lock().unwrap().push(m.clone());
+            log.lock().push(m.clone());
             let (Some(id), Some(method)) = (m.get("id"), m["method"].as_str()) else { continue };
             let params = m.get("params").cloned().unwrap_or_default();
             let out = match method {
@@ -163,7 +164,7 @@ async fn typed_handlers_answer_rounds_and_typed_options_go_on_the_wire() {
     // The form answer got its schema default filled in; the sampling result went as typed.
     assert_eq!(answers["who"], json!({"action": "accept", "content": {"name": "Ada", "n": 3}}));
     assert_eq!(answers["say"], json!({"role": "assistant", "content": {"type": "text", "text": "yo"}, "model": "m"}));
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock();
     let call = seen.iter().find(|m| m["method"] == "tools/call").unwrap();
     assert_eq!(call["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "warning");
     assert_eq!(
@@ -177,12 +178,12 @@ async fn params_of_the_wrong_shape_never_reach_a_typed_handler() {
     let called = Arc::new(Mutex::new(false));
     let flag = called.clone();
     let b = ClientBuilder::new("t", "1").on_sampling(Sampling::Text, move |_| {
-        *flag.lock().unwrap() = true;
+        *flag.lock() = true;
         async { Err(ClientError::Handler("unreachable".into())) }
     });
     let e = b.handlers.answer("sampling/createMessage", json!({"messages": "none"})).await.unwrap_err();
     assert!(matches!(&e, ClientError::InvalidResponse(m) if m.starts_with("sampling/createMessage: params: ")), "{e}");
-    assert!(!*called.lock().unwrap());
+    assert!(!*called.lock());
 }
 
 #[tokio::test]

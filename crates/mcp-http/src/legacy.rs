@@ -15,9 +15,10 @@ use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
 use mcp_server::session::{now, Action, Job, LegacySession, SharedSession};
 use mcp_server::Server;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -84,7 +85,7 @@ fn route(routes: &Routes, core: &Arc<SharedSession>, action: Action) {
         },
         Action::Finished(id) => {
             // When the queue is full, dropping the sender ends the call all the same.
-            if let Some(tx) = routes.lock().expect("routes lock").remove(&route_key(&id)) {
+            if let Some(tx) = routes.lock().remove(&route_key(&id)) {
                 let _ = tx.try_send(Delivery::Finished);
             }
             return;
@@ -100,13 +101,13 @@ fn route(routes: &Routes, core: &Arc<SharedSession>, action: Action) {
         _ => return,
     };
     let key = route_key(&id);
-    let full = match routes.lock().expect("routes lock").get(&key) {
+    let full = match routes.lock().get(&key) {
         Some(tx) => matches!(tx.try_send(delivery), Err(mpsc::error::TrySendError::Full(_))),
         None => false,
     };
     if full {
         // The call's POST stopped taking deliveries: end the call rather than queue more.
-        routes.lock().expect("routes lock").remove(&key);
+        routes.lock().remove(&key);
         tracing::warn!(request = %key, cap = DELIVERY_CAP, "a legacy call's delivery queue is full; the call is cancelled");
         core.run(|s, now| s.cancel(&id, now));
     }
@@ -123,22 +124,22 @@ impl HttpSession {
     /// Marks the session as alive now (an open stream keeps it from idling out, but does not
     /// count as use: past the cap it is evicted by its last request).
     pub(crate) fn touch(&self) {
-        *self.alive.lock().expect("lock") = now();
+        *self.alive.lock() = now();
     }
 
     /// Marks the session as used by a request now.
     fn used(&self, at: Instant) {
-        *self.last_used.lock().expect("lock") = at;
-        *self.alive.lock().expect("lock") = at;
+        *self.last_used.lock() = at;
+        *self.alive.lock() = at;
     }
 
     fn last_used(&self) -> Instant {
-        *self.last_used.lock().expect("lock")
+        *self.last_used.lock()
     }
 
     /// Whether the session is over at `at`: idle too long, or not initialized in time.
     fn expired(&self, at: Instant, limits: &SessionLimits) -> bool {
-        let alive = *self.alive.lock().expect("lock");
+        let alive = *self.alive.lock();
         at.saturating_duration_since(alive) >= limits.idle
             || (at.saturating_duration_since(self.opened) >= limits.init_timeout
                 && !self.core.inspect(|c| c.legacy().is_some_and(|l| l.is_initialized())))
@@ -229,7 +230,7 @@ impl Sessions {
         let id = format!("{:032x}", rand::random::<u128>());
         let mut evicted = Vec::new();
         {
-            let mut map = self.map.lock().expect("sessions lock");
+            let mut map = self.map.lock();
             let at = now();
             let mine = map.values().filter(|s| s.key == key).count();
             if mine >= self.limits.per_client || map.len() >= self.limits.max {
@@ -294,7 +295,7 @@ impl Sessions {
     /// Adds a replica of a shared session under `id`; `None` when the limit is reached even
     /// after dropping expired and unused ones.
     fn insert(&self, id: String, core: LegacySession, owner: Option<String>) -> Option<Arc<HttpSession>> {
-        let mut map = self.map.lock().expect("sessions lock");
+        let mut map = self.map.lock();
         if map.len() >= self.limits.max {
             let at = now();
             let expired: Vec<String> =
@@ -361,14 +362,14 @@ impl Sessions {
 
     /// Forgets the local replica `id` (the session ended elsewhere): its calls are cancelled.
     fn drop_local(&self, id: &str) {
-        let removed = self.map.lock().expect("sessions lock").remove(id);
+        let removed = self.map.lock().remove(id);
         if let Some(s) = removed {
             s.end();
         }
     }
 
     fn local(&self, id: &str) -> Option<Arc<HttpSession>> {
-        self.map.lock().expect("sessions lock").get(id).cloned()
+        self.map.lock().get(id).cloned()
     }
 
     /// What the shared store says about sessions.
@@ -391,7 +392,7 @@ impl Sessions {
                 }
             }
             SessionEvent::Resync => {
-                let ids: Vec<String> = self.map.lock().expect("sessions lock").keys().cloned().collect();
+                let ids: Vec<String> = self.map.lock().keys().cloned().collect();
                 let me = self.clone();
                 tokio::spawn(async move {
                     for id in ids {
@@ -436,7 +437,7 @@ impl Sessions {
         if !is_session_id(id) {
             return None;
         }
-        let mut map = self.map.lock().expect("sessions lock");
+        let mut map = self.map.lock();
         let s = map.get(id)?.clone();
         let at = now();
         if s.expired(at, &self.limits) {
@@ -451,7 +452,7 @@ impl Sessions {
 
     /// Ends session `id`; whether it existed. Its calls are cancelled.
     pub(crate) fn close(&self, id: &str) -> bool {
-        let removed = self.map.lock().expect("sessions lock").remove(id);
+        let removed = self.map.lock().remove(id);
         if let Some(s) = &removed {
             s.end();
         }
@@ -505,7 +506,7 @@ pub(crate) fn session_stream(
     let shutdown = server.shutdown_token();
     // One notification stream per session: each message goes out once.
     let replaced = CancellationToken::new();
-    if let Some(old) = session.listener.lock().expect("lock").replace(replaced.clone()) {
+    if let Some(old) = session.listener.lock().replace(replaced.clone()) {
         old.cancel();
     }
     let ended = session.ended.clone();

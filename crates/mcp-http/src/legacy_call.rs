@@ -216,7 +216,7 @@ impl McpService {
         let id = req.id.clone();
         let (tx, rx) = mpsc::channel(crate::legacy::DELIVERY_CAP);
         {
-            let mut routes = s.routes.lock().expect("routes lock");
+            let mut routes = s.routes.lock();
             if routes.contains_key(&route_key(&id)) {
                 drop(routes);
                 return error_response(&mcp_server::session::id_in_use(&id), Some(&id));
@@ -226,7 +226,7 @@ impl McpService {
         let subject = principal.map(|p| p.subject);
         let sub = subject.clone();
         if let Err(e) = self.persisting(&s, || s.core.run(|c, now| c.handle_request(req, sub, now))).await {
-            s.routes.lock().expect("routes lock").remove(&route_key(&id));
+            s.routes.lock().remove(&route_key(&id));
             return error_response(&e, Some(&id));
         }
         // The session core cancels legacy calls; the queue's token only tells the handler.

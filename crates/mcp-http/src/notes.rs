@@ -12,9 +12,10 @@
 //! Drops are logged at `warn` on the 1st, 2nd, 4th, 8th... drop of a call (rate-limited).
 
 use crate::service::EndpointConfig;
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -72,7 +73,7 @@ fn progress_token(m: &Value) -> Option<&Value> {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     fn push(&self, m: Value) {

@@ -11,9 +11,10 @@
 //! cannot be given the events it missed.
 
 use bytes::Bytes;
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Reconnection delay announced in the priming event, in milliseconds.
@@ -69,7 +70,7 @@ impl Stream {
 
     /// Logs one serialized JSON-RPC message and sends it to the live connection, if any.
     pub(crate) fn push(&self, json: &[u8]) {
-        let mut log = self.log.lock().expect("stream lock");
+        let mut log = self.log.lock();
         let seq = log.base + log.events.len() + 1;
         let mut event = format!("id: {}-{seq}\nevent: message\ndata: ", self.number).into_bytes();
         event.extend_from_slice(json);
@@ -104,12 +105,12 @@ impl Stream {
 
     /// Ends the current connection (the handler keeps running).
     pub(crate) fn detach(&self) {
-        self.log.lock().expect("stream lock").live = None;
+        self.log.lock().live = None;
     }
 
     /// Marks the stream finished and ends its connection.
     pub(crate) fn finish(&self) {
-        let mut log = self.log.lock().expect("stream lock");
+        let mut log = self.log.lock();
         log.done = true;
         log.live = None;
         if let Some(m) = log.mirror.take() {
@@ -162,14 +163,14 @@ impl Streams {
         let _ = tx.try_send(Bytes::from(priming));
         let mirror = self.mirror.as_ref().map(|m| spawn_mirror(m, number));
         let log = Arc::new(Mutex::new(StreamLog { live: Some(tx), order, mirror, ..StreamLog::default() }));
-        let mut map = self.map.lock().expect("streams lock");
+        let mut map = self.map.lock();
         map.insert(number, log.clone());
         // Forget the oldest finished streams beyond the limit.
         if map.len() > KEEP_FINISHED {
             let mut done: Vec<(u64, u64)> = map
                 .iter()
                 .filter_map(|(n, l)| {
-                    let l = l.lock().expect("stream lock");
+                    let l = l.lock();
                     l.done.then_some((l.order, *n))
                 })
                 .collect();
@@ -183,7 +184,7 @@ impl Streams {
 
     /// Whether the stream `last_event_id` names is kept here (its events may be partly dropped).
     pub(crate) fn has(&self, last_event_id: &str) -> bool {
-        event_id(last_event_id).is_some_and(|(n, _)| self.map.lock().expect("streams lock").contains_key(&n))
+        event_id(last_event_id).is_some_and(|(n, _)| self.map.lock().contains_key(&n))
     }
 
     /// Resumes after `last_event_id` (`STREAM-SEQ`): replays the later events, then follows the
@@ -191,8 +192,8 @@ impl Streams {
     /// still holds (the events after it are gone).
     pub(crate) fn resume(&self, last_event_id: &str) -> Option<mpsc::Receiver<Bytes>> {
         let (number, seq) = event_id(last_event_id)?;
-        let log = self.map.lock().expect("streams lock").get(&number)?.clone();
-        let mut log = log.lock().expect("stream lock");
+        let log = self.map.lock().get(&number)?.clone();
+        let mut log = log.lock();
         if seq < log.base {
             return None;
         }
@@ -303,7 +304,7 @@ mod tests {
             stream.push(format!("{{\"n\":{i}}}").as_bytes());
         }
         {
-            let log = stream.log.lock().unwrap();
+            let log = stream.log.lock();
             assert_eq!((log.events.len(), log.base), (MAX_LOGGED_EVENTS, 500));
         }
         // Resuming inside the log replays what came after; before it is like an unknown id.
@@ -321,7 +322,7 @@ mod tests {
         for _ in 0..10 {
             big.push(&chunk);
         }
-        let log = big.log.lock().unwrap();
+        let log = big.log.lock();
         assert!(
             log.bytes <= MAX_LOGGED_BYTES && log.events.len() == 3,
             "{} events, {} bytes",

@@ -3,9 +3,9 @@
 
 use crate::crypto::{now_secs, random_token, sha256_b64url, SigningKey};
 use crate::error::OAuthError;
+use parking_lot::Mutex;
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use url::Url;
 
 /// A DPoP key and the nonces servers asked for.
@@ -36,10 +36,7 @@ impl Dpop {
 
     /// Remembers the nonce `url`'s origin asked for.
     pub(crate) fn set_nonce(&self, url: &Url, nonce: &str) {
-        self.nonces
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(url.origin().ascii_serialization(), nonce.to_owned());
+        self.nonces.lock().insert(url.origin().ascii_serialization(), nonce.to_owned());
     }
 
     /// A fresh proof for `method` on `url` (with `ath` when presenting `access_token`, and the
@@ -49,8 +46,7 @@ impl Dpop {
         if let Some(t) = access_token {
             claims["ath"] = json!(sha256_b64url(t.as_bytes()));
         }
-        let nonce =
-            self.nonces.lock().unwrap_or_else(|e| e.into_inner()).get(&url.origin().ascii_serialization()).cloned();
+        let nonce = self.nonces.lock().get(&url.origin().ascii_serialization()).cloned();
         if let Some(n) = nonce {
             claims["nonce"] = json!(n);
         }

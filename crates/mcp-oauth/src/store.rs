@@ -2,10 +2,10 @@
 //! are kept. [`MemoryStore`] by default; [`FileStore`] writes one JSON file with mode 0600.
 
 use crate::error::OAuthError;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A client registration at one authorization server.
@@ -143,16 +143,16 @@ pub struct MemoryStore(Mutex<StoreData>);
 
 impl TokenStore for MemoryStore {
     fn load(&self) -> Result<StoreData, OAuthError> {
-        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        Ok(self.0.lock().clone())
     }
 
     fn save(&self, data: &StoreData) -> Result<(), OAuthError> {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = data.clone();
+        *self.0.lock() = data.clone();
         Ok(())
     }
 
     fn update(&self, f: &mut dyn FnMut(&mut StoreData)) -> Result<StoreData, OAuthError> {
-        let mut data = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut data = self.0.lock();
         f(&mut data);
         Ok(data.clone())
     }

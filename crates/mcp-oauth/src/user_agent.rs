@@ -283,9 +283,9 @@ mod tests {
     /// callback listener is up).
     fn opened(browser: LoopbackBrowser) -> (LoopbackBrowser, tokio::sync::oneshot::Receiver<()>) {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let tx = std::sync::Mutex::new(Some(tx));
+        let tx = parking_lot::Mutex::new(Some(tx));
         let browser = browser.opener(Arc::new(move |_| {
-            if let Some(tx) = tx.lock().unwrap().take() {
+            if let Some(tx) = tx.lock().take() {
                 let _ = tx.send(());
             }
             Ok(())

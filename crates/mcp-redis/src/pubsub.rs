@@ -5,8 +5,9 @@
 
 use crate::{Inner, Keys};
 use futures::StreamExt;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -75,7 +76,7 @@ impl Hub {
     /// Calls `handler` with every message on `channel` (one of [`Channels`]), in order, and
     /// with [`Delivery::Resync`] after each reconnect.
     pub(crate) fn on(&self, channel: &str, handler: impl Fn(Delivery<'_>) + Send + Sync + 'static) {
-        self.handlers.lock().expect("hub lock").entry(channel.to_owned()).or_default().push(Arc::new(handler));
+        self.handlers.lock().entry(channel.to_owned()).or_default().push(Arc::new(handler));
     }
 
     /// Queues `payload` for `channel`; false when the queue is full (the cue is dropped).
@@ -85,14 +86,14 @@ impl Hub {
 
     /// Hands `d` to every handler of `channel`, in the order they registered.
     fn dispatch(&self, channel: &str, d: Delivery<'_>) {
-        let handlers = self.handlers.lock().expect("hub lock").get(channel).cloned().unwrap_or_default();
+        let handlers = self.handlers.lock().get(channel).cloned().unwrap_or_default();
         for h in handlers {
             h(d);
         }
     }
 
     fn resync_all(&self) {
-        let channels: Vec<String> = self.handlers.lock().expect("hub lock").keys().cloned().collect();
+        let channels: Vec<String> = self.handlers.lock().keys().cloned().collect();
         for c in channels {
             self.dispatch(&c, Delivery::Resync);
         }
@@ -118,7 +119,7 @@ pub(crate) async fn start(inner: &Arc<Inner>) -> redis::RedisResult<()> {
     let first = inner.hub.subscribe().await?;
     let weak = Arc::downgrade(inner);
     tokio::spawn(subscriber(weak.clone(), first));
-    let rx = inner.hub.queued.lock().expect("hub lock").take().expect("started once");
+    let rx = inner.hub.queued.lock().take().expect("started once");
     tokio::spawn(publisher(weak, inner.conn.clone(), rx));
     Ok(())
 }

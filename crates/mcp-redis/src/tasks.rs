@@ -14,9 +14,10 @@
 use crate::pubsub::Delivery;
 use crate::RedisBackend;
 use mcp_server::tasks::{StoreFuture, TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, Updated};
+use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::watch;
 
 /// Largest record accepted from Redis.
@@ -94,7 +95,7 @@ fn unavailable(e: String) -> TaskStoreError {
 
 /// Wakes the local watchers of `id` (all of them for `None`), forgetting unwatched ones.
 fn bump(watchers: &Mutex<HashMap<String, watch::Sender<u64>>>, id: Option<&str>) {
-    let mut w = watchers.lock().expect("watchers lock");
+    let mut w = watchers.lock();
     match id {
         Some(id) => {
             if let Some(tx) = w.get(id) {
@@ -275,7 +276,7 @@ impl TaskStore for RedisTaskStore {
     }
 
     fn watch(&self, id: &str) -> Option<watch::Receiver<u64>> {
-        let mut w = self.watchers.lock().expect("watchers lock");
+        let mut w = self.watchers.lock();
         Some(w.entry(id.to_owned()).or_insert_with(|| watch::channel(0).0).subscribe())
     }
 

@@ -12,7 +12,8 @@
 //! `mcp-stack-redis` crate has a Redis pub/sub bus for instances on different machines.
 
 use crate::server::{ChangeEvent, Server, ServerInner};
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 /// Carries change events between the instances of one service.
 pub trait ChangeBus: Send + Sync + 'static {
@@ -89,7 +90,7 @@ impl InMemoryBus {
     }
 
     fn members(&self) -> Vec<(usize, BusInbox)> {
-        self.hub.members.lock().expect("bus lock").clone()
+        self.hub.members.lock().clone()
     }
 
     /// Every member catches up, as after a reconnect.
@@ -108,7 +109,7 @@ impl ChangeBus for InMemoryBus {
     }
 
     fn attach(&self, inbox: BusInbox) {
-        let mut hub = self.hub.members.lock().expect("bus lock");
+        let mut hub = self.hub.members.lock();
         hub.retain(|(m, i)| *m != self.me && i.server.strong_count() > 0);
         hub.push((self.me, inbox));
     }

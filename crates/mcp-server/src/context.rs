@@ -236,7 +236,7 @@ impl Context {
         if self.task_id().is_some() {
             return Ok(());
         }
-        let Some(ask) = self.inner.task.start.lock().expect("task slot lock").take() else {
+        let Some(ask) = self.inner.task.start.lock().take() else {
             return Ok(());
         };
         let (reply, answer) = tokio::sync::oneshot::channel();

@@ -24,13 +24,13 @@
 //! The library never installs the hook itself (the panic hook is process-wide): call
 //! [`install_hook`] early in `main`.
 
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::cell::Cell;
 use std::future::Future;
 use std::io::Write;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::task::{Context as TaskContext, Poll};
 
 /// The longest message kept in a panic line (in characters).
@@ -170,7 +170,7 @@ pub fn install_hook_with_writer(writer: impl Write + Send + 'static) {
         if backtrace {
             out.extend_from_slice(std::backtrace::Backtrace::force_capture().to_string().as_bytes());
         }
-        let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut w = writer.lock();
         // Nothing sensible to do when the log cannot be written.
         let _ = w.write_all(&out).and_then(|()| w.flush());
     }));

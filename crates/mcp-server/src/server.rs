@@ -12,8 +12,9 @@ use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
 use mcp_protocol::types;
 use mcp_protocol::{version, ProtocolError, Request};
+use parking_lot::RwLock;
 use serde_json::{Map, Value};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -183,7 +184,7 @@ impl Server {
     }
 
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
-        self.inner.catalog.read().expect("catalog lock").clone()
+        self.inner.catalog.read().clone()
     }
 
     /// The server's `Implementation` (`serverInfo`).
@@ -273,7 +274,7 @@ impl Server {
     }
 
     fn update_catalog(&self, f: impl FnOnce(&mut Catalog)) {
-        let mut guard = self.inner.catalog.write().expect("catalog lock");
+        let mut guard = self.inner.catalog.write();
         let mut next = guard.next_version();
         f(&mut next);
         next.reindex();

@@ -217,7 +217,7 @@ where
 struct Backlog {
     bytes: AtomicUsize,
     drained: Notify,
-    queue: std::sync::Mutex<OutQueue>,
+    queue: parking_lot::Mutex<OutQueue>,
     /// Wakes the writer: lines were queued, or the last [`Out`] is gone.
     ready: Notify,
     /// Live [`Out`]s: the writer finishes once none is left and the queue is written.
@@ -276,7 +276,7 @@ impl Out {
 
     /// Queues one message; false once the writer is gone.
     fn send(&self, msg: Vec<u8>) -> bool {
-        let mut q = self.backlog.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut q = self.backlog.queue.lock();
         if q.gone {
             return false;
         }
@@ -412,7 +412,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut output: W, backlog: Arc<Backlog>)
     struct Gone<'a>(&'a Backlog);
     impl Drop for Gone<'_> {
         fn drop(&mut self) {
-            let mut q = self.0.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = self.0.queue.lock();
             q.gone = true;
             q.lines = Vec::new();
         }
@@ -423,7 +423,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut output: W, backlog: Arc<Backlog>)
         let ready = backlog.ready.notified();
         let mut ready = std::pin::pin!(ready);
         ready.as_mut().enable();
-        std::mem::swap(&mut backlog.queue.lock().unwrap_or_else(|e| e.into_inner()).lines, &mut batch);
+        std::mem::swap(&mut backlog.queue.lock().lines, &mut batch);
         if batch.is_empty() {
             if backlog.senders.load(Ordering::Acquire) == 0 {
                 break;

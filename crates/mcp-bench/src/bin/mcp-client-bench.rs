@@ -327,7 +327,7 @@ async fn raw_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u64,
 /// `_meta` handling, MRTR, timeouts or cancellation: the floor of what any client with `n`
 /// concurrent callers on one pipe pays (task wake-ups, the map, the hand-offs).
 async fn demux_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u64, BoxError> {
-    type Waiters = Arc<std::sync::Mutex<std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Value>>>>;
+    type Waiters = Arc<parking_lot::Mutex<std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Value>>>>;
     let mut child = spawn_stdio(program)?;
     let mut input = BufWriter::new(child.stdin.take().ok_or("no stdin")?);
     let mut output = BufReader::new(child.stdout.take().ok_or("no stdout")?);
@@ -354,7 +354,7 @@ async fn demux_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u6
                 Ok(_) => {}
             }
             let Ok(v) = serde_json::from_slice::<Value>(line.trim_ascii()) else { continue };
-            let waiter = v["id"].as_u64().and_then(|id| w2.lock().expect("lock").remove(&id));
+            let waiter = v["id"].as_u64().and_then(|id| w2.lock().remove(&id));
             if let Some(tx) = waiter {
                 let _ = tx.send(v);
             }
@@ -369,7 +369,7 @@ async fn demux_stdio(program: &Path, n: usize, budget: Arc<Budget>) -> Result<u6
                 while budget.take() {
                     let id = next.fetch_add(1, Ordering::Relaxed) + 1;
                     let (tx, rx) = tokio::sync::oneshot::channel();
-                    waiters.lock().expect("lock").insert(id, tx);
+                    waiters.lock().insert(id, tx);
                     let mut line = echo_call(id);
                     line.push(b'\n');
                     lines.send(line).await.map_err(|_| "writer gone")?;

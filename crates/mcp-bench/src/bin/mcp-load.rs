@@ -24,10 +24,11 @@ use mcp_bench::{
     build_report, contains, echo_request, has_id, parse_duration, proc_cpu_time, proc_status_kib, worker_threads,
     Report, RunInfo, ServerUsage, Stats, PROTOCOL_VERSION,
 };
+use parking_lot::Mutex;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
@@ -342,11 +343,11 @@ async fn run_stdio(a: StdioArgs) -> Result<(Report, bool), BoxError> {
     };
     // Wait (bounded) for the outstanding responses, then read the peak RSS while it still runs.
     let drain_until = Instant::now() + DRAIN_GRACE;
-    while !pending.lock().expect("lock").is_empty() && Instant::now() < drain_until {
+    while !pending.lock().is_empty() && Instant::now() < drain_until {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     let peak_rss_kib = proc_status_kib(pid, "VmHWM");
-    let lost = pending.lock().expect("lock").len() as u64;
+    let lost = pending.lock().len() as u64;
     write_errors += lost;
     // End of input: the server finishes and closes stdout, which ends the reader.
     drop(stdin);
@@ -399,7 +400,7 @@ async fn stdio_writer(
         line.clear();
         line.push_str(&echo_request(id, &text_json));
         line.push('\n');
-        pending.lock().expect("lock").insert(id, Instant::now());
+        pending.lock().insert(id, Instant::now());
         if out.write_all(line.as_bytes()).await.is_err() {
             return (None, 1);
         }
@@ -436,7 +437,7 @@ async fn stdio_reader(
         let Some(id) = msg.id else {
             continue; // a notification
         };
-        let Some(sent) = pending.lock().expect("lock").remove(&id) else {
+        let Some(sent) = pending.lock().remove(&id) else {
             stats.errors += 1; // an id we did not send (or answered twice)
             continue;
         };

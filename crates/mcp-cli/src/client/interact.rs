@@ -8,9 +8,10 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_client::ClientError;
+use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Only one prompt at a time (input requests of a round are answered in turn anyway).
 static PROMPT: Mutex<()> = Mutex::new(());
@@ -52,11 +53,11 @@ impl Ui {
 
     /// Names the server in prompts.
     pub(super) fn set_server(&self, name: String) {
-        *self.server.lock().expect("lock") = name;
+        *self.server.lock() = name;
     }
 
     fn server(&self) -> String {
-        self.server.lock().expect("lock").clone()
+        self.server.lock().clone()
     }
 
     /// Shows a `notifications/progress` update.
@@ -67,7 +68,7 @@ impl Ui {
         let total = p.get("total").and_then(Value::as_f64).filter(|t| *t > 0.0);
         let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
         let msg = super::terminal::err(msg);
-        let mut g = self.bar.lock().expect("lock");
+        let mut g = self.bar.lock();
         let bar = g.get_or_insert_with(|| ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr()));
         match total {
             Some(t) => {
@@ -101,7 +102,7 @@ impl Ui {
             eprintln!("{}", dim(&format!("[task {id}] {}", line.trim_start_matches("task "))));
             return;
         }
-        let mut g = self.bar.lock().expect("lock");
+        let mut g = self.bar.lock();
         let bar = g.get_or_insert_with(|| {
             let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             if let Ok(s) = ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}") {
@@ -115,7 +116,7 @@ impl Ui {
 
     /// Removes the progress bar (before a prompt, and when the call is over).
     pub(super) fn finish_progress(&self) {
-        if let Some(b) = self.bar.lock().expect("lock").take() {
+        if let Some(b) = self.bar.lock().take() {
             b.finish_and_clear();
         }
     }
@@ -124,7 +125,7 @@ impl Ui {
     /// lines are the server's text).
     pub(super) fn note(&self, line: &str) {
         let line = super::terminal::clean(line, super::terminal::stderr_escapes());
-        let g = self.bar.lock().expect("lock");
+        let g = self.bar.lock();
         match g.as_ref() {
             Some(b) => b.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),
@@ -152,7 +153,7 @@ impl Ui {
     }
 
     fn elicit_blocking(&self, params: &Value) -> Result<Value, ClientError> {
-        let _one = PROMPT.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = PROMPT.lock();
         let server = self.server();
         let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
         let message = params.get("message").and_then(Value::as_str).unwrap_or("");
@@ -185,7 +186,7 @@ impl Ui {
     }
 
     fn sample_blocking(&self, params: &Value) -> Result<Value, ClientError> {
-        let _one = PROMPT.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = PROMPT.lock();
         let server = self.server();
         if !self.prompt {
             return Err(ClientError::Handler(format!(

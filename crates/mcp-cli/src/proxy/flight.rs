@@ -31,11 +31,12 @@ use super::upstream::Question;
 use mcp::server::mcp_protocol::ProtocolError;
 use mcp::server::{Context, HandlerError, InputRequired};
 use mcp_client::{CallOptions, ClientError};
+use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
@@ -70,7 +71,7 @@ impl Notes {
     /// is all that matters); past [`MAX_NOTES`] a log message is dropped (counted), and a
     /// progress notification takes the place of the oldest log message.
     pub fn push(&self, note: Note) {
-        let mut s = self.state.lock().expect("notes lock");
+        let mut s = self.state.lock();
         match note {
             Note::Progress(_) => {
                 if let Some(queued) = s.queue.iter_mut().find(|n| matches!(n, Note::Progress(_))) {
@@ -97,7 +98,7 @@ impl Notes {
 
     /// Everything queued now (reporting the log messages dropped since the last time).
     fn take(&self) -> VecDeque<Note> {
-        let mut s = self.state.lock().expect("notes lock");
+        let mut s = self.state.lock();
         if s.dropped > 0 {
             eprintln!(
                 "mcp proxy: {} upstream log message(s) of a proxied call dropped (more than {MAX_NOTES} waiting)",
@@ -234,7 +235,7 @@ impl Flights {
 
     /// How many flights wait for answers (for tests and logs).
     pub fn len(&self) -> usize {
-        self.parked.lock().expect("flights lock").len()
+        self.parked.lock().len()
     }
 
     /// Whether no flight waits.
@@ -263,7 +264,7 @@ impl Flights {
     pub fn admit(&self, ctx: &Context) -> Result<(), ProtocolError> {
         self.sweep();
         let principal = ctx.principal();
-        let parked = self.parked.lock().expect("flights lock");
+        let parked = self.parked.lock();
         let waiting = parked.values().filter(|p| p.principal.as_deref() == principal).count();
         drop(parked);
         if waiting >= self.max_per_principal {
@@ -275,7 +276,7 @@ impl Flights {
     /// Drops expired flights (their upstream calls are cancelled); returns how many.
     pub fn sweep(&self) -> usize {
         let now = Instant::now();
-        let mut parked = self.parked.lock().expect("flights lock");
+        let mut parked = self.parked.lock();
         let before = parked.len();
         parked.retain(|_, p| p.expires > now);
         before - parked.len()
@@ -287,7 +288,7 @@ impl Flights {
             return Ok(None);
         };
         self.sweep();
-        let parked = id.as_u64().and_then(|id| self.parked.lock().expect("flights lock").remove(&id));
+        let parked = id.as_u64().and_then(|id| self.parked.lock().remove(&id));
         let Some(parked) = parked else {
             return Err(ProtocolError::invalid_params(format!(
                 "requestState names a proxied call that is no longer waiting for input (answered already, \
@@ -339,7 +340,7 @@ impl Flights {
         let principal = ctx.principal().map(str::to_owned);
         {
             // A refused flight is dropped here: its upstream call is cancelled.
-            let mut parked = self.parked.lock().expect("flights lock");
+            let mut parked = self.parked.lock();
             if parked.len() >= self.max_parked {
                 eprintln!(
                     "mcp proxy: {} proxied calls waiting for input (--max-waiting); another one refused",

@@ -25,10 +25,11 @@
 
 use super::upstream::{Asker, InputCaps, Upstream};
 use mcp_client::{Client, ListenEvent};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -101,7 +102,7 @@ const LISTS: [&str; 3] =
 impl Changes {
     /// Queues an upstream notification (see the type's docs).
     pub fn push(&self, method: &str, params: &Value) {
-        let mut p = self.pending.lock().expect("changes lock");
+        let mut p = self.pending.lock();
         if let Some(list) = LISTS.iter().find(|l| **l == method) {
             p.lists.insert(*list);
         } else if method == "notifications/resources/updated" {
@@ -123,7 +124,7 @@ impl Changes {
 
     /// Everything pending now, in announcement form.
     fn take(&self) -> Vec<Change> {
-        let mut p = self.pending.lock().expect("changes lock");
+        let mut p = self.pending.lock();
         if p.dropped > 0 {
             eprintln!(
                 "mcp proxy: {} upstream resource update(s) dropped (more than {MAX_PENDING_UPDATES} resources waiting)",
@@ -191,13 +192,13 @@ impl Session {
 
     /// Marks the session used now (so the idle sweep keeps a session whose tasks are followed).
     pub fn touch(&self) {
-        *self.last_used.lock().expect("session lock") = Instant::now();
+        *self.last_used.lock() = Instant::now();
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        for w in self.watchers.lock().expect("watcher lock").drain(..) {
+        for w in self.watchers.lock().drain(..) {
             w.abort();
         }
     }
@@ -260,7 +261,7 @@ impl Lease {
         match r {
             Err(mcp_client::ClientError::Transport(e)) => self.pool.lost(&self.session, &e.to_string()),
             Err(_) => {}
-            Ok(_) => self.pool.backoff.lock().expect("backoff lock").failures = 0,
+            Ok(_) => self.pool.backoff.lock().failures = 0,
         }
     }
 
@@ -274,9 +275,9 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         self.session.leases.fetch_sub(1, Ordering::AcqRel);
-        *self.session.last_used.lock().expect("session lock") = Instant::now();
+        *self.session.last_used.lock() = Instant::now();
         if !self.session.usable() {
-            self.pool.slots.lock().expect("pool lock").sessions.retain(|s| !Arc::ptr_eq(s, &self.session));
+            self.pool.slots.lock().sessions.retain(|s| !Arc::ptr_eq(s, &self.session));
         }
     }
 }
@@ -296,7 +297,7 @@ struct Connecting<'a> {
 
 impl Drop for Connecting<'_> {
     fn drop(&mut self) {
-        let mut slots = self.pool.slots.lock().expect("pool lock");
+        let mut slots = self.pool.slots.lock();
         if let Some(i) = slots.connecting.iter().position(|k| k == self.key) {
             slots.connecting.remove(i);
         }
@@ -324,7 +325,7 @@ impl Pool {
 
     /// How many sessions are open (for tests and logs).
     pub fn len(&self) -> usize {
-        self.slots.lock().expect("pool lock").sessions.len()
+        self.slots.lock().sessions.len()
     }
 
     /// Whether no session is open.
@@ -336,10 +337,10 @@ impl Pool {
     /// requests without input capabilities, which keeps watching for list changes.
     pub fn close_idle(&self, idle: Duration) {
         let now = Instant::now();
-        self.slots.lock().expect("pool lock").sessions.retain(|s| {
+        self.slots.lock().sessions.retain(|s| {
             s.key == Key::default()
                 || s.leases.load(Ordering::Acquire) > 0
-                || now.duration_since(*s.last_used.lock().expect("session lock")) < idle
+                || now.duration_since(*s.last_used.lock()) < idle
         });
     }
 
@@ -375,7 +376,7 @@ impl Pool {
     }
 
     fn pick(self: &Arc<Self>, key: &Key) -> Pick {
-        let mut guard = self.slots.lock().expect("pool lock");
+        let mut guard = self.slots.lock();
         let Slots { sessions, connecting } = &mut *guard;
         sessions.retain(|s| s.usable());
         let asks = key.caps.any();
@@ -413,7 +414,7 @@ impl Pool {
             .iter()
             .enumerate()
             .filter(|(_, s)| s.leases.load(Ordering::Acquire) == 0 && (room || s.key.caps.any()))
-            .min_by_key(|(_, s)| (s.key == Key::default(), *s.last_used.lock().expect("session lock")))
+            .min_by_key(|(_, s)| (s.key == Key::default(), *s.last_used.lock()))
             .map(|(i, _)| i);
         match idle {
             Some(i) => {
@@ -426,7 +427,7 @@ impl Pool {
 
     /// Connects a new session for `key` (after the restart backoff) and leases it.
     async fn open(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
-        let wait = self.backoff.lock().expect("backoff lock").not_before;
+        let wait = self.backoff.lock().not_before;
         if let Some(at) = wait {
             tokio::time::sleep_until(at).await;
         }
@@ -440,7 +441,7 @@ impl Pool {
             }
         };
         self.modern.store(client.is_modern(), Ordering::Relaxed);
-        let restarted = self.backoff.lock().expect("backoff lock").not_before.take().is_some();
+        let restarted = self.backoff.lock().not_before.take().is_some();
         if restarted {
             eprintln!("mcp proxy: upstream {} restarted ({} era)", self.upstream.describe(), era(&client));
         }
@@ -454,7 +455,7 @@ impl Pool {
             watchers: Mutex::default(),
         });
         self.watch(&session, self.filter(&session.key)).await;
-        self.slots.lock().expect("pool lock").sessions.push(session.clone());
+        self.slots.lock().sessions.push(session.clone());
         Ok(Lease { pool: self.clone(), session })
     }
 
@@ -462,19 +463,12 @@ impl Pool {
     /// stays open) to updates of `uris` upstream, now and after every reconnect; their
     /// `notifications/resources/updated` then reach downstream listeners.
     pub async fn subscribe(self: &Arc<Self>, uris: Vec<String>) {
-        *self.subscriptions.lock().expect("subscriptions lock") = uris;
-        let shared: Vec<Arc<Session>> = self
-            .slots
-            .lock()
-            .expect("pool lock")
-            .sessions
-            .iter()
-            .filter(|s| s.key == Key::default())
-            .cloned()
-            .collect();
+        *self.subscriptions.lock() = uris;
+        let shared: Vec<Arc<Session>> =
+            self.slots.lock().sessions.iter().filter(|s| s.key == Key::default()).cloned().collect();
         // Sessions open already get a second subscription for the resources only (replacing
         // the first would race its unsubscribe against the new subscribe).
-        let only = json!({ "resourceSubscriptions": *self.subscriptions.lock().expect("subscriptions lock") });
+        let only = json!({ "resourceSubscriptions": *self.subscriptions.lock() });
         for s in shared {
             self.watch(&s, only.clone()).await;
         }
@@ -485,7 +479,7 @@ impl Pool {
     fn filter(&self, key: &Key) -> Value {
         let mut filter = json!({ "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true });
         if *key == Key::default() {
-            filter["resourceSubscriptions"] = json!(*self.subscriptions.lock().expect("subscriptions lock"));
+            filter["resourceSubscriptions"] = json!(*self.subscriptions.lock());
         }
         filter
     }
@@ -520,7 +514,7 @@ impl Pool {
                 pool.reopen_shared().await;
             }
         });
-        session.watchers.lock().expect("watcher lock").push(task);
+        session.watchers.lock().push(task);
     }
 
     /// Opens the shared session again. Boxed with its `Send` bound spelled out: it is awaited
@@ -542,7 +536,7 @@ impl Pool {
     }
 
     fn failed(&self, why: &str) {
-        let mut b = self.backoff.lock().expect("backoff lock");
+        let mut b = self.backoff.lock();
         b.failures = b.failures.saturating_add(1);
         let delay = Duration::from_millis(100 * (1u64 << (b.failures - 1).min(6))).min(Duration::from_secs(5));
         b.not_before = Some(Instant::now() + delay);
@@ -578,7 +572,7 @@ mod tests {
         let pool = Pool::new(upstream, PoolLimits::default(), Arc::default());
         let hung = tokio::time::timeout(Duration::from_millis(300), pool.lease(&Key::default())).await;
         assert!(hung.is_err(), "a server that never answers cannot connect");
-        assert!(pool.slots.lock().unwrap().connecting.is_empty(), "the dropped lease gave its place back");
+        assert!(pool.slots.lock().connecting.is_empty(), "the dropped lease gave its place back");
     }
 
     #[tokio::test]

@@ -17,9 +17,10 @@
 
 use super::pool::Session;
 use mcp::server::mcp_protocol::ProtocolError;
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 /// Most tasks the proxy routes at once.
 pub const MAX_TASKS: usize = 4096;
@@ -169,7 +170,7 @@ impl<S: Host> Tasks<S> {
 
     /// How many tasks are routed.
     pub fn len(&self) -> usize {
-        self.map.lock().expect("tasks lock").owners.len()
+        self.map.lock().owners.len()
     }
 
     /// Whether no task is routed.
@@ -187,7 +188,7 @@ impl<S: Host> Tasks<S> {
         let Some(upstream) = result.get("taskId").and_then(Value::as_str).map(str::to_owned) else { return result };
         let id = fresh_id();
         let principal = principal.map(str::to_owned);
-        let mut map = self.map.lock().expect("tasks lock");
+        let mut map = self.map.lock();
         let owner = Owner { session: session.clone(), upstream, principal: principal.clone(), seq: 0 };
         map.insert(id.clone(), owner);
         map.bound(&principal, self.per_principal, self.cap);
@@ -198,7 +199,7 @@ impl<S: Host> Tasks<S> {
     /// The route of proxy task `id` for `principal`, or the not-found error. A task whose
     /// session is gone is forgotten.
     pub fn route(&self, id: &str, principal: Option<&str>) -> Result<Route<S>, ProtocolError> {
-        let mut map = self.map.lock().expect("tasks lock");
+        let mut map = self.map.lock();
         let owner = map.owners.get(id).ok_or_else(not_found)?;
         if owner.principal.as_deref() != principal {
             return Err(not_found());
@@ -323,7 +324,7 @@ mod tests {
         assert_eq!(tasks.len(), 2);
         assert!(is_not_found(tasks.route(&ids[0], Some("a"))));
         assert_eq!(tasks.route(&ids[2], Some("c")).unwrap().upstream_id, "c");
-        let map = tasks.map.lock().unwrap();
+        let map = tasks.map.lock();
         assert_eq!((map.order.len(), map.mine.len()), (2, 2), "both orders forget it too");
     }
 }

@@ -11,9 +11,10 @@
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Sampling};
+use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -122,11 +123,11 @@ impl std::fmt::Debug for Asker {
 impl Asker {
     /// Routes questions to `to` (or nowhere).
     pub fn route(&self, to: Option<mpsc::Sender<Question>>) {
-        *self.0.lock().expect("asker lock") = to;
+        *self.0.lock() = to;
     }
 
     async fn ask(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        let to = CALL.try_with(Clone::clone).ok().or_else(|| self.0.lock().expect("asker lock").clone());
+        let to = CALL.try_with(Clone::clone).ok().or_else(|| self.0.lock().clone());
         let to = to.ok_or_else(|| ClientError::Handler(format!("{method} outside of a proxied call")))?;
         let (reply, answer) = oneshot::channel();
         // The channel is bounded (the call's questions of one round): past it the upstream's

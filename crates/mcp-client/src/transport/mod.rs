@@ -40,7 +40,7 @@ pub struct UnsolicitedStats {
 /// Where a transport's unsolicited messages go: bounded, never blocking. Until
 /// [`Unsolicited::route`] names a consumer they wait in a queue of [`UNSOLICITED_CAP`].
 pub(crate) struct Unsolicited {
-    state: std::sync::Mutex<Route>,
+    state: parking_lot::Mutex<Route>,
     dropped: AtomicU64,
 }
 
@@ -58,7 +58,7 @@ impl Unsolicited {
     pub(crate) fn new() -> Self {
         let (tx, rx) = mpsc::channel(UNSOLICITED_CAP);
         let route = Route { tx: Some(tx), early: Some(rx), closed: false };
-        Self { state: std::sync::Mutex::new(route), dropped: AtomicU64::new(0) }
+        Self { state: parking_lot::Mutex::new(route), dropped: AtomicU64::new(0) }
     }
 
     /// Sends messages to `sink` from now on, those queued so far first (in order: deliveries
@@ -107,8 +107,8 @@ impl Unsolicited {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Route> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Route> {
+        self.state.lock()
     }
 
     /// Ends the queue (the transport closed): the consumer gets what is queued, then the end.
@@ -132,7 +132,7 @@ impl Default for Unsolicited {
     /// No queue and no consumer: everything is dropped as it arrives.
     fn default() -> Self {
         let route = Route { tx: None, early: None, closed: false };
-        Self { state: std::sync::Mutex::new(route), dropped: AtomicU64::new(0) }
+        Self { state: parking_lot::Mutex::new(route), dropped: AtomicU64::new(0) }
     }
 }
 

@@ -6,12 +6,13 @@ use crate::error::{ErrorSource, TransportError};
 use futures::future::BoxFuture;
 use mcp_protocol::meta::SUBSCRIPTION_ID;
 use mcp_protocol::types::RequestId;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
@@ -109,12 +110,12 @@ impl Default for Pending {
 }
 
 impl Pending {
-    fn shard(&self, k: &RequestId) -> std::sync::MutexGuard<'_, HashMap<RequestId, Route>> {
+    fn shard(&self, k: &RequestId) -> parking_lot::MutexGuard<'_, HashMap<RequestId, Route>> {
         let h = match k {
             RequestId::Integer(i) => *i as u64,
             RequestId::String(s) => s.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))),
         };
-        self.0[(h % SHARDS as u64) as usize].lock().expect("lock")
+        self.0[(h % SHARDS as u64) as usize].lock()
     }
 
     fn insert(&self, k: RequestId, route: Route) {
@@ -126,7 +127,7 @@ impl Pending {
     }
 
     fn drain(&self) -> Vec<Route> {
-        self.0.iter().flat_map(|s| s.lock().expect("lock").drain().map(|(_, r)| r).collect::<Vec<_>>()).collect()
+        self.0.iter().flat_map(|s| s.lock().drain().map(|(_, r)| r).collect::<Vec<_>>()).collect()
     }
 }
 
@@ -163,7 +164,7 @@ impl Outbox {
     /// [`REPLY_BACKLOG`] bytes already wait: a server that floods requests and does not read
     /// its input loses the answers, not our memory.
     fn push_reply(&self, msg: &Value) {
-        if self.state.lock().expect("lock").bytes.len() > REPLY_BACKLOG {
+        if self.state.lock().bytes.len() > REPLY_BACKLOG {
             super::note_dropped();
             return;
         }
@@ -171,7 +172,7 @@ impl Outbox {
     }
 
     fn push_with(&self, write: impl FnOnce(&mut Vec<u8>) -> Result<(), TransportError>) -> Result<(), TransportError> {
-        let mut st = self.state.lock().expect("lock");
+        let mut st = self.state.lock();
         if st.closing || st.gone {
             return Err(TransportError::Closed("the server's input is closed".into()));
         }
@@ -190,7 +191,7 @@ impl Outbox {
 
     /// Asks the writer to write what is queued, then close the server's stdin.
     fn close(&self) {
-        self.state.lock().expect("lock").closing = true;
+        self.state.lock().closing = true;
         self.ready.notify_one();
     }
 
@@ -200,7 +201,7 @@ impl Outbox {
         loop {
             self.ready.notified().await;
             let closing = {
-                let mut st = self.state.lock().expect("lock");
+                let mut st = self.state.lock();
                 std::mem::swap(&mut st.bytes, &mut batch);
                 st.closing
             };
@@ -218,7 +219,7 @@ impl Outbox {
             }
         }
         {
-            let mut st = self.state.lock().expect("lock");
+            let mut st = self.state.lock();
             st.gone = true;
             st.bytes = Vec::new();
         }
@@ -242,7 +243,7 @@ struct Shared {
 
 impl Shared {
     fn fail_all(&self, why: String) {
-        *self.closed.lock().expect("lock") = Some(why.clone());
+        *self.closed.lock() = Some(why.clone());
         self.is_closed.store(true, Ordering::Release);
         for route in self.pending.drain() {
             route.fail(TransportError::Closed(why.clone()));
@@ -254,7 +255,7 @@ impl Shared {
         if !self.is_closed.load(Ordering::Acquire) {
             return None;
         }
-        self.closed.lock().expect("lock").clone()
+        self.closed.lock().clone()
     }
 }
 
@@ -298,7 +299,7 @@ fn start(
         if let Some(mut done) = stderr_done {
             let _ = tokio::time::timeout(Duration::from_millis(200), done.wait_for(|d| *d)).await;
         }
-        let tail: Vec<String> = reader_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
+        let tail: Vec<String> = reader_shared.stderr_tail.lock().iter().cloned().collect();
         let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
         reader_shared.fail_all(why);
     });
@@ -341,7 +342,7 @@ impl StdioTransport {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(target: "mcp_client::server_stderr", "{line}");
-                let mut t = tail.lock().expect("lock");
+                let mut t = tail.lock();
                 if t.len() == 20 {
                     t.pop_front();
                 }
@@ -363,7 +364,7 @@ impl StdioTransport {
                 Ok(s) => format!("the server process exited ({s})"),
                 Err(e) => format!("lost track of the server process: {e}"),
             };
-            let tail: Vec<String> = exit_shared.stderr_tail.lock().expect("lock").iter().cloned().collect();
+            let tail: Vec<String> = exit_shared.stderr_tail.lock().iter().cloned().collect();
             let why = if tail.is_empty() { why } else { format!("{why}; last stderr lines: {}", tail.join(" | ")) };
             if exit_shared.closed_reason().is_none() {
                 exit_shared.fail_all(why);

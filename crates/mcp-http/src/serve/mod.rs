@@ -22,13 +22,14 @@ use crate::service::{EndpointConfig, McpService, RequestBody};
 use futures::task::AtomicWaker;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -143,8 +144,8 @@ impl Table {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().expect("connection table")
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Inner> {
+        self.inner.lock()
     }
 
     fn insert(&self, id: u64, peer: IpAddr) -> Arc<Conn> {

@@ -13,9 +13,10 @@ use futures::Stream;
 use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
 use mcp_protocol::{ProtocolError, Request};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -334,7 +335,7 @@ impl SharedSession {
     /// arms the timer the session asks for.
     pub fn with<R>(self: &Arc<Self>, f: impl FnOnce(&mut DualSession, Instant) -> R, out: &mut VecDeque<Action>) -> R {
         let (r, wake) = {
-            let mut inner = self.inner.lock().expect("session lock");
+            let mut inner = self.inner.lock();
             let r = f(&mut inner.core, now());
             while let Some(e) = inner.core.poll_event() {
                 if let Some(a) = self.action(&mut inner.tokens, e) {
@@ -366,7 +367,7 @@ impl SharedSession {
 
     /// Reads the session without changing it.
     pub fn inspect<R>(&self, f: impl FnOnce(&DualSession) -> R) -> R {
-        f(&self.inner.lock().expect("session lock").core)
+        f(&self.inner.lock().core)
     }
 
     /// A job that did not finish at once: from now on `notifications/cancelled` stops it and
@@ -374,7 +375,7 @@ impl SharedSession {
     pub fn track(self: &Arc<Self>, running: &mut Running) {
         running.tracked = true;
         let Some(key) = &running.key else { return };
-        let mut inner = self.inner.lock().expect("session lock");
+        let mut inner = self.inner.lock();
         inner.tokens.entry(key.clone()).or_insert_with(|| running.cancel.clone());
         inner.core.handle_pending(key, &running.id, now());
     }
@@ -403,7 +404,7 @@ impl SharedSession {
 
     /// A listen stream opened from [`Action::Listen`] ended.
     pub fn end_stream(self: &Arc<Self>, key: &RequestId) {
-        let mut inner = self.inner.lock().expect("session lock");
+        let mut inner = self.inner.lock();
         inner.tokens.remove(key);
         inner.core.handle_stream_end(key, now());
     }
@@ -443,7 +444,7 @@ impl SharedSession {
 
     fn arm(self: &Arc<Self>, at: Instant) {
         {
-            let mut armed = self.timer.lock().expect("timer lock");
+            let mut armed = self.timer.lock();
             if armed.is_some_and(|t| t <= at) {
                 return;
             }
@@ -454,7 +455,7 @@ impl SharedSession {
             tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
             let Some(me) = weak.upgrade() else { return };
             {
-                let mut armed = me.timer.lock().expect("timer lock");
+                let mut armed = me.timer.lock();
                 if *armed == Some(at) {
                     *armed = None;
                 }

@@ -26,8 +26,9 @@ mod tests;
 pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
 pub use store::{InMemoryTaskStore, StoreFuture, TaskLimits, TaskStore, TaskStoreError, Updated};
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -259,7 +260,7 @@ impl TaskRuntime {
                 }
                 let Some(rt) = weak.upgrade() else { return };
                 let Ok(expired) = rt.store.purge_expired(rt.now_ms()).await else { continue };
-                let mut live = rt.live.lock().expect("task registry lock");
+                let mut live = rt.live.lock();
                 for id in expired {
                     if let Some(token) = live.remove(&id) {
                         token.cancel();
@@ -285,7 +286,7 @@ impl TaskRuntime {
                 }
                 let (Some(rt), Some(inner)) = (weak.upgrade(), weak_server.upgrade()) else { return };
                 let server = crate::Server { inner };
-                let ids: Vec<String> = rt.live.lock().expect("task registry lock").keys().cloned().collect();
+                let ids: Vec<String> = rt.live.lock().keys().cloned().collect();
                 if let Err(e) = rt.store.heartbeat(&ids, rt.now_ms()).await {
                     tracing::warn!(error = %e, "task lease renewal failed");
                 }
@@ -302,22 +303,22 @@ impl TaskRuntime {
     }
 
     fn register(&self, id: &str, token: CancellationToken) {
-        self.live.lock().expect("task registry lock").insert(id.to_owned(), token);
+        self.live.lock().insert(id.to_owned(), token);
     }
 
     fn unregister(&self, id: &str) {
-        self.live.lock().expect("task registry lock").remove(id);
+        self.live.lock().remove(id);
     }
 
     fn cancel_local(&self, id: &str) {
-        if let Some(t) = self.live.lock().expect("task registry lock").get(id) {
+        if let Some(t) = self.live.lock().get(id) {
             t.cancel();
         }
     }
 
     /// How many tasks run (or wait for input) in this process.
     pub(crate) fn running(&self) -> usize {
-        self.live.lock().expect("task registry lock").len()
+        self.live.lock().len()
     }
 }
 

@@ -15,7 +15,7 @@
 
 use super::{Applied, TaskBinding, TaskChange, TaskRuntime, Terminal};
 use crate::server::{ChangeEvent, Server};
-use std::sync::{Mutex, MutexGuard};
+use parking_lot::{Mutex, MutexGuard};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -52,7 +52,7 @@ enum Start {
 
 impl StatusGate {
     fn state(&self) -> MutexGuard<'_, GateState> {
-        self.state.lock().expect("task status lock")
+        self.state.lock()
     }
 
     /// Closes the gate once the work ended any other way: drops what waits.

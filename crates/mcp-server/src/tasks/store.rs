@@ -7,10 +7,10 @@
 //! instance changes the record.
 
 use super::record::{Applied, TaskChange, TaskRecord};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
 use tokio::sync::watch;
 
 /// A boxed future borrowing the store.
@@ -154,7 +154,7 @@ impl InMemoryTaskStore {
 
     /// How many tasks are stored (expired ones included until purged).
     pub fn len(&self) -> usize {
-        self.tables.lock().expect("task store lock").tasks.len()
+        self.tables.lock().tasks.len()
     }
 
     /// Whether the store holds no task.
@@ -163,7 +163,7 @@ impl InMemoryTaskStore {
     }
 
     fn create_now(&self, record: TaskRecord, now_ms: u64) -> Result<(), TaskStoreError> {
-        let mut t = self.tables.lock().expect("task store lock");
+        let mut t = self.tables.lock();
         let owned = |t: &Tables| t.per_owner.get(&record.owner).copied().unwrap_or(0);
         if t.tasks.len() >= self.limits.max_tasks || owned(&t) >= self.limits.max_tasks_per_principal {
             t.purge(now_ms);
@@ -187,7 +187,7 @@ impl InMemoryTaskStore {
     }
 
     fn update_now(&self, id: &str, change: TaskChange, now_ms: u64) -> Option<Updated> {
-        let mut t = self.tables.lock().expect("task store lock");
+        let mut t = self.tables.lock();
         let slot = t.live(id, now_ms)?;
         let applied = slot.record.apply(change, now_ms);
         slot.revision.send_replace(slot.record.revision);
@@ -214,7 +214,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        let r = self.tables.lock().expect("task store lock").live(id, now_ms).map(|s| s.record.clone());
+        let r = self.tables.lock().live(id, now_ms).map(|s| s.record.clone());
         Box::pin(std::future::ready(Ok(r)))
     }
 
@@ -228,12 +228,12 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     fn purge_expired(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
-        let r = self.tables.lock().expect("task store lock").purge(now_ms);
+        let r = self.tables.lock().purge(now_ms);
         Box::pin(std::future::ready(Ok(r)))
     }
 
     fn watch(&self, id: &str) -> Option<watch::Receiver<u64>> {
-        self.tables.lock().expect("task store lock").tasks.get(id).map(|s| s.revision.subscribe())
+        self.tables.lock().tasks.get(id).map(|s| s.revision.subscribe())
     }
 }
 

@@ -378,12 +378,12 @@ impl super::TaskStore for Spy {
 #[tokio::test(start_paused = true)]
 async fn a_cancelled_round_is_stopped_before_the_end_is_recorded() {
     let dropped = Arc::new(AtomicBool::new(false));
-    let ended_after_drop = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ended_after_drop = Arc::new(parking_lot::Mutex::new(Vec::new()));
     // Notes, when the task's end is recorded, whether its handler was stopped already.
     let (d, e) = (dropped.clone(), ended_after_drop.clone());
     let store = Spy::new(TaskLimits::default(), move |change| {
         if matches!(change, super::TaskChange::Finish(_)) {
-            e.lock().unwrap().push(d.load(Ordering::SeqCst));
+            e.lock().push(d.load(Ordering::SeqCst));
         }
     });
     let s = server(dropped, Arc::default(), TaskConfig::new().store(Arc::new(store)));
@@ -394,7 +394,7 @@ async fn a_cancelled_round_is_stopped_before_the_end_is_recorded() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     call(&s, "tasks/cancel", json!({ "taskId": id }), WITH_TASKS(), None).await.unwrap();
     wait_for(&s, id, "cancelled").await;
-    assert_eq!(*ended_after_drop.lock().unwrap(), [true], "the handler was dropped before the end was stored");
+    assert_eq!(*ended_after_drop.lock(), [true], "the handler was dropped before the end was stored");
 }
 
 /// The ordinal `n` of a written `"{prefix} {n}"`.
@@ -407,15 +407,15 @@ fn step(message: &str, prefix: &str) -> Option<u32> {
 #[tokio::test(start_paused = true)]
 async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
     use tokio::time::Instant;
-    let written = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let written = Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
     // Notes every status message written.
     let w = written.clone();
     let store = Spy::new(TaskLimits::default(), move |change| {
         if let super::TaskChange::Message(m) = change {
-            w.lock().unwrap().push(m.clone());
+            w.lock().push(m.clone());
         }
     });
-    type Kept = Arc<std::sync::Mutex<Option<(Context, Instant, Instant)>>>;
+    type Kept = Arc<parking_lot::Mutex<Option<(Context, Instant, Instant)>>>;
     let kept: Kept = Arc::default();
     let k = kept.clone();
     let chatty = Tool::new("chatty").task_support(TaskSupport::Required).handler(move |ctx: Context| {
@@ -434,7 +434,7 @@ async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
             }
             // The last words, then the end at once (the interval has not passed).
             ctx.status("last words").await;
-            *kept.lock().unwrap() = Some((ctx.clone(), ticking, Instant::now()));
+            *kept.lock() = Some((ctx.clone(), ticking, Instant::now()));
             "done"
         }
     });
@@ -446,18 +446,18 @@ async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
 
     // The burst: the first message at once, the newest one an interval later, nothing between.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(*written.lock().unwrap(), ["burst 0", "burst 99999"]);
+    assert_eq!(*written.lock(), ["burst 0", "burst 99999"]);
     let t = task(&s, &id, None).await.unwrap();
     assert_eq!((&t["status"], &t["statusMessage"]), (&json!("working"), &json!("burst 99999")));
 
     // The ticks: about one write per interval, each newer than the one before.
     let (ctx, ticking, returned) = loop {
-        if let Some(k) = kept.lock().unwrap().clone() {
+        if let Some(k) = kept.lock().clone() {
             break k;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
-    let writes = written.lock().unwrap().clone();
+    let writes = written.lock().clone();
     let ticks: Vec<u32> = writes.iter().filter_map(|m| step(m, "tick")).collect();
     let spells = (returned - ticking).as_millis() as usize / interval.as_millis() as usize;
     assert!(spells >= 100, "10,000 ticks of at least 1 ms");
@@ -476,7 +476,7 @@ async fn status_writes_are_coalesced_spaced_and_never_after_the_end() {
     // A status after the end is never written.
     ctx.status("too late").await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(written.lock().unwrap().len(), writes.len());
+    assert_eq!(written.lock().len(), writes.len());
     assert_eq!(task(&s, &id, None).await.unwrap()["statusMessage"], "last words");
     assert_eq!(s.running_tasks(), 0);
 }

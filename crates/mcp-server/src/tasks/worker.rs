@@ -154,7 +154,7 @@ impl TaskRuntime {
         let env = ctx.inner.env.with_cancel(token.clone());
         let dctx = ctx.derive(None, ctx.params().clone(), env, ctx.round_state().clone());
         let (ask, mut asked) = tokio::sync::oneshot::channel();
-        *dctx.inner.task.start.lock().expect("task slot lock") = Some(ask);
+        *dctx.inner.task.start.lock() = Some(ask);
         let mut fut = (tool.handler)(dctx.clone());
         let request_cancel = ctx.cancellation().clone();
         let mut forwarded = false;

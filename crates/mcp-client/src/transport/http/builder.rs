@@ -5,9 +5,10 @@ use super::{HttpTransport, Inner};
 use crate::auth::AuthProvider;
 use crate::error::{ErrorSource, TransportError};
 use crate::transport::Unsolicited;
+use parking_lot::Mutex;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Configures an [`HttpTransport`].

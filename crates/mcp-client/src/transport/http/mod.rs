@@ -35,12 +35,13 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use mcp_protocol::headers as h;
 use mcp_protocol::types::RequestId;
+use parking_lot::{Mutex, MutexGuard};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -214,7 +215,7 @@ struct Inner {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     fn check_open(&self) -> Result<(), TransportError> {

@@ -15,7 +15,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body as _, Frame, Incoming};
 use hyper::client::conn::http1::SendRequest;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 
@@ -68,7 +69,7 @@ impl Pool {
 
     /// An idle connection to `origin` that is still open, newest first.
     fn checkout(&self, origin: &Origin) -> Option<Sender> {
-        let mut idle = self.idle.lock().expect("pool lock");
+        let mut idle = self.idle.lock();
         let now = Instant::now();
         idle.retain(|i| !i.sender.is_closed() && now.duration_since(i.since) < IDLE_FOR);
         let at = idle.iter().rposition(|i| *i.origin == *origin)?;
@@ -80,7 +81,7 @@ impl Pool {
         if sender.is_closed() {
             return;
         }
-        let mut idle = self.idle.lock().expect("pool lock");
+        let mut idle = self.idle.lock();
         if idle.len() >= MAX_IDLE {
             idle.remove(0); // the oldest goes (and closes)
         }
