@@ -52,7 +52,7 @@ else
   cargo build --release -p mcp-bench -p mcp-stack-cli -p mcp-cluster
   # A stale start-up function list costs idle RSS (see scripts/link-order.sh): refresh it first.
   if ! scripts/link-order.sh --check && command -v valgrind >/dev/null; then
-    echo "== link order is stale: regenerating crates/mcp-cli/link-order.txt (commit it)"
+    echo "== link order is stale: regenerating crates/mcp-stack-cli/link-order.txt (commit it)"
     scripts/link-order.sh
     cargo build --release -p mcp-stack-cli
   fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates crates/mcp-cli/link-order.txt: the functions `mcp serve everything` runs while it starts
+# Regenerates crates/mcp-stack-cli/link-order.txt: the functions `mcp serve everything` runs while it starts
 # and serves its first requests (HTTP and stdio), in the order callgrind first saw them. The `mcp`
-# binary is linked with `--symbol-ordering-file` (crates/mcp-cli/build.rs), so that code sits together
+# binary is linked with `--symbol-ordering-file` (crates/mcp-stack-cli/build.rs), so that code sits together
 # at the start of .text instead of being scattered over 10 MB: the kernel maps file pages 64 KiB at a
 # time around each fault, so scattered startup code costs resident memory out of all proportion.
 #
@@ -13,7 +13,7 @@
 #                                   # (the list is stale: some start-up code is no longer grouped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=crates/mcp-cli/link-order.txt
+OUT=crates/mcp-stack-cli/link-order.txt
 if [ "${1:-}" = "--check" ]; then
   missing=$(comm -23 <(grep -E '^(_ZN|_R)' "$OUT" | sort -u) \
     <(nm --defined-only target/release/mcp | awk '{print $3}' | sort -u) | wc -l)

@@ -1,5 +1,5 @@
 //! `mcp-hostile`: measures how `mcp serve everything` holds up against hostile clients, with
-//! the figures a reviewer asks for (the integration tests in `crates/mcp-cli/tests/hostile_*.rs`
+//! the figures a reviewer asks for (the integration tests in `crates/mcp-stack-cli/tests/hostile_*.rs`
 //! assert the behaviour; this prints the numbers):
 //!
 //! - `trickle`: 50 connections each trickle 1,500 one-byte body writes of a 2,000-byte body

@@ -3,7 +3,7 @@
 
 use mcp::server::skills::SkillSet;
 
-/// The demo skill set (`crates/mcp-cli/skills`).
+/// The demo skill set (`crates/mcp-stack-cli/skills`).
 pub fn demo() -> SkillSet {
     let files: [(&str, &[u8]); 4] = [
         ("pdf-processing/SKILL.md", include_bytes!("../../skills/pdf-processing/SKILL.md")),
