@@ -2,7 +2,6 @@
 //! (used by tests too).
 
 pub mod client;
-pub mod everything;
 mod limits;
 pub mod proxy;
 pub mod telemetry;

@@ -619,10 +619,10 @@ fn serve(
     (shared, limits): (mcp_cli::ServeShared, mcp_cli::ServeLimits),
 ) -> std::process::ExitCode {
     let result = rt.block_on(async move {
-        let shared = shared.open(mcp_cli::everything::NAME).await?;
-        let builder = limits.apply_server(shared.apply(mcp_cli::everything::builder()));
+        let shared = shared.open(mcp_everything::NAME).await?;
+        let builder = limits.apply_server(shared.apply(mcp_everything::builder()));
         let server = match skills {
-            None => builder.skills(mcp_cli::everything::skills::demo()).build(),
+            None => builder.skills(mcp_everything::skills::demo()).build(),
             Some(dir) => builder.skills_dir(&dir).build(),
         }
         .map_err(std::io::Error::other)?;

@@ -82,7 +82,7 @@ async fn wrong_http_method_and_unknown_path() {
 #[tokio::test]
 async fn body_over_configured_limit_is_413() {
     let config = config(|c| c.max_body_bytes = 1024);
-    let s = TestServer::start(mcp_cli::everything::server(), config).await;
+    let s = TestServer::start(mcp_everything::server(), config).await;
     let big = tcall(1, "echo", json!({"text": "x".repeat(2000)}));
     let (h, big) = (std_headers(&big), big.to_string());
     let r = post(s.addr, &h, big.clone()).await; // with Content-Length
@@ -753,7 +753,7 @@ async fn a_panicking_handler_is_an_internal_error_and_the_server_survives() {
 #[tokio::test]
 async fn slow_request_heads_are_cut_off() {
     let serve = mcp::http::ServeConfig { header_read_timeout: Duration::from_millis(100), ..Default::default() };
-    let s = TestServer::start_with(mcp_cli::everything::server(), EndpointConfig::default(), serve).await;
+    let s = TestServer::start_with(mcp_everything::server(), EndpointConfig::default(), serve).await;
     let mut tcp = tcp(s.addr).await;
     let partial = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr);
     tcp.write_all(partial.as_bytes()).await.expect("write");
@@ -774,10 +774,10 @@ async fn the_shutdown_signal_drains_requests_in_flight() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, signal) = tokio::sync::oneshot::channel::<()>();
-    let serving = mcp::http::serve(mcp_cli::everything::server(), listener, EndpointConfig::default())
+    let serving = mcp::http::serve(mcp_everything::server(), listener, EndpointConfig::default())
         .with_graceful_shutdown(async move { drop(signal.await) });
     let task = tokio::spawn(serving);
-    let s = TestServer { addr, server: mcp_cli::everything::server(), task };
+    let s = TestServer { addr, server: mcp_everything::server(), task };
     let mut listening = s.listen(9, json!({"toolsListChanged": true})).await;
     listening.next().await.expect("ack");
     let args = json!({"steps": 5, "delay_ms": 100});

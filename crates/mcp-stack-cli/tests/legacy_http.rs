@@ -119,7 +119,7 @@ async fn sessions_end_with_delete_and_unknown_ones_get_404() {
 
 #[tokio::test]
 async fn legacy_clients_can_be_refused() {
-    let srv = TestServer::start(mcp_cli::everything::server(), config(|c| c.max_sessions = 0)).await;
+    let srv = TestServer::start(mcp_everything::server(), config(|c| c.max_sessions = 0)).await;
     let init = rpc(0, "initialize", json!({"protocolVersion": LEGACY_PV, "capabilities": {}}));
     let r = post_legacy(&srv, None, &init).await;
     assert_eq!(r.status, 404, "{}", r.text());
@@ -234,7 +234,7 @@ struct Direct(mcp::http::McpService);
 
 impl Direct {
     fn new(f: impl FnOnce(&mut EndpointConfig)) -> Self {
-        Direct(mcp::http::McpService::new(mcp_cli::everything::server(), config(f)))
+        Direct(mcp::http::McpService::new(mcp_everything::server(), config(f)))
     }
 
     /// POSTs `body` as a legacy client at `peer`; the status, session id header and JSON body.

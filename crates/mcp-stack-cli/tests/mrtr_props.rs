@@ -50,7 +50,7 @@ const FIXTURE_KEYS: &[&str] = &[
 ];
 
 fn server() -> Server {
-    mcp_cli::everything::builder().state_keys(KeyRing::from_secrets([42; 32], &[])).build().unwrap()
+    mcp_everything::builder().state_keys(KeyRing::from_secrets([42; 32], &[])).build().unwrap()
 }
 
 /// Arguments that pass each tool's `inputSchema` (others get `{}`).

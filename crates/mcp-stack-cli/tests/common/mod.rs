@@ -381,7 +381,7 @@ impl TestServer {
     /// The `everything` server with the default config.
     pub(crate) async fn everything() -> Self {
         let config = EndpointConfig::default();
-        Self::start(mcp_cli::everything::server(), config).await
+        Self::start(mcp_everything::server(), config).await
     }
 
     /// The standard headers for `body`, overridden by `extra`.
