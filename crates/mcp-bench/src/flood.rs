@@ -71,7 +71,7 @@ pub fn serve_flood(mode: &str, report: Option<&Path>) -> Result<(), BoxError> {
                 while n < FLOOD_MESSAGES && t.elapsed() < FLOOD_TIME {
                     out.write_all(&note)?;
                     n += 1;
-                    if n % 100_000 == 0 {
+                    if n.is_multiple_of(100_000) {
                         write_report(report, mode, total + n, t.elapsed().as_secs_f64());
                     }
                 }

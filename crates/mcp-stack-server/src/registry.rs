@@ -127,7 +127,7 @@ impl PageCache {
     /// The page starting at `start` (`size` per page, `total` items), made with `make` once.
     pub(crate) fn get(&self, start: usize, size: usize, total: usize, make: impl FnOnce() -> Vec<u8>) -> Arc<[u8]> {
         let slots = self.0.get_or_init(|| (0..total.div_ceil(size).max(1)).map(|_| Default::default()).collect());
-        match slots.get(start / size).filter(|_| start % size == 0) {
+        match slots.get(start / size).filter(|_| start.is_multiple_of(size)) {
             Some(slot) => slot.get_or_init(|| make().into()).clone(),
             None => make().into(),
         }
