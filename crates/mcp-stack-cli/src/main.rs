@@ -538,7 +538,12 @@ fn main() -> std::process::ExitCode {
         Command::Serve(args) => &args.telemetry,
         _ => &cli.global.telemetry,
     };
-    let _telemetry = mcp_cli::telemetry::init(telemetry, stderr_colors());
+    // Servers log like servers; a client command's warnings read like its other messages.
+    let style = match &cli.command {
+        Command::Serve(_) | Command::Proxy(_) => mcp_cli::telemetry::LogStyle::Server,
+        _ => mcp_cli::telemetry::LogStyle::Command,
+    };
+    let _telemetry = mcp_cli::telemetry::init(telemetry, stderr_colors(), style);
     if matches!(cli.command, Command::Serve(_) | Command::Proxy(_)) {
         // A long-running server gives memory back after bursts, and a panicking handler logs
         // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).

@@ -29,14 +29,26 @@ pub struct TelemetryGuard {
     _pipeline: Option<otel::Pipeline>,
 }
 
+/// How log lines look on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStyle {
+    /// A server's log (`mcp serve`, `mcp proxy`): time, level, target, fields.
+    Server,
+    /// A command's messages (client commands): `mcp: warning: message key=value`, the style of
+    /// the CLI's own messages.
+    Command,
+}
+
 /// Installs the process's subscriber: log lines on stderr (`MCP_LOG`, default `warn`, ANSI
-/// colours when `ansi`), plus the OTLP export when `args` names an endpoint. An endpoint that
-/// cannot be used is reported on stderr and the export left off.
-pub fn init(args: &TelemetryArgs, ansi: bool) -> TelemetryGuard {
-    let log = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi)
-        .with_filter(EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into()));
+/// colours when `ansi`, in `style`), plus the OTLP export when `args` names an endpoint. An
+/// endpoint that cannot be used is reported on stderr and the export left off.
+pub fn init(args: &TelemetryArgs, ansi: bool, style: LogStyle) -> TelemetryGuard {
+    let filter = || EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into());
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi);
+    let log = match style {
+        LogStyle::Server => fmt.with_filter(filter()).boxed(),
+        LogStyle::Command => fmt.event_format(CommandLine).with_filter(filter()).boxed(),
+    };
     let registry = tracing_subscriber::registry().with(log);
     let endpoint = args.otlp_endpoint.as_deref().map(str::trim).filter(|e| !e.is_empty());
     #[cfg(feature = "otel")]
@@ -59,6 +71,36 @@ pub fn init(args: &TelemetryArgs, ansi: bool) -> TelemetryGuard {
         }
         registry.init();
         TelemetryGuard {}
+    }
+}
+
+/// Formats an event as the CLI's own messages are written: `mcp: warning: text key=value`.
+struct CommandLine;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for CommandLine
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut w: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let (level, colour) = match *event.metadata().level() {
+            tracing::Level::ERROR => ("error", "31"),
+            tracing::Level::WARN => ("warning", "33"),
+            tracing::Level::INFO => ("note", "36"),
+            _ => ("debug", "2"),
+        };
+        if w.has_ansi_escapes() {
+            write!(w, "mcp: \x1b[{colour}m{level}\x1b[0m: ")?;
+        } else {
+            write!(w, "mcp: {level}: ")?;
+        }
+        ctx.field_format().format_fields(w.by_ref(), event)?;
+        writeln!(w)
     }
 }
 

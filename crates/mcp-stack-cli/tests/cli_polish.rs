@@ -144,6 +144,19 @@ fn a_stdio_server_that_echoes_its_input_is_named_as_such_at_once() {
     assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
 }
 
+/// A client command's warnings (here: a stdio server printing a line that is not JSON) read
+/// like the CLI's other messages, not like a server's log lines.
+#[cfg(unix)]
+#[test]
+fn warnings_of_client_commands_are_in_the_mcp_style() {
+    let server = format!("echo 'starting up...'; exec {BIN} serve everything --stdio");
+    let r = run(&["tools", "list", "--", "sh", "-c", &server]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r.stderr.lines().find(|l| l.contains("non-JSON")).unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(line.starts_with("mcp: warning: ignoring a non-JSON line from the server"), "{line}");
+    assert!(!line.contains("WARN") && !line.contains("mcp_client::"), "{line}");
+}
+
 #[test]
 fn a_configured_name_that_looks_like_a_host_is_still_a_name() {
     let dir = std::env::temp_dir().join(format!("mcp-polish-config-{}", std::process::id()));
@@ -194,7 +207,7 @@ fn no_ansi_colour_on_a_piped_stderr() {
     let env = [("MCP_CONFIG_DIR", config.to_str().unwrap()), ("MCP_OAUTH_CLIENT_CREDENTIALS", "1")];
     let r = run_env(&["tools", "list", &server.url], &env);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains(" WARN mcp_cli::client::auth: the client credentials grant needs"), "{}", r.stderr);
+    assert!(r.stderr.contains("mcp: warning: the client credentials grant needs"), "{}", r.stderr);
     assert!(!r.stderr.contains('\x1b') && !r.stdout.contains('\x1b'), "no escape sequences: {:?}", r.stderr);
 }
 
@@ -216,11 +229,11 @@ fn no_colour_on_a_terminal_with_no_color() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let coloured = tty(&env);
-    assert!(coloured.contains("WARN"), "{coloured}");
+    assert!(coloured.contains("warning"), "{coloured}");
     assert!(coloured.contains("\x1b["), "a terminal gets colours: {coloured:?}");
     env.push(("NO_COLOR", "1"));
     let plain = tty(&env);
-    let warn = plain.lines().find(|l| l.contains("WARN")).unwrap_or_else(|| panic!("{plain}"));
+    let warn = plain.lines().find(|l| l.contains("mcp: warning:")).unwrap_or_else(|| panic!("{plain}"));
     assert!(!warn.contains('\x1b'), "NO_COLOR: {warn:?}");
 }
 
