@@ -54,7 +54,7 @@ fn the_cli_examples_of_the_docs_run() {
         cmd.args(["-c", &line]).env_remove("MCP_LOG").env("HOME", std::env::temp_dir());
         let r = bounded::run(cmd, None);
         if r.code != 0 {
-            failed.push(format!("`{example}` exited {}: {}", r.code, r.stderr.trim()));
+            failed.push(format!("`{example}` exited {}: {} {}", r.code, r.stderr.trim(), r.stdout.trim()));
         }
     }
     assert!(failed.is_empty(), "{} of {} examples failed:\n{}", failed.len(), examples.len(), failed.join("\n"));
