@@ -17,13 +17,16 @@ pub mod auth;
 mod cache;
 mod call;
 mod client;
+#[cfg(feature = "config")]
 pub mod config;
 pub mod elicit;
 mod error;
 mod handlers;
+#[cfg(feature = "icons")]
 pub mod icons;
 mod legacy;
 mod listen;
+#[cfg(feature = "multi")]
 pub mod multi;
 pub mod protocol;
 mod result;
@@ -77,11 +80,13 @@ pub mod __fuzz {
     }
 
     /// Sniffs and parses an icon's image header (PNG, JPEG, WebP) with the default limits.
+    #[cfg(feature = "icons")]
     pub fn icon_image(bytes: &[u8]) -> Result<crate::icons::ImageInfo, crate::icons::IconError> {
         crate::icons::fuzz::image(bytes)
     }
 
     /// Decodes a `data:` icon URI (64 KiB limit) and validates the image in it.
+    #[cfg(feature = "icons")]
     pub fn icon_data_uri(uri: &str) -> Result<crate::icons::ImageInfo, crate::icons::IconError> {
         crate::icons::fuzz::data_uri(uri)
     }
