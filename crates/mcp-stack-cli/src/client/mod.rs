@@ -331,18 +331,15 @@ fn resolve_target(opts: &Options, t: TargetArgs) -> Result<(Target, Vec<String>)
             Err(Failure::usage(format!("{u} is not an http(s):// URL; for a stdio server pass `-- COMMAND [ARGS...]`")))
         }
         Some(_) => {
-            // `mcp tools call echo URL`: the server comes first (a configured name wins).
-            let later_url = pos.iter().skip(1).position(|p| is_http_url(p)).map(|i| i + 1);
             let name = pos.remove(0);
             let target = servers::named_target(opts, &name, headers, &t.env, t.cwd);
-            let target = match (target, later_url) {
+            // `mcp tools call echo URL`: the server comes first (a configured name wins).
+            let target = match (target, pos.iter().position(|p| is_http_url(p))) {
                 (Err(f), Some(i)) => {
-                    let mut reordered = pos.clone();
-                    let url = reordered.remove(i - 1);
-                    reordered.insert(0, name.clone());
-                    reordered.insert(0, url);
-                    let line = reordered.join(" ");
-                    return Err(f.hint(format!("the server comes first: did you mean `{line}`?")));
+                    let mut line = pos;
+                    let url = line.remove(i);
+                    line.splice(0..0, [url, name]);
+                    return Err(f.hint(format!("the server comes first: did you mean `{}`?", line.join(" "))));
                 }
                 (target, _) => target,
             };

@@ -61,7 +61,8 @@ fn condition(root: &Value, c: &Value) -> Option<String> {
         };
     };
     let mut parts = Vec::new();
-    let required = map.get("required").map(names).unwrap_or_default();
+    // Names shown with their value (`k = v`): `k` being required goes without saying.
+    let mut valued: Vec<&str> = Vec::new();
     for (k, p) in map.get("properties").and_then(Value::as_object).into_iter().flatten() {
         let p = deref(root, p);
         let shown = match (p.get("const"), p.get("enum")) {
@@ -71,18 +72,12 @@ fn condition(root: &Value, c: &Value) -> Option<String> {
             _ => continue,
         };
         parts.push(shown);
+        valued.push(k);
     }
-    let with_values: Vec<&str> = map
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|ps| ps.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    // `k = v` with `k` required reads as one condition; other required names are listed.
-    let rest: Vec<&str> = required.iter().map(String::as_str).filter(|r| !with_values.contains(r)).collect();
-    match rest.len() {
-        0 => {}
-        1 => parts.push(format!("{} required", rest[0])),
-        _ => parts.push(format!("{} required", rest.join(", "))),
+    let required = map.get("required").map(names).unwrap_or_default();
+    let rest: Vec<&str> = required.iter().map(String::as_str).filter(|r| !valued.contains(r)).collect();
+    if !rest.is_empty() {
+        parts.push(format!("{} required", rest.join(", ")));
     }
     for (key, word) in [("anyOf", "any of"), ("oneOf", "one of"), ("allOf", "all of")] {
         let inner: Vec<String> =
@@ -141,5 +136,9 @@ mod tests {
         // Branches that only add properties say nothing here (the tree shows them).
         let plain = json!({"anyOf": [{"properties": {"x": {"type": "string"}}}, {"type": "null"}]});
         assert!(rule_lines(&plain, &plain).is_empty());
+        // A required name whose property only has a type is still said to be required.
+        let typed =
+            json!({"if": {"properties": {"x": {"type": "string"}}, "required": ["x"]}, "then": {"required": ["y"]}});
+        assert_eq!(rule_lines(&typed, &typed), ["if x required: y required"]);
     }
 }

@@ -484,9 +484,6 @@ fn response_id(line: &[u8]) -> Option<RequestId> {
     key(&serde_json::from_str(e.id?.get()).ok()?)
 }
 
-/// Delivers one line from the server to whoever waits for it. A response is read only for its
-/// id, and a plain request takes its text as it came; anything else is parsed here to find
-/// its way.
 /// The method of `m` when it is one of our own requests coming back: a request with the id of
 /// one we are waiting on, for a method only clients send (a server's own requests, `ping`,
 /// `roots/list`, `sampling/...`, `elicitation/...` and the tasks methods, may reuse our ids).
@@ -499,10 +496,13 @@ fn echoed_request<'m>(shared: &Shared, m: &'m Value) -> Option<&'m str> {
                 mcp_protocol::Method::TasksGet | mcp_protocol::Method::TasksUpdate | mcp_protocol::Method::TasksCancel
             )
         });
-    let id = serde_json::from_value::<RequestId>(m.get("id")?.clone()).ok()?;
+    let id = key(m.get("id")?)?;
     (client_only && shared.pending.shard(&id).contains_key(&id)).then_some(method)
 }
 
+/// Delivers one line from the server to whoever waits for it. A response is read only for its
+/// id, and a plain request takes its text as it came; anything else is parsed here to find
+/// its way.
 fn route_line(shared: &Shared, line: Vec<u8>) {
     let text = line.trim_ascii();
     if text.is_empty() {
