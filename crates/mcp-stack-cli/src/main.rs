@@ -538,9 +538,10 @@ fn main() -> std::process::ExitCode {
         Command::Serve(args) => &args.telemetry,
         _ => &cli.global.telemetry,
     };
-    // Servers log like servers; a client command's warnings read like its other messages.
+    // Servers log like servers; a client command's warnings, and the proxy's notices about its
+    // upstream, read like the CLI's other messages (`mcp: note: ...`).
     let style = match &cli.command {
-        Command::Serve(_) | Command::Proxy(_) => mcp_cli::telemetry::LogStyle::Server,
+        Command::Serve(_) => mcp_cli::telemetry::LogStyle::Server,
         _ => mcp_cli::telemetry::LogStyle::Command,
     };
     let _telemetry = mcp_cli::telemetry::init(telemetry, stderr_colors(), style);

@@ -39,11 +39,12 @@ pub enum LogStyle {
     Command,
 }
 
-/// Installs the process's subscriber: log lines on stderr (`MCP_LOG`, default `warn`, ANSI
-/// colours when `ansi`, in `style`), plus the OTLP export when `args` names an endpoint. An
+/// Installs the process's subscriber: log lines on stderr (`MCP_LOG`, default `warn` and
+/// `mcp_proxy=info`, ANSI colours when `ansi`, in `style`), plus the OTLP export when `args` names an endpoint. An
 /// endpoint that cannot be used is reported on stderr and the export left off.
 pub fn init(args: &TelemetryArgs, ansi: bool, style: LogStyle) -> TelemetryGuard {
-    let filter = || EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn".into());
+    // The proxy's notices about its upstream (which upstream, restarts) are `info` events.
+    let filter = || EnvFilter::try_from_env("MCP_LOG").unwrap_or_else(|_| "warn,mcp_proxy=info".into());
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi);
     let log = match style {
         LogStyle::Server => fmt.with_filter(filter()).boxed(),

@@ -448,8 +448,10 @@ async fn an_upstream_failure_names_a_ref_not_the_url() {
 
 /// The upstream URL the proxy logged at start (it must have no query).
 fn upstream_url_without_query(log: &str) -> String {
-    let line = log.lines().find(|l| l.starts_with("mcp proxy: upstream http")).unwrap_or_else(|| panic!("{log}"));
-    let url = line["mcp proxy: upstream ".len()..].split(' ').next().unwrap().to_owned();
+    // `mcp proxy` writes its notices as the CLI's other messages: `mcp: note: upstream URL is ...`.
+    let prefix = "mcp: note: upstream ";
+    let line = log.lines().find(|l| l.starts_with("mcp: note: upstream http")).unwrap_or_else(|| panic!("{log}"));
+    let url = line[prefix.len()..].split(' ').next().unwrap().to_owned();
     assert!(url.ends_with("/mcp"), "logged redacted: {line}");
     url
 }

@@ -1,49 +1,19 @@
-//! `mcp proxy`: serve an upstream MCP server (a stdio command or a URL, of either era) as a
-//! dual-era server of our own, over Streamable HTTP (`--http ADDR`) or stdio (`--stdio`).
+//! `mcp proxy`: the flags, mapped onto [`mcp_proxy::ProxyConfig`], and the front's transport
+//! (Streamable HTTP with `--http ADDR`, or stdio with `--stdio`).
 //!
-//! The front is our ordinary [`mcp::server::Server`] with a [`forward::Forward`] fallback, so
-//! everything the server framework guarantees holds for proxied requests too: `_meta`
-//! validation, sealed `requestState`, legacy sessions and their MRTR bridge, auth, limits.
-//! Modules:
-//! - `upstream`: reaching the upstream; one client session per input-capability set.
-//! - `pool`: sessions keyed by (capabilities, principal), bounded, restarted with backoff.
-//! - `flight`: upstream calls kept alive across MRTR rounds.
-//! - `forward`: the fallback that forwards each catalog method.
-//! - `filter`: `--tools` and `--prefix`.
-//! - `tasks`: which upstream session owns each task (the tasks extension, passed through when
-//!   a modern upstream offers it).
-//!
-//! The proxy acts with the operator's access to the upstream: its credentials (`--header`,
-//! stored tokens, `--login`), its network position (an internal URL), or its account (a stdio
-//! upstream runs as the operator). So an HTTP front, which any process that reaches the
-//! address can call, refuses to start without downstream auth (`--auth-issuer` and
-//! `--auth-audience`) unless `--no-auth` says the operator accepts that, and then warns on
-//! stderr. A stdio front is owned by the process that launched it and needs no auth. No
-//! downstream `_meta` is forwarded: the upstream request carries only what the proxy's own
-//! client writes (its protocol version, capabilities, progress token, log level and, when
-//! traced, the trace context of the proxy's own client span).
+//! The proxy acts with the operator's access to the upstream (see [`mcp_proxy`]). So an HTTP
+//! front, which any process that reaches the address can call, refuses to start without
+//! downstream auth (`--auth-issuer` and `--auth-audience`) unless `--no-auth` says the operator
+//! accepts that, and then warns on stderr. A stdio front is owned by the process that launched
+//! it and needs no auth.
 
 pub mod auth;
-pub mod filter;
-pub mod flight;
-pub mod forward;
-pub mod pool;
-pub mod tasks;
-pub mod upstream;
 
-use pool::{Change, Key, Pool, PoolLimits};
-use serde_json::{json, Value};
+use mcp_proxy::{Proxy, ProxyConfig, ProxyError, Upstream};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use upstream::Upstream;
-
-/// Most upstream resources whose updates the proxy follows.
-const MAX_SUBSCRIPTIONS: usize = 100;
-
-/// How long an unused upstream session stays open.
-const IDLE_SESSION: Duration = Duration::from_secs(300);
 
 /// The flags of `mcp proxy`.
 #[derive(Debug, Clone, clap::Args)]
@@ -156,7 +126,7 @@ impl ProxyArgs {
                     .collect::<Result<_, _>>()?;
                 use std::io::IsTerminal;
                 let login = self.login || std::io::stderr().is_terminal();
-                let auth = auth::provider(url, &headers, login).await?;
+                let auth = auth::provider(url, &headers, login).await?.map(|p| p as Arc<dyn mcp_client::AuthProvider>);
                 Ok(Upstream::Http { url: url.clone(), headers, auth })
             }
             (None, Some((program, args))) => {
@@ -173,136 +143,40 @@ impl ProxyArgs {
             (None, None) => Err(err("name the upstream: mcp proxy --http ADDR URL, or ... -- COMMAND ARGS")),
         }
     }
+
+    /// The library configuration these flags describe.
+    pub async fn config(&self, globals: &ProxyGlobals) -> std::io::Result<ProxyConfig> {
+        let mut config = ProxyConfig::new(self.upstream(globals).await?)
+            .tools(self.tools.iter().cloned())
+            .prefix(self.prefix.clone().unwrap_or_default())
+            .max_sessions(self.max_sessions)
+            .input_timeout(Duration::from_secs(self.input_timeout.max(1)))
+            .max_waiting(self.max_waiting, self.max_waiting_per_caller)
+            .connect_timeout(globals.timeout.unwrap_or(Duration::from_secs(30)));
+        if let Some(v) = &globals.force_legacy {
+            config = config.force_legacy(v.as_str());
+        }
+        Ok(config)
+    }
 }
 
-/// The downstream capabilities: what the upstream offers, with list changes announced (the
-/// proxy feeds them from the upstream's notifications).
-fn capabilities(upstream: &Value) -> Vec<(&'static str, Value)> {
-    let mut out = Vec::new();
-    for k in ["tools", "prompts", "resources"] {
-        if let Some(Value::Object(c)) = upstream.get(k) {
-            let mut c = c.clone();
-            c.insert("listChanged".into(), json!(true));
-            out.push((k, Value::Object(c)));
+/// Connects to the upstream and builds the front server with the flags' limits.
+pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<Proxy> {
+    let config = args.config(globals).await?;
+    let proxy = Proxy::connect_with(config, |b| args.limits.apply_server(b)).await.map_err(|e| match e {
+        ProxyError::NotLegacy { version, known } => {
+            err(format!("--force-legacy {version}: not a legacy protocol version ({known})"))
         }
-    }
-    if upstream.get("completions").is_some() {
-        out.push(("completions", json!({})));
-    }
-    out
-}
-
-/// Maps an upstream notification onto the front server's change events.
-fn announce(server: &mcp::server::Server, (method, params): Change) {
-    use mcp::server::ChangeEvent;
-    let event = match method.as_str() {
-        "notifications/tools/list_changed" => ChangeEvent::ToolsListChanged,
-        "notifications/prompts/list_changed" => ChangeEvent::PromptsListChanged,
-        "notifications/resources/list_changed" => ChangeEvent::ResourcesListChanged,
-        "notifications/resources/updated" => match params.get("uri").and_then(Value::as_str) {
-            Some(uri) => ChangeEvent::ResourceUpdated(uri.to_owned()),
-            None => return,
-        },
-        _ => return,
-    };
-    tracing::debug!(%method, "upstream change announced downstream");
-    server.notify(event);
-}
-
-/// Connects to the upstream (once now, to learn what it offers and to fail early) and builds
-/// the front server.
-pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<(mcp::server::Server, Arc<Pool>)> {
-    let upstream = args.upstream(globals).await?;
-    let legacy = mcp::server::mcp_protocol::version::LEGACY;
-    if let Some(v) = globals.force_legacy.as_deref().filter(|v| !legacy.contains(v)) {
-        return Err(err(format!("--force-legacy {v}: not a legacy protocol version ({})", legacy.join(", "))));
-    }
-    let limits = PoolLimits {
-        max_sessions: args.max_sessions.max(1),
-        connect_timeout: globals.timeout.unwrap_or(Duration::from_secs(30)),
-        force_legacy: globals.force_legacy.clone(),
-        ..PoolLimits::default()
-    };
-    let changes = Arc::new(pool::Changes::default());
-    let pool = Pool::new(upstream.clone(), limits, changes.clone());
-    let failed =
-        |e: mcp_client::ClientError| err(upstream::redact_urls(&format!("upstream {}: {e}", upstream.describe())));
-    let first = pool.lease(&Key::default()).await.map_err(failed)?;
-    let client = first.session().client().clone();
-    drop(first);
-    // The proxy passes the upstream's answer on as it came.
-    let info = client.discover().await.map_err(failed)?.into_raw();
-    let server_info = info
-        .get("serverInfo")
-        .or_else(|| info.get("_meta").and_then(|m| m.get(mcp::server::mcp_protocol::meta::SERVER_INFO)))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    let name = server_info.get("name").and_then(Value::as_str).unwrap_or("upstream");
-    let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0");
-    let era = pool::era(&client);
-    eprintln!(
-        "mcp proxy: upstream {} is {name} {version} ({era}, protocol {})",
-        upstream.describe(),
-        client.protocol_version()
-    );
-    let names = filter::Names { tools: args.tools.clone(), prefix: args.prefix.clone().unwrap_or_default() };
-    let flights = flight::Flights::new(
-        args.max_waiting.max(1),
-        args.max_waiting_per_caller.max(1),
-        Duration::from_secs(args.input_timeout.max(1)),
-    );
-    // The tasks extension is passed through exactly when the (modern) upstream offers it.
-    let tasks =
-        (client.is_modern() && client.server_supports_tasks()).then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
-    let forward = forward::Forward { pool: pool.clone(), flights: flights.clone(), names: Arc::new(names), tasks };
-    let mut builder = mcp::server::Server::builder(name, version).fallback(Arc::new(forward));
-    let upstream_caps = serde_json::to_value(client.server_capabilities()).map_err(|e| err(e.to_string()))?;
-    for (k, v) in capabilities(&upstream_caps) {
-        builder = builder.capability(k, v);
-    }
-    if let Some(text) = info.get("instructions").and_then(Value::as_str) {
-        builder = builder.instructions(text);
-    }
-    let server = args.limits.apply_server(builder).build().map_err(|e| err(e.to_string()))?;
-    if client.server_capabilities().resources.and_then(|r| r.subscribe) == Some(true) {
-        // Listeners may ask for any listed resource: the shared session subscribes to them.
-        match client.list_resources().await {
-            Ok(listed) => {
-                let uris = listed.into_iter().map(|r| r.into_inner().uri);
-                pool.subscribe(uris.take(MAX_SUBSCRIPTIONS).collect()).await;
-            }
-            Err(e) => eprintln!(
-                "mcp proxy: upstream resources/list: {}; resource updates are not followed",
-                upstream::redact_urls(&e.to_string())
-            ),
-        }
-    }
-    let announcer = server.clone();
-    tokio::spawn(async move {
-        loop {
-            for change in changes.next().await {
-                announce(&announcer, change);
-            }
-        }
-    });
-    let idle = pool.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            idle.close_idle(IDLE_SESSION);
-            let n = flights.sweep();
-            if n > 0 {
-                eprintln!("mcp proxy: {n} call(s) waiting for input expired; their upstream calls were cancelled");
-            }
-        }
-    });
-    Ok((server, pool))
+        e => err(e.to_string()),
+    })?;
+    Ok(proxy)
 }
 
 /// Runs `mcp proxy` until Ctrl-C or SIGTERM (both fronts; graceful), or the end of stdin (stdio).
 pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> {
     args.check_front_auth()?;
-    let (server, _pool) = front(&args, &globals).await?;
+    let proxy = front(&args, &globals).await?;
+    let server = proxy.server().clone();
     match args.http {
         Some(addr) => {
             let shared = crate::Shared { redis: None, keys: None };

@@ -2,31 +2,31 @@
 
 /// The name filter and prefix.
 #[derive(Debug, Clone, Default)]
-pub struct Names {
+pub(crate) struct Names {
     /// Tool name globs (`*` any run, `?` one character); empty means every tool.
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// Prepended to every tool and prompt name downstream.
-    pub prefix: String,
+    pub(crate) prefix: String,
 }
 
 impl Names {
     /// Whether the upstream tool `name` is exposed.
-    pub fn tool_allowed(&self, name: &str) -> bool {
+    pub(crate) fn tool_allowed(&self, name: &str) -> bool {
         self.tools.is_empty() || self.tools.iter().any(|g| glob(g.as_bytes(), name.as_bytes()))
     }
 
     /// The downstream name of an upstream tool or prompt.
-    pub fn outward(&self, name: &str) -> String {
+    pub(crate) fn outward(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
     }
 
     /// The upstream name of a downstream tool or prompt name (`None`: not ours).
-    pub fn inward<'a>(&self, name: &'a str) -> Option<&'a str> {
+    pub(crate) fn inward<'a>(&self, name: &'a str) -> Option<&'a str> {
         name.strip_prefix(self.prefix.as_str())
     }
 
     /// The upstream name of a downstream tool name, if it names an exposed tool.
-    pub fn inward_tool<'a>(&self, name: &'a str) -> Option<&'a str> {
+    pub(crate) fn inward_tool<'a>(&self, name: &'a str) -> Option<&'a str> {
         self.inward(name).filter(|n| self.tool_allowed(n))
     }
 }

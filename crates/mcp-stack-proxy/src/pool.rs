@@ -36,26 +36,26 @@ use tokio::time::Instant;
 
 /// Which session a request may use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Key {
+pub(crate) struct Key {
     /// What the downstream request declared.
-    pub caps: InputCaps,
+    pub(crate) caps: InputCaps,
     /// The authenticated downstream principal (sessions are never shared between principals).
-    pub principal: Option<String>,
+    pub(crate) principal: Option<String>,
     /// Whether the session declares the tasks extension upstream (for requests that declare it).
-    pub tasks: bool,
+    pub(crate) tasks: bool,
 }
 
 /// Bounds of the pool.
 #[derive(Debug, Clone)]
-pub struct PoolLimits {
+pub(crate) struct PoolLimits {
     /// Most sessions open at once (child processes for a stdio upstream).
-    pub max_sessions: usize,
+    pub(crate) max_sessions: usize,
     /// How long a lease waits for a busy pool.
-    pub lease_wait: Duration,
+    pub(crate) lease_wait: Duration,
     /// Bound on connecting a session (era probe and handshake).
-    pub connect_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// Skip era detection: open legacy sessions at this protocol version (`--force-legacy`).
-    pub force_legacy: Option<String>,
+    pub(crate) force_legacy: Option<String>,
 }
 
 impl Default for PoolLimits {
@@ -73,17 +73,17 @@ impl Default for PoolLimits {
 const WATCH_OPEN: Duration = Duration::from_secs(5);
 
 /// A change notification from the upstream: `(method, params)`.
-pub type Change = (String, Value);
+pub(crate) type Change = (String, Value);
 
 /// Most distinct resources whose `notifications/resources/updated` wait to be announced.
-pub const MAX_PENDING_UPDATES: usize = 256;
+pub(crate) const MAX_PENDING_UPDATES: usize = 256;
 
 /// The upstream's change notifications waiting to be announced downstream, bounded by
 /// coalescing: a list change is idempotent (one pending per list), a resource update is kept
 /// once per URI, at most [`MAX_PENDING_UPDATES`] URIs (more are dropped, counted in the log).
 /// Other notifications are not announced and not kept.
 #[derive(Debug, Default)]
-pub struct Changes {
+pub(crate) struct Changes {
     pending: Mutex<Pending>,
     ready: Notify,
 }
@@ -101,7 +101,7 @@ const LISTS: [&str; 3] =
 
 impl Changes {
     /// Queues an upstream notification (see the type's docs).
-    pub fn push(&self, method: &str, params: &Value) {
+    pub(crate) fn push(&self, method: &str, params: &Value) {
         let mut p = self.pending.lock();
         if let Some(list) = LISTS.iter().find(|l| **l == method) {
             p.lists.insert(*list);
@@ -126,8 +126,8 @@ impl Changes {
     fn take(&self) -> Vec<Change> {
         let mut p = self.pending.lock();
         if p.dropped > 0 {
-            eprintln!(
-                "mcp proxy: {} upstream resource update(s) dropped (more than {MAX_PENDING_UPDATES} resources waiting)",
+            tracing::warn!(
+                "{} upstream resource update(s) dropped (more than {MAX_PENDING_UPDATES} resources waiting)",
                 p.dropped
             );
             p.dropped = 0;
@@ -140,7 +140,7 @@ impl Changes {
     }
 
     /// The next pending changes (waits for at least one).
-    pub async fn next(&self) -> Vec<Change> {
+    pub(crate) async fn next(&self) -> Vec<Change> {
         loop {
             let batch = self.take();
             if !batch.is_empty() {
@@ -152,11 +152,11 @@ impl Changes {
 }
 
 /// One upstream session.
-pub struct Session {
+pub(crate) struct Session {
     key: Key,
     client: Client,
     /// Where its questions go.
-    pub asker: Arc<Asker>,
+    pub(crate) asker: Arc<Asker>,
     leases: AtomicUsize,
     dead: AtomicBool,
     last_used: Mutex<Instant>,
@@ -171,7 +171,7 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// The client connected to the upstream.
-    pub fn client(&self) -> &Client {
+    pub(crate) fn client(&self) -> &Client {
         &self.client
     }
 
@@ -186,12 +186,12 @@ impl Session {
     }
 
     /// Whether the session is still in service (not lost or retired).
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.usable()
     }
 
     /// Marks the session used now (so the idle sweep keeps a session whose tasks are followed).
-    pub fn touch(&self) {
+    pub(crate) fn touch(&self) {
         *self.last_used.lock() = Instant::now();
     }
 }
@@ -220,7 +220,7 @@ struct Backoff {
 }
 
 /// The pool (see the module docs).
-pub struct Pool {
+pub(crate) struct Pool {
     upstream: Upstream,
     limits: PoolLimits,
     slots: Mutex<Slots>,
@@ -239,7 +239,7 @@ impl std::fmt::Debug for Pool {
 }
 
 /// A session lent to one request; dropping it gives the session back.
-pub struct Lease {
+pub(crate) struct Lease {
     pool: Arc<Pool>,
     session: Arc<Session>,
 }
@@ -252,12 +252,12 @@ impl std::fmt::Debug for Lease {
 
 impl Lease {
     /// The leased session.
-    pub fn session(&self) -> &Arc<Session> {
+    pub(crate) fn session(&self) -> &Arc<Session> {
         &self.session
     }
 
     /// Records the outcome of an upstream call: a transport failure means the session is lost.
-    pub fn outcome<T>(&self, r: &Result<T, mcp_client::ClientError>) {
+    pub(crate) fn outcome<T>(&self, r: &Result<T, mcp_client::ClientError>) {
         match r {
             Err(mcp_client::ClientError::Transport(e)) => self.pool.lost(&self.session, &e.to_string()),
             Err(_) => {}
@@ -267,7 +267,7 @@ impl Lease {
 
     /// Closes the session instead of giving it back (its state is unknown, e.g. a call was
     /// abandoned while the upstream waited for an answer).
-    pub fn retire(&self) {
+    pub(crate) fn retire(&self) {
         self.session.dead.store(true, Ordering::Relaxed);
     }
 }
@@ -306,7 +306,7 @@ impl Drop for Connecting<'_> {
 
 impl Pool {
     /// A pool for `upstream`; change notifications of every session go to `changes`.
-    pub fn new(upstream: Upstream, limits: PoolLimits, changes: Arc<Changes>) -> Arc<Self> {
+    pub(crate) fn new(upstream: Upstream, limits: PoolLimits, changes: Arc<Changes>) -> Arc<Self> {
         Arc::new(Self {
             upstream,
             limits,
@@ -319,23 +319,18 @@ impl Pool {
     }
 
     /// The upstream this pool connects to.
-    pub fn upstream(&self) -> &Upstream {
+    pub(crate) fn upstream(&self) -> &Upstream {
         &self.upstream
     }
 
     /// How many sessions are open (for tests and logs).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.slots.lock().sessions.len()
-    }
-
-    /// Whether no session is open.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Closes sessions unused for `idle` (child processes exit), except the shared session of
     /// requests without input capabilities, which keeps watching for list changes.
-    pub fn close_idle(&self, idle: Duration) {
+    pub(crate) fn close_idle(&self, idle: Duration) {
         let now = Instant::now();
         self.slots.lock().sessions.retain(|s| {
             s.key == Key::default()
@@ -345,7 +340,7 @@ impl Pool {
     }
 
     /// A session for `key`: shared when the key has no input capabilities, exclusive otherwise.
-    pub async fn lease(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
+    pub(crate) async fn lease(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
         let deadline = Instant::now() + self.limits.lease_wait;
         loop {
             match self.pick(key) {
@@ -371,7 +366,7 @@ impl Pool {
 
     /// How many exclusive (legacy, can be asked) sessions one authenticated principal may hold
     /// at once: half of those the pool may open for requests that can be asked, at least 1.
-    pub fn principal_share(&self) -> usize {
+    pub(crate) fn principal_share(&self) -> usize {
         (self.limits.max_sessions.saturating_sub(1) / 2).max(1)
     }
 
@@ -443,7 +438,7 @@ impl Pool {
         self.modern.store(client.is_modern(), Ordering::Relaxed);
         let restarted = self.backoff.lock().not_before.take().is_some();
         if restarted {
-            eprintln!("mcp proxy: upstream {} restarted ({} era)", self.upstream.describe(), era(&client));
+            tracing::info!("upstream {} restarted ({} era)", self.upstream.describe(), era(&client));
         }
         let session = Arc::new(Session {
             key: key.clone(),
@@ -462,7 +457,7 @@ impl Pool {
     /// Subscribes the shared session (requests without input capabilities: the one that
     /// stays open) to updates of `uris` upstream, now and after every reconnect; their
     /// `notifications/resources/updated` then reach downstream listeners.
-    pub async fn subscribe(self: &Arc<Self>, uris: Vec<String>) {
+    pub(crate) async fn subscribe(self: &Arc<Self>, uris: Vec<String>) {
         *self.subscriptions.lock() = uris;
         let shared: Vec<Arc<Session>> =
             self.slots.lock().sessions.iter().filter(|s| s.key == Key::default()).cloned().collect();
@@ -540,8 +535,8 @@ impl Pool {
         b.failures = b.failures.saturating_add(1);
         let delay = Duration::from_millis(100 * (1u64 << (b.failures - 1).min(6))).min(Duration::from_secs(5));
         b.not_before = Some(Instant::now() + delay);
-        eprintln!(
-            "mcp proxy: upstream {}: {}; restarting it on the next request (attempt {}, after {} ms)",
+        tracing::warn!(
+            "upstream {}: {}; restarting it on the next request (attempt {}, after {} ms)",
             self.upstream.describe(),
             super::upstream::redact_urls(why),
             b.failures,

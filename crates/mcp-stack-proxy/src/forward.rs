@@ -33,15 +33,15 @@ const MAX_PAGES: usize = 100;
 
 /// Forwards catalog requests (see the module docs).
 #[derive(Clone)]
-pub struct Forward {
+pub(crate) struct Forward {
     /// The upstream sessions.
-    pub pool: Arc<Pool>,
+    pub(crate) pool: Arc<Pool>,
     /// Calls waiting for the downstream client's answers.
-    pub flights: Arc<Flights>,
+    pub(crate) flights: Arc<Flights>,
     /// `--tools` and `--prefix`.
-    pub names: Arc<Names>,
+    pub(crate) names: Arc<Names>,
     /// Where the upstream's tasks live, when the upstream offers the tasks extension.
-    pub tasks: Option<Arc<Tasks>>,
+    pub(crate) tasks: Option<Arc<Tasks>>,
 }
 
 impl std::fmt::Debug for Forward {

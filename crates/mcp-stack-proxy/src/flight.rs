@@ -46,15 +46,15 @@ const STATE_KEY: &str = "proxyCall";
 
 /// Most upstream questions of one call waiting to be asked downstream (an upstream asks one at
 /// a time in either era; past this they are refused to the upstream).
-pub const MAX_QUESTIONS: usize = 16;
+pub(crate) const MAX_QUESTIONS: usize = 16;
 
 /// Most upstream notifications of one call waiting to be relayed (they pile up while the call
 /// is parked): progress is coalesced to the latest, log messages past this are dropped.
-pub const MAX_NOTES: usize = 64;
+pub(crate) const MAX_NOTES: usize = 64;
 
 /// A call's upstream notifications on their way downstream (bounded, see [`MAX_NOTES`]).
 #[derive(Debug, Default)]
-pub struct Notes {
+pub(crate) struct Notes {
     state: Mutex<NoteQueue>,
     ready: Notify,
 }
@@ -70,7 +70,7 @@ impl Notes {
     /// Queues `note`: a progress notification replaces one still queued (the latest progress
     /// is all that matters); past [`MAX_NOTES`] a log message is dropped (counted), and a
     /// progress notification takes the place of the oldest log message.
-    pub fn push(&self, note: Note) {
+    pub(crate) fn push(&self, note: Note) {
         let mut s = self.state.lock();
         match note {
             Note::Progress(_) => {
@@ -100,8 +100,8 @@ impl Notes {
     fn take(&self) -> VecDeque<Note> {
         let mut s = self.state.lock();
         if s.dropped > 0 {
-            eprintln!(
-                "mcp proxy: {} upstream log message(s) of a proxied call dropped (more than {MAX_NOTES} waiting)",
+            tracing::warn!(
+                "{} upstream log message(s) of a proxied call dropped (more than {MAX_NOTES} waiting)",
                 s.dropped
             );
             s.dropped = 0;
@@ -122,7 +122,7 @@ impl Notes {
 }
 
 /// One upstream call in progress.
-pub struct Flight {
+pub(crate) struct Flight {
     questions: mpsc::Receiver<Question>,
     /// The upstream's progress and log notifications, relayed to the round being served.
     notes: Arc<Notes>,
@@ -162,7 +162,7 @@ impl Drop for RetireGuard {
 impl Flight {
     /// Runs `call` on the leased session in a task; its questions (and the progress and log
     /// notifications `relay` asks for) come back through the flight.
-    pub fn start<F, Fut>(lease: Lease, relay: Relay, call: F) -> Self
+    pub(crate) fn start<F, Fut>(lease: Lease, relay: Relay, call: F) -> Self
     where
         F: FnOnce(mcp_client::Client, CallOptions) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Value, ClientError>> + Send + 'static,
@@ -211,7 +211,7 @@ struct Parked {
 }
 
 /// The parked flights (see the module docs).
-pub struct Flights {
+pub(crate) struct Flights {
     parked: Mutex<HashMap<u64, Parked>>,
     next: AtomicU64,
     max_parked: usize,
@@ -228,29 +228,21 @@ impl std::fmt::Debug for Flights {
 impl Flights {
     /// At most `max_parked` flights wait for answers, at most `max_per_principal` of one
     /// principal, each at most `ttl`.
-    pub fn new(max_parked: usize, max_per_principal: usize, ttl: Duration) -> Arc<Self> {
+    pub(crate) fn new(max_parked: usize, max_per_principal: usize, ttl: Duration) -> Arc<Self> {
         let max_per_principal = max_per_principal.clamp(1, max_parked.max(1));
         Arc::new(Self { parked: Mutex::default(), next: AtomicU64::new(1), max_parked, max_per_principal, ttl })
     }
 
     /// How many flights wait for answers (for tests and logs).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.parked.lock().len()
-    }
-
-    /// Whether no flight waits.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The refusal of a call of a principal with `max_per_principal` calls waiting already.
     fn too_many_of(&self, principal: Option<&str>) -> ProtocolError {
         let who = principal
             .map_or_else(|| "this caller (no downstream auth: every caller)".to_owned(), |p| format!("caller {p:?}"));
-        eprintln!(
-            "mcp proxy: {who} has {} proxied calls waiting for input; another one refused",
-            self.max_per_principal
-        );
+        tracing::warn!("{who} has {} proxied calls waiting for input; another one refused", self.max_per_principal);
         ProtocolError::Unavailable(format!(
             "{} proxied calls of this caller are already waiting for input (the most allowed): answer them, \
              or let them expire after {} s, before starting another",
@@ -261,7 +253,7 @@ impl Flights {
 
     /// Whether `ctx`'s principal may start another call that may be asked (it has fewer than
     /// `max_per_principal` calls waiting); the refusal otherwise.
-    pub fn admit(&self, ctx: &Context) -> Result<(), ProtocolError> {
+    pub(crate) fn admit(&self, ctx: &Context) -> Result<(), ProtocolError> {
         self.sweep();
         let principal = ctx.principal();
         let parked = self.parked.lock();
@@ -274,7 +266,7 @@ impl Flights {
     }
 
     /// Drops expired flights (their upstream calls are cancelled); returns how many.
-    pub fn sweep(&self) -> usize {
+    pub(crate) fn sweep(&self) -> usize {
         let now = Instant::now();
         let mut parked = self.parked.lock();
         let before = parked.len();
@@ -283,7 +275,7 @@ impl Flights {
     }
 
     /// The flight a retry resumes, with its answers delivered; `None` for a first round.
-    pub fn resume(&self, ctx: &Context) -> Result<Option<Flight>, ProtocolError> {
+    pub(crate) fn resume(&self, ctx: &Context) -> Result<Option<Flight>, ProtocolError> {
         let Some(id) = ctx.round_state().get(STATE_KEY) else {
             return Ok(None);
         };
@@ -306,7 +298,7 @@ impl Flights {
 
     /// Follows `flight` to its result, or parks it at its next question and returns the
     /// `input_required` outcome.
-    pub async fn follow(&self, ctx: &Context, mut flight: Flight) -> Result<Value, HandlerError> {
+    pub(crate) async fn follow(&self, ctx: &Context, mut flight: Flight) -> Result<Value, HandlerError> {
         let first = loop {
             tokio::select! {
                 r = &mut flight.done => return finish(ctx, &mut flight, r),
@@ -342,8 +334,8 @@ impl Flights {
             // A refused flight is dropped here: its upstream call is cancelled.
             let mut parked = self.parked.lock();
             if parked.len() >= self.max_parked {
-                eprintln!(
-                    "mcp proxy: {} proxied calls waiting for input (--max-waiting); another one refused",
+                tracing::warn!(
+                    "{} proxied calls waiting for input (max_waiting); another one refused",
                     self.max_parked
                 );
                 return Err(HandlerError::Protocol(ProtocolError::Unavailable(format!(
@@ -364,7 +356,7 @@ impl Flights {
 
 /// Which of the upstream's notifications about a call the downstream request asked for.
 #[derive(Debug, Clone, Copy)]
-pub struct Relay {
+pub(crate) struct Relay {
     progress: bool,
     log_level: Option<mcp::server::mcp_protocol::types::LoggingLevel>,
 }
@@ -372,13 +364,13 @@ pub struct Relay {
 impl Relay {
     /// What `ctx`'s request asked for: progress (it has a progress token) and log messages (at
     /// its `logLevel`).
-    pub fn of(ctx: &Context) -> Self {
+    pub(crate) fn of(ctx: &Context) -> Self {
         Self { progress: ctx.wants_progress(), log_level: ctx.log_level() }
     }
 
     /// Asks the upstream call for those notifications (the same log level) and hands them to
     /// `deliver`.
-    pub fn options(self, opts: &mut CallOptions, deliver: impl Fn(Note) + Send + Sync + 'static) {
+    pub(crate) fn options(self, opts: &mut CallOptions, deliver: impl Fn(Note) + Send + Sync + 'static) {
         let deliver = Arc::new(deliver);
         if self.progress {
             let d = deliver.clone();
@@ -393,7 +385,7 @@ impl Relay {
 
 /// An upstream notification about a call, to be sent as the downstream round's own.
 #[derive(Debug)]
-pub enum Note {
+pub(crate) enum Note {
     /// `notifications/progress` params.
     Progress(Value),
     /// `notifications/message` params.
@@ -403,7 +395,7 @@ pub enum Note {
 impl Note {
     /// Sends it on `ctx`'s request: progress under the downstream's progress token, a log
     /// message if the downstream's level admits it.
-    pub fn relay(self, ctx: &Context) {
+    pub(crate) fn relay(self, ctx: &Context) {
         match self {
             Note::Progress(p) => {
                 if let Some(progress) = p.get("progress").and_then(Value::as_f64) {
@@ -445,7 +437,7 @@ fn finish(
 /// send it to the legacy protocol) and may name the upstream (its URL, with a query that can
 /// hold a key): they become `-32603` "upstream unavailable (ref ID)", and the details, URLs
 /// redacted, go to the log (stderr) under the same correlation id.
-pub fn upstream_error(e: ClientError) -> ProtocolError {
+pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
     use mcp::server::mcp_protocol::error::code;
     match e {
         ClientError::Server { code: c, message, .. }
@@ -475,10 +467,10 @@ pub fn upstream_error(e: ClientError) -> ProtocolError {
 
 /// A failure of the proxy's upstream hop: logged (URLs redacted) under a fresh correlation id,
 /// which is all the downstream client learns.
-pub fn hop_error(detail: &str) -> ProtocolError {
+pub(crate) fn hop_error(detail: &str) -> ProtocolError {
     use rand::RngCore;
     let id = format!("{:016x}", rand::thread_rng().next_u64());
-    eprintln!("mcp proxy: upstream unavailable (ref {id}): {}", super::upstream::redact_urls(detail));
+    tracing::warn!("upstream unavailable (ref {id}): {}", super::upstream::redact_urls(detail));
     ProtocolError::Internal(format!("upstream unavailable (ref {id})"))
 }
 

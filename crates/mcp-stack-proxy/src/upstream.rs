@@ -19,7 +19,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// How to reach the upstream server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
+#[non_exhaustive]
 pub enum Upstream {
     /// A stdio server: one child process per session.
     Stdio {
@@ -38,30 +39,31 @@ pub enum Upstream {
         url: String,
         /// Headers the proxy sends (its own credentials, `--header`); never the downstream's.
         headers: Vec<(String, String)>,
-        /// The proxy's OAuth client for this upstream (shared by every session).
-        auth: Option<Arc<mcp_oauth::OAuthProvider>>,
+        /// The proxy's own authorization for this upstream (e.g. an `mcp_oauth::OAuthProvider`),
+        /// shared by every session; never the downstream client's token.
+        auth: Option<Arc<dyn mcp_client::AuthProvider>>,
     },
 }
 
 /// The input capabilities a downstream request declared, which its upstream session declares
 /// in turn: only these questions can come back from the upstream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct InputCaps {
+pub(crate) struct InputCaps {
     /// Form-mode elicitation.
-    pub form: bool,
+    pub(crate) form: bool,
     /// URL-mode elicitation.
-    pub url: bool,
+    pub(crate) url: bool,
     /// Sampling.
-    pub sampling: bool,
+    pub(crate) sampling: bool,
     /// Sampling with tools.
-    pub sampling_tools: bool,
+    pub(crate) sampling_tools: bool,
     /// Roots.
-    pub roots: bool,
+    pub(crate) roots: bool,
 }
 
 impl InputCaps {
     /// What a request's `clientCapabilities` declares (`elicitation: {}` means form mode).
-    pub fn from_client(caps: &Map<String, Value>) -> Self {
+    pub(crate) fn from_client(caps: &Map<String, Value>) -> Self {
         let present = |k: &str| caps.get(k).is_some_and(|v| !v.is_null());
         let elicitation = caps.get("elicitation").and_then(Value::as_object);
         let mode = |m: &str| elicitation.is_some_and(|e| e.contains_key(m));
@@ -75,19 +77,19 @@ impl InputCaps {
     }
 
     /// Whether the upstream may ask anything at all.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.form || self.url || self.sampling || self.roots
     }
 }
 
 /// A question from the upstream for the downstream client, and where its answer goes.
-pub struct Question {
+pub(crate) struct Question {
     /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
-    pub method: String,
+    pub(crate) method: String,
     /// The request's params.
-    pub params: Value,
+    pub(crate) params: Value,
     /// The answer (the result object) or why there is none.
-    pub reply: oneshot::Sender<Result<Value, ClientError>>,
+    pub(crate) reply: oneshot::Sender<Result<Value, ClientError>>,
 }
 
 impl std::fmt::Debug for Question {
@@ -104,7 +106,7 @@ tokio::task_local! {
 /// Runs `call` with its questions going to `to`: an input handler invoked inside the call (a
 /// modern upstream's `input_required` rounds are answered there) asks this call, whichever
 /// session it runs on, so a modern session can be shared by calls that may be asked.
-pub async fn asking<F: std::future::Future>(to: mpsc::Sender<Question>, call: F) -> F::Output {
+pub(crate) async fn asking<F: std::future::Future>(to: mpsc::Sender<Question>, call: F) -> F::Output {
     CALL.scope(to, call).await
 }
 
@@ -112,7 +114,7 @@ pub async fn asking<F: std::future::Future>(to: mpsc::Sender<Question>, call: F)
 /// session serves now (legacy sessions that can be asked serve one call at a time, so a
 /// server-to-client request always belongs to that call).
 #[derive(Default)]
-pub struct Asker(Mutex<Option<mpsc::Sender<Question>>>);
+pub(crate) struct Asker(Mutex<Option<mpsc::Sender<Question>>>);
 
 impl std::fmt::Debug for Asker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,7 +124,7 @@ impl std::fmt::Debug for Asker {
 
 impl Asker {
     /// Routes questions to `to` (or nowhere).
-    pub fn route(&self, to: Option<mpsc::Sender<Question>>) {
+    pub(crate) fn route(&self, to: Option<mpsc::Sender<Question>>) {
         *self.0.lock() = to;
     }
 
@@ -145,8 +147,29 @@ impl Asker {
 /// How long an upstream request may wait for its next message (input rounds included).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Upstream::Stdio { program, args, env, cwd } => f
+                .debug_struct("Stdio")
+                .field("program", program)
+                .field("args", args)
+                .field("env", &env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            // Header values and URLs may hold credentials: only names and the redacted URL.
+            Upstream::Http { url, headers, auth } => f
+                .debug_struct("Http")
+                .field("url", &redact_url(url))
+                .field("headers", &headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+                .field("auth", &auth.is_some())
+                .finish(),
+        }
+    }
+}
+
 impl Upstream {
-    /// A short description for logs.
+    /// A short description for logs (URLs redacted: no userinfo, query or fragment).
     pub fn describe(&self) -> String {
         match self {
             Upstream::Stdio { program, args, .. } => format!("`{} {}`", program, args.join(" ")).replace(" `", "`"),
@@ -155,14 +178,14 @@ impl Upstream {
     }
 
     /// Whether sessions are child processes (a lost one is "restarted").
-    pub fn is_process(&self) -> bool {
+    pub(crate) fn is_process(&self) -> bool {
         matches!(self, Upstream::Stdio { .. })
     }
 
     /// Connects one session declaring `caps` (and the tasks extension when `tasks`), its
     /// questions going to `asker`; with `force_legacy`, an `initialize` session at that version
     /// without the era probe.
-    pub async fn connect(
+    pub(crate) async fn connect(
         &self,
         caps: InputCaps,
         tasks: bool,
@@ -224,7 +247,7 @@ impl Upstream {
 
 /// `url` without what must not reach a log or another caller: userinfo (`user:pass@`), the
 /// query (`?api_key=...`) and the fragment.
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.split(['?', '#']).next().unwrap_or_default().to_owned();
     };
@@ -237,7 +260,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// `text` (an error message, a log line) with every `http://` or `https://` URL in it
 /// redacted as [`redact_url`] does.
-pub fn redact_urls(text: &str) -> String {
+pub(crate) fn redact_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     loop {

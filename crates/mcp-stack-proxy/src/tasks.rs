@@ -23,13 +23,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Weak};
 
 /// Most tasks the proxy routes at once.
-pub const MAX_TASKS: usize = 4096;
+pub(crate) const MAX_TASKS: usize = 4096;
 
 /// Most tasks the proxy routes at once for one principal.
-pub const MAX_TASKS_PER_PRINCIPAL: usize = 1024;
+pub(crate) const MAX_TASKS_PER_PRINCIPAL: usize = 1024;
 
 /// What owns tasks: an upstream session (a fake one in the unit tests).
-pub trait Host {
+pub(crate) trait Host {
     /// Whether the session is still in service.
     fn is_live(&self) -> bool;
     /// Marks the session used now (so the idle sweep keeps it while its tasks are polled).
@@ -106,7 +106,7 @@ impl<S> Map<S> {
 }
 
 /// The proxy task id -> (session, upstream id, principal) map (see the module docs).
-pub struct Tasks<S = Session> {
+pub(crate) struct Tasks<S = Session> {
     map: Mutex<Map<S>>,
     cap: usize,
     per_principal: usize,
@@ -124,16 +124,16 @@ impl<S: Host> std::fmt::Debug for Tasks<S> {
 
 /// A task's route: the live session that owns it and the id that session knows it by.
 #[derive(Debug)]
-pub struct Route<S = Session> {
+pub(crate) struct Route<S = Session> {
     /// The owning session (touched when routed, so the idle sweep keeps it).
-    pub session: Arc<S>,
+    pub(crate) session: Arc<S>,
     /// The upstream's task id (what the session's server knows).
-    pub upstream_id: String,
+    pub(crate) upstream_id: String,
 }
 
 /// The spec's answer for a task that does not exist (the same for one of another principal,
 /// or one whose session is gone, so existence never leaks).
-pub fn not_found() -> ProtocolError {
+pub(crate) fn not_found() -> ProtocolError {
     ProtocolError::invalid_params("Failed to retrieve task: Task not found")
 }
 
@@ -147,7 +147,7 @@ fn fresh_id() -> String {
 
 /// An upstream result as the downstream gets it: its `taskId` (when it has one) set to proxy
 /// task `id` (an ack without one stays as it is).
-pub fn outward(mut v: Value, id: &str) -> Value {
+pub(crate) fn outward(mut v: Value, id: &str) -> Value {
     if let Some(t) = v.as_object_mut().and_then(|o| o.get_mut("taskId")) {
         *t = json!(id);
     }
@@ -157,31 +157,27 @@ pub fn outward(mut v: Value, id: &str) -> Value {
 impl<S: Host> Tasks<S> {
     /// An empty map holding at most `cap` tasks, at most [`MAX_TASKS_PER_PRINCIPAL`] (or `cap`)
     /// of one principal.
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         let cap = cap.max(1);
         Self { map: Mutex::default(), cap, per_principal: MAX_TASKS_PER_PRINCIPAL.min(cap) }
     }
 
     /// The same map with at most `n` tasks of one principal.
-    pub fn per_principal(mut self, n: usize) -> Self {
+    #[cfg(test)]
+    fn per_principal(mut self, n: usize) -> Self {
         self.per_principal = n.max(1);
         self
     }
 
     /// How many tasks are routed.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.lock().owners.len()
-    }
-
-    /// Whether no task is routed.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// When `result` is a `CreateTaskResult`: records its task as `principal`'s, living on
     /// `session`, under a fresh proxy id, and returns the result naming that id. Any other
     /// result is returned as it is.
-    pub fn record(&self, result: Value, session: &Weak<S>, principal: Option<&str>) -> Value {
+    pub(crate) fn record(&self, result: Value, session: &Weak<S>, principal: Option<&str>) -> Value {
         if result.get("resultType").and_then(Value::as_str) != Some("task") {
             return result;
         }
@@ -198,7 +194,7 @@ impl<S: Host> Tasks<S> {
 
     /// The route of proxy task `id` for `principal`, or the not-found error. A task whose
     /// session is gone is forgotten.
-    pub fn route(&self, id: &str, principal: Option<&str>) -> Result<Route<S>, ProtocolError> {
+    pub(crate) fn route(&self, id: &str, principal: Option<&str>) -> Result<Route<S>, ProtocolError> {
         let mut map = self.map.lock();
         let owner = map.owners.get(id).ok_or_else(not_found)?;
         if owner.principal.as_deref() != principal {
@@ -258,7 +254,7 @@ mod tests {
         let tasks = Tasks::<Fake>::new(8);
         let done = json!({ "content": [], "taskId": "not-a-task" });
         assert_eq!(tasks.record(done.clone(), &Weak::new(), None), done);
-        assert!(tasks.is_empty());
+        assert!(tasks.len() == 0);
         let s = Arc::new(Fake::default());
         let out = tasks.record(created("1"), &Arc::downgrade(&s), None);
         let id = out["taskId"].as_str().unwrap();
@@ -296,10 +292,10 @@ mod tests {
         assert_eq!(s.touched.load(Ordering::Relaxed), 0, "a refused route touches nothing");
         s.dead.store(true, Ordering::Relaxed);
         assert!(is_not_found(tasks.route(&id, Some("alice"))));
-        assert!(tasks.is_empty(), "a task whose session is gone is forgotten");
+        assert!(tasks.len() == 0, "a task whose session is gone is forgotten");
         let gone = issue(&tasks, "t", &Arc::new(Fake::default()), None);
         assert!(is_not_found(tasks.route(&gone, None)), "a dropped session");
-        assert!(tasks.is_empty());
+        assert!(tasks.len() == 0);
     }
 
     #[test]

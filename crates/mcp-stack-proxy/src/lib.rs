@@ -1,0 +1,365 @@
+//! Serve an upstream MCP server (a stdio command or a URL, of either era) as a dual-era server
+//! of our own, on any transport: the library behind `mcp proxy`.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_proxy::{Proxy, ProxyConfig, Upstream};
+//! let upstream = Upstream::Stdio { program: "my-server".into(), args: vec![], env: vec![], cwd: None };
+//! let proxy = Proxy::connect(ProxyConfig::new(upstream).prefix("mine_")).await?;
+//! mcp::stdio::serve_stdio(proxy.server().clone()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The front is our ordinary [`mcp::server::Server`] with a forwarding fallback, so everything
+//! the server framework guarantees holds for proxied requests too: `_meta` validation, sealed
+//! `requestState`, legacy sessions and their MRTR bridge, auth, limits. Inside:
+//! - `upstream`: reaching the upstream; one client session per input-capability set.
+//! - `pool`: sessions keyed by (capabilities, principal), bounded, restarted with backoff.
+//! - `flight`: upstream calls kept alive across MRTR rounds.
+//! - `forward`: the fallback that forwards each catalog method.
+//! - `filter`: [`ProxyConfig::tools`] and [`ProxyConfig::prefix`].
+//! - `tasks`: which upstream session owns each task (the tasks extension, passed through when
+//!   a modern upstream offers it).
+//!
+//! **The proxy acts with the operator's access to the upstream**: its credentials (headers,
+//! OAuth tokens), its network position (an internal URL), or its account (a stdio upstream runs
+//! as the operator). Serve the front over HTTP only behind downstream auth
+//! (`mcp::http::EndpointConfig::auth`); `mcp proxy --http` refuses to start without it unless
+//! told otherwise. No downstream `_meta` is forwarded: the upstream request carries only what
+//! the proxy's own client writes (its protocol version, capabilities, progress token, log
+//! level and, when traced, the trace context of the proxy's own client span).
+//!
+//! Notices (upstream restarts, expired waits) are `tracing` events of target `mcp_proxy`.
+
+mod filter;
+mod flight;
+mod forward;
+mod pool;
+mod tasks;
+mod upstream;
+
+pub use upstream::Upstream;
+
+use pool::{Change, Key, Pool, PoolLimits};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most upstream resources whose updates the proxy follows.
+const MAX_SUBSCRIPTIONS: usize = 100;
+
+/// How long an unused upstream session stays open.
+const IDLE_SESSION: Duration = Duration::from_secs(300);
+
+/// What a proxy serves and how: the upstream, the names it exposes, and its bounds.
+///
+/// Plain data with safe defaults; [`ProxyConfig::new`] then the builder-style setters:
+///
+/// ```
+/// use mcp_proxy::{ProxyConfig, Upstream};
+/// let config = ProxyConfig::new(Upstream::Http {
+///     url: "http://127.0.0.1:3000/mcp".into(),
+///     headers: vec![],
+///     auth: None,
+/// })
+/// .tools(["search_*"])
+/// .prefix("docs_");
+/// assert_eq!(config.max_sessions, 16);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProxyConfig {
+    /// The upstream server.
+    pub upstream: Upstream,
+    /// Expose only the upstream tools whose names match one of these globs (`*`, `?`); empty
+    /// exposes every tool.
+    pub tools: Vec<String>,
+    /// Prefix every tool and prompt name with this (stripped again when forwarding).
+    pub prefix: String,
+    /// Most upstream sessions open at once (child processes for a stdio upstream). Default 16.
+    pub max_sessions: usize,
+    /// How long an upstream call waits for the downstream client's answers to its questions.
+    /// Default 120 s.
+    pub input_timeout: Duration,
+    /// Most upstream calls waiting for answers at once. Default 256.
+    pub max_waiting: usize,
+    /// Most upstream calls of one downstream principal waiting for answers at once. Default 16.
+    pub max_waiting_per_caller: usize,
+    /// Bound on connecting an upstream session (era probe and handshake). Default 30 s.
+    pub connect_timeout: Duration,
+    /// Skip era detection: open legacy sessions upstream at this protocol version.
+    pub force_legacy: Option<String>,
+}
+
+impl ProxyConfig {
+    /// A proxy of `upstream` with the default bounds.
+    pub fn new(upstream: Upstream) -> Self {
+        Self {
+            upstream,
+            tools: Vec::new(),
+            prefix: String::new(),
+            max_sessions: 16,
+            input_timeout: Duration::from_secs(120),
+            max_waiting: 256,
+            max_waiting_per_caller: 16,
+            connect_timeout: Duration::from_secs(30),
+            force_legacy: None,
+        }
+    }
+
+    /// Exposes only the tools whose names match one of `globs`.
+    pub fn tools<I, S>(mut self, globs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools = globs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Prefixes every tool and prompt name with `prefix`.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Sets [`ProxyConfig::max_sessions`].
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// Sets [`ProxyConfig::input_timeout`].
+    pub fn input_timeout(mut self, d: Duration) -> Self {
+        self.input_timeout = d;
+        self
+    }
+
+    /// Sets [`ProxyConfig::max_waiting`] and [`ProxyConfig::max_waiting_per_caller`].
+    pub fn max_waiting(mut self, total: usize, per_caller: usize) -> Self {
+        self.max_waiting = total;
+        self.max_waiting_per_caller = per_caller;
+        self
+    }
+
+    /// Sets [`ProxyConfig::connect_timeout`].
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.connect_timeout = d;
+        self
+    }
+
+    /// Sets [`ProxyConfig::force_legacy`].
+    pub fn force_legacy(mut self, version: impl Into<String>) -> Self {
+        self.force_legacy = Some(version.into());
+        self
+    }
+}
+
+/// Why a proxy could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    /// [`ProxyConfig::force_legacy`] names no legacy protocol revision.
+    #[error("force_legacy {version:?}: not a legacy protocol version ({known})")]
+    NotLegacy {
+        /// The version given.
+        version: String,
+        /// The legacy versions known.
+        known: String,
+    },
+    /// The upstream could not be reached or answered with an error (URLs redacted).
+    #[error("upstream {upstream}: {message}")]
+    Upstream {
+        /// The upstream, as [`Upstream::describe`] gives it.
+        upstream: String,
+        /// What went wrong, URLs redacted.
+        message: String,
+        /// The client error.
+        #[source]
+        source: mcp_client::ClientError,
+    },
+    /// The front server could not be built.
+    #[error("front server: {0}")]
+    Build(#[from] mcp::server::BuildError),
+}
+
+/// A running proxy: the front [`mcp::server::Server`] to serve on any transport, and the
+/// upstream sessions behind it.
+#[derive(Debug, Clone)]
+pub struct Proxy {
+    server: mcp::server::Server,
+    pool: Arc<Pool>,
+    flights: Arc<flight::Flights>,
+    tasks: Option<Arc<tasks::Tasks>>,
+}
+
+impl Proxy {
+    /// Connects to the upstream (once now, to learn what it offers and to fail early) and
+    /// builds the front server. Spawns the tasks that announce upstream changes and close idle
+    /// sessions; needs a Tokio runtime.
+    pub async fn connect(config: ProxyConfig) -> Result<Self, ProxyError> {
+        Self::connect_with(config, |b| b).await
+    }
+
+    /// [`Proxy::connect`], with `customize` applied to the front server's builder (limits,
+    /// error exposure, telemetry) before it is built.
+    pub async fn connect_with(
+        config: ProxyConfig,
+        customize: impl FnOnce(mcp::server::ServerBuilder) -> mcp::server::ServerBuilder,
+    ) -> Result<Self, ProxyError> {
+        let legacy = mcp::server::mcp_protocol::version::LEGACY;
+        if let Some(v) = config.force_legacy.as_deref().filter(|v| !legacy.contains(v)) {
+            return Err(ProxyError::NotLegacy { version: v.to_owned(), known: legacy.join(", ") });
+        }
+        let upstream = config.upstream.clone();
+        let limits = PoolLimits {
+            max_sessions: config.max_sessions.max(1),
+            connect_timeout: config.connect_timeout,
+            force_legacy: config.force_legacy.clone(),
+            ..PoolLimits::default()
+        };
+        let changes = Arc::new(pool::Changes::default());
+        let pool = Pool::new(upstream.clone(), limits, changes.clone());
+        let failed = |e: mcp_client::ClientError| ProxyError::Upstream {
+            upstream: upstream.describe(),
+            message: upstream::redact_urls(&e.to_string()),
+            source: e,
+        };
+        let first = pool.lease(&Key::default()).await.map_err(failed)?;
+        let client = first.session().client().clone();
+        drop(first);
+        // The proxy passes the upstream's answer on as it came.
+        let info = client.discover().await.map_err(failed)?.into_raw();
+        let server_info = info
+            .get("serverInfo")
+            .or_else(|| info.get("_meta").and_then(|m| m.get(mcp::server::mcp_protocol::meta::SERVER_INFO)))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let name = server_info.get("name").and_then(Value::as_str).unwrap_or("upstream");
+        let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0");
+        let era = pool::era(&client);
+        tracing::info!(
+            "upstream {} is {name} {version} ({era}, protocol {})",
+            upstream.describe(),
+            client.protocol_version()
+        );
+        let names = filter::Names { tools: config.tools.clone(), prefix: config.prefix.clone() };
+        let flights = flight::Flights::new(
+            config.max_waiting.max(1),
+            config.max_waiting_per_caller.max(1),
+            config.input_timeout.max(Duration::from_millis(1)),
+        );
+        // The tasks extension is passed through exactly when the (modern) upstream offers it.
+        let tasks = (client.is_modern() && client.server_supports_tasks())
+            .then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
+        let forward = forward::Forward {
+            pool: pool.clone(),
+            flights: flights.clone(),
+            names: Arc::new(names),
+            tasks: tasks.clone(),
+        };
+        let mut builder = mcp::server::Server::builder(name, version).fallback(Arc::new(forward));
+        let upstream_caps = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
+        for (k, v) in capabilities(&upstream_caps) {
+            builder = builder.capability(k, v);
+        }
+        if let Some(text) = info.get("instructions").and_then(Value::as_str) {
+            builder = builder.instructions(text);
+        }
+        let server = customize(builder).build()?;
+        if client.server_capabilities().resources.and_then(|r| r.subscribe) == Some(true) {
+            // Listeners may ask for any listed resource: the shared session subscribes to them.
+            match client.list_resources().await {
+                Ok(listed) => {
+                    let uris = listed.into_iter().map(|r| r.into_inner().uri);
+                    pool.subscribe(uris.take(MAX_SUBSCRIPTIONS).collect()).await;
+                }
+                Err(e) => tracing::warn!(
+                    "upstream resources/list: {}; resource updates are not followed",
+                    upstream::redact_urls(&e.to_string())
+                ),
+            }
+        }
+        let announcer = server.clone();
+        tokio::spawn(async move {
+            loop {
+                for change in changes.next().await {
+                    announce(&announcer, change);
+                }
+            }
+        });
+        let (idle, waiting) = (pool.clone(), flights.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                idle.close_idle(IDLE_SESSION);
+                let n = waiting.sweep();
+                if n > 0 {
+                    tracing::warn!("{n} call(s) waiting for input expired; their upstream calls were cancelled");
+                }
+            }
+        });
+        Ok(Proxy { server, pool, flights, tasks })
+    }
+
+    /// The front server: serve it with `mcp::http::serve`, `mcp::stdio::serve_stdio`, or the
+    /// in-memory pair.
+    pub fn server(&self) -> &mcp::server::Server {
+        &self.server
+    }
+
+    /// The upstream this proxy serves.
+    pub fn upstream(&self) -> &Upstream {
+        self.pool.upstream()
+    }
+
+    /// How many upstream sessions are open now.
+    pub fn open_sessions(&self) -> usize {
+        self.pool.len()
+    }
+
+    /// How many upstream calls wait for the downstream client's answers now.
+    pub fn waiting_calls(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// How many upstream tasks the proxy routes now (`None` when the upstream does not offer
+    /// the tasks extension).
+    pub fn routed_tasks(&self) -> Option<usize> {
+        self.tasks.as_ref().map(|t| t.len())
+    }
+}
+
+/// The downstream capabilities: what the upstream offers, with list changes announced (the
+/// proxy feeds them from the upstream's notifications).
+fn capabilities(upstream: &Value) -> Vec<(&'static str, Value)> {
+    let mut out = Vec::new();
+    for k in ["tools", "prompts", "resources"] {
+        if let Some(Value::Object(c)) = upstream.get(k) {
+            let mut c = c.clone();
+            c.insert("listChanged".into(), json!(true));
+            out.push((k, Value::Object(c)));
+        }
+    }
+    if upstream.get("completions").is_some() {
+        out.push(("completions", json!({})));
+    }
+    out
+}
+
+/// Maps an upstream notification onto the front server's change events.
+fn announce(server: &mcp::server::Server, (method, params): Change) {
+    use mcp::server::ChangeEvent;
+    let event = match method.as_str() {
+        "notifications/tools/list_changed" => ChangeEvent::ToolsListChanged,
+        "notifications/prompts/list_changed" => ChangeEvent::PromptsListChanged,
+        "notifications/resources/list_changed" => ChangeEvent::ResourcesListChanged,
+        "notifications/resources/updated" => match params.get("uri").and_then(Value::as_str) {
+            Some(uri) => ChangeEvent::ResourceUpdated(uri.to_owned()),
+            None => return,
+        },
+        _ => return,
+    };
+    tracing::debug!(%method, "upstream change announced downstream");
+    server.notify(event);
+}
