@@ -3,9 +3,9 @@
 //! page, a JSON API, a plain-text 404), summarized in one line by the same probe and
 //! summarizer `mcp doctor` uses, and client capabilities a server needs but was not offered.
 
-use super::probe::{Answer, Prober};
 use super::{describe, Failure, Options, Target};
 use mcp_client::{ClientError, TransportError};
+use mcp_doctor::probe::{Answer, Prober};
 use serde_json::{json, Value};
 use std::time::Duration;
 

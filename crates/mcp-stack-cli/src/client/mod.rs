@@ -14,8 +14,6 @@ mod extensions;
 mod hints;
 mod icons;
 mod interact;
-#[path = "doctor_http.rs"]
-mod probe;
 mod render;
 mod schema_rules;
 pub mod servers;
@@ -29,7 +27,7 @@ use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ListenEvent, ServerEra, TransportError};
 use render::Stream;
 use serde_json::{json, Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -362,31 +360,7 @@ fn bind_operands(action: &Action, pos: Vec<String>) -> Result<Vec<String>, Failu
     Ok(pos)
 }
 
-/// Whether `program` can be started (looked up on `PATH` unless it names a path).
-fn program_exists(program: &str, env: &[(String, String)], cwd: Option<&Path>) -> bool {
-    #[cfg(unix)]
-    let runnable = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    #[cfg(not(unix))]
-    let runnable = |p: &Path| ["", "exe", "cmd", "bat"].iter().any(|ext| p.with_extension(ext).is_file());
-    if program.contains('/') {
-        let p = Path::new(program);
-        return match cwd {
-            Some(d) if p.is_relative() => runnable(&d.join(p)) || runnable(p),
-            _ => runnable(p),
-        };
-    }
-    let path = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PATH").ok())
-        .unwrap_or_default();
-    std::env::split_paths(&path).any(|d| runnable(&d.join(program)))
-}
+use mcp_doctor::program_exists;
 
 fn http_transport(url: &str, headers: &[(String, String)], opts: &Options) -> Result<HttpTransport, Failure> {
     let timeout = opts.timeout;

@@ -3,7 +3,7 @@
 //! answer reduced to what it means (a JSON-RPC message, or a one-line summary of whatever else
 //! came back).
 
-use mcp::protocol::sse::SseParser;
+use mcp_protocol::sse::SseParser;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{Method, Url};
 use serde_json::Value;
@@ -14,7 +14,7 @@ const MAX_BODY: usize = 1 << 20;
 
 /// Why a probe got no HTTP answer.
 #[derive(Debug)]
-pub(super) enum ProbeError {
+pub enum ProbeError {
     /// The TLS handshake failed: what went wrong, and a fix.
     Tls(String, String),
     /// Connecting failed (after the doctor's own TCP check passed).
@@ -27,7 +27,7 @@ pub(super) enum ProbeError {
 
 impl ProbeError {
     /// One line for the report.
-    pub(super) fn line(&self) -> String {
+    pub fn line(&self) -> String {
         match self {
             ProbeError::Tls(m, _) => m.clone(),
             ProbeError::Connect(m) => format!("cannot connect: {m}"),
@@ -39,46 +39,46 @@ impl ProbeError {
 
 /// An HTTP answer, body read (bounded).
 #[derive(Debug)]
-pub(super) struct Answer {
+pub struct Answer {
     /// The status code.
-    pub(super) status: u16,
+    pub status: u16,
     /// The media type, lower case, without parameters (`""` when absent).
-    pub(super) content_type: String,
+    pub content_type: String,
     /// The response headers.
-    pub(super) headers: HeaderMap,
+    pub headers: HeaderMap,
     /// The body (the first [`MAX_BODY`] bytes; for an event stream, what was read until the
     /// response arrived).
-    pub(super) body: Vec<u8>,
+    pub body: Vec<u8>,
     /// The JSON-RPC response found in the body (JSON, or an SSE event), if any.
-    pub(super) message: Option<Value>,
+    pub message: Option<Value>,
     /// For an event stream: the first event's name and data.
-    pub(super) first_event: Option<(String, String)>,
+    pub first_event: Option<(String, String)>,
 }
 
 impl Answer {
     /// A response header as text.
-    pub(super) fn header(&self, name: &str) -> Option<String> {
+    pub fn header(&self, name: &str) -> Option<String> {
         self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
     /// The JSON-RPC error object of the answer, if it carries one.
-    pub(super) fn rpc_error(&self) -> Option<&Value> {
+    pub fn rpc_error(&self) -> Option<&Value> {
         self.message.as_ref().and_then(|m| m.get("error")).filter(|e| e.is_object())
     }
 
     /// The JSON-RPC result of the answer, if it carries one.
-    pub(super) fn rpc_result(&self) -> Option<&Value> {
+    pub fn rpc_result(&self) -> Option<&Value> {
         self.message.as_ref().and_then(|m| m.get("result"))
     }
 
     /// The body as (lossy) text.
-    pub(super) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
     /// What the answer is, in one line, when it is not a JSON-RPC message: "answered with an
     /// HTML page (text/html, 1234 bytes): <title>...</title> (HTTP 200)".
-    pub(super) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let n = self.body.len();
         let ct = if self.content_type.is_empty() { "no content type".to_owned() } else { self.content_type.clone() };
         let text = self.text();
@@ -112,7 +112,7 @@ fn html_title(html: &str) -> Option<String> {
 }
 
 /// `s` cut to `max` bytes (on a character boundary), with an ellipsis when cut.
-pub(super) fn clip(s: &str, max: usize) -> String {
+pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
     }
@@ -138,7 +138,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// A TLS failure explained: what went wrong, and the fix.
-pub(super) fn explain_tls(why: &str, host: &str) -> Option<(String, String)> {
+pub fn explain_tls(why: &str, host: &str) -> Option<(String, String)> {
     let l = why.to_ascii_lowercase();
     let tls = ["certificate", "tls", "handshake", "invalidcontenttype", "corrupt message", "peer sent", "alert"];
     if !tls.iter().any(|k| l.contains(k)) {
@@ -186,10 +186,10 @@ pub(super) fn explain_tls(why: &str, host: &str) -> Option<(String, String)> {
 
 /// Sends requests to one server URL.
 #[derive(Debug)]
-pub(super) struct Prober {
+pub struct Prober {
     client: reqwest::Client,
     /// The server URL.
-    pub(super) url: Url,
+    pub url: Url,
     headers: Vec<(String, String)>,
     timeout: Duration,
 }
@@ -197,7 +197,7 @@ pub(super) struct Prober {
 impl Prober {
     /// A prober of `url` sending `headers` (lower-case names) with every request; each request
     /// waits at most `timeout` for its whole answer.
-    pub(super) fn new(url: Url, headers: Vec<(String, String)>, timeout: Duration) -> Result<Self, String> {
+    pub fn new(url: Url, headers: Vec<(String, String)>, timeout: Duration) -> Result<Self, String> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(timeout)
@@ -210,7 +210,7 @@ impl Prober {
 
     /// POSTs a JSON-RPC message with `extra` headers; the answer's JSON-RPC response (from a
     /// JSON body or an event stream) is looked for by the message's `id`.
-    pub(super) async fn post(&self, message: &Value, extra: &[(String, String)]) -> Result<Answer, ProbeError> {
+    pub async fn post(&self, message: &Value, extra: &[(String, String)]) -> Result<Answer, ProbeError> {
         let mut h = vec![
             ("content-type".to_owned(), "application/json".to_owned()),
             ("accept".to_owned(), "application/json, text/event-stream".to_owned()),
@@ -221,14 +221,14 @@ impl Prober {
     }
 
     /// GETs the URL asking for an event stream (HTTP+SSE); reads until the first event.
-    pub(super) async fn get_stream(&self, extra: &[(String, String)]) -> Result<Answer, ProbeError> {
+    pub async fn get_stream(&self, extra: &[(String, String)]) -> Result<Answer, ProbeError> {
         let mut h = vec![("accept".to_owned(), "text/event-stream".to_owned())];
         h.extend(extra.iter().cloned());
         self.send(Method::GET, self.url.clone(), &h, None, &Value::Null).await
     }
 
     /// Ends a legacy session the initialize probe opened (best effort).
-    pub(super) async fn delete_session(&self, session: &str, extra: &[(String, String)]) {
+    pub async fn delete_session(&self, session: &str, extra: &[(String, String)]) {
         let mut h = vec![("mcp-session-id".to_owned(), session.to_owned())];
         h.extend(extra.iter().cloned());
         let rb = self.request(Method::DELETE, self.url.clone(), &h);
@@ -236,7 +236,7 @@ impl Prober {
     }
 
     /// GETs a JSON document (metadata) from `url`: status and parsed body.
-    pub(super) async fn get_json(&self, url: &Url) -> Result<(u16, Option<Value>, String), ProbeError> {
+    pub async fn get_json(&self, url: &Url) -> Result<(u16, Option<Value>, String), ProbeError> {
         let h = [("accept".to_owned(), "application/json".to_owned())];
         let rb = self.client.request(Method::GET, url.clone()).headers(header_map(&h));
         let a = self.read(rb, &Value::Null, false).await?;

@@ -5,9 +5,8 @@
 //! The parsers, URL orders and checks are `mcp-oauth`'s, so the report matches what
 //! `mcp auth login` and the other commands do.
 
-use super::probe::{Answer, Prober};
-use super::{Report, Status, Step};
-use crate::client::auth as cli_auth;
+use crate::probe::{Answer, Prober};
+use crate::{Report, Status, Step};
 use mcp_client::AuthProvider;
 use mcp_oauth::{
     check_endpoint, resource_matches, resource_metadata_urls, server_metadata_urls, AuthInfo, FileStore, OAuthProvider,
@@ -24,31 +23,28 @@ fn now() -> u64 {
 /// The credentials the probes carry: a stored token (through the CLI's OAuth provider, which
 /// refreshes it) or an `Authorization` header given with `--header`.
 #[derive(Debug)]
-pub(super) struct Token {
+pub(crate) struct Token {
     provider: Option<Arc<OAuthProvider>>,
     /// The `token` step (its state; the verdict is added once the server answered).
-    pub(super) step: Step,
+    pub(crate) step: Step,
     /// Whether requests carry credentials.
-    pub(super) sent: bool,
+    pub(crate) sent: bool,
 }
 
 impl Token {
     /// The stored authorization of `raw` (the URL as given; `url` parsed).
-    pub(super) async fn load(raw: &str, url: &Url, headers: &[(String, String)]) -> Self {
+    pub(crate) async fn load(raw: &str, url: &Url, headers: &[(String, String)], opts: &crate::Options) -> Self {
         if headers.iter().any(|(k, _)| k == "authorization") {
             let step = Step::new("token", Status::Pass, "using the Authorization header given with --header");
             return Self { provider: None, step, sent: true };
         }
         let login = format!("log in: mcp auth login {raw}");
-        let path = match cli_auth::store_path() {
-            Ok(p) => p,
-            Err(e) => {
-                return Self {
-                    provider: None,
-                    step: Step::new("token", Status::Skip, format!("no token store: {e}")),
-                    sent: false,
-                }
-            }
+        let Some(path) = opts.token_store.clone() else {
+            return Self {
+                provider: None,
+                step: Step::new("token", Status::Skip, "no token store given: stored tokens not checked"),
+                sent: false,
+            };
         };
         let data = match FileStore::new(&path).load() {
             Ok(d) => d,
@@ -84,7 +80,7 @@ impl Token {
             step.hint("the client commands do not hold that key: the token is not used by them");
             return Self { provider: None, step, sent: false };
         }
-        let Some(provider) = cli_auth::provider_for(raw) else {
+        let Some(provider) = opts.auth.clone() else {
             let mut step = Step::new("token", Status::Warn, format!("{detail}; the stored authorization is unusable"));
             step.hint(login);
             return Self { provider: None, step, sent: false };
@@ -112,7 +108,7 @@ impl Token {
 
     /// The headers a request to `url` carries (the provider's; `--header` ones are the
     /// prober's own).
-    pub(super) async fn headers(&self, method: &str, url: &Url) -> Vec<(String, String)> {
+    pub(crate) async fn headers(&self, method: &str, url: &Url) -> Vec<(String, String)> {
         match &self.provider {
             Some(p) => p.headers(method, url.as_str()).await.unwrap_or_default(),
             None => Vec::new(),
@@ -132,7 +128,14 @@ async fn fetch(prober: &Prober, url: &Url) -> Result<Value, String> {
 
 /// Walks the discovery chain after a `401` (or a `403` challenge) and ends with the
 /// `authorization` verdict.
-pub(super) async fn walk(report: &mut Report, prober: &Prober, answer: &Answer, token: &Token, raw: &str) {
+pub(crate) async fn walk(
+    report: &mut Report,
+    prober: &Prober,
+    answer: &Answer,
+    token: &Token,
+    raw: &str,
+    store: Option<&std::path::Path>,
+) {
     let www = answer.header("www-authenticate");
     let info = AuthInfo::from_header(www.as_deref());
     challenge_step(report, answer.status, www.as_deref(), &info);
@@ -143,7 +146,7 @@ pub(super) async fn walk(report: &mut Report, prober: &Prober, answer: &Answer, 
     };
     match &meta {
         Some((issuer, m)) => {
-            registration(report, issuer, m);
+            registration(report, issuer, m, store);
             pkce(report, m);
         }
         None => {
@@ -346,11 +349,10 @@ async fn server_metadata(
 }
 
 /// The `registration` step: which ways of getting a client id the server offers.
-fn registration(report: &mut Report, issuer: &str, m: &ServerMetadata) {
+fn registration(report: &mut Report, issuer: &str, m: &ServerMetadata, store: Option<&std::path::Path>) {
     let cimd = m.client_id_metadata_document_supported == Some(true);
     let dcr = m.registration_endpoint.is_some();
-    let stored = cli_auth::store_path()
-        .ok()
+    let stored = store
         .and_then(|p| FileStore::new(p).load().ok())
         .and_then(|d| d.clients.get(issuer).map(|c| c.client_id.clone()));
     let mut offers = Vec::new();

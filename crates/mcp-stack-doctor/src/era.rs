@@ -4,15 +4,15 @@
 //! `Host`/`Origin`, `Accept` or `Content-Type` header, a redirect, a server error, or an answer
 //! that is not MCP at all.
 
-use super::probe::{self, Answer, Prober};
-use super::{Report, Status};
-use mcp::protocol::error::code;
-use mcp::protocol::{meta, version};
+use crate::probe::{self, Answer, Prober};
+use crate::{Report, Status};
+use mcp_protocol::error::code;
+use mcp_protocol::{meta, version};
 use serde_json::{json, Value};
 use url::Url;
 
 /// What an answer to a probe means for the walk.
-pub(super) enum Verdict {
+pub(crate) enum Verdict {
     /// The step passed; the era is known.
     Found,
     /// Not this era: try the next one.
@@ -24,7 +24,7 @@ pub(super) enum Verdict {
 }
 
 /// A suggestion for a URL that is probably not the MCP endpoint.
-pub(super) fn endpoint_hint(url: &Url) -> String {
+pub(crate) fn endpoint_hint(url: &Url) -> String {
     if url.path().trim_end_matches('/').ends_with("/mcp") {
         return "this URL is probably not the MCP endpoint: check the server's documentation for its endpoint path"
             .into();
@@ -38,7 +38,7 @@ pub(super) fn endpoint_hint(url: &Url) -> String {
 /// Checks an answer for what any probe can meet: authorization, refused headers, redirects,
 /// server errors, and answers that are not MCP. `None`: the answer carries a JSON-RPC message
 /// for the caller to read.
-pub(super) fn triage(report: &mut Report, name: &'static str, a: &Answer, url: &Url) -> Option<Verdict> {
+pub(crate) fn triage(report: &mut Report, name: &'static str, a: &Answer, url: &Url) -> Option<Verdict> {
     let www = a.header("www-authenticate");
     if a.status == 401 || (a.status == 403 && www.is_some()) {
         return Some(Verdict::Auth);
@@ -122,7 +122,7 @@ pub(super) fn triage(report: &mut Report, name: &'static str, a: &Answer, url: &
 }
 
 /// A server's name and version from a `serverInfo` object.
-pub(super) fn server_label(info: Option<&Value>) -> String {
+pub(crate) fn server_label(info: Option<&Value>) -> String {
     let Some(info) = info else { return "server (no serverInfo)".into() };
     let name = info.get("title").or_else(|| info.get("name")).and_then(Value::as_str).unwrap_or("?");
     match info.get("version").and_then(Value::as_str) {
@@ -132,7 +132,7 @@ pub(super) fn server_label(info: Option<&Value>) -> String {
 }
 
 /// The capability names of a discover or initialize result.
-pub(super) fn capability_names(result: &Value) -> String {
+pub(crate) fn capability_names(result: &Value) -> String {
     match result.get("capabilities").and_then(Value::as_object) {
         Some(c) if !c.is_empty() => c.keys().cloned().collect::<Vec<_>>().join(", "),
         _ => "none".into(),
@@ -140,7 +140,7 @@ pub(super) fn capability_names(result: &Value) -> String {
 }
 
 /// Reads the answer to `server/discover`.
-pub(super) fn discover_verdict(report: &mut Report, a: &Answer, url: &Url) -> Verdict {
+pub(crate) fn discover_verdict(report: &mut Report, a: &Answer, url: &Url) -> Verdict {
     if let Some(v) = triage(report, "discover", a, url) {
         if matches!(v, Verdict::Fallback) {
             let s = report.steps.last_mut().expect("triage reported");
@@ -223,7 +223,7 @@ pub(super) fn discover_verdict(report: &mut Report, a: &Answer, url: &Url) -> Ve
 }
 
 /// Reads the answer to `initialize`; ends the session it opened.
-pub(super) async fn initialize_verdict(
+pub(crate) async fn initialize_verdict(
     report: &mut Report,
     prober: &Prober,
     a: &Answer,
@@ -266,7 +266,7 @@ pub(super) async fn initialize_verdict(
 }
 
 /// Reads the answer to the HTTP+SSE GET.
-pub(super) fn sse_verdict(report: &mut Report, a: &Answer, url: &Url) -> Verdict {
+pub(crate) fn sse_verdict(report: &mut Report, a: &Answer, url: &Url) -> Verdict {
     if a.status == 401 || (a.status == 403 && a.header("www-authenticate").is_some()) {
         return Verdict::Auth;
     }
@@ -303,13 +303,13 @@ fn client_info() -> Value {
 }
 
 /// The `server/discover` probe.
-pub(super) fn discover_message() -> Value {
+pub(crate) fn discover_message() -> Value {
     let m = json!({ meta::PROTOCOL_VERSION: version::LATEST, meta::CLIENT_CAPABILITIES: {}, meta::CLIENT_INFO: client_info() });
     json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": { "_meta": m } })
 }
 
 /// The `initialize` probe (our newest legacy version).
-pub(super) fn initialize_message() -> Value {
+pub(crate) fn initialize_message() -> Value {
     let p = json!({ "protocolVersion": version::LEGACY[0], "capabilities": {}, "clientInfo": client_info() });
     json!({ "jsonrpc": "2.0", "id": 2, "method": "initialize", "params": p })
 }
