@@ -1,13 +1,6 @@
-//! Strict JSON + JSON-RPC classification never panics, and accepted requests re-parse identically.
 #![no_main]
+//! Fuzz target `jsonrpc`: the property is `mcp_fuzz_checks::jsonrpc::check` (also replayed on the
+//! regression inputs by `cargo test -p mcp-fuzz-checks`).
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(Incoming::Request(r)) = parse_incoming(data, 64) {
-        let again = serde_json::json!({"jsonrpc": "2.0", "id": r.id, "method": r.method, "params": r.params});
-        let bytes = serde_json::to_vec(&again).unwrap();
-        assert!(matches!(parse_incoming(&bytes, 64), Ok(Incoming::Request(_))));
-        let _ = mcp_protocol::RequestMeta::from_params(&r.params);
-    }
-});
+fuzz_target!(|data: &[u8]| mcp_fuzz_checks::jsonrpc::check(data));

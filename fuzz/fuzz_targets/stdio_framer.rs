@@ -1,17 +1,6 @@
-//! The stdio line framer never panics, never keeps a line over its limit, and frames the same
-//! lines however the input is split.
 #![no_main]
+//! Fuzz target `stdio_framer`: the property is `mcp_fuzz_checks::stdio_framer::check` (also replayed on the
+//! regression inputs by `cargo test -p mcp-fuzz-checks`).
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Some((&split, data)) = data.split_first() else { return };
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let max = 64;
-    let whole = rt.block_on(mcp_stdio::__fuzz::frame(data, data.len().max(1), max)).unwrap();
-    let pieces = rt.block_on(mcp_stdio::__fuzz::frame(data, usize::from(split % 13) + 1, max)).unwrap();
-    assert_eq!(whole, pieces, "the split changed the framing");
-    for l in whole.iter().flatten() {
-        assert!(l.len() <= max + 1);
-        assert!(!l.ends_with(b"\n"));
-    }
-});
+fuzz_target!(|data: &[u8]| mcp_fuzz_checks::stdio_framer::check(data));

@@ -1,12 +1,6 @@
-//! Template parsing and matching never panic (first line: template, rest: URI).
 #![no_main]
+//! Fuzz target `uri_template`: the property is `mcp_fuzz_checks::uri_template::check` (also replayed on the
+//! regression inputs by `cargo test -p mcp-fuzz-checks`).
 use libfuzzer_sys::fuzz_target;
-use mcp_server::template::UriTemplate;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(s) = std::str::from_utf8(data) else { return };
-    let (t, uri) = s.split_once('\n').unwrap_or((s, ""));
-    if let Ok(t) = UriTemplate::parse(t) {
-        let _ = t.matches(uri);
-    }
-});
+fuzz_target!(|data: &[u8]| mcp_fuzz_checks::uri_template::check(data));
