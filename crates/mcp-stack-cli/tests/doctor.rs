@@ -10,6 +10,7 @@ mod http_server;
 mod raw_http;
 
 use http_server::EverythingHttp;
+use mcp_test_support::tls::{TlsAnswers, TlsServer};
 use raw_http::{read_request, respond, Req};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -278,66 +279,10 @@ fn https_to_a_plain_http_port_fails_the_tls_step() {
     assert!(hints(&r, "tls").contains("http:// instead of https://"), "{r:#}");
 }
 
-/// `openssl s_server` with a self-signed leaf certificate for localhost; killed on drop.
-struct TlsServer(std::process::Child, u16, PathBuf);
-
-impl TlsServer {
-    /// `None` (the test is skipped, loudly) only under `MCP_TEST_SKIP_MISSING=1` without openssl.
-    fn start() -> Option<Self> {
-        if !mcp_cluster::needs::program("openssl", "openssl") {
-            return None;
-        }
-        let dir = std::env::temp_dir().join(format!("mcp-doctor-tls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (key, cert) = (dir.join("key.pem"), dir.join("cert.pem"));
-        let made = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
-            .args(["-subj", "/CN=localhost", "-addext", "basicConstraints=critical,CA:FALSE"])
-            .args(["-addext", "subjectAltName=DNS:localhost", "-keyout"])
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("run openssl");
-        assert!(made.success(), "openssl could not make a test certificate");
-        for _ in 0..5 {
-            let port = free_port();
-            let child = Command::new("openssl")
-                .args(["s_server", "-quiet", "-www", "-accept", &format!("127.0.0.1:{port}"), "-cert"])
-                .arg(&cert)
-                .arg("-key")
-                .arg(&key)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .ok()?;
-            let server = TlsServer(child, port, dir.clone());
-            // Ready when it accepts connections (bounded).
-            for _ in 0..100 {
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(server);
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        None
-    }
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-        let _ = std::fs::remove_dir_all(&self.2);
-    }
-}
-
 #[test]
 fn a_self_signed_certificate_is_explained() {
-    let Some(tls) = TlsServer::start() else { return };
-    let (code, r) = doctor_json(&[&format!("https://localhost:{}/mcp", tls.1)]);
+    let Some(tls) = TlsServer::start(TlsAnswers::StatusPage) else { return };
+    let (code, r) = doctor_json(&[&format!("https://localhost:{}/mcp", tls.port)]);
     assert_eq!(code, 1, "{r:#}");
     assert_eq!(failed(&r), ["tls"], "{r:#}");
     assert!(detail(&r, "tls").contains("not signed by a trusted authority (self-signed, or a private CA)"), "{r:#}");

@@ -2,6 +2,7 @@
 //! refused with its reason, and the good icons (PNG, JPEG, WebP, data:) come through.
 
 use mcp_client::icons::{FetchedIcon, Icon, IconError, IconFetcher, IconMime, IconSource};
+use mcp_test_support::tls::{TlsAnswers, TlsServer};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -476,72 +477,6 @@ async fn a_silent_server_times_out() {
 // https (openssl s_server -HTTP: each file is a complete HTTP response)
 // ------------------------------------------------------------------------------------------
 
-/// `openssl s_server` serving response files from a temporary directory, with a self-signed
-/// certificate for localhost; killed on drop.
-struct TlsServer {
-    child: std::process::Child,
-    port: u16,
-    cert: Vec<u8>,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl TlsServer {
-    /// `None` (the test is skipped, loudly) only under `MCP_TEST_SKIP_MISSING=1` without openssl.
-    fn start(files: &[(&str, Vec<u8>)]) -> Option<TlsServer> {
-        use std::process::{Command, Stdio};
-        if !mcp_cluster::needs::program("openssl", "openssl") {
-            return None;
-        }
-        let dir = std::env::temp_dir().join(format!("mcp-icons-tls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
-            .args(["-subj", "/CN=localhost", "-addext", "basicConstraints=critical,CA:FALSE"])
-            .args(["-addext", "subjectAltName=DNS:localhost", "-keyout", "key.pem", "-out", "cert.pem"])
-            .current_dir(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("run openssl");
-        assert!(made.success(), "openssl could not make a test certificate");
-        for (name, body) in files {
-            std::fs::write(dir.join(name), body).unwrap();
-        }
-        let cert = std::fs::read(dir.join("cert.pem")).unwrap();
-        for _ in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let child = Command::new("openssl")
-                .args(["s_server", "-quiet", "-HTTP", "-accept", &format!("127.0.0.1:{port}")])
-                .args(["-cert", "cert.pem", "-key", "key.pem"])
-                .current_dir(&dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .ok()?;
-            let server = TlsServer { child, port, cert: cert.clone(), dir: dir.clone() };
-            for _ in 0..100 {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(server);
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        None
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.port)
-    }
-}
-
 fn response(head: &str, body: &[u8]) -> Vec<u8> {
     let mut v = format!("HTTP/1.0 {head}\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
     v.extend_from_slice(body);
@@ -551,10 +486,10 @@ fn response(head: &str, body: &[u8]) -> Vec<u8> {
 #[tokio::test]
 async fn https_icons_with_a_trusted_certificate() {
     let files = [("icon.png", response("200 OK\r\nContent-Type: image/png", &png(32, 32, None)))];
-    let Some(tls) = TlsServer::start(&files) else { return };
+    let Some(tls) = TlsServer::start(TlsAnswers::Files(&files)) else { return };
     // The downgrade redirect names the server's own host and port, over http.
     let down = response(&format!("302 Found\r\nLocation: http://localhost:{}/icon.png", tls.port), b"");
-    std::fs::write(tls.dir.join("down"), down).unwrap();
+    tls.put_file("down", &down);
 
     let server = tls.url("/mcp");
     let f = IconFetcher::builder().add_root_certificate_pem(&tls.cert).build();

@@ -9,9 +9,12 @@ use super::*;
 
 /// A complete HTTP response.
 #[derive(Debug)]
-pub(crate) struct Resp {
+pub struct Resp {
+    /// The status code.
     pub status: u16,
+    /// The response headers.
     pub headers: HeaderMap,
+    /// The body.
     pub body: Bytes,
 }
 
@@ -21,23 +24,24 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> &'a str {
 
 impl Resp {
     /// The body as text (for messages).
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
     /// A response header, or "".
-    pub(crate) fn header(&self, name: &str) -> &str {
+    pub fn header(&self, name: &str) -> &str {
         header(&self.headers, name)
     }
 
     /// The `Content-Type` header, or "".
-    pub(crate) fn content_type(&self) -> &str {
+    pub fn content_type(&self) -> &str {
         self.header("content-type")
     }
 
     /// Parses and wire-checks a JSON body (asserting the content type).
     #[track_caller]
-    pub(crate) fn json(&self) -> Value {
+    /// The body as JSON (panics when it is not).
+    pub fn json(&self) -> Value {
         let ct = self.content_type();
         let (status, text) = (self.status, self.text());
         let is_json = ct.starts_with("application/json");
@@ -49,7 +53,7 @@ impl Resp {
 
     /// Every SSE event of a complete `text/event-stream` body (each wire-checked).
     #[track_caller]
-    pub(crate) fn events(&self) -> Vec<Value> {
+    pub fn events(&self) -> Vec<Value> {
         let ct = self.content_type();
         let is_sse = ct.starts_with("text/event-stream");
         assert!(is_sse, "{ct:?}: {}", self.text());
@@ -62,7 +66,7 @@ impl Resp {
 
     /// The final JSON-RPC message: the JSON body, or the last SSE event.
     #[track_caller]
-    pub(crate) fn message(&self) -> Value {
+    pub fn message(&self) -> Value {
         if self.content_type().starts_with("text/event-stream") {
             self.events().pop().expect("an SSE response with no events")
         } else {
@@ -84,12 +88,12 @@ async fn connect(addr: SocketAddr) -> (Sender, JoinHandle<()>) {
 }
 
 /// A body with `Content-Length`.
-pub(crate) fn full(b: impl Into<Bytes>) -> BoxBody<Bytes, Infallible> {
+pub fn full(b: impl Into<Bytes>) -> BoxBody<Bytes, Infallible> {
     Full::new(b.into()).boxed()
 }
 
 /// A body sent with chunked transfer encoding (no `Content-Length`), in 16 KiB chunks.
-pub(crate) fn chunked(data: Vec<u8>) -> BoxBody<Bytes, Infallible> {
+pub fn chunked(data: Vec<u8>) -> BoxBody<Bytes, Infallible> {
     let chunks = data.chunks(16 * 1024).map(Bytes::copy_from_slice);
     Chunks(chunks.collect()).boxed()
 }
@@ -106,7 +110,7 @@ impl hyper::body::Body for Chunks {
 }
 
 /// Sends one request and returns as soon as the response head arrives.
-pub(crate) async fn open(
+pub async fn open(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -136,7 +140,7 @@ pub(crate) async fn open(
 }
 
 /// Sends one request and reads the whole response.
-pub(crate) async fn send(
+pub async fn send(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -151,13 +155,15 @@ pub(crate) async fn send(
 }
 
 /// POSTs `body` to `/mcp` with exactly `headers` (plus `Host` if absent).
-pub(crate) async fn post(addr: SocketAddr, headers: &[(String, String)], body: impl Into<Bytes>) -> Resp {
+pub async fn post(addr: SocketAddr, headers: &[(String, String)], body: impl Into<Bytes>) -> Resp {
     send(addr, "POST", "/mcp", headers, full(body)).await
 }
 
 /// A response whose body is read incrementally as SSE.
-pub(crate) struct Streaming {
+pub struct Streaming {
+    /// The status code.
     pub status: u16,
+    /// The response headers.
     pub headers: HeaderMap,
     body: Option<Incoming>,
     parser: SseParser,
@@ -173,29 +179,29 @@ impl Drop for Streaming {
 
 impl Streaming {
     /// Checks events against the legacy (2025-11-25) schema instead.
-    pub(crate) fn legacy(mut self) -> Self {
+    pub fn legacy(mut self) -> Self {
         self.parser.legacy = true;
         self
     }
 
     /// A response header, or "".
-    pub(crate) fn header(&self, name: &str) -> &str {
+    pub fn header(&self, name: &str) -> &str {
         header(&self.headers, name)
     }
 
     /// The `Content-Type` header, or "".
-    pub(crate) fn content_type(&self) -> &str {
+    pub fn content_type(&self) -> &str {
         header(&self.headers, "content-type")
     }
 
     /// The next SSE event (wire-checked), or `None` when the stream ended (bounded by [`WAIT`]).
-    pub(crate) async fn next(&mut self) -> Option<Value> {
+    pub async fn next(&mut self) -> Option<Value> {
         within("the next SSE event", self.next_unbounded()).await
     }
 
     /// The next event that is a response (has an `id`), skipping notifications before it;
     /// panics if the stream ends first.
-    pub(crate) async fn response(&mut self) -> Value {
+    pub async fn response(&mut self) -> Value {
         loop {
             let e = self.next().await.expect("the stream goes on to its response");
             if e.get("id").is_some() {
@@ -226,24 +232,25 @@ impl Streaming {
 
 /// Splits an SSE byte stream into events and parses (and wire-checks) each event's `data`.
 #[derive(Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     buf: Vec<u8>,
     /// Check events against the legacy schema (see [`Streaming::legacy`]).
     legacy: bool,
 }
 
 impl SseParser {
-    pub(crate) fn push(&mut self, b: &[u8]) {
+    /// Feeds bytes received.
+    pub fn push(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
 
     /// Whether only whitespace is left (no partial event).
-    pub(crate) fn is_drained(&self) -> bool {
+    pub fn is_drained(&self) -> bool {
         self.buf.iter().all(u8::is_ascii_whitespace)
     }
 
     /// The next complete event that has data (comments and data-less events are skipped).
-    pub(crate) fn next_event(&mut self) -> Option<Value> {
+    pub fn next_event(&mut self) -> Option<Value> {
         loop {
             let (end, sep) = (0..self.buf.len()).find_map(|i| {
                 let rest = &self.buf[i..];
@@ -284,13 +291,16 @@ impl SseParser {
 
 /// A response read off a raw socket.
 #[derive(Debug)]
-pub(crate) struct RawResp {
+pub struct RawResp {
+    /// The status code.
     pub status: u16,
+    /// The body.
     pub body: Vec<u8>,
 }
 
 impl RawResp {
-    pub(crate) fn json(&self) -> Value {
+    /// The body as JSON (panics when it is not).
+    pub fn json(&self) -> Value {
         let text = String::from_utf8_lossy(&self.body);
         let v = serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("bad JSON ({e}): {text}"));
         assert_wire(&v);
@@ -299,7 +309,7 @@ impl RawResp {
 }
 
 /// A request head with `Host` and `Connection: close` plus `headers` written verbatim.
-pub(crate) fn raw_head(addr: SocketAddr, method: &str, headers: &[(&str, &str)]) -> String {
+pub fn raw_head(addr: SocketAddr, method: &str, headers: &[(&str, &str)]) -> String {
     let mut s = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
         s.push_str(&format!("{k}: {v}\r\n"));
@@ -308,13 +318,13 @@ pub(crate) fn raw_head(addr: SocketAddr, method: &str, headers: &[(&str, &str)])
 }
 
 /// A plain TCP connection to `addr`.
-pub(crate) async fn tcp(addr: SocketAddr) -> TcpStream {
+pub async fn tcp(addr: SocketAddr) -> TcpStream {
     within("connect", TcpStream::connect(addr)).await.expect("connect")
 }
 
 /// Writes `head` then `body` (from a separate task, ignoring write errors: the server may answer
 /// and close before reading it all) and reads one response.
-pub(crate) async fn raw(addr: SocketAddr, head: String, body: Vec<u8>) -> RawResp {
+pub async fn raw(addr: SocketAddr, head: String, body: Vec<u8>) -> RawResp {
     let (mut rd, mut wr) = tcp(addr).await.into_split();
     let writer = tokio::spawn(async move {
         if wr.write_all(head.as_bytes()).await.is_ok() && !body.is_empty() {

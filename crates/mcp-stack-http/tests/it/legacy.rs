@@ -2,11 +2,9 @@
 //! the same endpoint as modern stateless requests. Every message the server sends to the legacy
 //! client is checked against the 2025-11-25 schema.
 
-mod common;
-
-use common::*;
 use mcp::http::EndpointConfig;
 use mcp::server::Context as McpContext;
+use mcp_test_support::*;
 use serde_json::{json, Value};
 
 fn rpc(id: i64, method: &str, params: Value) -> Value {

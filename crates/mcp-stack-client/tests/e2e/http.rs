@@ -1,21 +1,16 @@
 //! The client library against our server over real HTTP: a modern session end to end, and a
 //! server killed in the middle of a request.
 
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/in_flight.rs"]
-mod in_flight;
-use http_server::EverythingHttp as Server;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::types::{ElicitAction, ElicitResult, ElicitValue};
 use mcp_client::{CallOptions, ClientBuilder, ClientError, ElicitationModes, ServerEra};
+use mcp_test_support::child::HttpChild as Server;
 use serde_json::{json, Value};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(20);
 
-#[tokio::test]
-async fn modern_server_over_http() {
+pub(crate) async fn modern_server_over_http() {
     let server = Server::start();
     let client = ClientBuilder::new("t", "1")
         .on_elicitation(ElicitationModes::FORM, |_p| async move {
@@ -45,11 +40,10 @@ async fn modern_server_over_http() {
     client.close().await;
 }
 
-#[tokio::test]
-async fn killed_http_server_fails_pending_calls_promptly() {
+pub(crate) async fn killed_http_server_fails_pending_calls_promptly() {
     let mut server = Server::start();
     let client = ClientBuilder::new("t", "1").connect(HttpTransport::new(&server.url).unwrap()).await.unwrap();
-    let pending = in_flight::slow_call_in_flight(&client).await;
+    let pending = crate::in_flight::slow_call_in_flight(&client).await;
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let r = tokio::time::timeout(Duration::from_secs(5), pending)

@@ -2,7 +2,7 @@
 //! --stdio`: the notifications the server writes to stdout feed the subscription, filtered,
 //! and `resourceSubscriptions` become `resources/subscribe`.
 
-use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+use mcp_client::transport::stdio::StdioTransport;
 use mcp_client::{Client, ClientBuilder, ListenEvent, ServerEra, Subscription};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 const T: Duration = Duration::from_secs(20);
 
 async fn legacy_everything() -> Client {
-    let cmd = StdioCommand::new(env!("CARGO_BIN_EXE_mcp")).args(["serve", "everything", "--stdio"]);
+    let cmd = mcp_test_support::child::stdio_command();
     let b = ClientBuilder::new("legacy-listen-test", "0.0.1").force_legacy("2025-11-25");
     tokio::time::timeout(T, b.connect(StdioTransport::spawn(cmd).unwrap())).await.unwrap().unwrap()
 }
@@ -26,8 +26,7 @@ fn filter(v: serde_json::Value) -> mcp_client::types::SubscriptionFilter {
     serde_json::from_value(v).unwrap()
 }
 
-#[tokio::test]
-async fn a_legacy_stdio_session_feeds_listen() {
+pub(crate) async fn a_legacy_stdio_session_feeds_listen() {
     let c = legacy_everything().await;
     assert!(matches!(c.era(), Some(ServerEra::Legacy { ref version, .. }) if version == "2025-11-25"));
     let asked = filter(json!({"toolsListChanged": true, "resourceSubscriptions": ["test://watched-resource"]}));
@@ -45,8 +44,7 @@ async fn a_legacy_stdio_session_feeds_listen() {
     c.close().await;
 }
 
-#[tokio::test]
-async fn a_legacy_subscription_ends_with_the_session() {
+pub(crate) async fn a_legacy_subscription_ends_with_the_session() {
     let c = legacy_everything().await;
     let mut sub = c.listen(filter(json!({"promptsListChanged": true}))).await.unwrap();
     assert_eq!(sub.acknowledged.prompts_list_changed, Some(true));

@@ -1,26 +1,24 @@
-//! Dual-era over stdio: a legacy (2025-11-25, initialize-based) client talking to the real
-//! `mcp serve everything --stdio` child process. Every message the server sends is checked
+//! Dual-era over stdio: a legacy (2025-11-25, initialize-based) client talking to
+//! `mcp::stdio::serve` of the everything server. Every message the server sends is checked
 //! against the 2025-11-25 schema.
 
-mod common;
-
-use common::*;
+use mcp_test_support::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::task::JoinHandle;
 
 const LEGACY: &str = LEGACY_PV;
 
 struct Proc {
-    _child: Child,
-    stdin: Option<ChildStdin>,
-    out: Lines<BufReader<ChildStdout>>,
+    _served: JoinHandle<std::io::Result<()>>,
+    stdin: Option<DuplexStream>,
+    out: Lines<BufReader<DuplexStream>>,
 }
 
 impl Proc {
     fn spawn() -> Self {
-        let (child, stdin, out) = spawn_stdio_everything();
-        Self { _child: child, stdin: Some(stdin), out }
+        let (served, stdin, out) = super::serve_everything();
+        Self { _served: served, stdin: Some(stdin), out }
     }
 
     async fn send(&mut self, v: &Value) {

@@ -1,8 +1,6 @@
 //! The client library against real stdio servers: our `everything` server (modern) and a
 //! legacy (initialize-based) server written here in Python.
 
-#[path = "support/in_flight.rs"]
-mod in_flight;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::types::{
     CompleteReference, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel,
@@ -17,9 +15,7 @@ use std::time::Duration;
 const T: Duration = Duration::from_secs(20);
 
 async fn everything(builder: ClientBuilder) -> Client {
-    let t =
-        StdioTransport::spawn(StdioCommand::new(env!("CARGO_BIN_EXE_mcp")).args(["serve", "everything", "--stdio"]))
-            .unwrap();
+    let t = StdioTransport::spawn(mcp_test_support::child::stdio_command()).unwrap();
     tokio::time::timeout(T, builder.connect(t)).await.unwrap().unwrap()
 }
 
@@ -54,8 +50,7 @@ fn builder() -> ClientBuilder {
         .roots(vec![Root { name: Some("project".into()), ..Root::new("file:///tmp/project") }])
 }
 
-#[tokio::test]
-async fn modern_server_over_stdio() {
+pub(crate) async fn modern_server_over_stdio() {
     let c = everything(builder()).await;
     assert!(matches!(c.era(), Some(ServerEra::Modern { ref version, .. }) if version == "2026-07-28"));
     let tools = c.list_tools().await.unwrap();
@@ -88,8 +83,7 @@ async fn modern_server_over_stdio() {
     c.close().await;
 }
 
-#[tokio::test]
-async fn progress_and_logs_reach_callbacks() {
+pub(crate) async fn progress_and_logs_reach_callbacks() {
     let c = everything(builder()).await;
     let progress = Arc::new(AtomicUsize::new(0));
     let p2 = progress.clone();
@@ -111,16 +105,14 @@ async fn progress_and_logs_reach_callbacks() {
     c.close().await;
 }
 
-#[tokio::test]
-async fn undeclared_capabilities_give_a_clear_error() {
+pub(crate) async fn undeclared_capabilities_give_a_clear_error() {
     let c = everything(ClientBuilder::new("bare", "1")).await;
     let e = c.call_tool("greet_user", json!({})).await.unwrap_err();
     assert_eq!(e.code(), Some(-32021), "{e}");
     c.close().await;
 }
 
-#[tokio::test]
-async fn listen_gets_tagged_notifications_and_invalidates_cache() {
+pub(crate) async fn listen_gets_tagged_notifications_and_invalidates_cache() {
     let c = everything(builder()).await;
     let asked = mcp_client::types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
     let mut sub = c.listen(asked.clone()).await.unwrap();
@@ -134,8 +126,7 @@ async fn listen_gets_tagged_notifications_and_invalidates_cache() {
     c.close().await;
 }
 
-#[tokio::test]
-async fn timeout_cancels_the_request_and_the_server_keeps_serving() {
+pub(crate) async fn timeout_cancels_the_request_and_the_server_keeps_serving() {
     let c = everything(builder().timeout(Duration::from_millis(300))).await;
     let e = c.call_tool("count_with_progress", json!({"steps": 20, "delay_ms": 1000})).await.unwrap_err();
     assert!(matches!(e, ClientError::Timeout(_)), "{e}");
@@ -174,8 +165,7 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": orig, "result": {"content": [{"type": "text", "text": "hello " + m["result"]["content"]["name"]}]}})
 "#;
 
-#[tokio::test]
-async fn legacy_server_over_stdio() {
+pub(crate) async fn legacy_server_over_stdio() {
     let t = StdioTransport::spawn(StdioCommand::new("python3").args(["-u", "-c", LEGACY_SERVER])).unwrap();
     let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
     assert!(matches!(c.era(), Some(ServerEra::Legacy { ref version, .. }) if version == "2025-06-18"), "{:?}", c.era());
@@ -189,14 +179,14 @@ async fn legacy_server_over_stdio() {
     c.close().await;
 }
 
-#[tokio::test]
-async fn killed_server_fails_pending_calls_promptly_and_leaves_no_process() {
+pub(crate) async fn killed_server_fails_pending_calls_promptly_and_leaves_no_process() {
     // The server runs in its own process group; a grandchild shares it.
-    let script = "sleep 313 & exec \"$0\" serve everything --stdio";
-    let t = StdioTransport::spawn(StdioCommand::new("sh").args(["-c", script, env!("CARGO_BIN_EXE_mcp")])).unwrap();
+    let script = "sleep 313 & MCP_TEST_SERVE=stdio exec \"$0\"";
+    let exe = std::env::current_exe().unwrap().to_string_lossy().into_owned();
+    let t = StdioTransport::spawn(StdioCommand::new("sh").args(["-c", script, &exe])).unwrap();
     let pid = t.pid().unwrap();
     let c = tokio::time::timeout(T, builder().connect(t)).await.unwrap().unwrap();
-    let pending = in_flight::slow_call_in_flight(&c).await;
+    let pending = crate::in_flight::slow_call_in_flight(&c).await;
     // Kill the server process (not the group): pending calls must fail with a clear error.
     let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
     assert!(status.success());

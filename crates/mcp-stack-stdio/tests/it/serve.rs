@@ -1,19 +1,17 @@
-//! stdio integration tests: the real `mcp serve everything --stdio` child process, fed NDJSON.
+//! `mcp::stdio::serve` of the everything server over in-memory pipes, fed NDJSON as a client
+//! process would write it; every message it writes is checked against the JSON schema.
 
-mod common;
-
-use common::*;
+use mcp_test_support::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
-use std::process::ExitStatus;
-use tokio::io::{AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::task::JoinHandle;
 
-/// The server process and line-oriented access to its stdio.
+/// `serve` running on the everything server, and line-oriented access to its input and output.
 struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    out: Lines<BufReader<ChildStdout>>,
+    served: Option<JoinHandle<std::io::Result<()>>>,
+    stdin: Option<DuplexStream>,
+    out: Lines<BufReader<DuplexStream>>,
     /// Messages read while waiting for something else.
     backlog: Vec<Value>,
 }
@@ -24,8 +22,8 @@ fn is_response(v: &Value) -> bool {
 
 impl Proc {
     fn spawn() -> Self {
-        let (child, stdin, out) = spawn_stdio_everything();
-        Self { child, stdin: Some(stdin), out, backlog: Vec::new() }
+        let (served, stdin, out) = super::serve_everything();
+        Self { served: Some(served), stdin: Some(stdin), out, backlog: Vec::new() }
     }
 
     async fn send_raw(&mut self, bytes: &[u8]) {
@@ -92,15 +90,12 @@ impl Proc {
         all
     }
 
-    async fn exit_status(&mut self) -> ExitStatus {
-        within("the process to exit", self.child.wait()).await.expect("wait")
-    }
-
-    /// Closes stdin, drains stdout and asserts a clean exit.
+    /// Closes the input, drains the output and asserts `serve` returned `Ok` (what makes
+    /// `mcp serve --stdio` exit 0).
     async fn finish(mut self) -> Vec<Value> {
         let rest = self.close_and_drain().await;
-        let status = self.exit_status().await;
-        assert!(status.success(), "exit status {status}");
+        let served = self.served.take().expect("serving");
+        within("serve() to return", served).await.expect("join").expect("serve returns Ok");
         rest
     }
 }
@@ -288,7 +283,7 @@ async fn listen_acknowledges_and_tags_notifications() {
 }
 
 #[tokio::test]
-async fn eof_closes_listens_gracefully_finishes_work_and_exits_zero() {
+async fn eof_closes_listens_gracefully_finishes_work_and_returns_ok() {
     let mut p = Proc::spawn();
     for id in ["sub", "gone"] {
         p.send(&req(id, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}))).await;

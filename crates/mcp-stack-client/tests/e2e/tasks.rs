@@ -1,13 +1,11 @@
 //! Tasks and skills end to end: the client library against `mcp serve everything` as a real
 //! child process, over stdio and over HTTP (127.0.0.1:0).
 
-#[path = "support/http_server.rs"]
-mod http_server;
-use http_server::EverythingHttp;
 use mcp_client::transport::http::HttpTransport;
-use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
+use mcp_client::transport::stdio::StdioTransport;
 use mcp_client::types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Started};
+use mcp_test_support::child::HttpChild as EverythingHttp;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,7 +34,7 @@ fn builder(tasks: bool) -> ClientBuilder {
 }
 
 async fn stdio(tasks: bool) -> Client {
-    let cmd = StdioCommand::new(env!("CARGO_BIN_EXE_mcp")).args(["serve", "everything", "--stdio"]);
+    let cmd = mcp_test_support::child::stdio_command();
     tokio::time::timeout(T, builder(tasks).connect(StdioTransport::spawn(cmd).unwrap())).await.unwrap().unwrap()
 }
 
@@ -137,8 +135,7 @@ async fn skills(c: &Client) {
     assert_eq!(c.get_skill("skill://nope/SKILL.md").await.unwrap_err().code(), Some(-32602));
 }
 
-#[tokio::test]
-async fn tasks_and_skills_over_stdio() {
+pub(crate) async fn tasks_and_skills_over_stdio() {
     let c = stdio(true).await;
     task_life(&c).await;
     skills(&c).await;
@@ -148,8 +145,7 @@ async fn tasks_and_skills_over_stdio() {
     plain.close().await;
 }
 
-#[tokio::test]
-async fn tasks_and_skills_over_http() {
+pub(crate) async fn tasks_and_skills_over_http() {
     let server = EverythingHttp::start();
     let c = http(&server, true).await;
     task_life(&c).await;

@@ -1,0 +1,34 @@
+//! The client against real server processes, over stdio and Streamable HTTP: this test binary
+//! starts itself again as the everything server (`mcp_test_support::child`), so the client's
+//! transports meet a real child process (pipes, process groups, a server killed mid-call)
+//! without another crate's binary. A `harness = false` test: `mcp_test_support::harness` runs
+//! the async tests below.
+//! - `stdio`: the stdio transport, modern and legacy servers, timeouts, a killed server.
+//! - `http`: the Streamable HTTP transport, a killed server.
+//! - `tasks`: the tasks and skills extensions over both transports.
+//! - `legacy_listen`: `subscriptions/listen` fed by a legacy session.
+
+mod http;
+mod in_flight;
+mod legacy_listen;
+mod stdio;
+mod tasks;
+
+fn main() -> std::process::ExitCode {
+    mcp_test_support::child::serve_if_asked();
+    mcp_test_support::harness::run(mcp_test_support::tests![
+        stdio::modern_server_over_stdio,
+        stdio::progress_and_logs_reach_callbacks,
+        stdio::undeclared_capabilities_give_a_clear_error,
+        stdio::listen_gets_tagged_notifications_and_invalidates_cache,
+        stdio::timeout_cancels_the_request_and_the_server_keeps_serving,
+        stdio::legacy_server_over_stdio,
+        stdio::killed_server_fails_pending_calls_promptly_and_leaves_no_process,
+        http::modern_server_over_http,
+        http::killed_http_server_fails_pending_calls_promptly,
+        tasks::tasks_and_skills_over_stdio,
+        tasks::tasks_and_skills_over_http,
+        legacy_listen::a_legacy_stdio_session_feeds_listen,
+        legacy_listen::a_legacy_subscription_ends_with_the_session,
+    ])
+}
