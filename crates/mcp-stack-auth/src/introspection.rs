@@ -130,7 +130,7 @@ pub use validator::IntrospectionValidator;
 mod validator {
     use super::*;
     use crate::fetch::Fetcher;
-    use crate::principal::{now_secs, BoxFuture, TokenValidator};
+    use crate::principal::{now_secs, TokenValidator, ValidateFuture};
     use parking_lot::Mutex;
     use sha2::{Digest, Sha256};
     use std::collections::{HashMap, VecDeque};
@@ -262,7 +262,7 @@ mod validator {
     }
 
     impl TokenValidator for IntrospectionValidator {
-        fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a, Result<Principal, AuthError>> {
             Box::pin(self.validate_at(token, now_secs()))
         }
     }

@@ -9,7 +9,7 @@
 //! a public key can never be used as an HMAC secret), keys whose type or curve does not fit the
 //! algorithm, and tokens with a `crit` header.
 
-use crate::principal::{check_claims, now_secs, BoxFuture, ClaimRules, Principal, TokenValidator};
+use crate::principal::{check_claims, now_secs, ClaimRules, Principal, TokenValidator, ValidateFuture};
 use crate::AuthError;
 use base64::Engine as _;
 use jsonwebtoken::errors::ErrorKind;
@@ -352,7 +352,7 @@ impl JwtValidator {
 }
 
 impl TokenValidator for JwtValidator {
-    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a, Result<Principal, AuthError>> {
         Box::pin(self.validate_at(token, now_secs()))
     }
 }

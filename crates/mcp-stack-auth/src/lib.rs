@@ -57,5 +57,5 @@ pub use jsonwebtoken::Algorithm;
 pub use jwks::{discover_jwks_uri, JwksOptions};
 pub use jwt::{verify_jwt, JwtConfig, JwtValidator, KeySet};
 pub use metadata::ProtectedResourceMetadata;
-pub use principal::{now_secs, scopes_of, BoxFuture, Principal, TokenValidator};
+pub use principal::{now_secs, scopes_of, Principal, TokenValidator, ValidateFuture};
 pub use resource::{AuthConfig, AuthConfigBuilder, Refusal};

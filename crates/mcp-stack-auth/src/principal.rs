@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A boxed, `Send` future (what [`TokenValidator::validate`] returns).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub type ValidateFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Who a valid access token speaks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ impl Principal {
 pub trait TokenValidator: Send + Sync + 'static {
     /// Checks `token` (the bearer credentials, already extracted) and returns its principal, or
     /// why it is refused. Must check that the token was issued for this resource (audience).
-    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>>;
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a, Result<Principal, AuthError>>;
 }
 
 /// Seconds since the Unix epoch, now.

@@ -334,12 +334,12 @@ fn description(e: &AuthError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BoxFuture;
+    use crate::ValidateFuture;
     use serde_json::Map;
 
     struct Fixed;
     impl TokenValidator for Fixed {
-        fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a, Result<Principal, AuthError>> {
             Box::pin(async move {
                 if token == "good" {
                     let scopes = vec!["base".into(), "files:write".into()];

@@ -12,7 +12,6 @@
 //! # Ok(()) }
 //! ```
 
-mod api;
 pub mod auth;
 mod cache;
 mod call;
@@ -29,6 +28,7 @@ mod listen;
 #[cfg(feature = "multi")]
 pub mod multi;
 pub mod protocol;
+mod requests;
 mod result;
 mod roots_handler;
 mod skills;

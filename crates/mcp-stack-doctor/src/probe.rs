@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// Largest body read from a probe.
-const MAX_BODY: usize = 1 << 20;
+pub const MAX_BODY: usize = 1 << 20;
 
 /// Why a probe got no HTTP answer.
 #[derive(Debug)]

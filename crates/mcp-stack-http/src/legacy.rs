@@ -9,7 +9,7 @@
 
 use crate::body::{sse_event, McpBody};
 pub(crate) use crate::service::{accepted, status_only};
-use crate::shared::{SessionEvent, SessionStore, SessionStoreError};
+use crate::session_store::{SessionEvent, SessionStore, SessionStoreError};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;

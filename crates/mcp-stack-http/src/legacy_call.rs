@@ -7,7 +7,7 @@ use crate::legacy::{
 };
 use crate::notes::{NoteLimits, NoteQueue};
 use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
-use crate::shared::{SessionEvent, SessionRecord};
+use crate::session_store::{SessionEvent, SessionRecord};
 use http::{header, HeaderValue, Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
@@ -91,7 +91,7 @@ impl McpService {
             // Until `notifications/initialized` the stored session lives only the short time.
             if let Err(e) = store.create(&sid, &record, self.sessions.init_timeout()).await {
                 self.sessions.close(&sid);
-                return error_response(&crate::shared::store_failure(&e), Some(&id));
+                return error_response(&crate::session_store::store_failure(&e), Some(&id));
             }
         }
         with_session(response, &sid)
@@ -105,7 +105,7 @@ impl McpService {
                 let make = |state| Some(LegacySession::restore(self.server.clone(), self.session_config(), state));
                 match self.sessions.load(sid, make).await {
                     Ok(s) => s,
-                    Err(e) => return Err(error_response(&crate::shared::store_failure(&e), None)),
+                    Err(e) => return Err(error_response(&crate::session_store::store_failure(&e), None)),
                 }
             }
         };
@@ -119,8 +119,11 @@ impl McpService {
         let before = s.snapshot();
         let r = f();
         if let (Some(before), Some(after)) = (before, s.snapshot()) {
-            for change in crate::shared::changes(&before, &after) {
-                store.change(&s.id, change, self.sessions.idle).await.map_err(|e| crate::shared::store_failure(&e))?;
+            for change in crate::session_store::changes(&before, &after) {
+                store
+                    .change(&s.id, change, self.sessions.idle)
+                    .await
+                    .map_err(|e| crate::session_store::store_failure(&e))?;
             }
         }
         Ok(r)
@@ -147,7 +150,7 @@ impl McpService {
                 self.sessions.close(sid);
                 if let Some(store) = &store {
                     if let Err(e) = store.delete(sid).await {
-                        return error_response(&crate::shared::store_failure(&e), None);
+                        return error_response(&crate::session_store::store_failure(&e), None);
                     }
                 }
                 return status_only(StatusCode::OK);
@@ -248,14 +251,14 @@ impl McpService {
         if !m.contains_key("result") && !m.contains_key("error") {
             return None;
         }
-        let asker = crate::shared::asking_instance(m.get("id")?)?;
+        let asker = crate::session_store::asking_instance(m.get("id")?)?;
         if asker == store.instance() {
             return None;
         }
         let event = SessionEvent::Answer { id: s.id.clone(), message: m.clone() };
         Some(match store.send_to(asker, event).await {
             Ok(()) => accepted(),
-            Err(e) => error_response(&crate::shared::store_failure(&e), None),
+            Err(e) => error_response(&crate::session_store::store_failure(&e), None),
         })
     }
 

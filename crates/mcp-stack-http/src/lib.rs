@@ -32,12 +32,12 @@
 
 mod auth_layer;
 mod body;
+mod body_read;
 mod cors;
 #[cfg(feature = "legacy")]
 mod legacy;
 #[cfg(feature = "legacy")]
 mod legacy_call;
-mod limits;
 mod notes;
 #[cfg(feature = "legacy")]
 mod resume;
@@ -46,7 +46,7 @@ mod router;
 mod serve;
 mod service;
 #[cfg(feature = "legacy")]
-mod shared;
+mod session_store;
 mod validate;
 
 pub use auth_layer::{AuthBody, AuthLayer, AuthService, Authenticated};
@@ -59,8 +59,8 @@ pub use router::router;
 pub use serve::{raise_fd_limit, serve, shutdown_signal, Serve, ServeConfig};
 pub use service::{EndpointConfig, McpService, RequestBody};
 #[cfg(feature = "legacy")]
-pub use shared::{
-    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture,
+pub use session_store::{
+    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, SessionStoreFuture,
     StoredStream, StreamEntry,
 };
 pub use validate::{check_host_origin, check_request_headers};

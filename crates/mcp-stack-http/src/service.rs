@@ -192,7 +192,7 @@ impl<B> RequestBody for B where
 pub struct McpService {
     pub(crate) server: Server,
     pub(crate) config: Arc<EndpointConfig>,
-    pub(crate) budget: crate::limits::BodyBudget,
+    pub(crate) budget: crate::body_read::BodyBudget,
     #[cfg(feature = "legacy")]
     pub(crate) sessions: Arc<Sessions>,
 }
@@ -292,7 +292,7 @@ impl McpService {
                 },
                 config.session_store.clone(),
             ),
-            budget: crate::limits::BodyBudget::new(config.max_body_bytes_in_flight),
+            budget: crate::body_read::BodyBudget::new(config.max_body_bytes_in_flight),
             config: Arc::new(config),
         }
     }
@@ -390,11 +390,11 @@ impl McpService {
     pub(crate) async fn read_body<B: RequestBody>(
         &self,
         req: Request<B>,
-    ) -> Result<(http::request::Parts, Bytes, crate::limits::Reserved), Resp> {
+    ) -> Result<(http::request::Parts, Bytes, crate::body_read::Reserved), Resp> {
         let declared =
             req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
         let (parts, body) = req.into_parts();
-        match crate::limits::read_body(body, declared, &self.config, &self.budget).await {
+        match crate::body_read::read_body(body, declared, &self.config, &self.budget).await {
             Ok((bytes, held)) => Ok((parts, bytes, held)),
             Err(e) => Err(error_response(&e, None)),
         }

@@ -52,5 +52,5 @@ pub use discovery::{resource_matches, resource_metadata_urls, server_metadata_ur
 pub use error::OAuthError;
 pub use provider::OAuthProvider;
 pub use safety::{check_endpoint, is_internal_ip, is_loopback};
-pub use store::{ClientRegistration, FileStore, MemoryStore, Session, StoreData, TokenSet, TokenStore};
+pub use store::{ClientRegistration, FileStore, MemoryStore, StoreData, StoredAuthorization, TokenSet, TokenStore};
 pub use user_agent::{HeadlessRedirect, LoopbackBrowser, Opener, UserAgent};

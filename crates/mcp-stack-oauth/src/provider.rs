@@ -8,7 +8,7 @@ use crate::dpop::Dpop;
 use crate::error::OAuthError;
 use crate::http::Http;
 use crate::safety::{check_endpoint, redact, NetGuard};
-use crate::store::{Session, TokenSet, TokenStore};
+use crate::store::{StoredAuthorization, TokenSet, TokenStore};
 use futures::future::BoxFuture;
 use mcp_client::{AuthChallenge, AuthProvider, TransportError};
 use std::sync::Arc;
@@ -152,7 +152,12 @@ impl OAuthProvider {
     /// Records new tokens in the state and the store (a store failure is only logged).
     pub(crate) fn keep(&self, st: &mut State, tokens: TokenSet) {
         if let (Some(issuer), Some(resource)) = (st.issuer.clone(), st.resource.clone()) {
-            let session = Session { server_url: self.server_url.to_string(), resource, issuer, tokens: tokens.clone() };
+            let session = StoredAuthorization {
+                server_url: self.server_url.to_string(),
+                resource,
+                issuer,
+                tokens: tokens.clone(),
+            };
             let saved =
                 self.store.update(&mut |data| data.set_session(self.server_url.as_str(), Some(session.clone())));
             if let Err(e) = saved {

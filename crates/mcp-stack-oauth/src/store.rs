@@ -79,7 +79,7 @@ impl TokenSet {
 
 /// The tokens of one MCP server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Session {
+pub struct StoredAuthorization {
     /// The MCP server URL the tokens were obtained for.
     pub server_url: String,
     /// The protected resource (`resource` of its metadata).
@@ -98,7 +98,7 @@ pub struct StoreData {
     pub clients: BTreeMap<String, ClientRegistration>,
     /// Tokens per MCP server.
     #[serde(default)]
-    pub sessions: Vec<Session>,
+    pub sessions: Vec<StoredAuthorization>,
     /// The issuer pre-registered credentials without a named issuer were first used with,
     /// keyed by client id: they are refused for any other issuer.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -107,12 +107,12 @@ pub struct StoreData {
 
 impl StoreData {
     /// The session of `server_url`, if any.
-    pub fn session(&self, server_url: &str) -> Option<&Session> {
+    pub fn session(&self, server_url: &str) -> Option<&StoredAuthorization> {
         self.sessions.iter().find(|s| s.server_url == server_url)
     }
 
     /// Replaces (or, with `None`, removes) the session of `server_url`.
-    pub fn set_session(&mut self, server_url: &str, session: Option<Session>) {
+    pub fn set_session(&mut self, server_url: &str, session: Option<StoredAuthorization>) {
         self.sessions.retain(|s| s.server_url != server_url);
         if let Some(s) = session {
             self.sessions.push(s);
@@ -395,7 +395,7 @@ mod tests {
         );
         data.set_session(
             "https://rs/mcp",
-            Some(Session {
+            Some(StoredAuthorization {
                 server_url: "https://rs/mcp".into(),
                 resource: "https://rs/mcp".into(),
                 issuer: "https://as".into(),

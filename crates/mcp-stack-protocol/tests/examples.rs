@@ -131,7 +131,7 @@ type_table! {
     "ModelHint" => t::ModelHint,
     "ModelPreferences" => t::ModelPreferences,
     "MultiSelectEnumSchema" => t::MultiSelectEnumSchema,
-    "Notification" => t::Notification,
+    "Notification" => t::BaseNotification,
     "NotificationMetaObject" => t::NotificationMetaObject,
     "NotificationParams" => t::NotificationParams,
     "NumberSchema" => t::NumberSchema,
@@ -152,7 +152,7 @@ type_table! {
     "ReadResourceRequestParams" => t::ReadResourceRequestParams,
     "ReadResourceResult" => t::ReadResourceResult,
     "ReadResourceResultResponse" => t::ReadResourceResultResponse,
-    "Request" => t::Request,
+    "Request" => t::BaseRequest,
     "RequestId" => t::RequestId,
     "RequestMetaObject" => t::RequestMetaObject,
     "RequestParams" => t::RequestParams,
@@ -165,7 +165,7 @@ type_table! {
     "ResourceTemplateReference" => t::ResourceTemplateReference,
     "ResourceUpdatedNotification" => t::ResourceUpdatedNotification,
     "ResourceUpdatedNotificationParams" => t::ResourceUpdatedNotificationParams,
-    "Result" => t::Result,
+    "Result" => t::BaseResult,
     "ResultMetaObject" => t::ResultMetaObject,
     "ResultType" => t::ResultType,
     "Role" => t::Role,
@@ -397,7 +397,7 @@ fn wrong_method_is_rejected() {
 fn unknown_result_type_is_rejected() {
     let result = json!({"resultType": "partial", "content": []});
     assert!(serde_json::from_value::<t::CallToolResult>(result.clone()).is_err());
-    assert!(serde_json::from_value::<t::Result>(result.clone()).is_err());
+    assert!(serde_json::from_value::<t::BaseResult>(result.clone()).is_err());
     assert!(serde_json::from_value::<t::ServerResult>(result.clone()).is_err());
     assert!(serde_json::from_value::<t::ResultType>(json!("partial")).is_err());
     let response = json!({"jsonrpc": "2.0", "id": 1, "result": result});

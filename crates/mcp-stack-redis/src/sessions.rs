@@ -18,7 +18,9 @@
 
 use crate::pubsub::Delivery;
 use crate::RedisBackend;
-use mcp_http::{SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, StoreFuture};
+use mcp_http::{
+    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, SessionStoreFuture,
+};
 use mcp_http::{StoredStream, StreamEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -219,7 +221,7 @@ impl SessionStore for RedisSessions {
         &self.backend.inner.instance
     }
 
-    fn create<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()> {
+    fn create<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> SessionStoreFuture<'a, ()> {
         Box::pin(async move {
             if !id_ok(id) {
                 return Err(unavailable("invalid session id".into()));
@@ -249,7 +251,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>> {
+    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> SessionStoreFuture<'a, Option<SessionRecord>> {
         Box::pin(async move {
             if !id_ok(id) {
                 return Ok(None);
@@ -262,7 +264,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn change<'a>(&'a self, id: &'a str, change: SessionChange, idle: Duration) -> StoreFuture<'a, bool> {
+    fn change<'a>(&'a self, id: &'a str, change: SessionChange, idle: Duration) -> SessionStoreFuture<'a, bool> {
         Box::pin(async move {
             let (op, arg) = match change {
                 SessionChange::LogLevel(l) => ("level", l.to_string()),
@@ -293,7 +295,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, ()> {
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> SessionStoreFuture<'a, ()> {
         Box::pin(async move {
             if !id_ok(id) {
                 return Ok(());
@@ -305,7 +307,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+    fn delete<'a>(&'a self, id: &'a str) -> SessionStoreFuture<'a, bool> {
         Box::pin(async move {
             if !id_ok(id) {
                 return Ok(false);
@@ -320,7 +322,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn send_to<'a>(&'a self, instance: &'a str, event: SessionEvent) -> StoreFuture<'a, ()> {
+    fn send_to<'a>(&'a self, instance: &'a str, event: SessionEvent) -> SessionStoreFuture<'a, ()> {
         Box::pin(async move {
             let SessionEvent::Answer { id, message } = event else { return Ok(()) };
             let channel = self.backend.inner.hub.channels.instance(instance);
@@ -328,7 +330,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn broadcast(&self, event: SessionEvent) -> StoreFuture<'_, ()> {
+    fn broadcast(&self, event: SessionEvent) -> SessionStoreFuture<'_, ()> {
         Box::pin(async move {
             let SessionEvent::Cancelled { id, request } = event else { return Ok(()) };
             self.publish(&self.backend.inner.hub.channels.sessions, &Wire::Cancel { id, req: request }).await
@@ -352,7 +354,13 @@ impl SessionStore for RedisSessions {
         }
     }
 
-    fn append<'a>(&'a self, id: &'a str, stream: u64, entry: StreamEntry, idle: Duration) -> StoreFuture<'a, ()> {
+    fn append<'a>(
+        &'a self,
+        id: &'a str,
+        stream: u64,
+        entry: StreamEntry,
+        idle: Duration,
+    ) -> SessionStoreFuture<'a, ()> {
         Box::pin(async move {
             if !id_ok(id) {
                 return Ok(());
@@ -373,7 +381,7 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn replay<'a>(&'a self, id: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>> {
+    fn replay<'a>(&'a self, id: &'a str, stream: u64) -> SessionStoreFuture<'a, Option<StoredStream>> {
         Box::pin(async move {
             if !id_ok(id) {
                 return Ok(None);

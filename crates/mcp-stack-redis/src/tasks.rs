@@ -13,7 +13,7 @@
 
 use crate::pubsub::Delivery;
 use crate::RedisBackend;
-use mcp_server::tasks::{StoreFuture, TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, Updated};
+use mcp_server::tasks::{TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, TaskStoreFuture, Updated};
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -184,7 +184,7 @@ pub(crate) fn parse(id: &str, raw: &str) -> Result<TaskRecord, TaskStoreError> {
 }
 
 impl TaskStore for RedisTaskStore {
-    fn create(&self, record: TaskRecord, now_ms: u64) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+    fn create(&self, record: TaskRecord, now_ms: u64) -> TaskStoreFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let json = serde_json::to_string(&record).map_err(|e| unavailable(e.to_string()))?;
             let expiry = record.ttl_ms.map_or(NEVER, |t| record.created_at_ms.saturating_add(t));
@@ -217,7 +217,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> TaskStoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         Box::pin(async move { Ok(self.read(id, now_ms).await?.map(|(_, r)| r)) })
     }
 
@@ -226,7 +226,7 @@ impl TaskStore for RedisTaskStore {
         id: &'a str,
         change: TaskChange,
         now_ms: u64,
-    ) -> StoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
+    ) -> TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
         Box::pin(async move {
             let stripe = id.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
             let _turn = self.turns[stripe % self.turns.len()].lock().await;
@@ -262,7 +262,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn purge_expired(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
+    fn purge_expired(&self, now_ms: u64) -> TaskStoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
         Box::pin(async move {
             let mut conn = self.backend.conn();
             let from = now_ms.saturating_sub(FORGET_AFTER_MS);
@@ -284,7 +284,7 @@ impl TaskStore for RedisTaskStore {
         Some(self.backend.inner.options.task_lease)
     }
 
-    fn heartbeat<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, Result<(), TaskStoreError>> {
+    fn heartbeat<'a>(&'a self, ids: &'a [String], now_ms: u64) -> TaskStoreFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
             if ids.is_empty() {
                 return Ok(());
@@ -301,7 +301,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn orphans(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
+    fn orphans(&self, now_ms: u64) -> TaskStoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
         Box::pin(async move {
             let mut inv = self.orphans.prepare_invoke();
             inv.key(self.lease_key()).arg(now_ms).arg(self.key(""));

@@ -41,7 +41,7 @@ fn dispatch(c: &mut Criterion) {
     g.bench_function("tools/call echo 64 B", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let r = s.process_reply(request("tools/call", call.clone()), env()).await;
+                let r = s.handle_reply(request("tools/call", call.clone()), env()).await;
                 black_box(s.encode_response(&id, &r))
             })
         })
@@ -49,7 +49,7 @@ fn dispatch(c: &mut Criterion) {
     g.bench_function("tools/list 50 tools", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let r = s.process_reply(request("tools/list", json!({})), env()).await;
+                let r = s.handle_reply(request("tools/list", json!({})), env()).await;
                 black_box(s.encode_response(&id, &r))
             })
         })

@@ -1,9 +1,9 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
+use crate::catalog::*;
 use crate::context::Context;
-use crate::defs::{first_error, CheckFn, Prompt, Resource, ResourceDef, Tool};
+use crate::definitions::{first_error, CheckFn, Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
-use crate::registry::*;
 use crate::server::{Server, ServerConfig, ServerInner};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::header_params;
@@ -103,7 +103,7 @@ impl ServerBuilder {
     /// Carries change events to and from the other instances of this service (list changes,
     /// resource updates, task status), so that a listen stream held by one instance hears of a
     /// change made on another. Default: none (this process only).
-    pub fn bus(mut self, bus: Arc<dyn crate::bus::ChangeBus>) -> Self {
+    pub fn bus(mut self, bus: Arc<dyn crate::change_bus::ChangeBus>) -> Self {
         self.config.bus = Some(bus);
         self
     }
@@ -324,7 +324,7 @@ impl ServerBuilder {
         }
         self.catalog.reindex();
         if self.config.tasks.is_none()
-            && self.catalog.tools.iter().any(|t| t.task_support != crate::defs::TaskSupport::Forbidden)
+            && self.catalog.tools.iter().any(|t| t.task_support != crate::definitions::TaskSupport::Forbidden)
         {
             self.config.tasks = Some(crate::tasks::TaskConfig::default());
         }

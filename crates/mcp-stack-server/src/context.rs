@@ -1,6 +1,6 @@
 //! The per-request [`Context`] handed to every handler.
 
-use crate::mrtr::Inputs;
+use crate::inputs::Inputs;
 use mcp_protocol::jsonrpc::notification;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken};
@@ -188,7 +188,7 @@ impl Context {
     /// Fails with `MissingRequiredClientCapability` (`-32021`) unless the client declared every
     /// capability in `needed`, e.g. `json!({"sampling": {}})`.
     pub fn require_capability(&self, needed: Value) -> Result<(), mcp_protocol::ProtocolError> {
-        if crate::mrtr::declares(&self.inner.meta.client_capabilities, &needed) {
+        if crate::inputs::declares(&self.inner.meta.client_capabilities, &needed) {
             Ok(())
         } else {
             Err(mcp_protocol::ProtocolError::MissingRequiredClientCapability { required: needed })

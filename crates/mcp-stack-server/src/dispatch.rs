@@ -1,9 +1,9 @@
 //! Per-method request handling: one exhaustive `match` over the method's params.
 
+use crate::catalog::ListKind;
 use crate::context::{Context, RequestEnv};
-use crate::defs::TaskSupport;
+use crate::definitions::TaskSupport;
 use crate::error::HandlerError;
-use crate::registry::ListKind;
 use crate::reply::Reply;
 use crate::server::Server;
 use crate::tasks::ToolRun;
@@ -233,7 +233,7 @@ impl Server {
     }
 
     /// The completer a prompt registered for this argument, if the reference names one.
-    fn argument_completer(&self, reference: &Value, arg: &str) -> Option<crate::registry::ArgCompleter> {
+    fn argument_completer(&self, reference: &Value, arg: &str) -> Option<crate::catalog::ArgCompleter> {
         if reference.get("type").and_then(Value::as_str) != Some("ref/prompt") {
             return None;
         }

@@ -1,6 +1,6 @@
 //! Errors a handler can return.
 
-use crate::mrtr::InputRequired;
+use crate::inputs::InputRequired;
 use mcp_protocol::ProtocolError;
 use std::any::Any;
 use std::fmt;

@@ -31,9 +31,9 @@
 //! # drop(server);
 //! ```
 
+use crate::catalog::BoxFuture;
 use crate::context::Context;
 use crate::error::HandlerError;
-use crate::registry::BoxFuture;
 use crate::reply::Reply;
 use crate::{Server, ServerBuilder};
 use mcp_protocol::{Method, ProtocolError};
@@ -112,7 +112,7 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mrtr::InputRequired;
+    use crate::inputs::InputRequired;
     use crate::RequestEnv;
     use mcp_protocol::Request;
     use serde_json::json;

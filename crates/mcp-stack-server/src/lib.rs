@@ -18,22 +18,21 @@
 //! # drop(server);
 //! ```
 
-mod ask;
 mod builder;
-pub mod bus;
-mod changes;
+mod catalog;
+pub mod change_bus;
+mod change_feed;
 mod context;
-mod defs;
+mod definitions;
 mod dispatch;
 mod error;
 pub mod fallback;
 pub mod handler;
+pub mod handler_result;
+mod inputs;
 mod listen;
-mod mrtr;
 pub mod panic;
-mod registry;
 mod reply;
-pub mod result;
 mod server;
 pub mod session;
 pub mod skills;
@@ -41,25 +40,26 @@ pub mod tasks;
 mod telemetry;
 pub mod template;
 pub mod testing;
+mod typed_inputs;
 
-pub use ask::Elicitation;
 pub use builder::{schema_of, ServerBuilder};
-pub use bus::{BusInbox, ChangeBus, InMemoryBus};
-pub use changes::ChangeFeed;
+pub use catalog::{BoxFuture, ToolEntry};
+pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};
+pub use change_feed::ChangeFeed;
 pub use context::{Context, NotificationSink, RequestEnv};
-pub use defs::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
+pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind, ResultExt};
 pub use handler::{Args, FromRequest, FromRequestParts, Handler, HttpRequest, State, ViaArguments, ViaParts};
+pub use handler_result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
+pub use inputs::{declares, InputRequired, Inputs};
 pub use listen::ListenLimits;
 pub use mcp_protocol;
-pub use mrtr::{declares, InputRequired, Inputs};
-pub use registry::{BoxFuture, ToolEntry};
 pub use reply::{Reply, WriteResult};
-pub use result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use server::{ChangeEvent, Server};
 pub use session::is_modern_request;
 pub use testing::TestContext;
+pub use typed_inputs::Elicitation;
 
 /// Support for the code `mcp`'s attribute macros generate; not a stable API.
 #[doc(hidden)]

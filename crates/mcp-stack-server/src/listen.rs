@@ -266,7 +266,7 @@ impl Server {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
                     _ = shutdown.cancelled() => {
-                        let done = server.finish_result(tagged_params(&types::Result::default(), &id));
+                        let done = server.finish_result(tagged_params(&types::BaseResult::default(), &id));
                         let _ = tx.send(result_response(&id, done)).await;
                         return;
                     }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// The successful result of one request, as [`crate::Server::process_reply`] hands it out:
+/// The successful result of one request, as [`crate::Server::handle_reply`] hands it out:
 /// typed, or bytes shared between requests (list pages, serialised once per catalog version),
 /// or JSON built by hand (fallbacks, tasks). [`crate::Server::encode_response`] writes it
 /// straight to bytes, adding `serverInfo` to `_meta`; [`Reply::into_value`] turns it into JSON

@@ -1,12 +1,12 @@
 //! [`Server`]: an immutable-by-default, shareable MCP server and its request dispatch.
 
 use crate::builder::{tool_entry, ServerBuilder};
+use crate::catalog::*;
 use crate::context::{Context, ContextInner, RequestEnv};
-use crate::defs::Tool;
+use crate::definitions::Tool;
 use crate::error::BuildError;
 use crate::handler::StateMap;
-use crate::mrtr::InputRequired;
-use crate::registry::*;
+use crate::inputs::InputRequired;
 use crate::reply::{Reply, WriteResult};
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::{request_digest, Expectation, KeyRing, StateClaims};
@@ -82,7 +82,7 @@ pub(crate) struct ServerConfig {
     pub(crate) state: StateMap,
     pub(crate) tasks: Option<crate::tasks::TaskConfig>,
     pub(crate) skills: Option<Arc<mcp_skills::SkillSet>>,
-    pub(crate) bus: Option<Arc<dyn crate::bus::ChangeBus>>,
+    pub(crate) bus: Option<Arc<dyn crate::change_bus::ChangeBus>>,
     pub(crate) fallback: Option<Arc<dyn crate::fallback::Fallback>>,
 }
 
@@ -178,7 +178,7 @@ impl Server {
     pub(crate) fn from_inner(inner: ServerInner) -> Self {
         let inner = Arc::new(inner);
         if let Some(bus) = &inner.config.bus {
-            bus.attach(crate::bus::BusInbox::new(&inner));
+            bus.attach(crate::change_bus::BusInbox::new(&inner));
         }
         Self { inner }
     }
@@ -288,7 +288,7 @@ impl Server {
 
     /// Adds (or replaces) a tool at run time and announces the change.
     pub fn add_tool(&self, tool: Tool) -> Result<(), BuildError> {
-        crate::defs::admit(&tool.errors, tool.check, &self.inner.config.state)?;
+        crate::definitions::admit(&tool.errors, tool.check, &self.inner.config.state)?;
         let entry = tool_entry(tool)?;
         self.update_catalog(|c| {
             c.tools.retain(|t| t.name != entry.name);
@@ -352,28 +352,22 @@ impl Server {
         result
     }
 
-    /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`]).
-    ///
-    /// Returns the `result` object or the protocol error. Handler panics become `-32603`.
+    /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`])
+    /// and returns its `result` as the wire carries it (`resultType` and `serverInfo`
+    /// included), or the protocol error. Handler panics become `-32603`. For tests and
+    /// embedding; a transport uses [`Server::handle_reply`].
     pub async fn handle(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
-        self.process(req, env).await.map(|v| self.finish_result(v))
+        self.process_with(req, env, None).await.map(|r| self.finish_result(r.into_value()))
     }
 
-    /// Like [`Server::handle`], but leaves `serverInfo` (and, in JSON built by hand,
-    /// `resultType`) out of the result, as JSON to inspect. Transports use
-    /// [`Server::process_reply`] instead.
-    pub async fn process(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
-        self.process_with(req, env, None).await.map(Reply::into_value)
-    }
-
-    /// Handles one request for a transport: the result stays typed (or pre-serialised: list
+    /// [`Server::handle`] for a transport: the result stays typed (or pre-serialised: list
     /// pages are shared between requests) until [`Server::encode_response`] writes it, once,
     /// adding `resultType` where absent and `serverInfo` to `_meta`.
-    pub async fn process_reply(&self, req: Request, env: RequestEnv) -> Result<Reply, ProtocolError> {
+    pub async fn handle_reply(&self, req: Request, env: RequestEnv) -> Result<Reply, ProtocolError> {
         self.process_with(req, env, None).await
     }
 
-    /// [`Server::process`] with the per-request fields (and MRTR state) given by a legacy
+    /// [`Server::handle_reply`] with the per-request fields (and MRTR state) given by a legacy
     /// session instead of read from `_meta` (and `requestState`). Boxed: async-fn arguments
     /// live for the whole future, and a bigger request future no longer fits the allocator's
     /// per-thread cache (measured: +4% instructions per request unboxed).
@@ -458,8 +452,7 @@ impl Server {
         top
     }
 
-    /// Serializes the JSON-RPC response for an outcome of [`Server::process_reply`] (or
-    /// [`Server::process`]), adding `resultType: "complete"` when absent and `serverInfo` to the
+    /// Serializes the JSON-RPC response for an outcome of [`Server::handle_reply`], adding `resultType: "complete"` when absent and `serverInfo` to the
     /// result's `_meta`.
     pub fn encode_response<R: WriteResult>(&self, id: &Value, outcome: &Result<R, ProtocolError>) -> Vec<u8> {
         let mut out = Vec::with_capacity(256);
@@ -495,7 +488,7 @@ impl Server {
         };
         let mut params = req.params;
         if crate::dispatch::supports_mrtr(&req.method) {
-            crate::mrtr::bind_answers(&mut params, &round.keys);
+            crate::inputs::bind_answers(&mut params, &round.keys);
         }
         Ok(Context {
             inner: Arc::new(ContextInner {

@@ -3,8 +3,8 @@
 //! its files as ordinary `skill://` resources (from memory: no request reaches the disk).
 
 use crate::builder::ServerBuilder;
+use crate::catalog::{ResourceEntry, ResourceFn};
 use crate::error::BuildError;
-use crate::registry::{ResourceEntry, ResourceFn};
 use crate::server::Server;
 use mcp_protocol::types;
 use mcp_protocol::ProtocolError;
@@ -48,7 +48,7 @@ impl ServerBuilder {
                         ..types::BlobResourceContents::new(&f.uri, blob)
                     })
                 };
-                Box::pin(std::future::ready(Ok(crate::result::contents_result(vec![content]))))
+                Box::pin(std::future::ready(Ok(crate::handler_result::contents_result(vec![content]))))
             });
             self.catalog.resources.push(Arc::new(ResourceEntry { uri: file.uri.clone(), def, handler }));
         }

@@ -15,7 +15,9 @@
 use clap::{Args, Subcommand};
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{ClientBuilder, ClientError};
-use mcp_oauth::{FileStore, Grant, LoopbackBrowser, OAuthProvider, Session, SigningKey, StaticClient, TokenStore};
+use mcp_oauth::{
+    FileStore, Grant, LoopbackBrowser, OAuthProvider, SigningKey, StaticClient, StoredAuthorization, TokenStore,
+};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -246,7 +248,8 @@ async fn logout(url: &str, json: bool) -> Result<(), String> {
 
 fn status(url: Option<&str>, json: bool) -> Result<(), String> {
     let data = FileStore::new(store_path()?).load().map_err(|e| e.to_string())?;
-    let sessions: Vec<&Session> = data.sessions.iter().filter(|s| url.is_none_or(|u| s.server_url == u)).collect();
+    let sessions: Vec<&StoredAuthorization> =
+        data.sessions.iter().filter(|s| url.is_none_or(|u| s.server_url == u)).collect();
     if json {
         println!("{}", Value::Array(sessions.iter().map(|s| describe(s)).collect()));
     } else if sessions.is_empty() {
@@ -269,7 +272,7 @@ fn now() -> u64 {
 }
 
 /// A session as JSON, without any token.
-fn describe(s: &Session) -> Value {
+fn describe(s: &StoredAuthorization) -> Value {
     json!({
         "server_url": s.server_url,
         "resource": s.resource,
@@ -288,7 +291,7 @@ fn out(s: &str) -> std::borrow::Cow<'_, str> {
     super::terminal::clean(s, super::terminal::stdout_escapes())
 }
 
-fn print_session(s: &Session) {
+fn print_session(s: &StoredAuthorization) {
     let t = &s.tokens;
     let expiry = match t.expires_at {
         None => "no expiry given".to_owned(),

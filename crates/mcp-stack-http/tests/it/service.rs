@@ -97,7 +97,7 @@ async fn cors_is_opt_in_and_limited_to_the_allowed_origins() {
 
 mod auth_layer {
     use super::*;
-    use mcp::http::auth::{AuthConfig, AuthError, BoxFuture, Principal, TokenValidator};
+    use mcp::http::auth::{AuthConfig, AuthError, Principal, TokenValidator, ValidateFuture};
     use mcp::http::AuthLayer;
     use std::sync::Arc;
     use tower::Layer;
@@ -106,7 +106,7 @@ mod auth_layer {
     pub(crate) struct Tokens;
 
     impl TokenValidator for Tokens {
-        fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a, Result<Principal, AuthError>> {
             let scopes: &[&str] = match token {
                 "good" => &["mcp"],
                 "admin" => &["mcp", "admin"],

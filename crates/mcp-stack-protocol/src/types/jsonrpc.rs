@@ -62,12 +62,12 @@ pub struct JsonRpcResultResponse {
     /// Identifier of the request this responds to.
     pub id: RequestId,
     /// The result, as a generic result object.
-    pub result: Result,
+    pub result: BaseResult,
 }
 
 impl JsonRpcResultResponse {
     /// Builds a result response.
-    pub fn new(id: impl Into<RequestId>, result: Result) -> Self {
+    pub fn new(id: impl Into<RequestId>, result: BaseResult) -> Self {
         Self { jsonrpc: JsonRpcVersion, id: id.into(), result }
     }
 }
@@ -148,9 +148,9 @@ impl From<JsonRpcResponse> for JsonRpcMessage {
     }
 }
 
-/// The base shape of a request, without the JSON-RPC envelope fields.
+/// The base shape of a request, without the JSON-RPC envelope fields (schema: `Request`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Request {
+pub struct BaseRequest {
     /// The method to invoke.
     pub method: String,
     /// Parameters of the request.
@@ -158,9 +158,10 @@ pub struct Request {
     pub params: Option<JsonObject>,
 }
 
-/// The base shape of a notification, without the JSON-RPC envelope fields.
+/// The base shape of a notification, without the JSON-RPC envelope fields (schema:
+/// `Notification`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Notification {
+pub struct BaseNotification {
     /// The notification's method.
     pub method: String,
     /// Parameters of the notification.
@@ -168,10 +169,10 @@ pub struct Notification {
     pub params: Option<JsonObject>,
 }
 
-/// Common result fields. Any other property is kept in `extra`.
+/// Common result fields (schema: `Result`). Any other property is kept in `extra`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Result {
+pub struct BaseResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMetaObject>,
@@ -184,7 +185,7 @@ pub struct Result {
 }
 
 /// A result that indicates success but carries no data.
-pub type EmptyResult = Result;
+pub type EmptyResult = BaseResult;
 
 /// Common params for any request: just the request `_meta`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -2,10 +2,10 @@
 
 use super::macros::{has_field, str_field};
 use super::{
-    CallToolRequest, CallToolResult, CompleteRequest, CompleteResult, DiscoverRequest, DiscoverResult, EmptyResult,
-    GetPromptRequest, GetPromptResult, InputRequiredResult, ListPromptsRequest, ListPromptsResult,
+    BaseResult, CallToolRequest, CallToolResult, CompleteRequest, CompleteResult, DiscoverRequest, DiscoverResult,
+    EmptyResult, GetPromptRequest, GetPromptResult, InputRequiredResult, ListPromptsRequest, ListPromptsResult,
     ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult,
-    ListToolsRequest, ListToolsResult, ReadResourceRequest, ReadResourceResult, Result, SubscriptionsListenRequest,
+    ListToolsRequest, ListToolsResult, ReadResourceRequest, ReadResourceResult, SubscriptionsListenRequest,
     SubscriptionsListenResult,
 };
 
@@ -55,7 +55,7 @@ impl ClientRequest {
 
 /// Any result a client sends: client results carry no shared shape beyond
 /// the common result fields.
-pub type ClientResult = Result;
+pub type ClientResult = BaseResult;
 
 union_enum! {
     /// Any result a server sends. The variant is chosen by `resultType`

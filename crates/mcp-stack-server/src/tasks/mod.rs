@@ -24,7 +24,7 @@ pub(crate) use worker::ToolRun;
 mod tests;
 
 pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
-pub use store::{InMemoryTaskStore, StoreFuture, TaskLimits, TaskStore, TaskStoreError, Updated};
+pub use store::{InMemoryTaskStore, TaskLimits, TaskStore, TaskStoreError, TaskStoreFuture, Updated};
 
 use parking_lot::Mutex;
 use std::collections::HashMap;

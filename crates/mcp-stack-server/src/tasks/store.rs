@@ -14,7 +14,7 @@ use std::pin::Pin;
 use tokio::sync::watch;
 
 /// A boxed future borrowing the store.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub type TaskStoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why a store refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,10 +58,10 @@ pub struct Updated {
 /// Durable task state, shared by every worker and request handler of a server.
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task, enforcing the limits; returns once `get` (on any instance) sees it.
-    fn create(&self, record: TaskRecord, now_ms: u64) -> StoreFuture<'_, Result<(), TaskStoreError>>;
+    fn create(&self, record: TaskRecord, now_ms: u64) -> TaskStoreFuture<'_, Result<(), TaskStoreError>>;
 
     /// The task `id`, `None` if unknown or expired at `now_ms`.
-    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> TaskStoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
     /// Applies `change` atomically (see [`TaskRecord::apply`]); `None` if unknown or expired.
     fn update<'a>(
@@ -69,10 +69,10 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &'a str,
         change: TaskChange,
         now_ms: u64,
-    ) -> StoreFuture<'a, Result<Option<Updated>, TaskStoreError>>;
+    ) -> TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>>;
 
     /// Deletes every task expired at `now_ms`; returns their ids.
-    fn purge_expired(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>>;
+    fn purge_expired(&self, now_ms: u64) -> TaskStoreFuture<'_, Result<Vec<String>, TaskStoreError>>;
 
     /// A receiver of the task's revision: it changes whenever the record does (on any
     /// instance, for a shared store). `None` if unknown.
@@ -86,14 +86,14 @@ pub trait TaskStore: Send + Sync + 'static {
     }
 
     /// Renews the lease of the tasks whose work runs in this process (`ids`).
-    fn heartbeat<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, Result<(), TaskStoreError>> {
+    fn heartbeat<'a>(&'a self, ids: &'a [String], now_ms: u64) -> TaskStoreFuture<'a, Result<(), TaskStoreError>> {
         let _ = (ids, now_ms);
         Box::pin(std::future::ready(Ok(())))
     }
 
     /// Unfinished tasks whose lease lapsed at `now_ms`: the process running their work is gone.
     /// The caller fails each one (the store forgets the lease once the task is terminal).
-    fn orphans(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
+    fn orphans(&self, now_ms: u64) -> TaskStoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
         let _ = now_ms;
         Box::pin(std::future::ready(Ok(Vec::new())))
     }
@@ -208,12 +208,12 @@ impl Default for InMemoryTaskStore {
 }
 
 impl TaskStore for InMemoryTaskStore {
-    fn create(&self, record: TaskRecord, now_ms: u64) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+    fn create(&self, record: TaskRecord, now_ms: u64) -> TaskStoreFuture<'_, Result<(), TaskStoreError>> {
         let r = self.create_now(record, now_ms);
         Box::pin(std::future::ready(r))
     }
 
-    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> TaskStoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let r = self.tables.lock().live(id, now_ms).map(|s| s.record.clone());
         Box::pin(std::future::ready(Ok(r)))
     }
@@ -223,11 +223,11 @@ impl TaskStore for InMemoryTaskStore {
         id: &'a str,
         change: TaskChange,
         now_ms: u64,
-    ) -> StoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
+    ) -> TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
         Box::pin(std::future::ready(Ok(self.update_now(id, change, now_ms))))
     }
 
-    fn purge_expired(&self, now_ms: u64) -> StoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
+    fn purge_expired(&self, now_ms: u64) -> TaskStoreFuture<'_, Result<Vec<String>, TaskStoreError>> {
         let r = self.tables.lock().purge(now_ms);
         Box::pin(std::future::ready(Ok(r)))
     }

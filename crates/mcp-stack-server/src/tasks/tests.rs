@@ -345,14 +345,14 @@ impl Spy {
 }
 
 impl super::TaskStore for Spy {
-    fn create(&self, r: super::TaskRecord, now: u64) -> super::StoreFuture<'_, Result<(), super::TaskStoreError>> {
+    fn create(&self, r: super::TaskRecord, now: u64) -> super::TaskStoreFuture<'_, Result<(), super::TaskStoreError>> {
         self.inner.create(r, now)
     }
     fn get<'a>(
         &'a self,
         id: &'a str,
         now: u64,
-    ) -> super::StoreFuture<'a, Result<Option<super::TaskRecord>, super::TaskStoreError>> {
+    ) -> super::TaskStoreFuture<'a, Result<Option<super::TaskRecord>, super::TaskStoreError>> {
         self.inner.get(id, now)
     }
     fn update<'a>(
@@ -360,11 +360,11 @@ impl super::TaskStore for Spy {
         id: &'a str,
         change: super::TaskChange,
         now: u64,
-    ) -> super::StoreFuture<'a, Result<Option<super::Updated>, super::TaskStoreError>> {
+    ) -> super::TaskStoreFuture<'a, Result<Option<super::Updated>, super::TaskStoreError>> {
         (self.on_update)(&change);
         self.inner.update(id, change, now)
     }
-    fn purge_expired(&self, now: u64) -> super::StoreFuture<'_, Result<Vec<String>, super::TaskStoreError>> {
+    fn purge_expired(&self, now: u64) -> super::TaskStoreFuture<'_, Result<Vec<String>, super::TaskStoreError>> {
         self.inner.purge_expired(now)
     }
     fn watch(&self, id: &str) -> Option<tokio::sync::watch::Receiver<u64>> {

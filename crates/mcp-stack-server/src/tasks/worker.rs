@@ -2,9 +2,9 @@
 //! rounds, parking on input, cancellation, the terminal record.
 
 use super::{TaskBinding, TaskRecord, TaskRuntime, TaskStart, TaskStoreError, Terminal};
+use crate::catalog::{BoxFuture, ToolEntry};
 use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
-use crate::registry::{BoxFuture, ToolEntry};
 use crate::server::{ChangeEvent, Server};
 use crate::tasks::{Applied, TaskChange, TaskStatus};
 use mcp_protocol::types::CallToolResult;

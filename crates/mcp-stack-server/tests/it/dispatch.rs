@@ -629,7 +629,7 @@ async fn encode_response_matches_handle() {
             Ok(v) => mcp_protocol::jsonrpc::result_response(&id, v),
             Err(e) => e.to_response(Some(&id)),
         };
-        let processed = s.process(req(i as i64, method, params, caps), RequestEnv::default()).await;
+        let processed = s.handle_reply(req(i as i64, method, params, caps), RequestEnv::default()).await;
         let encoded: Value = serde_json::from_slice(&s.encode_response(&id, &processed)).unwrap();
         // requestState differs between two calls (fresh nonce); compare everything else.
         let strip = |mut v: Value| {

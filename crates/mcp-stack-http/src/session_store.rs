@@ -20,7 +20,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 /// A boxed future borrowing the store.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreError>> + Send + 'a>>;
+pub type SessionStoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreError>> + Send + 'a>>;
 
 /// Why a session store failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,35 +121,36 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
     fn instance(&self) -> &str;
 
     /// Stores a new session, living `idle` unless used again.
-    fn create<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> StoreFuture<'a, ()>;
+    fn create<'a>(&'a self, id: &'a str, record: &'a SessionRecord, idle: Duration) -> SessionStoreFuture<'a, ()>;
 
     /// The session `id` (`None`: unknown, ended or expired); its life starts over (`idle`).
-    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, Option<SessionRecord>>;
+    fn load<'a>(&'a self, id: &'a str, idle: Duration) -> SessionStoreFuture<'a, Option<SessionRecord>>;
 
     /// Applies `change` and tells every instance ([`SessionEvent::Changed`]); false when the
     /// session is gone.
-    fn change<'a>(&'a self, id: &'a str, change: SessionChange, idle: Duration) -> StoreFuture<'a, bool>;
+    fn change<'a>(&'a self, id: &'a str, change: SessionChange, idle: Duration) -> SessionStoreFuture<'a, bool>;
 
     /// Keeps the session alive for `idle` more (an open stream uses it).
-    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, ()>;
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> SessionStoreFuture<'a, ()>;
 
     /// Ends the session everywhere ([`SessionEvent::Ended`]); whether it existed.
-    fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool>;
+    fn delete<'a>(&'a self, id: &'a str) -> SessionStoreFuture<'a, bool>;
 
     /// Sends `event` to instance `instance` only (an answer to its question).
-    fn send_to<'a>(&'a self, instance: &'a str, event: SessionEvent) -> StoreFuture<'a, ()>;
+    fn send_to<'a>(&'a self, instance: &'a str, event: SessionEvent) -> SessionStoreFuture<'a, ()>;
 
     /// Sends `event` to every instance (a cancellation).
-    fn broadcast(&self, event: SessionEvent) -> StoreFuture<'_, ()>;
+    fn broadcast(&self, event: SessionEvent) -> SessionStoreFuture<'_, ()>;
 
     /// Starts handing this instance's events to `sink` (called once per service).
     fn attach(&self, sink: SessionSink);
 
     /// Appends one entry to stream `stream` of session `id` (in order).
-    fn append<'a>(&'a self, id: &'a str, stream: u64, entry: StreamEntry, idle: Duration) -> StoreFuture<'a, ()>;
+    fn append<'a>(&'a self, id: &'a str, stream: u64, entry: StreamEntry, idle: Duration)
+        -> SessionStoreFuture<'a, ()>;
 
     /// Stream `stream` of session `id` as stored (`None`: unknown).
-    fn replay<'a>(&'a self, id: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>>;
+    fn replay<'a>(&'a self, id: &'a str, stream: u64) -> SessionStoreFuture<'a, Option<StoredStream>>;
 }
 
 /// The answer for a request the session store failed: a fixed text and a correlation id for

@@ -41,7 +41,7 @@ pub struct ToolEntry {
     pub(crate) input: SchemaValidator,
     pub(crate) output: Option<SchemaValidator>,
     pub(crate) header_params: Arc<[HeaderParam]>,
-    pub(crate) task_support: crate::defs::TaskSupport,
+    pub(crate) task_support: crate::definitions::TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) handler: ToolFn,
 }
@@ -53,7 +53,7 @@ impl ToolEntry {
     }
 
     /// Whether the tool may run as a task.
-    pub fn task_support(&self) -> crate::defs::TaskSupport {
+    pub fn task_support(&self) -> crate::definitions::TaskSupport {
         self.task_support
     }
 }

@@ -14,10 +14,10 @@
 //! let server = Server::builder("demo", "1.0.0").tool(echo).build().unwrap();
 //! ```
 
+use crate::catalog::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
 use crate::error::BuildError;
 use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
-use crate::registry::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
-use crate::result::{IntoPromptResult, IntoReadResult, IntoToolResult, ReadTarget};
+use crate::handler_result::{IntoPromptResult, IntoReadResult, IntoToolResult, ReadTarget};
 use mcp_protocol::types::{self, Annotations, Icon, PromptArgument, ToolAnnotations};
 use serde_json::{Map, Value};
 use std::sync::Arc;
