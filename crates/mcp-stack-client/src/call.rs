@@ -150,9 +150,11 @@ impl Client {
     pub(crate) async fn answer_server_request(&self, id: &Value, method: &str, params: Option<Value>) -> Value {
         match self.inner.config.handlers.answer(method, params.unwrap_or_else(|| Value::Object(Map::new()))).await {
             Ok(result) => mcp_protocol::jsonrpc::result_response(id, result),
-            Err(ClientError::Unsupported(what)) => {
-                ProtocolError::MethodNotFound(format!("the client does not support {what}")).to_response(Some(id))
+            Err(ClientError::Unsupported(what)) => ProtocolError::MethodNotFound {
+                method: what.to_string(),
+                detail: Some(format!("the client does not support {what}")),
             }
+            .to_response(Some(id)),
             Err(ClientError::InvalidResponse(why)) => ProtocolError::invalid_params(why).to_response(Some(id)),
             Err(e) => ProtocolError::Internal(e.to_string()).to_response(Some(id)),
         }

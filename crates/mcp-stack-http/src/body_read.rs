@@ -56,8 +56,9 @@ impl BodyBudget {
             Err(_) => match tokio::time::timeout_at(until(), self.sem.clone().acquire_many_owned(n)).await {
                 Ok(Ok(p)) => p,
                 _ => {
-                    return Err(ProtocolError::Unavailable(
-                        "the server is receiving too many request bodies; retry shortly".into(),
+                    return Err(ProtocolError::unavailable(
+                        "request_bodies",
+                        "the server is receiving too many request bodies; retry shortly",
                     ))
                 }
             },
@@ -186,15 +187,15 @@ async fn read_pinned<B: RequestBody>(
 
 fn timeout_error(config: &EndpointConfig, deadline: Instant) -> ProtocolError {
     if Instant::now() >= deadline {
-        ProtocolError::RequestTimeout(format!(
-            "the request body did not arrive within {}",
-            secs(config.body_read_timeout)
-        ))
+        ProtocolError::RequestTimeout {
+            limit: config.body_read_timeout,
+            message: format!("the request body did not arrive within {}", secs(config.body_read_timeout)),
+        }
     } else {
-        ProtocolError::RequestTimeout(format!(
-            "the request body stalled for {} between chunks",
-            secs(config.body_idle_timeout)
-        ))
+        ProtocolError::RequestTimeout {
+            limit: config.body_idle_timeout,
+            message: format!("the request body stalled for {} between chunks", secs(config.body_idle_timeout)),
+        }
     }
 }
 
@@ -234,7 +235,7 @@ mod tests {
         let (_b, held) = read_body(Full::new(Bytes::from(vec![b'x'; 1000])), Some(1000), &c, &budget).await.unwrap();
         let t = Instant::now();
         let e = read_body(Full::new(Bytes::from(vec![b'x'; 1000])), Some(1000), &c, &budget).await.unwrap_err();
-        assert!(matches!(e, ProtocolError::Unavailable(_)), "{e:?}");
+        assert!(matches!(e, ProtocolError::Unavailable { resource: "request_bodies", .. }), "{e:?}");
         assert_eq!(e.http_status(), 503);
         assert_eq!(t.elapsed(), c.body_budget_wait);
         // Room frees up while the next one waits: it is served.

@@ -84,7 +84,7 @@ impl McpService {
         let record = self.sessions.store.as_ref().map(|_| SessionRecord { owner: owner.clone(), state: state.clone() });
         let key = crate::legacy::client_key(owner.as_deref(), peer);
         let Some((sid, _)) = self.sessions.open(core, owner, key) else {
-            let e = ProtocolError::Unavailable("too many open sessions; try again later".into());
+            let e = ProtocolError::unavailable("sessions", "too many open sessions; try again later");
             return error_response(&e, Some(&id));
         };
         if let (Some(store), Some(record)) = (&self.sessions.store, record) {

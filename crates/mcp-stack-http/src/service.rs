@@ -234,11 +234,11 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
 pub(crate) fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
     let mut r = json_response(e.http_status(), &e.to_response(id));
     match e {
-        ProtocolError::Unavailable(_) => {
+        ProtocolError::Unavailable { .. } => {
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         // The rest of the body is unread: the connection cannot carry another request.
-        ProtocolError::PayloadTooLarge { .. } | ProtocolError::RequestTimeout(_) => {
+        ProtocolError::PayloadTooLarge { .. } | ProtocolError::RequestTimeout { .. } => {
             r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         _ => {}
@@ -373,7 +373,7 @@ impl McpService {
             return refusal;
         }
         if !is_known_method(&req.method) {
-            let e = ProtocolError::MethodNotFound(req.method.clone());
+            let e = ProtocolError::method_not_found(req.method.clone());
             return error_response(&e, Some(&req.id));
         }
         // One request per POST: the modern core's stateless rules (ids cannot collide, and

@@ -157,7 +157,10 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
 /// the client (503, so it may retry), the store's own error logged under that id. Nothing of
 /// the backend (addresses, its error text) reaches the client, authenticated or not.
 pub(crate) fn store_failure(e: &SessionStoreError) -> mcp_protocol::ProtocolError {
-    mcp_protocol::ProtocolError::Unavailable(mcp_server::reported("the session store is unavailable", e))
+    mcp_protocol::ProtocolError::unavailable(
+        "session_store",
+        mcp_server::reported("the session store is unavailable", e),
+    )
 }
 
 /// The instance a server-to-client request id names, if it has the shared form

@@ -39,14 +39,19 @@ pub fn check_host_origin(
         };
         match host {
             Some(host) if allowed_hosts.contains(&host) => {}
-            Some(host) => return Err(ProtocolError::Forbidden(format!("Host {host:?} is not allowed"))),
-            None => return Err(ProtocolError::Forbidden("missing Host header".into())),
+            Some(host) => {
+                return Err(ProtocolError::Forbidden {
+                    header: "Host",
+                    message: format!("Host {host:?} is not allowed"),
+                })
+            }
+            None => return Err(ProtocolError::Forbidden { header: "Host", message: "missing Host header".into() }),
         }
     }
     if let Some(origin) = h.get(http::header::ORIGIN) {
         if !origin_allowed(origin, allowed_origins) {
             let o = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
-            return Err(ProtocolError::Forbidden(format!("Origin {o:?} is not allowed")));
+            return Err(ProtocolError::Forbidden { header: "Origin", message: format!("Origin {o:?} is not allowed") });
         }
     }
     Ok(())
@@ -82,7 +87,7 @@ where
     let mut all = h.get_all(name).iter();
     let first = all.next();
     if all.next().is_some() {
-        return Err(ProtocolError::HeaderMismatch(format!("{name} header appears more than once")));
+        return Err(ProtocolError::header_mismatch(name.to_string(), format!("{name} header appears more than once")));
     }
     Ok(first.map(|v| trim_ows(v.as_bytes())))
 }
@@ -103,40 +108,51 @@ pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> R
     let body_version =
         req.params.get("_meta").and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION)).and_then(Value::as_str);
     match header_str(h, &names::PROTOCOL_VERSION)? {
-        None => return Err(ProtocolError::HeaderMismatch("missing required MCP-Protocol-Version header".into())),
+        None => {
+            return Err(ProtocolError::header_mismatch(
+                "MCP-Protocol-Version",
+                "missing required MCP-Protocol-Version header",
+            ))
+        }
         Some(v) => {
             let v = std::str::from_utf8(v).unwrap_or("");
             if let Some(b) = body_version {
                 if b != v {
-                    return Err(ProtocolError::HeaderMismatch(format!(
-                        "MCP-Protocol-Version header {v:?} does not match _meta protocolVersion {b:?}"
-                    )));
+                    return Err(ProtocolError::header_mismatch(
+                        "MCP-Protocol-Version",
+                        format!("MCP-Protocol-Version header {v:?} does not match _meta protocolVersion {b:?}"),
+                    ));
                 }
             }
         }
     }
     match header_str(h, &names::METHOD)? {
-        None => return Err(ProtocolError::HeaderMismatch("missing required Mcp-Method header".into())),
+        None => return Err(ProtocolError::header_mismatch("Mcp-Method", "missing required Mcp-Method header")),
         Some(m) if m != req.method.as_bytes() => {
-            return Err(ProtocolError::HeaderMismatch(format!(
-                "Mcp-Method header {:?} does not match body method {:?}",
-                String::from_utf8_lossy(m),
-                req.method
-            )))
+            return Err(ProtocolError::header_mismatch(
+                "Mcp-Method",
+                format!(
+                    "Mcp-Method header {:?} does not match body method {:?}",
+                    String::from_utf8_lossy(m),
+                    req.method
+                ),
+            ))
         }
         Some(_) => {}
     }
     let name_field = mcp_protocol::Method::parse(&req.method).and_then(mcp_protocol::Method::name_param);
     if let Some(field) = name_field {
         let raw = header_str(h, &names::NAME)?.ok_or_else(|| {
-            ProtocolError::HeaderMismatch(format!("missing required Mcp-Name header for {}", req.method))
+            ProtocolError::header_mismatch("Mcp-Name", format!("missing required Mcp-Name header for {}", req.method))
         })?;
-        let decoded = decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
+        let decoded =
+            decode_value(raw).map_err(|e| ProtocolError::header_mismatch("Mcp-Name", format!("Mcp-Name: {e}")))?;
         let body = req.params.get(field).and_then(Value::as_str);
         if body != Some(decoded.as_str()) {
-            return Err(ProtocolError::HeaderMismatch(format!(
-                "Mcp-Name header value {decoded:?} does not match body {field} {body:?}"
-            )));
+            return Err(ProtocolError::header_mismatch(
+                "Mcp-Name",
+                format!("Mcp-Name header value {decoded:?} does not match body {field} {body:?}"),
+            ));
         }
     }
     if req.method == mcp_protocol::Method::ToolsCall.as_str() {
@@ -160,27 +176,31 @@ fn check_param_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<
         match (raw, body) {
             (None, None) => {}
             (None, Some(_)) => {
-                return Err(ProtocolError::HeaderMismatch(format!(
-                    "missing Mcp-Param-{} header for a value present in the body",
-                    p.header
-                )))
+                return Err(ProtocolError::header_mismatch(
+                    format!("Mcp-Param-{}", p.header),
+                    format!("missing Mcp-Param-{} header for a value present in the body", p.header),
+                ))
             }
             (Some(raw), body) => {
-                let decoded = decode_value(raw)
-                    .map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Param-{}: {e}", p.header)))?;
+                let decoded = decode_value(raw).map_err(|e| {
+                    ProtocolError::header_mismatch(
+                        format!("Mcp-Param-{}", p.header),
+                        format!("Mcp-Param-{}: {e}", p.header),
+                    )
+                })?;
                 match body {
                     Some(b) if header_matches(&decoded, &b) => {}
                     Some(b) => {
-                        return Err(ProtocolError::HeaderMismatch(format!(
-                            "Mcp-Param-{} header value {decoded:?} does not match body value {b}",
-                            p.header
-                        )))
+                        return Err(ProtocolError::header_mismatch(
+                            format!("Mcp-Param-{}", p.header),
+                            format!("Mcp-Param-{} header value {decoded:?} does not match body value {b}", p.header),
+                        ))
                     }
                     None => {
-                        return Err(ProtocolError::HeaderMismatch(format!(
-                            "Mcp-Param-{} header present but the body has no value for it",
-                            p.header
-                        )))
+                        return Err(ProtocolError::header_mismatch(
+                            format!("Mcp-Param-{}", p.header),
+                            format!("Mcp-Param-{} header present but the body has no value for it", p.header),
+                        ))
                     }
                 }
             }

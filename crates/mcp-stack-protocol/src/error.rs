@@ -37,9 +37,14 @@ pub enum ProtocolError {
     /// The JSON is not a valid JSON-RPC request (wrong `jsonrpc`, `id: null`, batch, response...).
     #[error("Invalid request: {0}")]
     InvalidRequest(String),
-    /// The method is unknown to this server.
-    #[error("Method not found: {0}")]
-    MethodNotFound(String),
+    /// The method is unknown to this server (or not served here: `detail` says why).
+    #[error("Method not found: {}", detail.as_deref().unwrap_or(method))]
+    MethodNotFound {
+        /// The method asked for.
+        method: String,
+        /// Why it is not served, when there is more to say than its name.
+        detail: Option<String>,
+    },
     /// The parameters are invalid (missing `_meta` fields, unknown tool, unknown resource...).
     #[error("Invalid params: {message}")]
     InvalidParams {
@@ -52,8 +57,14 @@ pub enum ProtocolError {
     #[error("Internal error: {0}")]
     Internal(String),
     /// HTTP request metadata headers are missing, malformed or disagree with the body.
-    #[error("Header mismatch: {0}")]
-    HeaderMismatch(String),
+    #[error("Header mismatch: {message}")]
+    HeaderMismatch {
+        /// The header, as the spec names it (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+        /// `Mcp-Param-Region`...).
+        header: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The request needs client capabilities that were not declared.
     #[error("Missing required client capability")]
     MissingRequiredClientCapability {
@@ -75,18 +86,34 @@ pub enum ProtocolError {
         limit: usize,
     },
     /// The request is forbidden before any processing (bad `Origin`/`Host`), HTTP 403.
-    #[error("Forbidden: {0}")]
-    Forbidden(String),
+    #[error("Forbidden: {message}")]
+    Forbidden {
+        /// The header refused: `Origin` or `Host`.
+        header: &'static str,
+        /// Why.
+        message: String,
+    },
     /// The legacy session named by `Mcp-Session-Id` does not exist (or ended), HTTP 404.
     #[error("Invalid request: unknown or ended session")]
     SessionNotFound,
     /// The request body did not arrive in time (total body deadline or a stall between
     /// chunks), HTTP 408.
-    #[error("Invalid request: {0}")]
-    RequestTimeout(String),
+    #[error("Invalid request: {message}")]
+    RequestTimeout {
+        /// The limit that passed.
+        limit: std::time::Duration,
+        /// Which one, in words.
+        message: String,
+    },
     /// The server cannot take the request now (a table is full); try again later. HTTP 503.
-    #[error("Internal error: {0}")]
-    Unavailable(String),
+    #[error("Internal error: {message}")]
+    Unavailable {
+        /// What is full or down: `sessions`, `request_bodies`, `subscriptions`,
+        /// `session_store`, `waiting_calls`, `upstream`.
+        resource: &'static str,
+        /// The message for the client.
+        message: String,
+    },
     /// An application-defined error with its own code.
     #[error("{message}")]
     Custom {
@@ -105,6 +132,21 @@ impl ProtocolError {
         Self::InvalidParams { message: message.into(), data: None }
     }
 
+    /// [`ProtocolError::MethodNotFound`] for `method`.
+    pub fn method_not_found(method: impl Into<String>) -> Self {
+        Self::MethodNotFound { method: method.into(), detail: None }
+    }
+
+    /// [`ProtocolError::HeaderMismatch`] about `header`.
+    pub fn header_mismatch(header: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::HeaderMismatch { header: header.into(), message: message.into() }
+    }
+
+    /// [`ProtocolError::Unavailable`]: `resource` is full or down.
+    pub fn unavailable(resource: &'static str, message: impl Into<String>) -> Self {
+        Self::Unavailable { resource, message: message.into() }
+    }
+
     /// The resource-not-found error of 2026-07-28 (`-32602` with the URI in `data`).
     pub fn resource_not_found(uri: &str) -> Self {
         Self::InvalidParams { message: format!("Resource not found: {uri}"), data: Some(json!({ "uri": uri })) }
@@ -115,16 +157,17 @@ impl ProtocolError {
         match self {
             Self::Parse(_) => code::PARSE_ERROR,
             Self::InvalidRequest(_) => code::INVALID_REQUEST,
-            Self::MethodNotFound(_) => code::METHOD_NOT_FOUND,
+            Self::MethodNotFound { .. } => code::METHOD_NOT_FOUND,
             Self::InvalidParams { .. } => code::INVALID_PARAMS,
             Self::Internal(_) => code::INTERNAL_ERROR,
-            Self::HeaderMismatch(_) => code::HEADER_MISMATCH,
+            Self::HeaderMismatch { .. } => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
-            Self::PayloadTooLarge { .. } | Self::Forbidden(_) | Self::SessionNotFound | Self::RequestTimeout(_) => {
-                code::INVALID_REQUEST
-            }
-            Self::Unavailable(_) => code::INTERNAL_ERROR,
+            Self::PayloadTooLarge { .. }
+            | Self::Forbidden { .. }
+            | Self::SessionNotFound
+            | Self::RequestTimeout { .. } => code::INVALID_REQUEST,
+            Self::Unavailable { .. } => code::INTERNAL_ERROR,
             Self::Custom { code, .. } => *code,
         }
     }
@@ -133,12 +176,12 @@ impl ProtocolError {
     pub fn http_status(&self) -> http::StatusCode {
         use http::StatusCode as S;
         match self {
-            Self::MethodNotFound(_) | Self::SessionNotFound => S::NOT_FOUND,
+            Self::MethodNotFound { .. } | Self::SessionNotFound => S::NOT_FOUND,
             Self::Internal(_) => S::INTERNAL_SERVER_ERROR,
-            Self::Unavailable(_) => S::SERVICE_UNAVAILABLE,
+            Self::Unavailable { .. } => S::SERVICE_UNAVAILABLE,
             Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
-            Self::RequestTimeout(_) => S::REQUEST_TIMEOUT,
-            Self::Forbidden(_) => S::FORBIDDEN,
+            Self::RequestTimeout { .. } => S::REQUEST_TIMEOUT,
+            Self::Forbidden { .. } => S::FORBIDDEN,
             Self::Custom { .. } => S::OK,
             _ => S::BAD_REQUEST,
         }
@@ -197,21 +240,36 @@ mod tests {
         let cases: Vec<(ProtocolError, i64, u16)> = vec![
             (ProtocolError::Parse("x".into()), -32700, 400),
             (ProtocolError::InvalidRequest("x".into()), -32600, 400),
-            (ProtocolError::MethodNotFound("x".into()), -32601, 404),
+            (ProtocolError::method_not_found("x"), -32601, 404),
             (ProtocolError::invalid_params("x"), -32602, 400),
             (ProtocolError::Internal("x".into()), -32603, 500),
-            (ProtocolError::HeaderMismatch("x".into()), -32020, 400),
+            (ProtocolError::header_mismatch("Mcp-Method", "x"), -32020, 400),
             (ProtocolError::MissingRequiredClientCapability { required: json!({}) }, -32021, 400),
             (ProtocolError::UnsupportedProtocolVersion { requested: None, supported: vec![] }, -32022, 400),
             (ProtocolError::PayloadTooLarge { limit: 1 }, -32600, 413),
-            (ProtocolError::Forbidden("x".into()), -32600, 403),
+            (ProtocolError::Forbidden { header: "Origin", message: "x".into() }, -32600, 403),
             (ProtocolError::SessionNotFound, -32600, 404),
-            (ProtocolError::Unavailable("x".into()), -32603, 503),
-            (ProtocolError::RequestTimeout("x".into()), -32600, 408),
+            (ProtocolError::unavailable("sessions", "x"), -32603, 503),
+            (
+                ProtocolError::RequestTimeout { limit: std::time::Duration::from_secs(1), message: "x".into() },
+                -32600,
+                408,
+            ),
         ];
         for (e, c, s) in cases {
             assert_eq!((e.code(), e.http_status().as_u16()), (c, s), "{e:?}");
         }
+    }
+
+    #[test]
+    fn structured_variants_keep_their_wire_messages() {
+        assert_eq!(ProtocolError::method_not_found("tools/nope").message(), "Method not found: tools/nope");
+        let e = ProtocolError::MethodNotFound { method: "skills/list".into(), detail: Some("no skills here".into()) };
+        assert_eq!(e.message(), "Method not found: no skills here");
+        let e = ProtocolError::header_mismatch("Mcp-Method", "missing required Mcp-Method header");
+        assert_eq!(e.message(), "Header mismatch: missing required Mcp-Method header");
+        assert!(matches!(e, ProtocolError::HeaderMismatch { ref header, .. } if header == "Mcp-Method"));
+        assert_eq!(ProtocolError::unavailable("sessions", "full").message(), "Internal error: full");
     }
 
     #[test]

@@ -243,12 +243,15 @@ impl Flights {
         let who = principal
             .map_or_else(|| "this caller (no downstream auth: every caller)".to_owned(), |p| format!("caller {p:?}"));
         tracing::warn!("{who} has {} proxied calls waiting for input; another one refused", self.max_per_principal);
-        ProtocolError::Unavailable(format!(
-            "{} proxied calls of this caller are already waiting for input (the most allowed): answer them, \
-             or let them expire after {} s, before starting another",
-            self.max_per_principal,
-            self.ttl.as_secs()
-        ))
+        ProtocolError::unavailable(
+            "waiting_calls",
+            format!(
+                "{} proxied calls of this caller are already waiting for input (the most allowed): answer them, \
+                 or let them expire after {} s, before starting another",
+                self.max_per_principal,
+                self.ttl.as_secs()
+            ),
+        )
     }
 
     /// Whether `ctx`'s principal may start another call that may be asked (it has fewer than
@@ -338,10 +341,10 @@ impl Flights {
                     "{} proxied calls waiting for input (max_waiting); another one refused",
                     self.max_parked
                 );
-                return Err(HandlerError::Protocol(ProtocolError::Unavailable(format!(
-                    "{} proxied calls are already waiting for input",
-                    self.max_parked
-                ))));
+                return Err(HandlerError::Protocol(ProtocolError::unavailable(
+                    "waiting_calls",
+                    format!("{} proxied calls are already waiting for input", self.max_parked),
+                )));
             }
             let mine = parked.values().filter(|p| p.principal == principal).count();
             if mine >= self.max_per_principal {
@@ -446,7 +449,7 @@ pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
             hop_error(&format!("the upstream server refused the proxy's request ({c}): {message}"))
         }
         ClientError::Server { code: c, message, data } => match c {
-            code::METHOD_NOT_FOUND => ProtocolError::MethodNotFound(message),
+            code::METHOD_NOT_FOUND => ProtocolError::MethodNotFound { method: String::new(), detail: Some(message) },
             code::INVALID_PARAMS => ProtocolError::InvalidParams { message, data },
             code::MISSING_REQUIRED_CLIENT_CAPABILITY => ProtocolError::MissingRequiredClientCapability {
                 required: data.and_then(|d| d.get("requiredCapabilities").cloned()).unwrap_or_default(),

@@ -134,7 +134,7 @@ impl Forward {
                 r.map(downstream_result).map_err(|e| refuse(upstream_error(e)))
             }
             "tasks/get" | "tasks/update" | "tasks/cancel" => self.task_method(&ctx, &method, params).await,
-            _ => Err(refuse(ProtocolError::MethodNotFound(method))),
+            _ => Err(refuse(ProtocolError::method_not_found(method))),
         }
     }
 
@@ -146,7 +146,7 @@ impl Forward {
         method: &str,
         mut params: Map<String, Value>,
     ) -> Result<Value, HandlerError> {
-        let tasks = self.tasks.as_ref().ok_or_else(|| refuse(ProtocolError::MethodNotFound(method.to_owned())))?;
+        let tasks = self.tasks.as_ref().ok_or_else(|| refuse(ProtocolError::method_not_found(method)))?;
         if let Some(answers) = ctx.params().get("inputResponses") {
             params.insert("inputResponses".into(), answers.clone());
         }
@@ -184,7 +184,7 @@ impl Forward {
         let caps = if interactive { InputCaps::from_client(ctx.client_capabilities()) } else { InputCaps::default() };
         let key = Key { caps, principal: ctx.principal().map(str::to_owned), tasks: self.wants_tasks(ctx) };
         self.pool.lease(&key).await.map_err(|e| match e {
-            ClientError::Handler(m) => refuse(ProtocolError::Unavailable(m)),
+            ClientError::Handler(m) => refuse(ProtocolError::unavailable("upstream", m)),
             other => refuse(upstream_error(other)),
         })
     }

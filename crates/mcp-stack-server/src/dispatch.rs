@@ -214,9 +214,10 @@ impl Server {
             }
             None => {
                 let Some(handler) = self.inner.completion.clone() else {
-                    return Err(ProtocolError::MethodNotFound(
-                        "completion/complete (no completions capability)".into(),
-                    ));
+                    return Err(ProtocolError::MethodNotFound {
+                        method: "completion/complete".into(),
+                        detail: Some("completion/complete (no completions capability)".into()),
+                    });
                 };
                 let completion =
                     handler(ctx.clone(), reference, argument_object, context).await.map_err(|e| match e {

@@ -346,7 +346,10 @@ impl FilterBytes {
                 limit = limits.max_total_filter_bytes,
                 "a listen request was refused: the open streams' filters hold the most bytes allowed"
             );
-            return Err(ProtocolError::Unavailable("the server holds too many subscriptions; try again later".into()));
+            return Err(ProtocolError::unavailable(
+                "subscriptions",
+                "the server holds too many subscriptions; try again later",
+            ));
         }
         Ok(Self { total: total.clone(), n })
     }

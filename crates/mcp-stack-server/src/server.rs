@@ -727,12 +727,15 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 pub(crate) fn method_not_found(method: &str) -> ProtocolError {
     if method == mcp_protocol::method::names::INITIALIZE {
-        return ProtocolError::MethodNotFound(format!(
-            "initialize (this server speaks the stateless protocol; supported versions: {})",
-            version::MODERN.join(", ")
-        ));
+        return ProtocolError::MethodNotFound {
+            method: method.to_owned(),
+            detail: Some(format!(
+                "initialize (this server speaks the stateless protocol; supported versions: {})",
+                version::MODERN.join(", ")
+            )),
+        };
     }
-    ProtocolError::MethodNotFound(method.to_owned())
+    ProtocolError::method_not_found(method)
 }
 
 fn encode_cursor(offset: usize) -> String {

@@ -82,7 +82,10 @@ impl Server {
     }
 
     fn served_skills(&self) -> Result<&SkillSet, ProtocolError> {
-        self.skill_set().ok_or_else(|| ProtocolError::MethodNotFound("skills (this server serves none)".into()))
+        self.skill_set().ok_or_else(|| ProtocolError::MethodNotFound {
+            method: "skills".into(),
+            detail: Some("skills (this server serves none)".into()),
+        })
     }
 
     /// `skills/list`.

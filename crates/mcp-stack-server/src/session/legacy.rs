@@ -454,9 +454,10 @@ impl LegacySession {
         let config = &self.modern.config;
         if !config.accept_legacy {
             let versions = mcp_protocol::version::MODERN.join(", ");
-            let e = ProtocolError::MethodNotFound(format!(
-                "initialize (legacy sessions are off; supported versions: {versions})"
-            ));
+            let e = ProtocolError::MethodNotFound {
+                method: req.method.clone(),
+                detail: Some(format!("initialize (legacy sessions are off; supported versions: {versions})")),
+            };
             return self.modern.transmit_error(&req.id, &e);
         }
         match LegacyState::initialize(self.modern.server(), &req.params, config.max_client_params_bytes) {

@@ -46,7 +46,7 @@ impl TaskRuntime {
                 }
                 Ok(Value::Object(Map::new()))
             }
-            _ => Err(ProtocolError::MethodNotFound(ctx.method().to_owned())),
+            _ => Err(ProtocolError::method_not_found(ctx.method())),
         }
     }
 
