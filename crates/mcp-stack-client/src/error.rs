@@ -94,8 +94,8 @@ impl ClientError {
 }
 
 /// The error underneath a failure, kept for callers that inspect it (`Error::source`, or
-/// [`ErrorSource::downcast_ref`] to `std::io::Error` (connecting over plain `http://`),
-/// `reqwest::Error` (`https://`), an OAuth error...).
+/// [`ErrorSource::downcast_ref`] to `std::io::Error` (connecting, or the TLS handshake),
+/// a TLS error, an OAuth error...).
 /// Shared, since one transport failure may be reported to every call waiting on it.
 #[derive(Clone)]
 pub struct ErrorSource(std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>);

@@ -32,22 +32,9 @@ impl TlsServer {
         if !mcp_cluster::needs::program("openssl", "openssl") {
             return None;
         }
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-test-tls-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
-        ));
+        let dir = temp_dir();
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let made = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
-            .args(["-subj", "/CN=localhost", "-addext", "basicConstraints=critical,CA:FALSE"])
-            .args(["-addext", "subjectAltName=DNS:localhost", "-keyout", "key.pem", "-out", "cert.pem"])
-            .current_dir(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("run openssl");
-        assert!(made.success(), "openssl could not make a test certificate");
+        make_certificate(&dir);
         let mode = match answers {
             TlsAnswers::StatusPage => "-www",
             TlsAnswers::Files(files) => {
@@ -89,6 +76,43 @@ impl TlsServer {
     pub fn url(&self, path: &str) -> String {
         format!("https://localhost:{}{path}", self.port)
     }
+}
+
+/// A fresh directory under the system's temporary one.
+fn temp_dir() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "mcp-test-tls-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    ))
+}
+
+/// Writes `cert.pem` and `key.pem` (P-256, self-signed, valid for `localhost`) into `dir`.
+fn make_certificate(dir: &std::path::Path) {
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
+        .args(["-subj", "/CN=localhost", "-addext", "basicConstraints=critical,CA:FALSE"])
+        .args(["-addext", "subjectAltName=DNS:localhost", "-keyout", "key.pem", "-out", "cert.pem"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run openssl");
+    assert!(made.success(), "openssl could not make a test certificate");
+}
+
+/// A self-signed certificate for `localhost` and its private key, both PEM (made by
+/// `openssl`; `None` only under `MCP_TEST_SKIP_MISSING=1` when it is missing).
+pub fn self_signed_localhost() -> Option<(Vec<u8>, Vec<u8>)> {
+    if !mcp_cluster::needs::program("openssl", "openssl") {
+        return None;
+    }
+    let dir = temp_dir();
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    make_certificate(&dir);
+    let pair = (std::fs::read(dir.join("cert.pem")).expect("cert"), std::fs::read(dir.join("key.pem")).expect("key"));
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(pair)
 }
 
 impl Drop for TlsServer {

@@ -5,10 +5,12 @@
 //! the async tests below.
 //! - `stdio`: the stdio transport, modern and legacy servers, timeouts, a killed server.
 //! - `http`: the Streamable HTTP transport, a killed server.
+//! - `https`: TLS (trusted, untrusted, a plain port), and a `CONNECT` proxy.
 //! - `tasks`: the tasks and skills extensions over both transports.
 //! - `legacy_listen`: `subscriptions/listen` fed by a legacy session.
 
 mod http;
+mod https;
 mod in_flight;
 mod legacy_listen;
 mod stdio;
@@ -26,6 +28,10 @@ fn main() -> std::process::ExitCode {
         stdio::killed_server_fails_pending_calls_promptly_and_leaves_no_process,
         http::modern_server_over_http,
         http::killed_http_server_fails_pending_calls_promptly,
+        https::a_modern_server_over_https,
+        https::an_untrusted_certificate_is_refused_before_any_request,
+        https::https_to_a_plain_http_port_says_so,
+        https::https_goes_through_the_proxy_in_the_environment,
         tasks::tasks_and_skills_over_stdio,
         tasks::tasks_and_skills_over_http,
         legacy_listen::a_legacy_stdio_session_feeds_listen,

@@ -5,11 +5,11 @@ use super::{HttpTransport, Inner};
 use crate::auth::AuthProvider;
 use crate::error::{ErrorSource, TransportError};
 use crate::transport::Unsolicited;
+use http::header::{HeaderMap, HeaderName, HeaderValue};
 use parking_lot::Mutex;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::Url;
 use std::sync::Arc;
 use std::time::Duration;
+use url::Url;
 
 /// Configures an [`HttpTransport`].
 pub struct HttpTransportBuilder {
@@ -20,6 +20,7 @@ pub struct HttpTransportBuilder {
     max_event_bytes: usize,
     auth: Option<Arc<dyn AuthProvider>>,
     cross_origin_redirects: bool,
+    root_certificates: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for HttpTransportBuilder {
@@ -33,6 +34,7 @@ impl std::fmt::Debug for HttpTransportBuilder {
             .field("max_event_bytes", &self.max_event_bytes)
             .field("auth", &self.auth.is_some())
             .field("cross_origin_redirects", &self.cross_origin_redirects)
+            .field("root_certificates", &self.root_certificates.len())
             .finish_non_exhaustive()
     }
 }
@@ -47,7 +49,16 @@ impl HttpTransportBuilder {
             max_event_bytes: 16 << 20,
             auth: None,
             cross_origin_redirects: false,
+            root_certificates: Vec::new(),
         }
+    }
+
+    /// Also trusts the certificates in `pem` (PEM, one or more) for `https://`, besides the
+    /// Mozilla roots: a private certificate authority, or a test server's own certificate.
+    /// Checked by [`HttpTransportBuilder::build`].
+    pub fn add_root_certificate_pem(mut self, pem: &[u8]) -> Self {
+        self.root_certificates.push(pem.to_vec());
+        self
     }
 
     /// Authorizes every request with `provider`: its headers are added to each request, and a
@@ -117,7 +128,7 @@ impl HttpTransportBuilder {
             }
             headers.append(name, value);
         }
-        let wire = Wire::new(&url, self.connect_timeout)?;
+        let wire = Wire::new(&url, self.connect_timeout, &self.root_certificates)?;
 
         let inner = Inner {
             wire,

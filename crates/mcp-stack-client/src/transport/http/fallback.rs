@@ -8,12 +8,13 @@ use crate::error::TransportError;
 use crate::transport::{Exchange, OutgoingRequest};
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use http::Method;
 use mcp_protocol::sse::{SseEvent, SseParser};
 use mcp_protocol::types::RequestId;
-use reqwest::{Method, Url};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use url::Url;
 
 /// How long to wait for the `endpoint` event when no request timeout is set.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -12,13 +12,14 @@
 //!
 //! Header values given to the builder (such as `Authorization`) are never logged or echoed.
 //!
-//! Plain `http://` requests go through hyper's pooled HTTP/1.1 client directly; `https://`
-//! through reqwest (see `wire`).
+//! Requests go through hyper's HTTP/1.1 connections, over TLS (rustls) for `https://`, with a
+//! keep-alive pool of our own (see `wire`).
 
 mod builder;
 mod fallback;
 pub(crate) mod fuzz;
 mod pool;
+mod proxy;
 mod redirect;
 mod stream;
 mod wire;
@@ -30,14 +31,14 @@ use super::{
     Exchange, OutgoingRequest, SplitTx, Transport, TransportKind, Unsolicited, UnsolicitedStats, EXCHANGE_CAP,
 };
 use crate::auth::{AuthChallenge, AuthProvider};
-use crate::error::{ErrorSource, TransportError};
+use crate::error::TransportError;
 use bytes::Bytes;
 use futures::future::BoxFuture;
+use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::{Method, StatusCode};
 use mcp_protocol::headers as h;
 use mcp_protocol::types::RequestId;
 use parking_lot::{Mutex, MutexGuard};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
-use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -45,6 +46,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use url::Url;
 use wire::{Req, Resp};
 
 /// The legacy session header.
@@ -80,20 +82,6 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         cur = err.source();
     }
     parts.join(": ")
-}
-
-fn map_reqwest(url: &str, e: reqwest::Error) -> TransportError {
-    let e = e.without_url();
-    let why = describe(&e);
-    if e.is_timeout() {
-        TransportError::Timeout
-    } else if e.is_connect() || e.is_builder() {
-        TransportError::Connect(if url.is_empty() { why } else { format!("{url}: {why}") }, Some(ErrorSource::new(e)))
-    } else if e.is_body() || e.is_decode() {
-        TransportError::Io(why, Some(ErrorSource::new(e)))
-    } else {
-        TransportError::Closed(why)
-    }
 }
 
 /// The media type of a response, lower-cased, without parameters.

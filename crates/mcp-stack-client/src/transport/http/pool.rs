@@ -1,5 +1,5 @@
-//! Keep-alive connections for plain `http://`: hyper's HTTP/1.1 connection API with a small
-//! pool of our own.
+//! Keep-alive connections for `http://` and `https://`: hyper's HTTP/1.1 connection API over
+//! TCP or rustls, directly or through an HTTP proxy, with a small pool of our own.
 //!
 //! hyper-util's pooled client does more per request than an MCP transport needs: it hashes a
 //! pool key, races a new connection against every checkout and spawns a task per response to
@@ -11,14 +11,18 @@
 //! than [`IDLE_FOR`]. A request sent on a reused connection that the server closed meanwhile
 //! is sent again, once, on a new connection (only when hyper hands it back unsent).
 
+use super::proxy::ProxyHop;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body as _, Frame, Incoming};
 use hyper::client::conn::http1::SendRequest;
 use parking_lot::Mutex;
+use rustls_pki_types::ServerName;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
+use tokio_rustls::rustls;
+use tokio_rustls::TlsConnector;
 
 /// Most idle connections kept, over all origins.
 pub(super) const MAX_IDLE: usize = 256;
@@ -37,6 +41,11 @@ pub(super) enum SendError {
     ConnectTimeout,
     /// The connection failed while the request was being sent or its head read.
     Hyper(hyper::Error),
+    /// The TLS handshake failed (a certificate that is not valid for the host, or a server
+    /// that does not speak TLS).
+    Tls(std::io::Error),
+    /// The proxy would not open a tunnel.
+    Proxy(String),
 }
 
 /// Where a connection goes: the pool's key. Made once per server URL, so that a request
@@ -47,6 +56,10 @@ pub(super) struct Origin {
     pub(super) host: String,
     /// The port.
     pub(super) port: u16,
+    /// TLS (`https://`), verified against the host name.
+    pub(super) tls: bool,
+    /// The HTTP proxy connections go through (a `CONNECT` tunnel for TLS).
+    pub(super) proxy: Option<ProxyHop>,
 }
 
 struct Idle {
@@ -59,12 +72,14 @@ struct Idle {
 pub(super) struct Pool {
     connect_timeout: Duration,
     idle: Mutex<Vec<Idle>>,
+    tls: TlsConnector,
 }
 
 impl Pool {
-    /// An empty pool whose new connections must come up within `connect_timeout`.
-    pub(super) fn new(connect_timeout: Duration) -> Arc<Self> {
-        Arc::new(Self { connect_timeout, idle: Mutex::new(Vec::new()) })
+    /// An empty pool whose new connections must come up within `connect_timeout`, trusting
+    /// `tls` for `https://`.
+    pub(super) fn new(connect_timeout: Duration, tls: Arc<rustls::ClientConfig>) -> Arc<Self> {
+        Arc::new(Self { connect_timeout, idle: Mutex::new(Vec::new()), tls: TlsConnector::from(tls) })
     }
 
     /// An idle connection to `origin` that is still open, newest first.
@@ -91,15 +106,22 @@ impl Pool {
     /// A new connection to `origin`, driven by a task of its own.
     async fn connect(&self, origin: &Origin) -> Result<Sender, SendError> {
         let up = async {
-            let stream = TcpStream::connect((origin.host.as_str(), origin.port)).await.map_err(SendError::Connect)?;
+            let (host, port) = match &origin.proxy {
+                Some(p) => (p.host.as_str(), p.port),
+                None => (origin.host.as_str(), origin.port),
+            };
+            let mut stream = TcpStream::connect((host, port)).await.map_err(SendError::Connect)?;
             let _ = stream.set_nodelay(true);
-            let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| SendError::Connect(std::io::Error::other(e)))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            Ok(sender)
+            if !origin.tls {
+                return handshake(stream).await;
+            }
+            if let Some(p) = &origin.proxy {
+                tunnel(&mut stream, origin, p).await?;
+            }
+            let name = ServerName::try_from(origin.host.clone())
+                .map_err(|e| SendError::Tls(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
+            let tls = self.tls.connect(name, stream).await.map_err(SendError::Tls)?;
+            handshake(tls).await
         };
         tokio::time::timeout(self.connect_timeout, up).await.map_err(|_| SendError::ConnectTimeout)?
     }
@@ -142,6 +164,59 @@ impl Pool {
         let resp = sender.send_request(req).await.map_err(SendError::Hyper)?;
         let (head, body) = resp.into_parts();
         Ok((head, PooledBody::new(body, self.clone(), origin.clone(), sender)))
+    }
+}
+
+/// The HTTP/1.1 handshake over `io`; the connection is driven by a task of its own.
+async fn handshake<T>(io: T) -> Result<Sender, SendError>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
+        .await
+        .map_err(|e| SendError::Connect(std::io::Error::other(e)))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+/// Most bytes of a proxy's answer to `CONNECT` read.
+const MAX_CONNECT_ANSWER: usize = 8 * 1024;
+
+/// Asks the proxy on `stream` for a tunnel to `origin` (`CONNECT host:port`); `Ok` once the
+/// proxy answered 2xx, after which `stream` carries the TLS connection end to end.
+async fn tunnel(stream: &mut TcpStream, origin: &Origin, proxy: &ProxyHop) -> Result<(), SendError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = if origin.host.contains(':') {
+        format!("[{}]:{}", origin.host, origin.port)
+    } else {
+        format!("{}:{}", origin.host, origin.port)
+    };
+    let mut head = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n").into_bytes();
+    if let Some(auth) = &proxy.authorization {
+        head.extend_from_slice(b"Proxy-Authorization: ");
+        head.extend_from_slice(auth.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    stream.write_all(&head).await.map_err(SendError::Connect)?;
+    let mut answer = Vec::with_capacity(256);
+    let mut buf = [0u8; 512];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf).await.map_err(SendError::Connect)?;
+        if n == 0 || answer.len() + n > MAX_CONNECT_ANSWER {
+            return Err(SendError::Proxy("the proxy closed the connection or answered CONNECT with too much".into()));
+        }
+        answer.extend_from_slice(&buf[..n]);
+    }
+    let status_line = answer.split(|b| *b == b'\n').next().unwrap_or_default();
+    let status_line = String::from_utf8_lossy(status_line).trim().to_owned();
+    let ok = status_line.split_whitespace().nth(1).is_some_and(|code| code.starts_with('2'));
+    if ok {
+        Ok(())
+    } else {
+        Err(SendError::Proxy(format!("the proxy refused the tunnel: {status_line}")))
     }
 }
 
@@ -236,7 +311,7 @@ mod tests {
     }
 
     fn local(port: u16) -> Arc<Origin> {
-        Arc::new(Origin { host: "127.0.0.1".into(), port })
+        Arc::new(Origin { host: "127.0.0.1".into(), port, tls: false, proxy: None })
     }
 
     fn get(port: u16) -> hyper::Request<Full<Bytes>> {
@@ -260,7 +335,7 @@ mod tests {
     #[tokio::test]
     async fn a_finished_response_frees_its_connection_for_the_next_request() {
         let (port, accepts) = server(false).await;
-        let pool = Pool::new(Duration::from_secs(5));
+        let pool = Pool::new(Duration::from_secs(5), super::super::wire::tls_config(&[]).unwrap());
         for _ in 0..5 {
             let (head, body) = pool.send(&local(port), get(port)).await.expect("sent");
             assert_eq!(head.status, 200);
@@ -272,7 +347,7 @@ mod tests {
     #[tokio::test]
     async fn an_unread_body_keeps_its_connection_out_of_the_pool() {
         let (port, accepts) = server(false).await;
-        let pool = Pool::new(Duration::from_secs(5));
+        let pool = Pool::new(Duration::from_secs(5), super::super::wire::tls_config(&[]).unwrap());
         let (_, held) = pool.send(&local(port), get(port)).await.expect("sent");
         let (_, body) = pool.send(&local(port), get(port)).await.expect("sent");
         assert_eq!(read_all(body).await, b"ok");
@@ -283,7 +358,7 @@ mod tests {
     #[tokio::test]
     async fn a_connection_closed_by_the_server_is_replaced() {
         let (port, accepts) = server(true).await;
-        let pool = Pool::new(Duration::from_secs(5));
+        let pool = Pool::new(Duration::from_secs(5), super::super::wire::tls_config(&[]).unwrap());
         for _ in 0..3 {
             let (_, body) = pool.send(&local(port), get(port)).await.expect("sent");
             assert_eq!(read_all(body).await, b"ok");
@@ -299,7 +374,7 @@ mod tests {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             l.local_addr().expect("addr").port()
         };
-        let pool = Pool::new(Duration::from_secs(5));
+        let pool = Pool::new(Duration::from_secs(5), super::super::wire::tls_config(&[]).unwrap());
         match pool.send(&local(port), get(port)).await {
             Err(SendError::Connect(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
             other => panic!("expected a connect error, got {:?}", other.map(|(h, _)| h.status)),

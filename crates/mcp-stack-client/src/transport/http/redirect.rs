@@ -7,8 +7,8 @@ use super::builder::display_url;
 use super::wire::{Req, Resp};
 use super::Inner;
 use crate::error::TransportError;
-use reqwest::header::{HeaderMap, LOCATION};
-use reqwest::Url;
+use http::header::{HeaderMap, LOCATION};
+use url::Url;
 
 /// Most redirects followed in a row for one request.
 pub(super) const MAX_REDIRECTS: usize = 5;

@@ -1,25 +1,36 @@
-//! The HTTP client under the transport: hyper's HTTP/1.1 connections with our own keep-alive
-//! pool ([`super::pool`]) for plain `http://` URLs (far less per-request work than reqwest or
-//! hyper-util's pooled client), reqwest for `https://` (TLS), for URLs
-//! carrying credentials (reqwest turns them into Basic auth) and when a proxy is configured
-//! in the environment (reqwest honours `HTTP_PROXY` and friends).
+//! The HTTP client under the transport, one stack for `http://` and `https://`: hyper's
+//! HTTP/1.1 connections with our own keep-alive pool ([`super::pool`]), TLS by rustls with the
+//! Mozilla roots (webpki-roots) plus any the builder adds, and HTTP proxies from the
+//! environment ([`super::proxy`]).
+//!
+//! Why not reqwest (used before for `https://`): an MCP transport sends one kind of request to
+//! one origin, and hyper's connection API with a pool that returns a connection the moment its
+//! body ends does far less per request than a general client (no pool-key hashing, no task per
+//! response); one stack also means one set of timeouts, errors and redirect rules for both
+//! schemes. HTTP/2 is not used: an MCP session is a few concurrent requests, and HTTP/1.1
+//! keep-alive connections serve them without head-of-line blocking between streams.
 
 use super::describe;
 use super::pool::{Origin, Pool, PooledBody, SendError};
+use super::proxy::{percent_decode, ProxyEnv};
 use crate::error::{ErrorSource, TransportError};
+use base64::Engine as _;
 use bytes::Bytes;
 use futures::Stream;
+use http::header::{
+    HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, HOST, PROXY_AUTHORIZATION, USER_AGENT,
+};
+use http::{Method, StatusCode};
 use http_body_util::Full;
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, HOST, USER_AGENT};
-use reqwest::{Method, StatusCode, Url};
-use std::sync::{Arc, OnceLock};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::CertificateDer;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio_rustls::rustls;
+use url::Url;
 
 /// The `User-Agent` of every request.
 const AGENT: &str = concat!("mcp-client/", env!("CARGO_PKG_VERSION"));
-
-/// Environment variables that make reqwest send plain HTTP through a proxy.
-const PROXY_VARS: [&str; 4] = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"];
 
 /// One request, as the transport builds it (again for each redirect followed).
 pub(super) struct Req {
@@ -33,108 +44,125 @@ pub(super) struct Req {
     pub(super) body: Option<Bytes>,
 }
 
-/// The clients a transport sends with.
+/// The TLS settings of `https://` connections: the Mozilla roots and `extra_roots_pem` (PEM
+/// certificates the builder was given), HTTP/1.1 by ALPN.
+pub(super) fn tls_config(extra_roots_pem: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, TransportError> {
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    for pem in extra_roots_pem {
+        let mut added = 0;
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| TransportError::Connect(format!("invalid root certificate: {e}"), None))?;
+            roots.add(cert).map_err(|e| TransportError::Connect(format!("invalid root certificate: {e}"), None))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(TransportError::Connect("invalid root certificate: no PEM certificate found".into(), None));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::Connect(format!("TLS setup: {e}"), None))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// The client a transport sends with.
 pub(super) struct Wire {
-    /// For plain `http://` (none when a proxy is configured).
-    plain: Option<Arc<Pool>>,
-    /// For everything else, made when first needed.
-    tls: OnceLock<reqwest::Client>,
-    connect_timeout: Duration,
+    pool: Arc<Pool>,
+    proxies: ProxyEnv,
     /// The server URL and its [`Target`] (made once: nearly every request goes there).
     base: Option<(Url, Target)>,
 }
 
 impl Wire {
-    /// The clients for a server at `url`; reqwest's is made now if `url` needs it.
-    pub(super) fn new(url: &Url, connect_timeout: Duration) -> Result<Self, TransportError> {
-        let proxied = PROXY_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
-        let plain = (!proxied).then(|| Pool::new(connect_timeout));
-        let base = target(url).ok().map(|t| (url.clone(), t));
-        let wire = Self { plain, tls: OnceLock::new(), connect_timeout, base };
-        if !wire.is_plain(url) {
-            wire.tls()?;
-        }
-        Ok(wire)
-    }
-
-    /// Whether `url` goes through hyper directly.
-    fn is_plain(&self, url: &Url) -> bool {
-        self.plain.is_some() && url.scheme() == "http" && url.username().is_empty() && url.password().is_none()
-    }
-
-    fn tls(&self) -> Result<&reqwest::Client, TransportError> {
-        if let Some(c) = self.tls.get() {
-            return Ok(c);
-        }
-        // Redirects are followed by the transport itself (`Inner::send_following`), which
-        // knows which headers are the user's: reqwest would carry custom headers to another
-        // origin.
-        let client = reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(AGENT)
-            .build()
-            .map_err(|e| TransportError::Connect(describe(&e), Some(ErrorSource::new(e))))?;
-        Ok(self.tls.get_or_init(|| client))
+    /// The client for a server at `url`.
+    pub(super) fn new(
+        url: &Url,
+        connect_timeout: Duration,
+        extra_roots_pem: &[Vec<u8>],
+    ) -> Result<Self, TransportError> {
+        let pool = Pool::new(connect_timeout, tls_config(extra_roots_pem)?);
+        let proxies = ProxyEnv::from_env();
+        let base = Some((url.clone(), target(url, &proxies)?));
+        Ok(Self { pool, proxies, base })
     }
 
     /// Sends `req` and waits for the response head. `display_url` names the server in
     /// connection errors.
     pub(super) async fn send(&self, req: Req, display_url: &str) -> Result<Resp, TransportError> {
-        let plain = self.plain.as_ref().filter(|_| self.is_plain(&req.url));
-        let Some(client) = plain else {
-            let mut builder = self.tls()?.request(req.method, req.url).headers(req.headers);
-            if let Some(body) = req.body {
-                builder = builder.body(body);
-            }
-            let resp = builder.send().await.map_err(|e| super::map_reqwest(display_url, e))?;
-            return Ok(Resp::Tls(resp));
-        };
-        let Target { uri, host: host_header, origin } = match &self.base {
+        let Target { uri, host: host_header, origin, basic } = match &self.base {
             Some((url, t)) if *url == req.url => t.clone(),
-            _ => target(&req.url)?,
+            _ => target(&req.url, &self.proxies)?,
         };
         let mut headers = req.headers;
-        // What reqwest (or any HTTP/1.1 client) would add.
         headers.insert(HOST, host_header);
         headers.entry(ACCEPT).or_insert(HeaderValue::from_static("*/*"));
         headers.entry(USER_AGENT).or_insert(HeaderValue::from_static(AGENT));
+        if let Some(b) = basic {
+            headers.entry(AUTHORIZATION).or_insert(b);
+        }
+        if let Some(auth) = origin.proxy.as_ref().filter(|_| !origin.tls).and_then(|p| p.authorization.clone()) {
+            headers.insert(PROXY_AUTHORIZATION, auth);
+        }
         let mut request = hyper::Request::new(Full::new(req.body.unwrap_or_default()));
         *request.method_mut() = req.method;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let (head, body) = client.send(&origin, request).await.map_err(|e| map_send(display_url, e))?;
-        Ok(Resp::Plain { head, body, url: req.url })
+        let (head, body) = self.pool.send(&origin, request).await.map_err(|e| map_send(display_url, &origin, e))?;
+        Ok(Resp { head, body, url: req.url })
     }
 }
 
-/// What a request to a plain `http://` URL needs: its origin-form target, `Host` header and
-/// where the pool connects.
+/// What a request to a URL needs: its request target (origin-form, or absolute-form through
+/// a proxy), `Host` header, where the pool connects, and Basic credentials from the URL.
 #[derive(Clone)]
 struct Target {
     uri: hyper::Uri,
     host: HeaderValue,
     origin: Arc<Origin>,
+    basic: Option<HeaderValue>,
 }
 
-/// The [`Target`] of a plain `http://` URL.
-fn target(url: &Url) -> Result<Target, TransportError> {
+/// The [`Target`] of an `http://` or `https://` URL.
+fn target(url: &Url, proxies: &ProxyEnv) -> Result<Target, TransportError> {
     let invalid = |e: String| TransportError::Connect(format!("invalid URL: {e}"), None);
+    let tls = match url.scheme() {
+        "http" => false,
+        "https" => true,
+        other => return Err(invalid(format!("unsupported scheme {other:?}"))),
+    };
+    let proxy = if proxies.is_empty() { None } else { proxies.hop_for(url)? };
     let path = match url.query() {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
-    let uri = path.parse().map_err(|e: hyper::http::uri::InvalidUri| invalid(e.to_string()))?;
     let name = url.host_str().ok_or_else(|| invalid("no host".into()))?;
     let host = match url.port() {
         Some(p) => format!("{name}:{p}"),
         None => name.to_owned(),
     };
+    // Through a proxy, plain HTTP names the whole URL (without userinfo or fragment).
+    let uri = if proxy.is_some() && !tls { format!("http://{host}{path}") } else { path };
+    let uri = uri.parse().map_err(|e: hyper::http::uri::InvalidUri| invalid(e.to_string()))?;
     let host = HeaderValue::try_from(host).map_err(|e| invalid(e.to_string()))?;
     // An IPv6 literal comes bracketed in a URL, bare in a socket address.
     let bare = name.trim_start_matches('[').trim_end_matches(']').to_owned();
-    let origin = Arc::new(Origin { host: bare, port: url.port_or_known_default().unwrap_or(80) });
-    Ok(Target { uri, host, origin })
+    let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
+    let basic = if url.username().is_empty() {
+        None
+    } else {
+        let user = percent_decode(url.username());
+        let pass = percent_decode(url.password().unwrap_or_default());
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+        let mut v = HeaderValue::try_from(format!("Basic {token}")).map_err(|e| invalid(e.to_string()))?;
+        v.set_sensitive(true);
+        Some(v)
+    };
+    let origin = Arc::new(Origin { host: bare, port, tls, proxy });
+    Ok(Target { uri, host, origin, basic })
 }
 
 /// Whether an error or one of its causes is a timeout.
@@ -151,88 +179,85 @@ fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// Maps a failure to send a request as reqwest's would be (see `map_reqwest`).
-fn map_send(url: &str, e: SendError) -> TransportError {
+/// Maps a failure to send a request onto the transport's errors.
+fn map_send(url: &str, origin: &Origin, e: SendError) -> TransportError {
     match e {
         SendError::ConnectTimeout => TransportError::Timeout,
         SendError::Connect(e) if e.kind() == std::io::ErrorKind::TimedOut => TransportError::Timeout,
         SendError::Connect(e) => TransportError::Connect(format!("{url}: {}", describe(&e)), Some(ErrorSource::new(e))),
+        SendError::Tls(e) => {
+            let why = describe(&e);
+            // A plain-HTTP server answers the ClientHello with an HTTP error page, or hangs up.
+            let plain = why.contains("InvalidContentType")
+                || why.contains("corrupt message")
+                || e.kind() == std::io::ErrorKind::UnexpectedEof;
+            let msg = if plain {
+                format!(
+                    "{url}: the server at {}:{} did not answer with TLS ({why}): is it plain http://?",
+                    origin.host, origin.port
+                )
+            } else {
+                format!("{url}: TLS handshake failed: {why}")
+            };
+            TransportError::Connect(msg, Some(ErrorSource::new(e)))
+        }
+        SendError::Proxy(m) => TransportError::Connect(format!("{url}: {m}"), None),
         SendError::Hyper(e) if timed_out(&e) => TransportError::Timeout,
         SendError::Hyper(e) => TransportError::Closed(describe(&e)),
     }
 }
 
 /// A response whose head has arrived.
-pub(super) enum Resp {
-    /// From hyper.
-    Plain {
-        /// Status and headers.
-        head: hyper::http::response::Parts,
-        /// The body, not read yet (its connection goes back to the pool at its end).
-        body: PooledBody,
-        /// The URL requested.
-        url: Url,
-    },
-    /// From reqwest.
-    Tls(reqwest::Response),
+pub(super) struct Resp {
+    /// Status and headers.
+    head: hyper::http::response::Parts,
+    /// The body, not read yet (its connection goes back to the pool at its end).
+    body: PooledBody,
+    /// The URL requested.
+    url: Url,
 }
 
 impl Resp {
     /// The status code.
     pub(super) fn status(&self) -> StatusCode {
-        match self {
-            Self::Plain { head, .. } => head.status,
-            Self::Tls(r) => r.status(),
-        }
+        self.head.status
     }
 
     /// The headers.
     pub(super) fn headers(&self) -> &HeaderMap {
-        match self {
-            Self::Plain { head, .. } => &head.headers,
-            Self::Tls(r) => r.headers(),
-        }
+        &self.head.headers
     }
 
     /// The URL that answered.
     pub(super) fn url(&self) -> &Url {
-        match self {
-            Self::Plain { url, .. } => url,
-            Self::Tls(r) => r.url(),
-        }
+        &self.url
     }
 
     /// The body's length, if known in advance.
     pub(super) fn content_length(&self) -> Option<u64> {
-        match self {
-            Self::Plain { head, body, .. } => body.exact_len().or_else(|| {
-                head.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|s| s.parse().ok())
-            }),
-            Self::Tls(r) => r.content_length(),
-        }
+        self.body.exact_len().or_else(|| {
+            self.head.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|s| s.parse().ok())
+        })
     }
 
     /// The next piece of the body; `None` at its end.
     pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, TransportError> {
-        match self {
-            Self::Plain { body, .. } => loop {
-                match body.frame().await {
-                    None => return Ok(None),
-                    Some(Err(e)) => {
-                        return Err(if timed_out(&e) {
-                            TransportError::Timeout
-                        } else {
-                            TransportError::Io(describe(&e), Some(ErrorSource::new(e)))
-                        })
-                    }
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            return Ok(Some(data));
-                        }
+        loop {
+            match self.body.frame().await {
+                None => return Ok(None),
+                Some(Err(e)) => {
+                    return Err(if timed_out(&e) {
+                        TransportError::Timeout
+                    } else {
+                        TransportError::Io(describe(&e), Some(ErrorSource::new(e)))
+                    })
+                }
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
                     }
                 }
-            },
-            Self::Tls(r) => r.chunk().await.map_err(|e| super::map_reqwest("", e)),
+            }
         }
     }
 
