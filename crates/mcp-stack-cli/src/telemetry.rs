@@ -32,10 +32,10 @@ pub struct TelemetryGuard {
 /// How log lines look on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogStyle {
-    /// A server's log (`mcp serve`, `mcp proxy`): time, level, target, fields.
+    /// A server's log (`mcp serve`): time, level, target, fields.
     Server,
-    /// A command's messages (client commands): `mcp: warning: message key=value`, the style of
-    /// the CLI's own messages.
+    /// A command's messages (client commands, and `mcp proxy`'s notices about its upstream):
+    /// `mcp: warning: message key=value`, the style of the CLI's own messages.
     Command,
 }
 
