@@ -4,10 +4,8 @@
 //! reaches the host as a real `elicitation/create` request. Every wait is bounded.
 
 #[allow(dead_code)] // `start` is for other tests
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/token_issuer.rs"]
-mod token_issuer;
+use crate::support::http_server;
+use crate::support::token_issuer;
 
 use http_server::EverythingHttp;
 use serde_json::{json, Value};

@@ -1,9 +1,7 @@
 //! The multi-server client against fake (2025-11-25) HTTP servers on 127.0.0.1, configured by an
 //! `mcpServers` file: prefixed tool names, routing, headers from the file, per-server failures.
 
-mod http_support;
-
-use http_support::*;
+use crate::http_support::*;
 use mcp_client::config::McpConfig;
 use mcp_client::multi::{MultiClient, MultiError};
 use mcp_client::ClientBuilder;

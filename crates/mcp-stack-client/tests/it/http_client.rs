@@ -1,8 +1,6 @@
 //! The client core over the HTTP transport, against fake legacy servers on 127.0.0.1.
 
-mod http_support;
-
-use http_support::*;
+use crate::http_support::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{ClientBuilder, ServerEra};
 use serde_json::{json, Value};

@@ -3,13 +3,10 @@
 //! through the proxy, under task ids the proxy issues; in front of a legacy-only upstream the
 //! extension is not advertised. Every wait is bounded.
 
-mod common;
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/proxy.rs"]
-mod proxy_support;
+use crate::support::http_server;
+use crate::support::proxy as proxy_support;
 
-use common::*;
+use crate::common::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::types::{DiscoverResult, ElicitAction, ElicitResult};
 use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Started, TaskHandle};

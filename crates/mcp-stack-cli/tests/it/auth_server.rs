@@ -4,11 +4,9 @@
 //! `WWW-Authenticate`, and for no handler having run. Also the metadata endpoints, scopes,
 //! principal propagation, MRTR state bound to the user, and `mcp serve everything --auth-*`.
 
-mod common;
-
+use crate::common::*;
 use base64::Engine as _;
 use bytes::Bytes;
-use common::*;
 use http_body_util::Full;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use mcp::http::EndpointConfig;

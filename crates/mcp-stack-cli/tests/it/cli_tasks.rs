@@ -2,8 +2,7 @@
 //! one command, so the server is a long-lived child): `--detach`, `mcp tasks`, Ctrl-C (SIGINT)
 //! cancelling and then detaching, `mcp skills`.
 
-#[path = "support/http_server.rs"]
-mod http_server;
+use crate::support::http_server;
 use http_server::EverythingHttp as Server;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};

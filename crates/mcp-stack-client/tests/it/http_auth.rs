@@ -1,10 +1,8 @@
 //! The HTTP transport's auth hook: headers on every request, a retry after a handled
 //! challenge, bounded retries, and errors from the provider.
 
-mod http_support;
-
+use crate::http_support::*;
 use futures::future::BoxFuture;
-use http_support::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::Transport;
 use mcp_client::{AuthChallenge, AuthProvider, TransportError};
@@ -104,7 +102,7 @@ async fn retries_are_bounded_and_unhandled_challenges_surface() {
         assert!(matches!(err, TransportError::Http { status: 401, .. }), "{err:?}");
         assert_eq!(log.lock().unwrap().len(), 3, "one request and two retries");
 
-        let log2 = http_support::log();
+        let log2 = crate::http_support::log();
         let url = server(99, log2.clone()).await;
         let t = HttpTransport::builder(&url).auth(Arc::new(Fake::default())).build().unwrap();
         let err = t.request(request(1, "tools/list")).await.unwrap_err();

@@ -5,16 +5,14 @@
 //! stand for a value (`TASK_ID`, `get|wait|cancel`) are left out; the list of what ran is
 //! checked too, so an edit that drops every example cannot pass.
 
-#[path = "support/bounded.rs"]
-mod bounded;
-#[path = "support/http_server.rs"]
-mod http_server;
+use crate::support::bounded;
+use crate::support::http_server;
 
 use http_server::EverythingHttp;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp");
-const DOC: &str = include_str!("../../../docs/cli.md");
+const DOC: &str = include_str!("../../../../docs/cli.md");
 const DEMO_URL: &str = "http://127.0.0.1:3000/mcp";
 
 /// The runnable `mcp` lines of the doc's `sh` blocks, comments cut.

@@ -3,9 +3,7 @@
 //! Each test names what crossed instances; requests go to one instance directly when the test
 //! is about crossing, and through the proxy otherwise.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use mcp_cluster::{Cluster, ClusterOptions};
 use serde_json::{json, Value};
 use std::net::SocketAddr;

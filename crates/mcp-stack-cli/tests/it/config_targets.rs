@@ -2,10 +2,8 @@
 //! and `--config`, against the `everything` server over stdio and over HTTP, with config files
 //! in temporary project and user folders (the user folder comes from `XDG_CONFIG_HOME`).
 
-#[path = "support/bounded.rs"]
-mod bounded;
-#[path = "support/http_server.rs"]
-mod http_server;
+use crate::support::bounded;
+use crate::support::http_server;
 
 use bounded::Run;
 use http_server::EverythingHttp;

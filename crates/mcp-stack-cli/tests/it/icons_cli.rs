@@ -2,8 +2,7 @@
 //! printed with its reason. The server is a raw loopback one (a 2025-11-25 Streamable HTTP
 //! server) that also serves the icon files.
 
-#[path = "support/raw_http.rs"]
-mod raw_http;
+use crate::support::raw_http;
 
 use raw_http::{read_request, respond, Req};
 use serde_json::{json, Value};

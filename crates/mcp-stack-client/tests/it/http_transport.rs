@@ -1,8 +1,6 @@
 //! The Streamable HTTP transport against tiny raw HTTP/1.1 servers on 127.0.0.1.
 
-mod http_support;
-
-use http_support::*;
+use crate::http_support::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::{OutgoingRequest, Transport, TransportKind, UNSOLICITED_CAP};
 use mcp_client::TransportError;

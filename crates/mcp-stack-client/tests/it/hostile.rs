@@ -1,9 +1,7 @@
 //! The client under hostile or broken servers: redirects to other origins, servers that accept
 //! and never answer (HTTP on 127.0.0.1, stdio child processes). Every wait is bounded.
 
-mod http_support;
-
-use http_support::*;
+use crate::http_support::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
 use mcp_client::transport::Transport;

@@ -1,13 +1,10 @@
 //! `mcp proxy --http --auth-issuer .. URL`: the front checks the downstream's bearer token and
 //! the upstream only ever sees the proxy's own credentials (no confused deputy).
 
-mod common;
-#[path = "support/proxy.rs"]
-mod proxy_support;
-#[path = "support/token_issuer.rs"]
-mod token_issuer;
+use crate::support::proxy as proxy_support;
+use crate::support::token_issuer;
 
-use common::*;
+use crate::common::*;
 use mcp::server::{HttpRequest, Server, Tool};
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::{ClientBuilder, ClientError};

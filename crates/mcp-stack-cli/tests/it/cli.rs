@@ -1,8 +1,7 @@
 //! The client commands of the `mcp` binary, run against the stdio `everything` server (the
 //! same binary's `serve everything --stdio`).
 
-#[path = "support/bounded.rs"]
-mod bounded;
+use crate::support::bounded;
 
 use bounded::Run;
 use serde_json::Value;

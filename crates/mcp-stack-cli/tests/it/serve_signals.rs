@@ -3,9 +3,7 @@
 //! signal is tested in mcp-stack-http and mcp-stack-stdio.
 #![cfg(unix)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;

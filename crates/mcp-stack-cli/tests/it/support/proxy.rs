@@ -1,5 +1,5 @@
 //! `mcp proxy` as a child process, and the legacy-only stdio server the proxy tests put behind
-//! it (`tests/fixtures/legacy_server.py`, run with python3).
+//! it (`tests/it/fixtures/legacy_server.py`, run with python3).
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::io::BufRead;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// The legacy fixture server as the proxy's upstream: `-- python3 legacy_server.py`.
 pub(crate) fn legacy_upstream() -> Vec<String> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/legacy_server.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/fixtures/legacy_server.py");
     vec!["--".into(), "python3".into(), script.into()]
 }
 

@@ -3,8 +3,7 @@
 //! from `_meta.traceparent`, `isError`, the task's root span and its link, the injected
 //! context), and `mcp serve --otlp-endpoint` exporting to a loopback OTLP/HTTP receiver.
 
-#[path = "support/raw_http.rs"]
-mod raw_http;
+use crate::support::raw_http;
 
 use mcp::server::mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp::server::tasks::TaskConfig;

@@ -2,13 +2,10 @@
 //! full 2026-07-28 semantics (discover, MRTR for the upstream's elicitation, listen for its list
 //! changes), and a legacy client is served too. Every wait is bounded.
 
-mod common;
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/proxy.rs"]
-mod proxy_support;
+use crate::support::http_server;
+use crate::support::proxy as proxy_support;
 
-use common::*;
+use crate::common::*;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::types::{
     ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel, Root, SubscriptionFilter,

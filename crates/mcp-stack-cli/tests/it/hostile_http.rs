@@ -3,8 +3,7 @@
 //! answer is read, the connection cap, the body-memory budget, Host tricks. Every loop is
 //! bounded in count and time.
 
-#[path = "support/http_server.rs"]
-mod http_server;
+use crate::support::http_server;
 
 use http_server::EverythingHttp as Server;
 use serde_json::{json, Value};

@@ -4,10 +4,8 @@
 //! that are not MCP at all, and stdio commands. Each time the right step must fail (or pass)
 //! with the right hint. Everything listens on 127.0.0.1.
 
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/raw_http.rs"]
-mod raw_http;
+use crate::support::http_server;
+use crate::support::raw_http;
 
 use http_server::EverythingHttp;
 use mcp_test_support::tls::{TlsAnswers, TlsServer};

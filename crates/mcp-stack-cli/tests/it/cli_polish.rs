@@ -4,12 +4,9 @@
 //! flags, structured results shown once, and `listen` on legacy servers. Everything listens
 //! on loopback.
 
-#[path = "support/bounded.rs"]
-mod bounded;
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/raw_http.rs"]
-mod raw_http;
+use crate::support::bounded;
+use crate::support::http_server;
+use crate::support::raw_http;
 
 use bounded::Run;
 use http_server::EverythingHttp;
