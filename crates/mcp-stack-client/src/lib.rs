@@ -28,6 +28,7 @@ mod listen;
 #[cfg(feature = "multi")]
 pub mod multi;
 pub mod protocol;
+mod redact;
 mod requests;
 mod result;
 mod roots_handler;
@@ -47,6 +48,7 @@ pub use listen::{ListenEvent, Subscription};
 /// The schema types the client API speaks (`mcp_protocol::types`).
 pub use mcp_protocol::types;
 pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};
+pub use redact::redact_url;
 pub use result::{CallTool, ToolResult};
 pub use skills::LoadedSkill;
 pub use tasks::{Started, TaskHandle};

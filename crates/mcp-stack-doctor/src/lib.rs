@@ -378,32 +378,12 @@ fn check_url(report: &mut Report, raw: &str) -> Option<Url> {
 /// A URL fit for the report: no user name or password.
 /// `raw` with its userinfo, query and fragment (which may hold secrets) redacted, for messages.
 fn redacted(raw: &str) -> String {
-    match Url::parse(raw) {
-        Ok(u) => shown_url(&u),
-        Err(_) => match raw.find(['?', '#']) {
-            Some(i) => format!("{}{}<redacted>", &raw[..i], &raw[i..i + 1]),
-            None => raw.to_owned(),
-        },
-    }
+    mcp_client::redact_url(raw)
 }
 
-/// `u` without userinfo, its query and fragment (which may hold secrets) shown as `<redacted>`.
+/// [`redacted`] for a parsed URL.
 fn shown_url(u: &Url) -> String {
-    let mut u = u.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    let query = u.query().is_some();
-    let fragment = u.fragment().is_some();
-    u.set_query(None);
-    u.set_fragment(None);
-    let mut out = u.to_string();
-    if query {
-        out.push_str("?<redacted>");
-    }
-    if fragment {
-        out.push_str("#<redacted>");
-    }
-    out
+    mcp_client::redact_url(u.as_str())
 }
 
 /// The `dns` step: the addresses of the URL's host.

@@ -67,6 +67,20 @@ pub async fn eventually(what: &str, cond: impl Fn() -> bool) {
     within(what, poll).await
 }
 
+/// Waits (bounded by [`WAIT`]) until connecting to `addr` is refused: the server stopped
+/// accepting.
+pub async fn refused_soon(addr: SocketAddr) {
+    within("new connections to be refused", async {
+        loop {
+            match TcpStream::connect(addr).await {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+                _ => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    })
+    .await
+}
+
 // ------------------------------------------------------------------------------------------
 // Messages
 // ------------------------------------------------------------------------------------------

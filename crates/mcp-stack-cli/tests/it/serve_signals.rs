@@ -5,21 +5,7 @@
 
 use crate::common::*;
 use serde_json::{json, Value};
-use std::time::Duration;
 use tokio::io::AsyncWriteExt;
-
-/// Waits (bounded) until connecting to `addr` is refused.
-async fn refused_soon(addr: std::net::SocketAddr) {
-    within("new connections to be refused", async {
-        loop {
-            match tokio::net::TcpStream::connect(addr).await {
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
-                _ => tokio::time::sleep(Duration::from_millis(10)).await,
-            }
-        }
-    })
-    .await
-}
 
 /// `mcp serve` (the real binary) on SIGTERM: the 2-second call in flight gets its full answer,
 /// a new connection is refused, and the process exits 0.

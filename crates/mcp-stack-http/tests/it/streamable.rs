@@ -814,16 +814,3 @@ async fn past_the_drain_time_the_connections_left_are_closed() {
     // The connection was cut (the client's stream ends inside a chunk, without a response).
     drop(stream);
 }
-
-/// Waits (bounded) until connecting to `addr` is refused.
-async fn refused_soon(addr: std::net::SocketAddr) {
-    within("new connections to be refused", async {
-        loop {
-            match tokio::net::TcpStream::connect(addr).await {
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
-                _ => tokio::time::sleep(Duration::from_millis(10)).await,
-            }
-        }
-    })
-    .await
-}
