@@ -30,6 +30,7 @@ pub mod fallback;
 pub mod handler;
 pub mod handler_result;
 mod inputs;
+pub mod layers;
 mod listen;
 pub mod panic;
 mod reply;

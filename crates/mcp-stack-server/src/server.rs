@@ -84,6 +84,8 @@ pub(crate) struct ServerConfig {
     pub(crate) skills: Option<Arc<mcp_skills::SkillSet>>,
     pub(crate) bus: Option<Arc<dyn crate::change_bus::ChangeBus>>,
     pub(crate) fallback: Option<Arc<dyn crate::fallback::Fallback>>,
+    /// Operation layers, outermost first.
+    pub(crate) layers: Vec<Arc<dyn crate::layers::OperationLayer>>,
 }
 
 impl ServerConfig {
@@ -110,6 +112,7 @@ impl ServerConfig {
             skills: None,
             bus: None,
             fallback: None,
+            layers: Vec::new(),
         }
     }
 }
@@ -398,8 +401,10 @@ impl Server {
     ) -> Result<Reply, ProtocolError> {
         use futures::FutureExt;
         let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
-        let fut =
-            crate::panic::scoped(info, std::panic::AssertUnwindSafe(self.dispatch(req, env, preset)).catch_unwind());
+        let fut = crate::panic::scoped(
+            info,
+            std::panic::AssertUnwindSafe(self.dispatch_layered(req, env, preset)).catch_unwind(),
+        );
         let limit = self.inner.config.request_timeout;
         let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
             return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));

@@ -814,3 +814,30 @@ async fn past_the_drain_time_the_connections_left_are_closed() {
     // The connection was cut (the client's stream ends inside a chunk, without a response).
     drop(stream);
 }
+
+/// An operation layer sees every request that reaches the server over HTTP, and can answer in
+/// its place with an error that maps to its HTTP status like any other.
+#[tokio::test]
+async fn operation_layers_wrap_requests_over_http() {
+    use mcp::server::layers::from_fn;
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    let server = mcp_everything::builder()
+        .layer(from_fn(move |op, next| {
+            count.fetch_add(1, SeqCst);
+            async move {
+                if op.target() == Some("add") {
+                    return Err(mcp::protocol::ProtocolError::invalid_params("Unknown tool: add"));
+                }
+                next.run(op).await
+            }
+        }))
+        .build()
+        .unwrap();
+    let s = TestServer::start(server, EndpointConfig::default()).await;
+    let r = s.tool_ok(1, "echo", json!({"text": "through the layer"})).await;
+    assert_eq!(first_text(&r), "through the layer");
+    let r = s.post(&tcall(2, "add", json!({"a": 1, "b": 2})), &[]).await;
+    expect_err("refused by the layer", &r, 400, -32602, Some(&json!(2)));
+    assert_eq!(seen.load(SeqCst), 2);
+}

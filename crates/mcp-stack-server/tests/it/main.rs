@@ -1,10 +1,12 @@
 //! The integration tests of mcp-stack-server, as one test binary:
 //! - `dispatch`: requests through `Server::handle` (no transport), every method and error.
+//! - `layers`: operation layers around `Server::handle`.
 //! - `mrtr_binding`: sealed `requestState` bound to its request.
 //! - `mrtr_props`: property tests of the multi round-trip flow on the everything server.
 //!
 //! `panic_hook` has a binary of its own: the hook is process-wide.
 
 mod dispatch;
+mod layers;
 mod mrtr_binding;
 mod mrtr_props;

@@ -2,10 +2,12 @@
 //! - `serve`: the everything server over in-memory pipes, every message schema-checked.
 //! - `legacy`: a 2025-11-25 (initialize-based) client on the same transport.
 //! - `duplex`: a small server of its own, limits and back-pressure.
+//! - `layers`: one operation layer, both eras.
 //!
 //! The `mcp serve --stdio` binary itself (exit codes, SIGTERM) is tested in mcp-stack-cli.
 
 mod duplex;
+mod layers;
 mod legacy;
 mod serve;
 

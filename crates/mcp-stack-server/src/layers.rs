@@ -1,0 +1,213 @@
+//! Operation layers: code that runs around every request the server serves, on every transport
+//! (stdio, Streamable HTTP of both eras, the in-memory pair), because it sits in the server
+//! itself rather than in a transport.
+//!
+//! A layer sees the [`Operation`] (method, params, principal, era, request `_meta`), may change
+//! it, may answer in place of the server (a result or a protocol error, from the one error
+//! table), or passes it on with [`Next::run`] and then sees (and may change) the [`Reply`]:
+//!
+//! ```
+//! use mcp_server::layers::from_fn;
+//! use mcp_server::{Server, Tool};
+//! use mcp_protocol::ProtocolError;
+//!
+//! let audit = from_fn(|op, next| async move {
+//!     let method = op.method().to_owned();
+//!     let started = std::time::Instant::now();
+//!     let reply = next.run(op).await;
+//!     eprintln!("{method} took {:?} ({})", started.elapsed(), if reply.is_ok() { "ok" } else { "error" });
+//!     reply
+//! });
+//! let admin_only = from_fn(|op, next| async move {
+//!     if op.method() == "tools/call" && op.principal() != Some("admin") {
+//!         return Err(ProtocolError::invalid_params("tools are for administrators"));
+//!     }
+//!     next.run(op).await
+//! });
+//! let server = Server::builder("s", "1")
+//!     .layer(audit) // outermost: sees what `admin_only` refused too
+//!     .layer(admin_only)
+//!     .tool(Tool::new("ping").handler(|| async { "pong" }))
+//!     .build()
+//!     .unwrap();
+//! ```
+//!
+//! Layers run in the order they were added, the first outermost, inside the server's panic
+//! scope and request timeout: a panicking layer is answered `-32603` like a panicking handler.
+//! `subscriptions/listen` streams do not pass through layers yet.
+//!
+//! Why not tower's `Layer`/`Service`: an MCP operation is one request in and one reply out with
+//! no back-pressure to signal, so `poll_ready` and `Clone` services would only add ceremony; a
+//! layer here is one async function, as axum's `middleware::from_fn` is. A tower stack still
+//! wraps the HTTP endpoint (`mcp_http::McpService` is a `tower::Service`) for HTTP concerns.
+
+use crate::builder::ServerBuilder;
+use crate::catalog::BoxFuture;
+use crate::context::RequestEnv;
+use crate::reply::Reply;
+use crate::server::{Preset, Server};
+use mcp_protocol::{ProtocolError, Request};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::sync::Arc;
+
+/// Code around every operation; see the [module docs](self).
+pub trait OperationLayer: Send + Sync + 'static {
+    /// Serves `op`: answer in place of the server, or pass it on with `next.run(op)`.
+    fn call(&self, op: Operation, next: Next) -> BoxFuture<Result<Reply, ProtocolError>>;
+}
+
+/// A layer made of an async function ([`from_fn`]).
+pub struct FnLayer<F>(F);
+
+impl<F> std::fmt::Debug for FnLayer<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnLayer")
+    }
+}
+
+/// A layer from an async function of the operation and the rest of the chain.
+pub fn from_fn<F, Fut>(f: F) -> FnLayer<F>
+where
+    F: Fn(Operation, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply, ProtocolError>> + Send + 'static,
+{
+    FnLayer(f)
+}
+
+impl<F, Fut> OperationLayer for FnLayer<F>
+where
+    F: Fn(Operation, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply, ProtocolError>> + Send + 'static,
+{
+    fn call(&self, op: Operation, next: Next) -> BoxFuture<Result<Reply, ProtocolError>> {
+        Box::pin((self.0)(op, next))
+    }
+}
+
+/// The protocol era of the client an operation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Era {
+    /// Revision 2026-07-28: a stateless request carrying its `_meta`.
+    Modern,
+    /// An initialize-based session (2025-11-25 and older).
+    Legacy,
+}
+
+/// One request on its way through the layers.
+pub struct Operation {
+    pub(crate) request: Request,
+    pub(crate) env: RequestEnv,
+    pub(crate) preset: Option<Box<Preset>>,
+}
+
+impl std::fmt::Debug for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation")
+            .field("method", &self.request.method)
+            .field("id", &self.request.id)
+            .field("principal", &self.env.principal)
+            .field("era", &self.era())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Operation {
+    /// The method (`tools/call`, `resources/read`, `tasks/get`...).
+    pub fn method(&self) -> &str {
+        &self.request.method
+    }
+
+    /// The JSON-RPC request id.
+    pub fn id(&self) -> &Value {
+        &self.request.id
+    }
+
+    /// The params (`_meta` included for a modern request).
+    pub fn params(&self) -> &Map<String, Value> {
+        &self.request.params
+    }
+
+    /// The params, to change before passing the operation on (the server checks them after).
+    pub fn params_mut(&mut self) -> &mut Map<String, Value> {
+        &mut self.request.params
+    }
+
+    /// The authenticated principal (the token's subject), when the transport authenticated one.
+    pub fn principal(&self) -> Option<&str> {
+        self.env.principal.as_deref()
+    }
+
+    /// The era of the client.
+    pub fn era(&self) -> Era {
+        if self.preset.is_some() {
+            Era::Legacy
+        } else {
+            Era::Modern
+        }
+    }
+
+    /// The request's `_meta` as the client sent it (a legacy session's requests carry only what
+    /// that era sends, e.g. a `progressToken`).
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.request.params.get("_meta").and_then(Value::as_object)
+    }
+
+    /// The name the operation is about, when it has one: the tool or prompt name, or the
+    /// resource URI.
+    pub fn target(&self) -> Option<&str> {
+        let key = match self.request.method.as_str() {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" => "uri",
+            _ => return None,
+        };
+        self.request.params.get(key).and_then(Value::as_str)
+    }
+}
+
+/// The rest of the chain: the layers after this one, then the server.
+pub struct Next {
+    server: Server,
+    index: usize,
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next").field("index", &self.index).finish_non_exhaustive()
+    }
+}
+
+impl Next {
+    /// Passes `op` on and returns its reply.
+    pub async fn run(self, op: Operation) -> Result<Reply, ProtocolError> {
+        match self.server.inner.config.layers.get(self.index).cloned() {
+            Some(layer) => layer.call(op, Next { server: self.server, index: self.index + 1 }).await,
+            None => self.server.dispatch(op.request, op.env, op.preset).await,
+        }
+    }
+}
+
+impl Server {
+    /// Serves a request through the layers (straight to `dispatch` when there are none).
+    pub(crate) async fn dispatch_layered(
+        &self,
+        request: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> Result<Reply, ProtocolError> {
+        if self.inner.config.layers.is_empty() {
+            return self.dispatch(request, env, preset).await;
+        }
+        Next { server: self.clone(), index: 0 }.run(Operation { request, env, preset }).await
+    }
+}
+
+impl ServerBuilder {
+    /// Adds an operation layer around every request (see [`crate::layers`]). The first layer
+    /// added is the outermost.
+    pub fn layer(mut self, layer: impl OperationLayer) -> Self {
+        self.config.layers.push(Arc::new(layer));
+        self
+    }
+}

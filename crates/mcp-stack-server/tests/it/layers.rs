@@ -1,0 +1,116 @@
+//! Operation layers around `Server::handle`: refusing, ordering, changing params and results,
+//! and a panicking layer. (Over stdio, both eras: mcp-stack-stdio `tests/it/serve.rs`; over
+//! HTTP: mcp-stack-http `tests/it/streamable.rs`.)
+
+use mcp_protocol::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION};
+use mcp_protocol::{ProtocolError, Request};
+use mcp_server::layers::{from_fn, Era};
+use mcp_server::{Args, Reply, RequestEnv, Server, ServerBuilder, Tool};
+use parking_lot::Mutex;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+fn req(id: i64, method: &str, params: Value) -> Request {
+    let mut params = params.as_object().cloned().unwrap_or_default();
+    params.insert("_meta".into(), json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {} }));
+    Request { id: json!(id), method: method.into(), params }
+}
+
+fn as_user(principal: Option<&str>) -> RequestEnv {
+    RequestEnv { principal: principal.map(str::to_owned), ..RequestEnv::default() }
+}
+
+fn echo() -> Tool {
+    Tool::new("echo").handler(|Args(a): Args<Map<String, Value>>| async move {
+        a.get("text").and_then(Value::as_str).unwrap_or_default().to_owned()
+    })
+}
+
+fn builder() -> ServerBuilder {
+    Server::builder("layers", "1").tool(echo()).tool(Tool::new("secret").handler(|| async { "the secret" }))
+}
+
+fn text(r: &Value) -> &str {
+    r["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_layer_refuses_with_the_error_an_unknown_tool_gets() {
+    let s = builder()
+        .layer(from_fn(|op, next| async move {
+            if op.target() == Some("secret") && op.principal() != Some("admin") {
+                return Err(ProtocolError::invalid_params("Unknown tool: secret"));
+            }
+            next.run(op).await
+        }))
+        .build()
+        .unwrap();
+    let call = || req(1, "tools/call", json!({"name": "secret", "arguments": {}}));
+    let refused = s.handle(call(), as_user(Some("guest"))).await.unwrap_err();
+    let unknown = s.handle(req(2, "tools/call", json!({"name": "nope", "arguments": {}})), as_user(None)).await;
+    assert_eq!(refused.code(), unknown.unwrap_err().code());
+    assert_eq!(refused.message(), "Unknown tool: secret");
+    let r = s.handle(call(), as_user(Some("admin"))).await.unwrap();
+    assert_eq!(text(&r), "the secret");
+}
+
+#[tokio::test]
+async fn layers_run_in_the_order_added_first_outermost() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let layer = |name: &'static str| {
+        let log = log.clone();
+        from_fn(move |op, next| {
+            let log = log.clone();
+            async move {
+                log.lock().push(format!("{name} in {}", op.method()));
+                let r = next.run(op).await;
+                log.lock().push(format!("{name} out"));
+                r
+            }
+        })
+    };
+    let s = builder().layer(layer("a")).layer(layer("b")).build().unwrap();
+    s.handle(req(1, "tools/list", json!({})), as_user(None)).await.unwrap();
+    assert_eq!(*log.lock(), ["a in tools/list", "b in tools/list", "b out", "a out"]);
+}
+
+#[tokio::test]
+async fn a_layer_changes_params_and_results() {
+    let s = builder()
+        .layer(from_fn(|mut op, next| async move {
+            assert_eq!(op.era(), Era::Modern);
+            if let Some(Value::Object(args)) = op.params_mut().get_mut("arguments") {
+                if let Some(Value::String(t)) = args.get_mut("text") {
+                    *t = t.to_uppercase();
+                }
+            }
+            let mut result = next.run(op).await?.into_value();
+            result["_meta"]["example.com/layered"] = json!(true);
+            Ok(Reply::from(result))
+        }))
+        .build()
+        .unwrap();
+    let r = s.handle(req(1, "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})), as_user(None)).await;
+    let r = r.unwrap();
+    assert_eq!(text(&r), "HI");
+    assert_eq!(r["_meta"]["example.com/layered"], true, "{r}");
+    assert_eq!(r["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn a_panicking_layer_is_answered_like_a_panicking_handler() {
+    let s = builder()
+        .layer(from_fn(|op, next| async move {
+            if op.method() == "tools/list" {
+                panic!("layer bug");
+            }
+            next.run(op).await
+        }))
+        .build()
+        .unwrap();
+    let e = s.handle(req(1, "tools/list", json!({})), as_user(None)).await.unwrap_err();
+    assert_eq!(e.code(), -32603);
+    // The server keeps serving.
+    let r = s.handle(req(2, "tools/call", json!({"name": "echo", "arguments": {"text": "ok"}})), as_user(None)).await;
+    assert_eq!(text(&r.unwrap()), "ok");
+}
