@@ -1,4 +1,5 @@
-//! `--tools GLOB` and `--prefix NAME_`: which upstream tools are exposed, and under what names.
+//! `ProxyConfig::tools` (globs) and `ProxyConfig::prefix`: which upstream tools are exposed, and
+//! under what names.
 
 /// The name filter and prefix.
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! The proxy's [`Fallback`]: every catalog request is forwarded to an upstream session.
 //!
 //! - Lists are read in full from the upstream (every page, bounded) and served as one page,
-//!   filtered and renamed (`--tools`, `--prefix`).
+//!   filtered and renamed (`ProxyConfig::tools`, `ProxyConfig::prefix`).
 //! - `tools/call`, `prompts/get` and `resources/read` of a request that declared input
 //!   capabilities run as [`Flight`]s: the upstream's questions become `input_required` rounds
 //!   (see `flight.rs`). Without them nothing can be asked, and the call is made in place.
@@ -38,7 +38,7 @@ pub(crate) struct Forward {
     pub(crate) pool: Arc<Pool>,
     /// Calls waiting for the downstream client's answers.
     pub(crate) flights: Arc<Flights>,
-    /// `--tools` and `--prefix`.
+    /// `ProxyConfig::tools` and `ProxyConfig::prefix`.
     pub(crate) names: Arc<Names>,
     /// Where the upstream's tasks live, when the upstream offers the tasks extension.
     pub(crate) tasks: Option<Arc<Tasks>>,

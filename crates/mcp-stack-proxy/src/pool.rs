@@ -54,7 +54,7 @@ pub(crate) struct PoolLimits {
     pub(crate) lease_wait: Duration,
     /// Bound on connecting a session (era probe and handshake).
     pub(crate) connect_timeout: Duration,
-    /// Skip era detection: open legacy sessions at this protocol version (`--force-legacy`).
+    /// Skip era detection: open legacy sessions at this protocol version (`ProxyConfig::force_legacy`).
     pub(crate) force_legacy: Option<String>,
 }
 

@@ -37,7 +37,7 @@ pub enum Upstream {
     Http {
         /// The endpoint URL.
         url: String,
-        /// Headers the proxy sends (its own credentials, `--header`); never the downstream's.
+        /// Headers the proxy sends (its own credentials); never the downstream's.
         headers: Vec<(String, String)>,
         /// The proxy's own authorization for this upstream (e.g. an `mcp_oauth::OAuthProvider`),
         /// shared by every session; never the downstream client's token.
