@@ -196,7 +196,7 @@ impl Streaming {
 
     /// The next SSE event (wire-checked), or `None` when the stream ended (bounded by [`WAIT`]).
     pub async fn next(&mut self) -> Option<Value> {
-        within("the next SSE event", self.next_unbounded()).await
+        within("the next SSE event", self.read_event()).await
     }
 
     /// The next event that is a response (has an `id`), skipping notifications before it;
@@ -210,7 +210,8 @@ impl Streaming {
         }
     }
 
-    async fn next_unbounded(&mut self) -> Option<Value> {
+    /// Reads until the next event or the end; [`Self::next`] bounds how long.
+    async fn read_event(&mut self) -> Option<Value> {
         loop {
             if let Some(e) = self.parser.next_event() {
                 return Some(e);
