@@ -107,24 +107,9 @@ fn parse_hop(raw: &str) -> Result<ProxyHop, TransportError> {
     })
 }
 
-/// `%XX` escapes decoded (userinfo in URLs).
+/// `%XX` escapes decoded (userinfo in URLs); invalid UTF-8 becomes U+FFFD.
 pub(super) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
