@@ -90,16 +90,7 @@ fn parse_hop(raw: &str) -> Result<ProxyHop, TransportError> {
         return Err(bad("is not an http:// proxy (the only kind supported)"));
     }
     let host = url.host_str().ok_or_else(|| bad("has no host"))?;
-    let authorization = if url.username().is_empty() {
-        None
-    } else {
-        let user = percent_decode(url.username());
-        let pass = percent_decode(url.password().unwrap_or_default());
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
-        let mut v = HeaderValue::try_from(format!("Basic {token}")).map_err(|_| bad("has invalid credentials"))?;
-        v.set_sensitive(true);
-        Some(v)
-    };
+    let authorization = basic_credentials(&url).map_err(|_| bad("has invalid credentials"))?;
     Ok(ProxyHop {
         host: host.trim_start_matches('[').trim_end_matches(']').to_owned(),
         port: url.port().unwrap_or(80),
@@ -107,8 +98,22 @@ fn parse_hop(raw: &str) -> Result<ProxyHop, TransportError> {
     })
 }
 
+/// `Authorization: Basic` (or `Proxy-Authorization`) from `url`'s userinfo, marked sensitive;
+/// `None` without a user name.
+pub(super) fn basic_credentials(url: &Url) -> Result<Option<HeaderValue>, http::header::InvalidHeaderValue> {
+    if url.username().is_empty() {
+        return Ok(None);
+    }
+    let user = percent_decode(url.username());
+    let pass = percent_decode(url.password().unwrap_or_default());
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+    let mut v = HeaderValue::try_from(format!("Basic {token}"))?;
+    v.set_sensitive(true);
+    Ok(Some(v))
+}
+
 /// `%XX` escapes decoded (userinfo in URLs); invalid UTF-8 becomes U+FFFD.
-pub(super) fn percent_decode(s: &str) -> String {
+fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 

@@ -12,9 +12,8 @@
 
 use super::describe;
 use super::pool::{Origin, Pool, PooledBody, SendError};
-use super::proxy::{percent_decode, ProxyEnv};
+use super::proxy::{basic_credentials, ProxyEnv};
 use crate::error::{ErrorSource, TransportError};
-use base64::Engine as _;
 use bytes::Bytes;
 use futures::Stream;
 use http::header::{
@@ -151,16 +150,7 @@ fn target(url: &Url, proxies: &ProxyEnv) -> Result<Target, TransportError> {
     // An IPv6 literal comes bracketed in a URL, bare in a socket address.
     let bare = name.trim_start_matches('[').trim_end_matches(']').to_owned();
     let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
-    let basic = if url.username().is_empty() {
-        None
-    } else {
-        let user = percent_decode(url.username());
-        let pass = percent_decode(url.password().unwrap_or_default());
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
-        let mut v = HeaderValue::try_from(format!("Basic {token}")).map_err(|e| invalid(e.to_string()))?;
-        v.set_sensitive(true);
-        Some(v)
-    };
+    let basic = basic_credentials(url).map_err(|e| invalid(e.to_string()))?;
     let origin = Arc::new(Origin { host: bare, port, tls, proxy });
     Ok(Target { uri, host, origin, basic })
 }
