@@ -226,6 +226,7 @@ impl McpService {
             }
             routes.insert(route_key(&id), tx);
         }
+        let scopes: Arc<[String]> = principal.as_ref().map_or_else(Arc::default, |p| p.scopes.clone().into());
         let subject = principal.map(|p| p.subject);
         let sub = subject.clone();
         if let Err(e) = self.persisting(&s, || s.core.run(|c, now| c.handle_request(req, sub, now))).await {
@@ -237,6 +238,7 @@ impl McpService {
         let close = CancellationToken::new();
         let env = RequestEnv {
             principal: subject,
+            scopes,
             sink: Some(sink),
             close_stream: Some(close.clone()),
             http: Some(Arc::new(parts)),

@@ -365,7 +365,9 @@ impl McpService {
             }
             Incoming::Request(r) => r,
         };
-        if let Err(e) = check_request_headers(&parts.headers, &req, &self.server) {
+        let caller_scopes = principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
+        let caller = mcp_server::Caller::new(principal.as_ref().map(|p| p.subject.as_str()), caller_scopes);
+        if let Err(e) = check_request_headers(&parts.headers, &req, &self.server, &caller) {
             return error_response(&e, Some(&req.id));
         }
         // Per-tool scopes (the Mcp-Name header was just checked against this name).
@@ -378,7 +380,6 @@ impl McpService {
         }
         // One request per POST: the modern core's stateless rules (ids cannot collide, and
         // cancellation is the connection going away).
-        let principal = principal.map(|p| p.subject);
         match mcp_server::session::stateless(req) {
             Stateless::Listen(d) => self.listen(d, principal),
             Stateless::Call(d) => self.request(d, principal, parts).await,
@@ -400,12 +401,12 @@ impl McpService {
         }
     }
 
-    fn listen(&self, d: Dispatch, principal: Option<String>) -> Resp {
+    fn listen(&self, d: Dispatch, principal: Option<Principal>) -> Resp {
         let id = d.request.id.clone();
         let cancel = CancellationToken::new();
         let mut env = RequestEnv::new(cancel.clone());
-        let owner = principal.as_deref().map(Arc::from);
-        env.principal = principal;
+        let owner = principal.as_ref().map(|p| Arc::from(p.subject.as_str()));
+        set_caller(&mut env, principal);
         let stream = match Job::stateless(d, &self.server, cancel.clone()).listen(&env) {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -426,7 +427,7 @@ impl McpService {
         with_stream_owner(sse_response(rx), owner)
     }
 
-    async fn request(&self, d: Dispatch, principal: Option<String>, parts: http::request::Parts) -> Resp {
+    async fn request(&self, d: Dispatch, principal: Option<Principal>, parts: http::request::Parts) -> Resp {
         let id = d.request.id.clone();
         let (env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
         let running = Job::stateless(d, &self.server, cancel.clone()).run_owned(env);
@@ -523,14 +524,14 @@ impl McpService {
 
 /// The environment of one request: its notification queue and cancellation token.
 fn request_env(
-    principal: Option<String>,
+    principal: Option<Principal>,
     http: Option<http::request::Parts>,
     limits: NoteLimits,
 ) -> (RequestEnv, NoteQueue, CancellationToken) {
     let cancel = CancellationToken::new();
     let (notes, sink) = NoteQueue::new(limits, cancel.clone());
     let mut env = RequestEnv::new(cancel.clone());
-    env.principal = principal;
+    set_caller(&mut env, principal);
     env.sink = Some(sink);
     env.http = http.map(Arc::new);
     (env, notes, cancel)
@@ -538,6 +539,14 @@ fn request_env(
 
 /// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from
 /// [`AuthConfig::refusal`].
+/// Puts the token's subject and scopes into `env` (what handlers and access rules see).
+pub(crate) fn set_caller(env: &mut RequestEnv, principal: Option<Principal>) {
+    if let Some(p) = principal {
+        env.principal = Some(p.subject);
+        env.scopes = p.scopes.into();
+    }
+}
+
 /// The refusal of a `tools/call` the principal's scopes do not cover, if any.
 pub(crate) fn tool_scope_refusal(
     auth: Option<&AuthConfig>,

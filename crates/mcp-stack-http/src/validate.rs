@@ -104,7 +104,12 @@ fn trim_ows(mut b: &[u8]) -> &[u8] {
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.
-pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<(), ProtocolError> {
+pub fn check_request_headers(
+    h: &HeaderMap,
+    req: &Request,
+    server: &Server,
+    caller: &mcp_server::Caller<'_>,
+) -> Result<(), ProtocolError> {
     let body_version =
         req.params.get("_meta").and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION)).and_then(Value::as_str);
     match header_str(h, &names::PROTOCOL_VERSION)? {
@@ -156,16 +161,22 @@ pub fn check_request_headers(h: &HeaderMap, req: &Request, server: &Server) -> R
         }
     }
     if req.method == mcp_protocol::Method::ToolsCall.as_str() {
-        check_param_headers(h, req, server)?;
+        check_param_headers(h, req, server, caller)?;
     }
     Ok(())
 }
 
-fn check_param_headers(h: &HeaderMap, req: &Request, server: &Server) -> Result<(), ProtocolError> {
+fn check_param_headers(
+    h: &HeaderMap,
+    req: &Request,
+    server: &Server,
+    caller: &mcp_server::Caller<'_>,
+) -> Result<(), ProtocolError> {
     let Some(name) = req.params.get("name").and_then(Value::as_str) else {
         return Ok(());
     };
-    let Some(tool) = server.tool(name) else {
+    // A tool the caller may not see is checked like an unknown one (not at all).
+    let Some(tool) = server.tool(name).filter(|t| t.visible_to(caller)) else {
         return Ok(());
     };
     let empty = serde_json::Map::new();

@@ -15,6 +15,17 @@ pub(crate) struct ItemAttrs {
     pub(crate) icons: Vec<LitStr>,
     pub(crate) hints: Vec<(&'static str, bool, Span)>,
     pub(crate) task_support: Option<(String, Span)>,
+    /// `scopes = ["a", "b"]`: the item is served only to callers granted every one.
+    pub(crate) scopes: Option<Vec<LitStr>>,
+}
+
+/// `["a", "b"]`: a bracketed list of string literals.
+fn string_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    let value = meta.value()?;
+    let content;
+    syn::bracketed!(content in value);
+    let items = content.parse_terminated(|i| i.parse::<LitStr>(), syn::Token![,])?;
+    Ok(items.into_iter().collect())
 }
 
 fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
@@ -52,6 +63,8 @@ impl ItemAttrs {
                 out.title = Some(meta.value()?.parse()?);
             } else if is(p, "description") {
                 out.description = Some(meta.value()?.parse()?);
+            } else if is(p, "scopes") {
+                out.scopes = Some(string_list(&meta)?);
             } else if is(p, "icon") {
                 out.icons.push(meta.value()?.parse()?);
             } else if kind == "resource" && is(p, "mime_type") {
@@ -71,10 +84,11 @@ impl ItemAttrs {
             } else {
                 let allowed = match kind {
                     "tool" => {
-                        "name, title, description, icon, read_only, destructive, idempotent, open_world, task_support"
+                        "name, title, description, icon, scopes, read_only, destructive, idempotent, open_world, \
+                         task_support"
                     }
-                    "resource" => "a URI string first, then name, title, description, mime_type, icon",
-                    _ => "name, title, description, icon",
+                    "resource" => "a URI string first, then name, title, description, mime_type, icon, scopes",
+                    _ => "name, title, description, icon, scopes",
                 };
                 return Err(meta.error(format!("unknown #[{kind}] argument; expected one of: {allowed}")));
             }

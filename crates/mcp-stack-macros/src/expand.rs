@@ -150,6 +150,7 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
         quote! { .task_support(::mcp::server::TaskSupport::#variant) }
     });
     let mime = attrs.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
+    let scopes = attrs.scopes.as_ref().map(|s| quote! { .scopes([#(#s),*]) });
 
     let (method, ret, constructor) = match kind {
         Kind::Tool => (quote!(tool), quote!(::mcp::server::Tool), quote! { ::mcp::server::Tool::new(#item_name) }),
@@ -181,7 +182,7 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
             #[doc = #method_doc]
             #vis fn #method() -> #ret {
                 #args_struct
-                #constructor #title #description #(#icons)* #(#hints)* #task #mime #(#completions)* #handler
+                #constructor #title #description #(#icons)* #(#hints)* #task #mime #scopes #(#completions)* #handler
             }
         }
     })

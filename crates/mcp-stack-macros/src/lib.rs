@@ -54,6 +54,7 @@ use proc_macro::TokenStream;
 /// | `idempotent` | none (means `true`) or `= true` / `= false` | `annotations.idempotentHint` |
 /// | `open_world` | none (means `true`) or `= true` / `= false` | `annotations.openWorldHint` |
 /// | `task_support` | `"forbidden"`, `"optional"` or `"required"` | how `tools/call` runs the tool (`TaskSupport`), see below |
+/// | `scopes` | `["scope", ...]` | not in the definition: only callers whose token grants every scope see and call the tool (`Tool::scopes`, see `mcp_server::access`) |
 ///
 /// A hint that is not written is left out of `annotations` (clients then assume the protocol's
 /// defaults); `read_only = false` writes `readOnlyHint: false`. Without any hint the definition has
@@ -233,6 +234,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `title` | string literal | `title` |
 /// | `description` | string literal | `description` (instead of the doc comment) |
 /// | `icon` | string literal: an image URL or `data:` URI | adds `{"src": ...}` to `icons`; may be repeated, one icon each |
+/// | `scopes` | `["scope", ...]` | not in the definition: only callers granted every scope see and get the prompt |
 ///
 /// Written twice, an option other than `icon` keeps its last value.
 ///
@@ -352,6 +354,7 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `description` | string literal | `description` (instead of the doc comment) |
 /// | `mime_type` | string literal | `mimeType`, and the MIME type of the text or bytes the function returns |
 /// | `icon` | string literal: an image URL or `data:` URI | adds `{"src": ...}` to `icons`; may be repeated, one icon each |
+/// | `scopes` | `["scope", ...]` | not in the definition: only callers granted every scope see and read the resource |
 ///
 /// The URI is a string literal, not a `uri = ...` option. Written twice, an option other than
 /// `icon` keeps its last value.

@@ -213,13 +213,18 @@ impl ServerBuilder {
             self.errors.push(e);
             return self;
         }
-        let handler = resource.handler.0;
+        let (handler, access) = (resource.handler.0, resource.access);
         match resource.def {
             ResourceDef::Static(d) => {
                 if self.catalog.resources.iter().any(|r| r.uri == d.uri) {
                     self.errors.push(BuildError::Duplicate { kind: ItemKind::Resource, name: d.uri });
                 } else {
-                    self.catalog.resources.push(Arc::new(ResourceEntry { uri: d.uri.clone(), def: d, handler }));
+                    self.catalog.resources.push(Arc::new(ResourceEntry {
+                        uri: d.uri.clone(),
+                        def: d,
+                        access,
+                        handler,
+                    }));
                 }
             }
             ResourceDef::Template(d) => match UriTemplate::parse(&d.uri_template) {
@@ -227,7 +232,9 @@ impl ServerBuilder {
                 Ok(_) if self.catalog.templates.iter().any(|t| t.template.as_str() == d.uri_template) => {
                     self.errors.push(BuildError::Duplicate { kind: ItemKind::ResourceTemplate, name: d.uri_template })
                 }
-                Ok(template) => self.catalog.templates.push(Arc::new(TemplateEntry { template, def: d, handler })),
+                Ok(template) => {
+                    self.catalog.templates.push(Arc::new(TemplateEntry { template, def: d, access, handler }))
+                }
             },
         }
         self
@@ -265,6 +272,7 @@ impl ServerBuilder {
             def,
             required_args,
             completers: prompt.completers,
+            access: prompt.access,
             handler,
         }));
         self
@@ -352,6 +360,7 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
         header_params: hp.into(),
         task_support: tool.task_support,
         task_start: tool.task_start,
+        access: tool.access,
         handler,
     })
 }

@@ -1,5 +1,6 @@
 //! What a server offers: tools, resources, resource templates, prompts, and their handlers.
 
+use crate::access::{visible, Caller};
 use crate::context::Context;
 use crate::error::{BuildError, HandlerError};
 use crate::template::UriTemplate;
@@ -43,6 +44,7 @@ pub struct ToolEntry {
     pub(crate) header_params: Arc<[HeaderParam]>,
     pub(crate) task_support: crate::definitions::TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
+    pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ToolFn,
 }
 
@@ -56,6 +58,11 @@ impl ToolEntry {
     pub fn task_support(&self) -> crate::definitions::TaskSupport {
         self.task_support
     }
+
+    /// Whether `caller` may see and call the tool (its [`crate::Access`] rule allows them).
+    pub fn visible_to(&self, caller: &Caller<'_>) -> bool {
+        visible(self.access.as_ref(), caller)
+    }
 }
 
 impl std::fmt::Debug for ToolEntry {
@@ -68,6 +75,7 @@ impl std::fmt::Debug for ToolEntry {
 pub(crate) struct ResourceEntry {
     pub(crate) uri: String,
     pub(crate) def: types::Resource,
+    pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
 }
 
@@ -75,6 +83,7 @@ pub(crate) struct ResourceEntry {
 pub(crate) struct TemplateEntry {
     pub(crate) template: UriTemplate,
     pub(crate) def: types::ResourceTemplate,
+    pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
 }
 
@@ -84,6 +93,7 @@ pub(crate) struct PromptEntry {
     pub(crate) def: types::Prompt,
     pub(crate) required_args: Vec<String>,
     pub(crate) completers: Vec<(String, ArgCompleter)>,
+    pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: PromptFn,
 }
 
@@ -101,6 +111,12 @@ pub(crate) struct Catalog {
     pub(crate) prompt_index: HashMap<String, usize>,
     /// Pages of `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
     pub(crate) pages: [PageCache; 4],
+    /// Per list (indexed by [`ListKind`]): whether an entry has an access rule, so the list
+    /// depends on the caller (made per request, `cacheScope: "private"`).
+    pub(crate) restricted: [bool; 4],
+    /// Per list: how many times its entries changed at run time (listeners tell a change of
+    /// the catalog from an announcement the application made itself).
+    pub(crate) versions: [u64; 4],
     /// The `server/discover` result.
     pub(crate) discover: std::sync::OnceLock<Arc<[u8]>>,
 }
@@ -143,6 +159,7 @@ impl Catalog {
             resources: self.resources.clone(),
             templates: self.templates.clone(),
             prompts: self.prompts.clone(),
+            versions: self.versions,
             ..Self::default()
         }
     }
@@ -151,10 +168,52 @@ impl Catalog {
         self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
         self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.uri.clone(), i)).collect();
         self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+        self.restricted = [
+            self.tools.iter().any(|e| e.access.is_some()),
+            self.resources.iter().any(|e| e.access.is_some()),
+            self.templates.iter().any(|e| e.access.is_some()),
+            self.prompts.iter().any(|e| e.access.is_some()),
+        ];
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
         self.tool_index.get(name).map(|i| &self.tools[*i])
+    }
+
+    /// The tool `name`, if `caller` may see it.
+    pub(crate) fn tool_for(&self, name: &str, caller: &Caller<'_>) -> Option<&Arc<ToolEntry>> {
+        self.tool(name).filter(|t| visible(t.access.as_ref(), caller))
+    }
+
+    /// The prompt `name`, if `caller` may see it.
+    pub(crate) fn prompt_for(&self, name: &str, caller: &Caller<'_>) -> Option<&Arc<PromptEntry>> {
+        self.prompt_index.get(name).map(|i| &self.prompts[*i]).filter(|p| visible(p.access.as_ref(), caller))
+    }
+
+    /// The handler serving `uri` for `caller`: its static resource, else the first template
+    /// matching it (with the variables), among the items `caller` may see.
+    pub(crate) fn resource_for(
+        &self,
+        uri: &str,
+        caller: &Caller<'_>,
+    ) -> Option<(&ResourceFn, BTreeMap<String, String>)> {
+        if let Some(r) = self.resource_index.get(uri).map(|i| &self.resources[*i]) {
+            if visible(r.access.as_ref(), caller) {
+                return Some((&r.handler, BTreeMap::new()));
+            }
+        }
+        self.templates
+            .iter()
+            .filter(|t| visible(t.access.as_ref(), caller))
+            .find_map(|t| t.template.matches(uri).map(|vars| (&t.handler, vars)))
+    }
+
+    /// Whether `caller` may read `uri` (what resource update announcements check).
+    pub(crate) fn can_read(&self, uri: &str, caller: &Caller<'_>) -> bool {
+        !self.restricted[ListKind::Resources as usize] && !self.restricted[ListKind::Templates as usize]
+            || self.resource_for(uri, caller).is_some()
+            || (self.resource_index.get(uri).is_none()
+                && !self.templates.iter().any(|t| t.template.matches(uri).is_some()))
     }
 }
 

@@ -37,6 +37,9 @@ impl std::fmt::Debug for NotificationSink {
 pub struct RequestEnv {
     /// The authenticated principal (e.g. the token subject), if the transport authenticated one.
     pub principal: Option<String>,
+    /// The scopes the caller's access token grants (empty without one); with `principal`, what
+    /// [`crate::Access`] rules decide on.
+    pub scopes: Arc<[String]>,
     /// Sink for request-scoped notifications; `None` drops them.
     pub sink: Option<NotificationSink>,
     /// Cancelled when the client cancels the request or goes away.
@@ -52,11 +55,17 @@ pub struct RequestEnv {
 }
 
 impl RequestEnv {
+    /// The caller, as [`crate::Access`] rules see it.
+    pub fn caller(&self) -> crate::access::Caller<'_> {
+        crate::access::Caller::new(self.principal.as_deref(), &self.scopes)
+    }
+
     /// An environment with only a cancellation token (no principal, sink or HTTP parts); set
     /// the other fields as the transport knows them.
     pub fn new(cancel: CancellationToken) -> Self {
         Self {
             principal: None,
+            scopes: Arc::default(),
             sink: None,
             cancel,
             #[cfg(feature = "legacy")]
@@ -69,6 +78,7 @@ impl RequestEnv {
     pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
         Self {
             principal: self.principal.clone(),
+            scopes: self.scopes.clone(),
             sink: self.sink.clone(),
             cancel,
             #[cfg(feature = "legacy")]
@@ -142,6 +152,16 @@ impl Context {
     /// The authenticated principal, if any.
     pub fn principal(&self) -> Option<&str> {
         self.inner.env.principal.as_deref()
+    }
+
+    /// The scopes the caller's access token grants (empty without one).
+    pub fn scopes(&self) -> &[String] {
+        &self.inner.env.scopes
+    }
+
+    /// The caller (principal and scopes), as [`crate::Access`] rules see it.
+    pub fn caller(&self) -> crate::access::Caller<'_> {
+        self.inner.env.caller()
     }
 
     /// The request's raw `params`.

@@ -14,6 +14,7 @@
 //! let server = Server::builder("demo", "1.0.0").tool(echo).build().unwrap();
 //! ```
 
+use crate::access::Access;
 use crate::catalog::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
 use crate::error::BuildError;
 use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
@@ -130,6 +131,41 @@ macro_rules! opaque_debug {
 }
 opaque_debug!(ToolHandler, PromptHandler, ResourceHandler);
 
+/// `access` and `scopes` setters for a definition builder; `$what` names the item in errors.
+macro_rules! access_setters {
+    ($ty:ident, |$s:ident| $what:expr) => {
+        impl<H> $ty<H> {
+            /// Serves the item only to callers `access` allows; for anyone else it does not
+            /// exist (see [`crate::access`]). A rule that cannot work fails at `build()`.
+            pub fn access(mut self, access: Access) -> Self {
+                if let Some(reason) = access.problem() {
+                    let $s = &self;
+                    let item = $what;
+                    self.errors.push(BuildError::InvalidAccess { item, reason });
+                }
+                self.access = Some(access);
+                self
+            }
+
+            /// Serves the item only to callers whose token grants every one of `scopes`
+            /// (shorthand for [`Access::scopes`]).
+            pub fn scopes<I, S>(self, scopes: I) -> Self
+            where
+                I: IntoIterator<Item = S>,
+                S: Into<String>,
+            {
+                self.access(Access::scopes(scopes))
+            }
+        }
+    };
+}
+access_setters!(Tool, |t| format!("tool {:?}", t.def.name));
+access_setters!(Prompt, |p| format!("prompt {:?}", p.def.name));
+access_setters!(Resource, |r| match &r.def {
+    ResourceDef::Static(d) => format!("resource {:?}", d.uri),
+    ResourceDef::Template(d) => format!("resource template {:?}", d.uri_template),
+});
+
 /// A tool: its definition (`tools/list`) and its handler (`tools/call`). [`Tool::new`] gives a
 /// `Tool<NoHandler>`; [`Tool::handler`] makes it a `Tool`, which is what servers take.
 pub struct Tool<H = ToolHandler> {
@@ -140,6 +176,7 @@ pub struct Tool<H = ToolHandler> {
     pub(crate) check: CheckFn,
     pub(crate) task_support: TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
+    pub(crate) access: Option<Access>,
     pub(crate) errors: Vec<BuildError>,
 }
 
@@ -166,6 +203,7 @@ impl Tool<NoHandler> {
             check: no_check,
             task_support: TaskSupport::Forbidden,
             task_start: crate::tasks::TaskStart::Immediate,
+            access: None,
             errors: Vec::new(),
         }
     }
@@ -199,6 +237,7 @@ impl Tool<NoHandler> {
             check: F::check,
             task_support: self.task_support,
             task_start: self.task_start,
+            access: self.access,
             errors: self.errors,
         }
     }
@@ -318,6 +357,7 @@ pub struct Prompt<H = PromptHandler> {
     pub(crate) completers: Vec<(String, ArgCompleter)>,
     pub(crate) handler: H,
     pub(crate) check: CheckFn,
+    pub(crate) access: Option<Access>,
     pub(crate) errors: Vec<BuildError>,
 }
 
@@ -352,6 +392,7 @@ impl Prompt<NoHandler> {
             completers: Vec::new(),
             handler: NoHandler,
             check: no_check,
+            access: None,
             errors: Vec::new(),
         }
     }
@@ -374,6 +415,7 @@ impl Prompt<NoHandler> {
             completers: self.completers,
             handler: PromptHandler(erased(handler, HandlerKind::Prompt, IntoPromptResult::into_prompt_result)),
             check: F::check,
+            access: self.access,
             errors: self.errors,
         }
     }
@@ -451,6 +493,7 @@ pub struct Resource<H = ResourceHandler> {
     pub(crate) def: ResourceDef,
     pub(crate) handler: H,
     pub(crate) check: CheckFn,
+    pub(crate) access: Option<Access>,
     pub(crate) errors: Vec<BuildError>,
 }
 
@@ -471,7 +514,7 @@ macro_rules! both {
 
 impl Resource<NoHandler> {
     fn with(def: ResourceDef) -> Self {
-        Self { def, handler: NoHandler, check: no_check, errors: Vec::new() }
+        Self { def, handler: NoHandler, check: no_check, access: None, errors: Vec::new() }
     }
 
     /// The resource at `uri`, listed under `name`.
@@ -509,7 +552,13 @@ impl Resource<NoHandler> {
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
         });
-        Resource { def: self.def, handler: ResourceHandler(erased), check: F::check, errors: self.errors }
+        Resource {
+            def: self.def,
+            handler: ResourceHandler(erased),
+            check: F::check,
+            access: self.access,
+            errors: self.errors,
+        }
     }
 }
 

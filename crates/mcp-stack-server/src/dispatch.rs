@@ -1,5 +1,6 @@
 //! Per-method request handling: one exhaustive `match` over the method's params.
 
+use crate::access::Caller;
 use crate::catalog::ListKind;
 use crate::context::{Context, RequestEnv};
 use crate::definitions::TaskSupport;
@@ -49,10 +50,10 @@ impl Server {
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
             Params::Discover => Ok(self.discover()),
-            Params::ToolsList { cursor } => self.catalog_page(ListKind::Tools, cursor),
-            Params::ResourcesList { cursor } => self.catalog_page(ListKind::Resources, cursor),
-            Params::ResourceTemplatesList { cursor } => self.catalog_page(ListKind::Templates, cursor),
-            Params::PromptsList { cursor } => self.catalog_page(ListKind::Prompts, cursor),
+            Params::ToolsList { cursor } => self.catalog_page(ListKind::Tools, cursor, &ctx.caller()),
+            Params::ResourcesList { cursor } => self.catalog_page(ListKind::Resources, cursor, &ctx.caller()),
+            Params::ResourceTemplatesList { cursor } => self.catalog_page(ListKind::Templates, cursor, &ctx.caller()),
+            Params::PromptsList { cursor } => self.catalog_page(ListKind::Prompts, cursor, &ctx.caller()),
             Params::ToolsCall { name, arguments } => self.call_tool(&ctx, name, arguments).await,
             Params::ResourcesRead { uri } => self.read_resource(&ctx, uri).await,
             Params::PromptsGet { name, arguments } => self.get_prompt(&ctx, name, arguments).await,
@@ -111,9 +112,10 @@ impl Server {
         name: &str,
         arguments: Option<&Map<String, Value>>,
     ) -> Result<Reply, ProtocolError> {
+        // A tool the caller may not see gets exactly the unknown tool's error.
         let tool = self
             .catalog()
-            .tool(name)
+            .tool_for(name, &ctx.caller())
             .cloned()
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
         let input = tool
@@ -156,13 +158,10 @@ impl Server {
 
     async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Reply, ProtocolError> {
         let catalog = self.catalog();
-        let r = if let Some(i) = catalog.resource_index.get(uri) {
-            (catalog.resources[*i].handler)(ctx.clone(), uri.to_owned(), Default::default()).await
-        } else if let Some((t, vars)) = catalog.templates.iter().find_map(|t| t.template.matches(uri).map(|v| (t, v))) {
-            (t.handler)(ctx.clone(), uri.to_owned(), vars).await
-        } else {
+        let Some((handler, vars)) = catalog.resource_for(uri, &ctx.caller()) else {
             return Err(ProtocolError::resource_not_found(uri));
         };
+        let r = handler(ctx.clone(), uri.to_owned(), vars).await;
         match self.settle(ctx, r, false)? {
             Settled::Done(mut result) => {
                 self.read_hints(&mut result);
@@ -180,9 +179,7 @@ impl Server {
     ) -> Result<Reply, ProtocolError> {
         let catalog = self.catalog();
         let prompt = catalog
-            .prompt_index
-            .get(name)
-            .map(|i| &catalog.prompts[*i])
+            .prompt_for(name, &ctx.caller())
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown prompt: {name}")))?;
         let given = |a: &String| arguments.is_some_and(|args| args.contains_key(a));
         if let Some(missing) = prompt.required_args.iter().find(|a| !given(a)) {
@@ -206,11 +203,16 @@ impl Server {
         value: &str,
         context: Option<Value>,
     ) -> Result<Reply, ProtocolError> {
-        let mut completion = match self.argument_completer(&reference, argument) {
+        let mut completion = match self.argument_completer(&reference, argument, &ctx.caller()) {
             Some(complete) => {
                 let values = complete(value);
                 let total = Some(values.len() as u64);
                 types::Completion { values, total, has_more: Some(false) }
+            }
+            // A prompt or template the caller may not see has no completions (the handler never
+            // hears of it).
+            None if self.hidden_reference(&reference, &ctx.caller()) && self.inner.completion.is_some() => {
+                types::Completion { values: Vec::new(), total: Some(0), has_more: Some(false) }
             }
             None => {
                 let Some(handler) = self.inner.completion.clone() else {
@@ -234,13 +236,36 @@ impl Server {
     }
 
     /// The completer a prompt registered for this argument, if the reference names one.
-    fn argument_completer(&self, reference: &Value, arg: &str) -> Option<crate::catalog::ArgCompleter> {
+    fn argument_completer(
+        &self,
+        reference: &Value,
+        arg: &str,
+        caller: &Caller<'_>,
+    ) -> Option<crate::catalog::ArgCompleter> {
         if reference.get("type").and_then(Value::as_str) != Some("ref/prompt") {
             return None;
         }
         let name = reference.get("name").and_then(Value::as_str)?;
         let catalog = self.catalog();
-        let prompt = catalog.prompt_index.get(name).map(|i| &catalog.prompts[*i])?;
+        let prompt = catalog.prompt_for(name, caller)?;
         prompt.completers.iter().find(|(a, _)| a == arg).map(|(_, c)| c.clone())
+    }
+
+    /// Whether a completion reference names a prompt or resource template `caller` may not see.
+    fn hidden_reference(&self, reference: &Value, caller: &Caller<'_>) -> bool {
+        let catalog = self.catalog();
+        let field = |k: &str| reference.get(k).and_then(Value::as_str);
+        match field("type") {
+            Some("ref/prompt") => field("name").is_some_and(|name| {
+                catalog.prompt_index.contains_key(name) && catalog.prompt_for(name, caller).is_none()
+            }),
+            Some("ref/resource") => field("uri").is_some_and(|uri| {
+                catalog
+                    .templates
+                    .iter()
+                    .any(|t| t.template.as_str() == uri && !crate::access::visible(t.access.as_ref(), caller))
+            }),
+            _ => false,
+        }
     }
 }

@@ -273,6 +273,22 @@ pub enum BuildError {
     /// A skill (or skills folder) breaks the skills extension's rules.
     #[error("skills: {0}")]
     Skills(String),
+    /// An access rule ([`crate::Access`]) on an item cannot work.
+    #[error("{item}: invalid access rule: {reason}")]
+    InvalidAccess {
+        /// The item (`tool "name"`, `resource "uri"`...).
+        item: String,
+        /// Why.
+        reason: String,
+    },
+    /// A policy given to the builder (a rate limit, a cache) is misconfigured.
+    #[error("{policy}: {reason}")]
+    InvalidPolicy {
+        /// The policy.
+        policy: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 #[cfg(test)]

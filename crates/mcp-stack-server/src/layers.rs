@@ -139,6 +139,35 @@ impl Operation {
         self.env.principal.as_deref()
     }
 
+    /// The scopes the caller's access token grants (empty without one).
+    pub fn scopes(&self) -> &[String] {
+        &self.env.scopes
+    }
+
+    /// The caller (principal and scopes), as [`crate::Access`] rules see it.
+    pub fn caller(&self) -> crate::access::Caller<'_> {
+        self.env.caller()
+    }
+
+    /// Sets who the caller is, for what runs after this layer (access rules, handlers, task
+    /// ownership, sealed MRTR state): how a layer authenticates callers itself (an API key on
+    /// stdio, a header a trusted gateway sets). Replaces what the transport authenticated.
+    pub fn set_caller(&mut self, principal: Option<String>, scopes: Vec<String>) {
+        self.env.principal = principal;
+        self.env.scopes = scopes.into();
+    }
+
+    /// The address of the peer the request came from (Streamable HTTP served by
+    /// `mcp_http::serve`, or any server that puts a `SocketAddr` in the request's extensions).
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.env.http.as_ref()?.extensions.get::<std::net::SocketAddr>().copied()
+    }
+
+    /// The HTTP request the operation arrived in (Streamable HTTP only): headers, URI...
+    pub fn http(&self) -> Option<&http::request::Parts> {
+        self.env.http.as_deref()
+    }
+
     /// The era of the client.
     pub fn era(&self) -> Era {
         if self.preset.is_some() {

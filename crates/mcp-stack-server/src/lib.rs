@@ -18,6 +18,7 @@
 //! # drop(server);
 //! ```
 
+pub mod access;
 mod builder;
 mod catalog;
 pub mod change_bus;
@@ -43,6 +44,7 @@ pub mod template;
 pub mod testing;
 mod typed_inputs;
 
+pub use access::{Access, Caller};
 pub use builder::{schema_of, ServerBuilder};
 pub use catalog::{BoxFuture, ToolEntry};
 pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};

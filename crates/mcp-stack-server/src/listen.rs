@@ -1,5 +1,7 @@
 //! `subscriptions/listen`: a request whose response is a stream of change notifications.
 
+use crate::access::{visible, Caller};
+use crate::catalog::{Catalog, ListKind};
 use crate::context::RequestEnv;
 use crate::server::{ChangeEvent, Server};
 use futures::Stream;
@@ -234,6 +236,9 @@ impl Server {
         let held =
             FilterBytes::take(&self.inner.listen_filter_bytes, filter.held_bytes(), &self.inner.config.listen_limits)?;
         let principal = ctx.principal().map(str::to_owned);
+        let scopes = ctx.inner.env.scopes.clone();
+        let mut view = ListView::default();
+        view.refresh(&self.catalog(), &ctx.caller());
         let mut task_feed = tasks.as_ref().map(|_| self.inner.task_events.subscribe());
         let id = ctx.request_id().clone();
         let mut feed = self.change_feed();
@@ -273,7 +278,9 @@ impl Server {
                     _ = tx.closed() => return,
                     changes = feed.next(|| filter.resource_uris.iter().cloned().collect()) => {
                         let Some(changes) = changes else { return };
+                        let caller = Caller::new(principal.as_deref(), &scopes);
                         for e in changes.iter().filter(|e| filter.wants(e)) {
+                            if !view.announces(e, &server.catalog(), &caller) { continue }
                             let Some((m, p)) = e.notification() else { continue };
                             if tx.send(tagged(m, p, &id)).await.is_err() { return; }
                         }
@@ -288,6 +295,66 @@ impl Server {
                 }
             }
         }))
+    }
+}
+
+/// What one listener's caller sees of each list, so that a change to items hidden from it (by
+/// [`crate::Access`] rules) is not announced to it: a fingerprint of the visible entries.
+#[derive(Default)]
+struct ListView {
+    seen: [u64; 4],
+    versions: [u64; 4],
+}
+
+impl ListView {
+    fn fingerprint(c: &Catalog, kind: ListKind, caller: &Caller<'_>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        // Entries are shared between catalog versions: a changed entry is a new allocation.
+        macro_rules! each {
+            ($items:expr) => {
+                for e in $items.iter().filter(|e| visible(e.access.as_ref(), caller)) {
+                    std::sync::Arc::as_ptr(e).hash(&mut h);
+                }
+            };
+        }
+        match kind {
+            ListKind::Tools => each!(c.tools),
+            ListKind::Resources => {
+                each!(c.resources);
+                each!(c.templates);
+            }
+            ListKind::Templates => each!(c.templates),
+            ListKind::Prompts => each!(c.prompts),
+        }
+        h.finish()
+    }
+
+    fn refresh(&mut self, c: &Catalog, caller: &Caller<'_>) {
+        for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
+            self.seen[kind as usize] = Self::fingerprint(c, kind, caller);
+        }
+        self.versions = c.versions;
+    }
+
+    /// Whether `e` is news to this caller: a change of the catalog that altered what it sees
+    /// (any change, when the list has no access rules), an announcement the application made
+    /// itself (the catalog's list did not change), or an update of a resource it may read.
+    fn announces(&mut self, e: &ChangeEvent, c: &Catalog, caller: &Caller<'_>) -> bool {
+        let kind = match e {
+            ChangeEvent::ToolsListChanged => ListKind::Tools,
+            ChangeEvent::PromptsListChanged => ListKind::Prompts,
+            ChangeEvent::ResourcesListChanged => ListKind::Resources,
+            ChangeEvent::ResourceUpdated(uri) => return c.can_read(uri, caller),
+            _ => return true,
+        };
+        let now = Self::fingerprint(c, kind, caller);
+        let before = std::mem::replace(&mut self.seen[kind as usize], now);
+        let version = c.versions[kind as usize];
+        let changed = std::mem::replace(&mut self.versions[kind as usize], version) != version;
+        let ruled =
+            c.restricted[kind as usize] || (kind == ListKind::Resources && c.restricted[ListKind::Templates as usize]);
+        !ruled || !changed || now != before
     }
 }
 

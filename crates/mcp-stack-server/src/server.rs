@@ -296,6 +296,7 @@ impl Server {
         self.update_catalog(|c| {
             c.tools.retain(|t| t.name != entry.name);
             c.tools.push(Arc::new(entry));
+            c.versions[ListKind::Tools as usize] += 1;
         });
         self.notify(ChangeEvent::ToolsListChanged);
         Ok(())
@@ -308,6 +309,7 @@ impl Server {
             let before = c.tools.len();
             c.tools.retain(|t| t.name != name);
             found = before != c.tools.len();
+            c.versions[ListKind::Tools as usize] += 1;
         });
         if found {
             self.notify(ChangeEvent::ToolsListChanged);
@@ -600,8 +602,16 @@ impl Server {
     }
 
     /// A page of one of the catalog's lists, serialised once per catalog version and shared.
-    pub(crate) fn catalog_page(&self, kind: ListKind, cursor: Option<&str>) -> Result<Reply, ProtocolError> {
+    pub(crate) fn catalog_page(
+        &self,
+        kind: ListKind,
+        cursor: Option<&str>,
+        caller: &crate::access::Caller<'_>,
+    ) -> Result<Reply, ProtocolError> {
         let c = self.catalog();
+        if c.restricted[kind as usize] {
+            return self.private_page(&c, kind, cursor, caller);
+        }
         let total = match kind {
             ListKind::Tools => c.tools.len(),
             ListKind::Resources => c.resources.len(),
@@ -638,6 +648,47 @@ impl Server {
             bytes.expect("definitions serialize")
         });
         Ok(Reply::shared(page))
+    }
+
+    /// A page of a list whose items have access rules: only what `caller` may see, paged over
+    /// that view, made per request and marked `cacheScope: "private"` (it depends on the
+    /// request's authorization, whoever the caller is).
+    fn private_page(
+        &self,
+        c: &Catalog,
+        kind: ListKind,
+        cursor: Option<&str>,
+        caller: &crate::access::Caller<'_>,
+    ) -> Result<Reply, ProtocolError> {
+        use crate::access::visible;
+        let size = self.inner.config.page_size;
+        let ttl_ms = self.inner.config.list_ttl_ms;
+        let cache_scope = types::CacheScope::Private;
+        let (meta, result_type, extra) = (None, types::ResultType::Complete, Map::new());
+        // The visible definitions of `$items`, one page of them as `$ty` (under `$field`).
+        macro_rules! page {
+            ($ty:ident, $field:ident, $items:expr) => {{
+                let all: Vec<_> = $items.iter().filter(|e| visible(e.access.as_ref(), caller)).collect();
+                let start = Self::page_start(cursor, all.len())?;
+                let end = (start + size).min(all.len());
+                serde_json::to_vec(&types::$ty {
+                    $field: all[start..end].iter().map(|e| e.def.clone()).collect(),
+                    meta,
+                    result_type,
+                    next_cursor: (end < all.len()).then(|| encode_cursor(end)),
+                    ttl_ms,
+                    cache_scope,
+                    extra,
+                })
+            }};
+        }
+        let bytes = match kind {
+            ListKind::Tools => page!(ListToolsResult, tools, c.tools),
+            ListKind::Resources => page!(ListResourcesResult, resources, c.resources),
+            ListKind::Templates => page!(ListResourceTemplatesResult, resource_templates, c.templates),
+            ListKind::Prompts => page!(ListPromptsResult, prompts, c.prompts),
+        };
+        Ok(Reply::shared(bytes.expect("definitions serialize").into()))
     }
 
     /// A page of a list kept as JSON (skills, directory entries) under `key`.

@@ -1,4 +1,5 @@
 //! The integration tests of mcp-stack-server, as one test binary:
+//! - `access`: access rules on items (lists, calls, reads, listen streams).
 //! - `dispatch`: requests through `Server::handle` (no transport), every method and error.
 //! - `layers`: operation layers around `Server::handle`.
 //! - `mrtr_binding`: sealed `requestState` bound to its request.
@@ -6,6 +7,7 @@
 //!
 //! `panic_hook` has a binary of its own: the hook is process-wide.
 
+mod access;
 mod dispatch;
 mod layers;
 mod mrtr_binding;
