@@ -237,6 +237,11 @@ pub(crate) fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
         ProtocolError::Unavailable { .. } => {
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
+        // Whole seconds, rounded up (RFC 9110 §10.2.3).
+        ProtocolError::RateLimited { retry_after, .. } => {
+            let secs = retry_after.as_millis().div_ceil(1000).max(1);
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs as u64));
+        }
         // The rest of the body is unread: the connection cannot carry another request.
         ProtocolError::PayloadTooLarge { .. } | ProtocolError::RequestTimeout { .. } => {
             r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -17,6 +17,8 @@ pub(crate) struct ItemAttrs {
     pub(crate) task_support: Option<(String, Span)>,
     /// `scopes = ["a", "b"]`: the item is served only to callers granted every one.
     pub(crate) scopes: Option<Vec<LitStr>>,
+    /// `rate_limit = "5/10s"` (tools): calls per caller.
+    pub(crate) rate_limit: Option<LitStr>,
 }
 
 /// `["a", "b"]`: a bracketed list of string literals.
@@ -63,6 +65,8 @@ impl ItemAttrs {
                 out.title = Some(meta.value()?.parse()?);
             } else if is(p, "description") {
                 out.description = Some(meta.value()?.parse()?);
+            } else if kind == "tool" && is(p, "rate_limit") {
+                out.rate_limit = Some(meta.value()?.parse()?);
             } else if is(p, "scopes") {
                 out.scopes = Some(string_list(&meta)?);
             } else if is(p, "icon") {
@@ -84,8 +88,8 @@ impl ItemAttrs {
             } else {
                 let allowed = match kind {
                     "tool" => {
-                        "name, title, description, icon, scopes, read_only, destructive, idempotent, open_world, \
-                         task_support"
+                        "name, title, description, icon, scopes, rate_limit, read_only, destructive, idempotent, \
+                         open_world, task_support"
                     }
                     "resource" => "a URI string first, then name, title, description, mime_type, icon, scopes",
                     _ => "name, title, description, icon, scopes",

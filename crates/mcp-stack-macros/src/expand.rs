@@ -151,6 +151,7 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
     });
     let mime = attrs.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
     let scopes = attrs.scopes.as_ref().map(|s| quote! { .scopes([#(#s),*]) });
+    let rate_limit = attrs.rate_limit.as_ref().map(|q| quote! { .rate_limit_str(#q) });
 
     let (method, ret, constructor) = match kind {
         Kind::Tool => (quote!(tool), quote!(::mcp::server::Tool), quote! { ::mcp::server::Tool::new(#item_name) }),
@@ -182,7 +183,7 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
             #[doc = #method_doc]
             #vis fn #method() -> #ret {
                 #args_struct
-                #constructor #title #description #(#icons)* #(#hints)* #task #mime #scopes #(#completions)* #handler
+                #constructor #title #description #(#icons)* #(#hints)* #task #mime #scopes #rate_limit #(#completions)* #handler
             }
         }
     })

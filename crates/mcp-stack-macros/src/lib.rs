@@ -55,6 +55,7 @@ use proc_macro::TokenStream;
 /// | `open_world` | none (means `true`) or `= true` / `= false` | `annotations.openWorldHint` |
 /// | `task_support` | `"forbidden"`, `"optional"` or `"required"` | how `tools/call` runs the tool (`TaskSupport`), see below |
 /// | `scopes` | `["scope", ...]` | not in the definition: only callers whose token grants every scope see and call the tool (`Tool::scopes`, see `mcp_server::access`) |
+/// | `rate_limit` | `"COUNT/PERIOD"` (`"5/10s"`, `"100/m"`) | not in the definition: at most that many calls per caller (`Tool::rate_limit`, see `mcp_server::rate_limit`); a quota that does not parse fails `build()` |
 ///
 /// A hint that is not written is left out of `annotations` (clients then assume the protocol's
 /// defaults); `read_only = false` writes `readOnlyHint: false`. Without any hint the definition has

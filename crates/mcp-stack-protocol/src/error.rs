@@ -20,6 +20,9 @@ pub mod code {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// The server does not support the requested protocol version.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// A rate limit of the server refused the request (`data.retryAfterMs` says when to retry).
+    /// An implementation-defined code of this SDK (the protocol defines none).
+    pub const RATE_LIMITED: i64 = -32029;
     /// Legacy (2025-11-25 and earlier) resource-not-found code; accepted from old servers, never sent.
     pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
 }
@@ -114,6 +117,15 @@ pub enum ProtocolError {
         /// The message for the client.
         message: String,
     },
+    /// A rate limit refused the request: `-32029` with `data.retryAfterMs`; HTTP 429 with
+    /// `Retry-After`.
+    #[error("Rate limit exceeded: {limit}; retry in {:.1}s", retry_after.as_secs_f64())]
+    RateLimited {
+        /// How long until a request would be allowed.
+        retry_after: std::time::Duration,
+        /// The limit, in words (`5/10s (tool search per caller)`).
+        limit: String,
+    },
     /// An application-defined error with its own code.
     #[error("{message}")]
     Custom {
@@ -147,6 +159,11 @@ impl ProtocolError {
         Self::Unavailable { resource, message: message.into() }
     }
 
+    /// [`ProtocolError::RateLimited`]: retry after `retry_after`.
+    pub fn rate_limited(retry_after: std::time::Duration, limit: impl Into<String>) -> Self {
+        Self::RateLimited { retry_after, limit: limit.into() }
+    }
+
     /// The resource-not-found error of 2026-07-28 (`-32602` with the URI in `data`).
     pub fn resource_not_found(uri: &str) -> Self {
         Self::InvalidParams { message: format!("Resource not found: {uri}"), data: Some(json!({ "uri": uri })) }
@@ -168,6 +185,7 @@ impl ProtocolError {
             | Self::SessionNotFound
             | Self::RequestTimeout { .. } => code::INVALID_REQUEST,
             Self::Unavailable { .. } => code::INTERNAL_ERROR,
+            Self::RateLimited { .. } => code::RATE_LIMITED,
             Self::Custom { code, .. } => *code,
         }
     }
@@ -182,6 +200,7 @@ impl ProtocolError {
             Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout { .. } => S::REQUEST_TIMEOUT,
             Self::Forbidden { .. } => S::FORBIDDEN,
+            Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
             Self::Custom { .. } => S::OK,
             _ => S::BAD_REQUEST,
         }
@@ -192,6 +211,9 @@ impl ProtocolError {
         match self {
             Self::InvalidParams { data, .. } | Self::Custom { data, .. } => data.clone(),
             Self::MissingRequiredClientCapability { required } => Some(json!({ "requiredCapabilities": required })),
+            Self::RateLimited { retry_after, .. } => {
+                Some(json!({ "retryAfterMs": u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX).max(1) }))
+            }
             Self::UnsupportedProtocolVersion { requested, supported } => {
                 let mut d = json!({ "supported": supported });
                 if let Some(r) = requested {
@@ -250,6 +272,7 @@ mod tests {
             (ProtocolError::Forbidden { header: "Origin", message: "x".into() }, -32600, 403),
             (ProtocolError::SessionNotFound, -32600, 404),
             (ProtocolError::unavailable("sessions", "x"), -32603, 503),
+            (ProtocolError::rate_limited(std::time::Duration::from_secs(1), "x"), -32029, 429),
             (
                 ProtocolError::RequestTimeout { limit: std::time::Duration::from_secs(1), message: "x".into() },
                 -32600,
@@ -270,6 +293,11 @@ mod tests {
         assert_eq!(e.message(), "Header mismatch: missing required Mcp-Method header");
         assert!(matches!(e, ProtocolError::HeaderMismatch { ref header, .. } if header == "Mcp-Method"));
         assert_eq!(ProtocolError::unavailable("sessions", "full").message(), "Internal error: full");
+        let e = ProtocolError::rate_limited(std::time::Duration::from_millis(2500), "5/10s (per caller)");
+        assert_eq!(e.message(), "Rate limit exceeded: 5/10s (per caller); retry in 2.5s");
+        assert_eq!(e.data(), Some(json!({"retryAfterMs": 2500})));
+        let soon = ProtocolError::rate_limited(std::time::Duration::from_micros(10), "x");
+        assert_eq!(soon.data(), Some(json!({"retryAfterMs": 1})), "never 0: that reads as 'now'");
     }
 
     #[test]

@@ -307,6 +307,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Rate limits per caller, per tool and for the whole server (see [`crate::rate_limit`]);
+    /// per-caller limits of one tool are set on it ([`Tool::rate_limit`]). A quota that cannot
+    /// work fails [`ServerBuilder::build`]. Replaces earlier limits but keeps a store set with
+    /// [`ServerBuilder::rate_limit_store`].
+    pub fn rate_limits(mut self, limits: crate::rate_limit::RateLimits) -> Self {
+        let store = self.config.rate_limits.take_store();
+        self.config.rate_limits = limits;
+        if let Some(store) = store {
+            self.config.rate_limits.set_store_if_none(store);
+        }
+        self
+    }
+
+    /// Keeps rate-limit buckets in `store` (e.g. Redis, so that every replica enforces one
+    /// budget) unless the limits given to [`ServerBuilder::rate_limits`] name their own.
+    pub fn rate_limit_store(mut self, store: Arc<dyn crate::rate_limit::RateLimitStore>) -> Self {
+        self.config.rate_limits.set_store_if_none(store);
+        self
+    }
+
     /// Runs tasks (the tasks extension) with this configuration. Without this call a server
     /// whose tools allow tasks runs them with [`crate::tasks::TaskConfig::default`].
     pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
@@ -336,7 +356,7 @@ impl ServerBuilder {
         {
             self.config.tasks = Some(crate::tasks::TaskConfig::default());
         }
-        Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)))
+        Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)?))
     }
 }
 
@@ -361,6 +381,7 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
         task_support: tool.task_support,
         task_start: tool.task_start,
         access: tool.access,
+        rate_limit: tool.rate_limit,
         handler,
     })
 }

@@ -45,6 +45,7 @@ pub struct ToolEntry {
     pub(crate) task_support: crate::definitions::TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) access: Option<crate::access::Access>,
+    pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) handler: ToolFn,
 }
 

@@ -177,6 +177,7 @@ pub struct Tool<H = ToolHandler> {
     pub(crate) task_support: TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) access: Option<Access>,
+    pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) errors: Vec<BuildError>,
 }
 
@@ -204,6 +205,7 @@ impl Tool<NoHandler> {
             task_support: TaskSupport::Forbidden,
             task_start: crate::tasks::TaskStart::Immediate,
             access: None,
+            rate_limit: None,
             errors: Vec::new(),
         }
     }
@@ -238,6 +240,7 @@ impl Tool<NoHandler> {
             task_support: self.task_support,
             task_start: self.task_start,
             access: self.access,
+            rate_limit: self.rate_limit,
             errors: self.errors,
         }
     }
@@ -332,6 +335,27 @@ impl<H> Tool<H> {
             self.output_set = true;
         }
         self
+    }
+
+    /// At most `quota` calls of this tool per caller (see [`crate::rate_limit`]); a quota that
+    /// cannot work fails `build()`.
+    pub fn rate_limit(mut self, quota: crate::rate_limit::Quota) -> Self {
+        self.rate_limit = Some(quota);
+        self
+    }
+
+    /// [`Tool::rate_limit`] from a quota written `COUNT/PERIOD` (what `#[tool(rate_limit =
+    /// "5/10s")]` calls); one that does not parse fails `build()`.
+    #[doc(hidden)]
+    pub fn rate_limit_str(mut self, quota: &str) -> Self {
+        match quota.parse() {
+            Ok(q) => self.rate_limit(q),
+            Err(reason) => {
+                let policy = format!("rate limit of tool {:?}", self.def.name);
+                self.errors.push(BuildError::InvalidPolicy { policy, reason });
+                self
+            }
+        }
     }
 
     /// Whether the tool may run as a task (default [`TaskSupport::Forbidden`]).

@@ -40,7 +40,14 @@ impl Server {
         if method == Method::SubscriptionsListen {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
+        // The later rounds of a multi round-trip request spend nothing (`prepare` checks that
+        // their state is genuine).
+        let continuation =
+            req.params.contains_key("requestState") || preset.as_ref().is_some_and(|p| p.state.is_some());
         let ctx = self.prepare(req, env, preset)?;
+        if !continuation {
+            self.spend(&ctx, method).await?;
+        }
         if method.is_task_method() {
             return self.serve_task_method(&ctx, method).await;
         }
@@ -71,6 +78,19 @@ impl Server {
             | Params::TasksCancel { .. }
             | Params::TaskUpdate { .. } => Err(crate::server::method_not_found(method.as_str())),
         }
+    }
+
+    /// Spends the request from the rate-limit buckets that apply (a tool's own ones only when
+    /// the caller may see it: a hidden tool is limited like an unknown one).
+    async fn spend(&self, ctx: &Context, method: Method) -> Result<(), ProtocolError> {
+        let limiter = &self.inner.limiter;
+        let name = (method == Method::ToolsCall).then(|| ctx.params().get("name").and_then(Value::as_str)).flatten();
+        let catalog = self.catalog();
+        let tool = name.and_then(|n| catalog.tool_for(n, &ctx.caller())).map(|t| (t.name.as_str(), t.rate_limit));
+        if !limiter.applies(tool) {
+            return Ok(());
+        }
+        limiter.check(&ctx.inner.env, tool).await
     }
 
     /// Settles a handler's outcome: input requests become an `input_required` result; a tool

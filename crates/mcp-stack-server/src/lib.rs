@@ -34,6 +34,7 @@ mod inputs;
 pub mod layers;
 mod listen;
 pub mod panic;
+pub mod rate_limit;
 mod reply;
 mod server;
 pub mod session;

@@ -86,6 +86,8 @@ pub(crate) struct ServerConfig {
     pub(crate) fallback: Option<Arc<dyn crate::fallback::Fallback>>,
     /// Operation layers, outermost first.
     pub(crate) layers: Vec<Arc<dyn crate::layers::OperationLayer>>,
+    /// Rate limits (the limiter is made at build).
+    pub(crate) rate_limits: crate::rate_limit::RateLimits,
 }
 
 impl ServerConfig {
@@ -113,6 +115,7 @@ impl ServerConfig {
             bus: None,
             fallback: None,
             layers: Vec::new(),
+            rate_limits: Default::default(),
         }
     }
 }
@@ -133,15 +136,23 @@ pub(crate) struct ServerInner {
     pub(crate) panics: std::sync::atomic::AtomicU64,
     /// Bytes of URIs and task ids the open listen streams' filters hold.
     pub(crate) listen_filter_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    /// The rate limits.
+    pub(crate) limiter: crate::rate_limit::Limiter,
 }
 
 impl ServerInner {
-    pub(crate) fn new(config: ServerConfig, catalog: Catalog, completion: Option<CompletionFn>) -> Self {
+    pub(crate) fn new(
+        mut config: ServerConfig,
+        catalog: Catalog,
+        completion: Option<CompletionFn>,
+    ) -> Result<Self, BuildError> {
+        let quotas = catalog.tools.iter().filter_map(|t| Some((t.name.as_str(), t.rate_limit?)));
+        let limiter = std::mem::take(&mut config.rate_limits).build(quotas)?;
         let (events, _) = broadcast::channel(1024);
         let (task_events, _) = broadcast::channel(256);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
         let tasks = config.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
-        Self {
+        Ok(Self {
             tasks,
             config,
             server_info_json,
@@ -152,7 +163,8 @@ impl ServerInner {
             shutdown: CancellationToken::new(),
             panics: Default::default(),
             listen_filter_bytes: Default::default(),
-        }
+            limiter,
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! - `dispatch`: requests through `Server::handle` (no transport), every method and error.
 //! - `layers`: operation layers around `Server::handle`.
 //! - `mrtr_binding`: sealed `requestState` bound to its request.
+//! - `rate_limit`: rate limits per caller, tool and server.
 //! - `mrtr_props`: property tests of the multi round-trip flow on the everything server.
 //!
 //! `panic_hook` has a binary of its own: the hook is process-wide.
@@ -12,3 +13,4 @@ mod dispatch;
 mod layers;
 mod mrtr_binding;
 mod mrtr_props;
+mod rate_limit;

@@ -1,0 +1,463 @@
+//! Rate limits: token buckets per caller, per tool, per caller and tool, and for the whole
+//! server, kept in memory or (through [`RateLimitStore`]) shared by every replica.
+//!
+//! A request past a limit is answered with the JSON-RPC error `-32029`
+//! ([`mcp_protocol::code::RATE_LIMITED`]) whose `data.retryAfterMs` says when to try again;
+//! over Streamable HTTP with status 429 and `Retry-After`. Limits are checked after the
+//! [operation layers](crate::layers) (so a layer that sets the caller decides whose budget a
+//! request spends) and before the handler; the continuation rounds of a multi round-trip
+//! request (those carrying a genuine `requestState`) spend nothing.
+//!
+//! Callers are keyed by their authenticated principal; anonymous callers by their peer IP
+//! address (Streamable HTTP), by a header a trusted front sets
+//! ([`RateLimits::anonymous_key_header`]), or else share one bucket (stdio: one client).
+//! Buckets are checked from the most specific (this caller on this tool) to the least (the whole
+//! server), so a caller flooding one tool is refused before it spends the shared budgets.
+//!
+//! ```
+//! use mcp_server::rate_limit::{Quota, RateLimits};
+//! use mcp_server::{Server, Tool};
+//! use std::time::Duration;
+//!
+//! let server = Server::builder("s", "1")
+//!     .rate_limits(RateLimits::new().per_caller(Quota::new(100, Duration::from_secs(60))))
+//!     .tool(Tool::new("search").rate_limit("5/10s".parse().unwrap()).handler(|| async { "found" }))
+//!     .build()
+//!     .unwrap();
+//! # let _ = server;
+//! ```
+
+use crate::context::RequestEnv;
+use crate::error::BuildError;
+use mcp_protocol::ProtocolError;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `count` requests per `period`, in bursts of up to `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    count: u32,
+    period: Duration,
+}
+
+impl Quota {
+    /// `count` requests per `period` (checked when the server is built: both must be non-zero).
+    pub fn new(count: u32, period: Duration) -> Self {
+        Self { count, period }
+    }
+
+    /// Requests allowed per period.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The period.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// The time one request's token takes to come back, in microseconds.
+    fn interval_us(&self) -> u64 {
+        (self.period.as_micros() / u128::from(self.count.max(1))).max(1) as u64
+    }
+
+    /// How far ahead of now the bucket may run (the burst), in microseconds.
+    fn tolerance_us(&self) -> u64 {
+        (self.period.as_micros() as u64).saturating_sub(self.interval_us())
+    }
+
+    fn problem(&self) -> Option<&'static str> {
+        if self.count == 0 {
+            Some("a quota needs a count of at least 1")
+        } else if self.period.is_zero() {
+            Some("a quota needs a non-zero period")
+        } else if self.period > Duration::from_secs(366 * 86_400) {
+            Some("a quota's period is at most a year")
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for Quota {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}s", self.count, self.period.as_secs_f64())
+    }
+}
+
+/// A quota written `COUNT/PERIOD`: `5/10s`, `100/m`, `1000/1h`, `20/500ms` (units `ms`, `s`,
+/// `m`, `h`; a missing number means 1).
+impl std::str::FromStr for Quota {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is not a quota: write COUNT/PERIOD, e.g. 5/10s, 100/m, 1000/1h");
+        let (count, period) = s.trim().split_once('/').ok_or_else(bad)?;
+        let count: u32 = count.trim().parse().map_err(|_| bad())?;
+        let period = period.trim();
+        let split = period.find(|c: char| !c.is_ascii_digit()).unwrap_or(period.len());
+        let (n, unit) = period.split_at(split);
+        let n: u64 = if n.is_empty() { 1 } else { n.parse().map_err(|_| bad())? };
+        let unit_ms = match unit {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            _ => return Err(bad()),
+        };
+        let quota = Quota::new(count, Duration::from_millis(n.checked_mul(unit_ms).ok_or_else(bad)?));
+        match quota.problem() {
+            Some(p) => Err(format!("{s:?}: {p}")),
+            None => Ok(quota),
+        }
+    }
+}
+
+/// The verdict of a bucket: go on, or wait this long.
+pub type Verdict = Result<(), Duration>;
+
+/// A boxed future borrowing the store.
+pub type StoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Verdict, String>> + Send + 'a>>;
+
+/// Where buckets live. [`MemoryRateLimitStore`] keeps them in this process; the
+/// `mcp-stack-redis` crate has one on Redis that every replica shares (one budget for all).
+pub trait RateLimitStore: Send + Sync + 'static {
+    /// Spends one request from the bucket `key` under `quota`: `Ok(Ok(()))` when allowed,
+    /// `Ok(Err(wait))` when refused, `Err(why)` when the store failed (the request is then
+    /// let through and the failure logged: a limiter outage does not stop the service).
+    fn acquire<'a>(&'a self, key: &'a str, quota: Quota) -> StoreFuture<'a>;
+}
+
+/// The generic cell rate algorithm on one bucket: `tat` is the bucket's theoretical arrival
+/// time (microseconds on the store's clock); returns the new `tat`, or how long to wait.
+pub fn gcra(tat: u64, now: u64, quota: Quota) -> Result<u64, Duration> {
+    let tat = tat.max(now);
+    let ahead = tat - now;
+    if ahead > quota.tolerance_us() {
+        return Err(Duration::from_micros(ahead - quota.tolerance_us()));
+    }
+    Ok(tat + quota.interval_us())
+}
+
+const SHARDS: usize = 16;
+
+/// Buckets in this process: sharded, bounded in count ([`MemoryRateLimitStore::new`]). A full
+/// shard first forgets buckets that refilled (they are the same as new ones), then the least
+/// recently used among a sample: a caller that keeps sending keeps its bucket, and a forgotten
+/// bucket can only give its caller more, never lock anyone out.
+pub struct MemoryRateLimitStore {
+    /// Per key: the bucket's theoretical arrival time (µs) and when it was last used (a
+    /// sequence number).
+    shards: Box<[Mutex<HashMap<Box<str>, (u64, u64)>>]>,
+    per_shard: usize,
+    epoch: tokio::time::Instant,
+    uses: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for MemoryRateLimitStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryRateLimitStore").field("buckets", &self.len()).finish()
+    }
+}
+
+impl Default for MemoryRateLimitStore {
+    fn default() -> Self {
+        Self::new(100_000)
+    }
+}
+
+impl MemoryRateLimitStore {
+    /// A store of at most about `max_buckets` buckets (default 100,000).
+    pub fn new(max_buckets: usize) -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            per_shard: max_buckets.div_ceil(SHARDS).max(1),
+            epoch: tokio::time::Instant::now(),
+            uses: Default::default(),
+        }
+    }
+
+    /// The buckets held now.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+
+    /// Whether no bucket is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Spends one request from `key` now (what [`RateLimitStore::acquire`] does, synchronously).
+    pub fn acquire_now(&self, key: &str, quota: Quota) -> Verdict {
+        let now = self.epoch.elapsed().as_micros() as u64 + 1;
+        let seq = self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let shard = &self.shards[shard_of(key)];
+        let mut map = shard.lock();
+        if let Some((tat, used)) = map.get_mut(key) {
+            *used = seq;
+            *tat = gcra(*tat, now, quota)?;
+            return Ok(());
+        }
+        let tat = gcra(0, now, quota)?;
+        if map.len() >= self.per_shard {
+            map.retain(|_, (t, _)| *t > now);
+        }
+        if map.len() >= self.per_shard {
+            let victim = map.iter().take(64).min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone());
+            if let Some(k) = victim {
+                map.remove(&k);
+            }
+        }
+        map.insert(key.into(), (tat, seq));
+        Ok(())
+    }
+}
+
+fn shard_of(key: &str) -> usize {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
+    let mut h = SEED.get_or_init(Default::default).build_hasher();
+    key.hash(&mut h);
+    (h.finish() as usize) % SHARDS
+}
+
+impl RateLimitStore for MemoryRateLimitStore {
+    fn acquire<'a>(&'a self, key: &'a str, quota: Quota) -> StoreFuture<'a> {
+        Box::pin(std::future::ready(Ok(self.acquire_now(key, quota))))
+    }
+}
+
+/// The server's rate limits ([`crate::ServerBuilder::rate_limits`]); per-tool limits per caller
+/// are set on the tool ([`crate::Tool::rate_limit`]).
+#[derive(Clone, Default)]
+pub struct RateLimits {
+    per_caller: Option<Quota>,
+    global: Option<Quota>,
+    tools: Vec<(String, Quota)>,
+    anonymous_header: Option<http::HeaderName>,
+    store: Option<Arc<dyn RateLimitStore>>,
+    max_buckets: Option<usize>,
+}
+
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimits")
+            .field("per_caller", &self.per_caller)
+            .field("global", &self.global)
+            .field("tools", &self.tools)
+            .field("anonymous_header", &self.anonymous_header)
+            .field("shared_store", &self.store.is_some())
+            .finish()
+    }
+}
+
+impl RateLimits {
+    /// No limits yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every request of one caller.
+    pub fn per_caller(mut self, quota: Quota) -> Self {
+        self.per_caller = Some(quota);
+        self
+    }
+
+    /// Every request, whoever sends it.
+    pub fn global(mut self, quota: Quota) -> Self {
+        self.global = Some(quota);
+        self
+    }
+
+    /// Calls of the tool `name`, whoever makes them (one budget for all callers).
+    pub fn per_tool(mut self, name: impl Into<String>, quota: Quota) -> Self {
+        self.tools.push((name.into(), quota));
+        self
+    }
+
+    /// Keys anonymous callers by this header's value (the client address a trusted reverse
+    /// proxy sets, e.g. `X-Forwarded-For`: its first entry) instead of the peer address.
+    pub fn anonymous_key_header(mut self, name: http::HeaderName) -> Self {
+        self.anonymous_header = Some(name);
+        self
+    }
+
+    /// Keeps buckets in `store` (e.g. Redis, shared by every replica) instead of in memory.
+    pub fn store(mut self, store: Arc<dyn RateLimitStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    pub(crate) fn take_store(&mut self) -> Option<Arc<dyn RateLimitStore>> {
+        self.store.take()
+    }
+
+    pub(crate) fn set_store_if_none(&mut self, store: Arc<dyn RateLimitStore>) {
+        self.store.get_or_insert(store);
+    }
+
+    /// Most buckets the in-memory store keeps (default 100,000).
+    pub fn max_buckets(mut self, n: usize) -> Self {
+        self.max_buckets = Some(n);
+        self
+    }
+
+    /// Checks the quotas and makes the limiter (with `tools`: the per-caller quotas set on
+    /// tools, checked too).
+    pub(crate) fn build<'a>(self, tools: impl Iterator<Item = (&'a str, Quota)>) -> Result<Limiter, BuildError> {
+        for (name, q) in tools {
+            if let Some(p) = q.problem() {
+                return Err(BuildError::InvalidPolicy {
+                    policy: format!("rate limit of tool {name:?}"),
+                    reason: p.into(),
+                });
+            }
+        }
+        let named = [("per_caller", self.per_caller), ("global", self.global)];
+        let tools = self.tools.iter().map(|(n, q)| (n.as_str(), Some(*q)));
+        for (what, quota) in named.iter().map(|(w, q)| (*w, *q)).chain(tools) {
+            if let Some(p) = quota.and_then(|q| q.problem()) {
+                return Err(BuildError::InvalidPolicy { policy: format!("rate limit {what}"), reason: p.into() });
+            }
+        }
+        let store = match self.store {
+            Some(s) => s,
+            None => Arc::new(MemoryRateLimitStore::new(self.max_buckets.unwrap_or(100_000))),
+        };
+        Ok(Limiter {
+            per_caller: self.per_caller,
+            global: self.global,
+            tools: self.tools.into_iter().collect(),
+            anonymous_header: self.anonymous_header,
+            store,
+        })
+    }
+}
+
+/// The limits of a built server.
+pub(crate) struct Limiter {
+    per_caller: Option<Quota>,
+    global: Option<Quota>,
+    tools: HashMap<String, Quota>,
+    anonymous_header: Option<http::HeaderName>,
+    store: Arc<dyn RateLimitStore>,
+}
+
+impl Limiter {
+    /// The key of the caller of `env`.
+    fn caller_key(&self, env: &RequestEnv) -> String {
+        if let Some(p) = &env.principal {
+            return format!("p:{p}");
+        }
+        let http = env.http.as_deref();
+        let header = self.anonymous_header.as_ref().and_then(|h| http?.headers.get(h)?.to_str().ok());
+        if let Some(v) = header.and_then(|v| v.split(',').next()).map(str::trim).filter(|v| !v.is_empty()) {
+            return format!("h:{v}");
+        }
+        match http.and_then(|p| p.extensions.get::<std::net::SocketAddr>()) {
+            Some(addr) => format!("ip:{}", addr.ip()),
+            None => "local".into(),
+        }
+    }
+
+    /// Whether any limit applies to a request (on `tool`, with its own per-caller quota).
+    pub(crate) fn applies(&self, tool: Option<(&str, Option<Quota>)>) -> bool {
+        self.per_caller.is_some()
+            || self.global.is_some()
+            || tool.is_some_and(|(name, q)| q.is_some() || self.tools.contains_key(name))
+    }
+
+    /// Spends one request of `env`'s caller (on `tool` with its own per-caller quota, when it
+    /// is a tool call); the error past a limit.
+    pub(crate) async fn check(
+        &self,
+        env: &RequestEnv,
+        tool: Option<(&str, Option<Quota>)>,
+    ) -> Result<(), ProtocolError> {
+        if !self.applies(tool) {
+            return Ok(());
+        }
+        let caller = self.caller_key(env);
+        let mut buckets: Vec<(String, Quota, String)> = Vec::with_capacity(4);
+        if let Some((name, Some(q))) = tool {
+            buckets.push((format!("ct:{name}:{caller}"), q, format!("tool {name} per caller")));
+        }
+        if let Some(q) = self.per_caller {
+            buckets.push((format!("c:{caller}"), q, "per caller".into()));
+        }
+        if let Some((name, q)) = tool.and_then(|(n, _)| self.tools.get_key_value(n)) {
+            buckets.push((format!("t:{name}"), *q, format!("tool {name}")));
+        }
+        if let Some(q) = self.global {
+            buckets.push(("g".into(), q, "server".into()));
+        }
+        for (key, quota, what) in buckets {
+            match self.store.acquire(&key, quota).await {
+                Ok(Ok(())) => {}
+                Ok(Err(wait)) => return Err(ProtocolError::rate_limited(wait, format!("{quota} ({what})"))),
+                Err(e) => {
+                    tracing::warn!(target: "mcp_server::rate_limit", "rate limit store failed, request let through: {e}")
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotas_parse_and_refuse_nonsense() {
+        assert_eq!("5/10s".parse::<Quota>().unwrap(), Quota::new(5, Duration::from_secs(10)));
+        assert_eq!("100/m".parse::<Quota>().unwrap(), Quota::new(100, Duration::from_secs(60)));
+        assert_eq!("20/500ms".parse::<Quota>().unwrap(), Quota::new(20, Duration::from_millis(500)));
+        assert_eq!("1/2h".parse::<Quota>().unwrap().period(), Duration::from_secs(7200));
+        for bad in ["5", "x/s", "5/10", "5/10d", "0/s", "5/0s", "-1/s", "5/99999999999999999h"] {
+            assert!(bad.parse::<Quota>().is_err(), "{bad} parsed");
+        }
+    }
+
+    #[test]
+    fn gcra_allows_a_burst_then_one_per_interval() {
+        let q = Quota::new(5, Duration::from_secs(10));
+        let mut tat = 0;
+        for _ in 0..5 {
+            tat = gcra(tat, 1_000, q).unwrap();
+        }
+        let wait = gcra(tat, 1_000, q).unwrap_err();
+        assert_eq!(wait, Duration::from_secs(2), "one token back every 2 s");
+        assert!(gcra(tat, 1_000 + 1_999_999, q).is_err());
+        assert!(gcra(tat, 1_000 + 2_000_000, q).is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn memory_buckets_refill_with_time() {
+        let store = MemoryRateLimitStore::new(100);
+        let q = Quota::new(2, Duration::from_secs(1));
+        assert!(store.acquire_now("a", q).is_ok() && store.acquire_now("a", q).is_ok());
+        assert!(store.acquire_now("a", q).is_err());
+        assert!(store.acquire_now("b", q).is_ok(), "another key has its own bucket");
+        tokio::time::advance(Duration::from_millis(500)).await;
+        assert!(store.acquire_now("a", q).is_ok());
+        assert!(store.acquire_now("a", q).is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hundred_thousand_callers_stay_within_the_bound() {
+        let store = MemoryRateLimitStore::new(8_000);
+        let q = Quota::new(1, Duration::from_secs(3600));
+        store.acquire_now("flooder", q).unwrap();
+        for i in 0..100_000 {
+            let _ = store.acquire_now(&format!("caller-{i}"), q);
+            let _ = store.acquire_now("flooder", q);
+        }
+        assert!(store.len() <= 8_000 + SHARDS, "{} buckets", store.len());
+        assert!(store.acquire_now("flooder", q).is_err(), "the active flooder is still limited");
+    }
+}
