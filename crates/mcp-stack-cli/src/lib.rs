@@ -119,14 +119,17 @@ impl ServeShared {
 }
 
 impl Shared {
-    /// `builder` with the shared keys, change bus and task store.
+    /// `builder` with the shared keys, change bus, task store and rate-limit buckets.
     pub fn apply(&self, mut builder: mcp::server::ServerBuilder) -> mcp::server::ServerBuilder {
         if let Some(keys) = &self.keys {
             builder = builder.state_keys(keys.clone());
         }
         if let Some(redis) = &self.redis {
             let store = redis.task_store(mcp::server::tasks::TaskLimits::default());
-            builder = builder.bus(redis.bus()).tasks(mcp::server::tasks::TaskConfig::new().store(store));
+            builder = builder
+                .bus(redis.bus())
+                .tasks(mcp::server::tasks::TaskConfig::new().store(store))
+                .rate_limit_store(redis.rate_limit_store());
         }
         builder
     }

@@ -1,6 +1,7 @@
 //! The transport limits of `mcp serve`, as flags. Every limit is on by default (the library's
 //! defaults); the flags only move them.
 
+use mcp::server::rate_limit::{Quota, RateLimits};
 use std::time::Duration;
 
 /// Limits of `mcp serve` (HTTP and stdio).
@@ -83,6 +84,27 @@ pub struct ServeLimits {
     /// cancelled with -32603 (default 30).
     #[arg(long, value_name = "SECS")]
     pub notification_stall: Option<f64>,
+    /// Most requests of one caller, written COUNT/PERIOD (`100/m`, `5/10s`): its principal, else
+    /// its peer IP address (or --rate-limit-key-header). Past it: -32029 with
+    /// `data.retryAfterMs`, HTTP 429 with Retry-After. With --redis every instance shares it.
+    #[arg(long, value_name = "QUOTA")]
+    pub rate_limit: Option<Quota>,
+    /// Most calls of one tool by all callers together: NAME=COUNT/PERIOD (repeatable).
+    #[arg(long, value_name = "NAME=QUOTA", value_parser = tool_quota)]
+    pub rate_limit_tool: Vec<(String, Quota)>,
+    /// Most requests to the whole server, COUNT/PERIOD.
+    #[arg(long, value_name = "QUOTA")]
+    pub rate_limit_global: Option<Quota>,
+    /// Counts anonymous callers by this header (the client address a trusted reverse proxy
+    /// sets, e.g. X-Forwarded-For) instead of the peer address.
+    #[arg(long, value_name = "HEADER")]
+    pub rate_limit_key_header: Option<http::HeaderName>,
+}
+
+/// `NAME=COUNT/PERIOD`.
+fn tool_quota(s: &str) -> Result<(String, Quota), String> {
+    let (name, quota) = s.split_once('=').ok_or_else(|| format!("{s:?}: write NAME=COUNT/PERIOD, e.g. search=10/m"))?;
+    Ok((name.trim().to_owned(), quota.parse()?))
 }
 
 fn secs(v: Option<f64>, into: &mut Duration) {
@@ -142,6 +164,22 @@ impl ServeLimits {
         let mut b = builder.expose_internal_errors(self.expose_internal_errors);
         if let Some(n) = self.max_listen_filter.filter(|n| *n > 0) {
             b = b.listen_limits(mcp::server::ListenLimits::default().max_resource_subscriptions(n).max_task_ids(n));
+        }
+        if self.rate_limit.is_some() || self.rate_limit_global.is_some() || !self.rate_limit_tool.is_empty() {
+            let mut limits = RateLimits::new();
+            if let Some(q) = self.rate_limit {
+                limits = limits.per_caller(q);
+            }
+            if let Some(q) = self.rate_limit_global {
+                limits = limits.global(q);
+            }
+            for (name, q) in &self.rate_limit_tool {
+                limits = limits.per_tool(name.clone(), *q);
+            }
+            if let Some(h) = &self.rate_limit_key_header {
+                limits = limits.anonymous_key_header(h.clone());
+            }
+            b = b.rate_limits(limits);
         }
         b
     }

@@ -5,6 +5,7 @@ mod content;
 mod demo;
 mod fixtures;
 mod legacy;
+mod policy;
 pub mod skills;
 mod tasks;
 
@@ -32,5 +33,6 @@ pub fn builder() -> mcp::server::ServerBuilder {
     let b = content::register(b);
     let b = demo::register(b);
     let b = legacy::register(b);
+    let b = policy::register(b);
     tasks::register(b)
 }

@@ -7,6 +7,7 @@
 //! - [`RedisBackend::bus`]: the change bus ([`mcp_server::ChangeBus`]) on pub/sub;
 //! - [`RedisBackend::task_store`]: the tasks extension's store, with atomic updates, owner
 //!   leases and TTL by key expiry;
+//! - [`RedisBackend::rate_limit_store`]: rate-limit buckets every instance spends from;
 //! - [`RedisBackend::sessions`]: legacy (2025-era) Streamable HTTP sessions, for
 //!   [`mcp_http::EndpointConfig::session_store`].
 //!
@@ -29,10 +30,12 @@
 
 mod bus;
 mod pubsub;
+mod rate_limit;
 mod sessions;
 mod tasks;
 
 pub use bus::RedisBus;
+pub use rate_limit::RedisRateLimitStore;
 pub use sessions::RedisSessions;
 pub use tasks::RedisTaskStore;
 
@@ -195,6 +198,12 @@ impl RedisBackend {
     /// every instance).
     pub fn task_store(&self, limits: mcp_server::tasks::TaskLimits) -> Arc<dyn mcp_server::tasks::TaskStore> {
         Arc::new(RedisTaskStore::new(self.clone(), limits))
+    }
+
+    /// Rate-limit buckets shared by every instance, for
+    /// [`mcp_server::ServerBuilder::rate_limit_store`]: N replicas enforce one budget.
+    pub fn rate_limit_store(&self) -> Arc<dyn mcp_server::rate_limit::RateLimitStore> {
+        Arc::new(RedisRateLimitStore::new(self.clone()))
     }
 
     /// Legacy sessions, for [`mcp_http::EndpointConfig::session_store`].

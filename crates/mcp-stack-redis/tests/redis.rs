@@ -321,3 +321,28 @@ async fn stored_sessions_are_capped_and_ids_are_checked_before_any_key() {
         "{keys:?}"
     );
 }
+
+#[tokio::test]
+async fn two_instances_spend_one_rate_limit_budget() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default()).await;
+    let (sa, sb) = (a.rate_limit_store(), b.rate_limit_store());
+    let quota = mcp_server::rate_limit::Quota::new(5, Duration::from_secs(10));
+    let mut allowed = 0;
+    for i in 0..12 {
+        let store = if i % 2 == 0 { &sa } else { &sb };
+        if store.acquire("c:p:ann", quota).await.unwrap().is_ok() {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 5, "one budget across both instances");
+    let wait = sb.acquire("c:p:ann", quota).await.unwrap().unwrap_err();
+    assert!(wait > Duration::from_millis(1500) && wait <= Duration::from_secs(2), "{wait:?}");
+    assert!(sa.acquire("c:p:bob", quota).await.unwrap().is_ok(), "another caller has its own bucket");
+    // A short quota refills on Redis's clock, and its key expires once full.
+    let fast = mcp_server::rate_limit::Quota::new(1, Duration::from_millis(200));
+    assert!(sa.acquire("fast", fast).await.unwrap().is_ok());
+    assert!(sb.acquire("fast", fast).await.unwrap().is_err());
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(sb.acquire("fast", fast).await.unwrap().is_ok());
+}

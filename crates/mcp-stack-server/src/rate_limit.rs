@@ -60,13 +60,14 @@ impl Quota {
         self.period
     }
 
-    /// The time one request's token takes to come back, in microseconds.
-    fn interval_us(&self) -> u64 {
+    /// The time one request's token takes to come back, in microseconds (what a store needs
+    /// for [`gcra`]).
+    pub fn interval_us(&self) -> u64 {
         (self.period.as_micros() / u128::from(self.count.max(1))).max(1) as u64
     }
 
-    /// How far ahead of now the bucket may run (the burst), in microseconds.
-    fn tolerance_us(&self) -> u64 {
+    /// How far ahead of now a bucket may run (the burst), in microseconds.
+    pub fn tolerance_us(&self) -> u64 {
         (self.period.as_micros() as u64).saturating_sub(self.interval_us())
     }
 
