@@ -11,14 +11,7 @@ use tokio::io::AsyncWriteExt;
 /// a new connection is refused, and the process exits 0.
 #[tokio::test]
 async fn mcp_serve_drains_on_sigterm_and_exits_zero() {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .args(["serve", "everything", "--http", "127.0.0.1:0", "--drain-timeout", "30"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn mcp");
-    let addr = announced_addr(child.stderr.take().expect("stderr")).await;
+    let (mut child, addr) = spawn_http_everything(&["--drain-timeout", "30"]).await;
     // A call taking 2 s that notifies at once: its first event says it is in flight.
     let args = json!({"steps": 2, "delay_ms": 1000});
     let p = with_meta_kv(call("count_with_progress", args), &[("progressToken", json!("t"))]);
@@ -31,25 +24,6 @@ async fn mcp_serve_drains_on_sigterm_and_exits_zero() {
     assert_eq!(first_text(&result_of(&last, &json!(1))), "counted to 2");
     let status = within("mcp serve to exit", child.wait()).await.expect("wait");
     assert!(status.success(), "exit status {status}");
-}
-
-/// The address `mcp serve` announces on stderr (its readiness signal); the rest of stderr is
-/// drained in the background.
-async fn announced_addr(stderr: tokio::process::ChildStderr) -> std::net::SocketAddr {
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    let prefix = "mcp: serving on http://";
-    let line = within("the server to announce its address", async {
-        while let Ok(Some(l)) = lines.next_line().await {
-            if let Some(rest) = l.strip_prefix(prefix) {
-                return rest.trim_end_matches("/mcp").to_owned();
-            }
-        }
-        panic!("mcp serve ended before announcing its address")
-    })
-    .await;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    line.parse().expect("an address")
 }
 
 /// `mcp serve --stdio` on SIGTERM (stdin still open): the call in flight gets its answer and

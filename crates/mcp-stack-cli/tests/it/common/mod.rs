@@ -32,3 +32,37 @@ pub(crate) fn spawn_stdio_everything() -> (
     let out = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     (child, stdin, out)
 }
+
+/// The real `mcp serve everything --http 127.0.0.1:0 ARGS..` child process (killed on drop)
+/// and the address it announced.
+pub(crate) async fn spawn_http_everything(args: &[&str]) -> (tokio::process::Child, std::net::SocketAddr) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "everything", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn mcp");
+    let addr = announced_addr(child.stderr.take().expect("stderr")).await;
+    (child, addr)
+}
+
+/// The address `mcp serve` announces on stderr (its readiness signal); the rest of stderr is
+/// drained in the background.
+pub(crate) async fn announced_addr(stderr: tokio::process::ChildStderr) -> std::net::SocketAddr {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let prefix = "mcp: serving on http://";
+    let line = within("the server to announce its address", async {
+        while let Ok(Some(l)) = lines.next_line().await {
+            if let Some(rest) = l.strip_prefix(prefix) {
+                return rest.trim_end_matches("/mcp").to_owned();
+            }
+        }
+        panic!("mcp serve ended before announcing its address")
+    })
+    .await;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    line.parse().expect("an address")
+}

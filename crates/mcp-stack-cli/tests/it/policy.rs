@@ -1,0 +1,101 @@
+//! Per-caller policy on the real `mcp serve everything` with real JWT access tokens: the
+//! `admin_report` fixture exists only for tokens with scope `mcp:admin`, lists that depend on
+//! the caller are private, and `limited_echo` answers HTTP 429 with `Retry-After` and -32029
+//! past 5 calls per caller per 10 s (counted apart for each caller). The `--rate-limit` flag
+//! limits anonymous callers by peer address.
+
+use crate::common::*;
+use crate::oauth_issuer::{mint, rsa, AuthServer};
+use mcp_auth::now_secs;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+struct Served {
+    auth: AuthServer,
+    addr: SocketAddr,
+    _child: tokio::process::Child,
+}
+
+impl Served {
+    async fn start() -> Self {
+        let auth = AuthServer::start(&[rsa(0)], true).await;
+        let (child, addr) = spawn_http_everything(&["--auth-issuer", &auth.issuer, "--auth-audience", RESOURCE]).await;
+        Self { auth, addr, _child: child }
+    }
+
+    fn bearer(&self, sub: &str, scope: &str) -> String {
+        let claims =
+            json!({"iss": self.auth.issuer, "aud": RESOURCE, "sub": sub, "exp": now_secs() + 300, "scope": scope});
+        format!("Bearer {}", mint(rsa(0), &claims))
+    }
+
+    async fn send(&self, bearer: &str, body: &Value) -> Resp {
+        post(self.addr, &set_header(std_headers(body), "authorization", Some(bearer)), body.to_string()).await
+    }
+}
+
+fn tool_names(r: &Value) -> Vec<String> {
+    r["tools"].as_array().expect("tools").iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn admin_report_exists_only_for_the_admin_scope() {
+    let s = Served::start().await;
+    let (admin, user) = (s.bearer("ann", "mcp:admin"), s.bearer("bob", "mcp:read"));
+    let list = req(1, "tools/list", json!({}));
+    let as_admin = result_of(&s.send(&admin, &list).await.json(), &json!(1));
+    let as_user = result_of(&s.send(&user, &list).await.json(), &json!(1));
+    assert!(tool_names(&as_admin).contains(&"admin_report".to_owned()));
+    assert!(!tool_names(&as_user).contains(&"admin_report".to_owned()));
+    assert_eq!((as_admin["cacheScope"].as_str(), as_user["cacheScope"].as_str()), (Some("private"), Some("private")));
+    assert_eq!(tool_names(&as_admin).len(), tool_names(&as_user).len() + 1, "one tool apart");
+
+    let r = s.send(&admin, &tcall(2, "admin_report", json!({}))).await;
+    assert_eq!(first_text(&result_of(&r.json(), &json!(2))), "report for ann: all systems nominal");
+    // To Bob the tool is unknown: the same status and error as a name that never existed.
+    let hidden = s.send(&user, &tcall(3, "admin_report", json!({}))).await;
+    let unknown = s.send(&user, &tcall(3, "no_such_tool", json!({}))).await;
+    assert_eq!(hidden.status, unknown.status);
+    let (h, u) = (hidden.json()["error"].clone(), unknown.json()["error"].clone());
+    assert_eq!(h["code"], u["code"]);
+    assert_eq!(
+        h["message"].as_str().unwrap().replace("admin_report", "X"),
+        u["message"].as_str().unwrap().replace("no_such_tool", "X")
+    );
+}
+
+#[tokio::test]
+async fn limited_echo_answers_429_with_retry_after_per_caller() {
+    let s = Served::start().await;
+    let (ann, bob) = (s.bearer("ann", "mcp"), s.bearer("bob", "mcp"));
+    for i in 0..5 {
+        let r = s.send(&ann, &tcall(i, "limited_echo", json!({"text": "hi"}))).await;
+        assert_eq!(first_text(&result_of(&r.json(), &json!(i))), "hi");
+    }
+    let r = s.send(&ann, &tcall(9, "limited_echo", json!({"text": "hi"}))).await;
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert_eq!(r.header("retry-after"), "2", "one call comes back every 2 s");
+    let v = r.json();
+    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(9), json!(-32029)));
+    let wait = v["error"]["data"]["retryAfterMs"].as_u64().expect("retryAfterMs");
+    assert!((1_000..=2_000).contains(&wait), "{wait}");
+    // Bob has his own budget, and Ann's other tools are not limited.
+    let r = s.send(&bob, &tcall(10, "limited_echo", json!({"text": "bob"}))).await;
+    assert_eq!(first_text(&result_of(&r.json(), &json!(10))), "bob");
+    let r = s.send(&ann, &tcall(11, "echo", json!({"text": "free"}))).await;
+    assert_eq!(first_text(&result_of(&r.json(), &json!(11))), "free");
+}
+
+#[tokio::test]
+async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
+    let (_child, addr) = spawn_http_everything(&["--rate-limit", "3/m"]).await;
+    let body = tcall(1, "echo", json!({"text": "x"}));
+    for _ in 0..3 {
+        assert_eq!(post(addr, &std_headers(&body), body.to_string()).await.status, 200);
+    }
+    let r = post(addr, &std_headers(&body), body.to_string()).await;
+    assert_eq!((r.status, r.header("retry-after")), (429, "20"), "{}", r.text());
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("3/60s (per caller)"));
+}
