@@ -522,3 +522,29 @@ async fn a_rolling_restart_under_load_loses_no_request() {
     assert!(failures.is_empty(), "{} failed: {:?}", failures.len(), &failures[..failures.len().min(10)]);
     assert!(ok.load(SeqCst) >= 80);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_is_one_budget_across_three_instances_behind_nginx() {
+    let Some(c) = cluster() else { return };
+    // `limited_echo` allows 5 calls per caller per 10 s; through the round-robin proxy, 12 calls
+    // reach all three instances (each would allow 5 on its own: 15).
+    let (mut served, mut refused) = (0, 0);
+    for i in 0..12 {
+        let r = rpc(c.proxy_addr(), &tcall(i, "limited_echo", json!({"text": "x"}))).await;
+        match r.status {
+            200 => served += 1,
+            429 => {
+                assert_eq!(r.message()["error"]["code"], -32029, "{}", r.text());
+                assert!(!r.header("retry-after").is_empty());
+                refused += 1;
+            }
+            other => panic!("status {other}: {}", r.text()),
+        }
+    }
+    assert_eq!((served, refused), (5, 7), "one budget for the service");
+    // Each instance, asked directly, agrees the budget is spent.
+    for i in 0..c.len() {
+        let r = rpc(c.instance_addr(i), &tcall(100, "limited_echo", json!({"text": "x"}))).await;
+        assert_eq!(r.status, 429, "instance {i}: {}", r.text());
+    }
+}
