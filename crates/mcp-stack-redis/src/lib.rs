@@ -8,6 +8,7 @@
 //! - [`RedisBackend::task_store`]: the tasks extension's store, with atomic updates, owner
 //!   leases and TTL by key expiry;
 //! - [`RedisBackend::rate_limit_store`]: rate-limit buckets every instance spends from;
+//! - [`RedisBackend::cache_store`]: the result cache every instance serves from;
 //! - [`RedisBackend::sessions`]: legacy (2025-era) Streamable HTTP sessions, for
 //!   [`mcp_http::EndpointConfig::session_store`].
 //!
@@ -29,12 +30,14 @@
 //! ```
 
 mod bus;
+mod cache;
 mod pubsub;
 mod rate_limit;
 mod sessions;
 mod tasks;
 
 pub use bus::RedisBus;
+pub use cache::RedisCacheStore;
 pub use rate_limit::RedisRateLimitStore;
 pub use sessions::RedisSessions;
 pub use tasks::RedisTaskStore;
@@ -204,6 +207,11 @@ impl RedisBackend {
     /// [`mcp_server::ServerBuilder::rate_limit_store`]: N replicas enforce one budget.
     pub fn rate_limit_store(&self) -> Arc<dyn mcp_server::rate_limit::RateLimitStore> {
         Arc::new(RedisRateLimitStore::new(self.clone()))
+    }
+
+    /// Cached results shared by every instance, for [`mcp_server::cache::ResultCache::store`].
+    pub fn cache_store(&self) -> Arc<dyn mcp_server::cache::CacheStore> {
+        Arc::new(RedisCacheStore::new(self.clone()))
     }
 
     /// Legacy sessions, for [`mcp_http::EndpointConfig::session_store`].

@@ -346,3 +346,20 @@ async fn two_instances_spend_one_rate_limit_budget() {
     tokio::time::sleep(Duration::from_millis(250)).await;
     assert!(sb.acquire("fast", fast).await.unwrap().is_ok());
 }
+
+#[tokio::test]
+async fn a_result_cached_by_one_instance_is_served_by_the_other_until_it_expires() {
+    let Some(r) = redis() else { return };
+    let (a, b) = two(&r, RedisOptions::default()).await;
+    let (ca, cb) = (a.cache_store(), b.cache_store());
+    let key = "tools/call\u{0}forecast\u{0}{\"city\":\"paris\"}\u{0}*";
+    assert!(cb.get(key).await.is_none());
+    ca.put(key, Arc::from(&b"{\"content\":[]}"[..]), Duration::from_millis(300)).await;
+    assert_eq!(cb.get(key).await.as_deref(), Some(&b"{\"content\":[]}"[..]));
+    assert!(cb.get("another key").await.is_none());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(cb.get(key).await.is_none(), "expired on Redis");
+    // A result larger than the per-entry cap is not stored.
+    ca.put("big", Arc::from(vec![b'x'; (1 << 20) + 1]), Duration::from_secs(5)).await;
+    assert!(cb.get("big").await.is_none());
+}

@@ -327,6 +327,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Caches the results of read-only tools and of resources (see [`crate::cache`]). A tool
+    /// named in `cache` that is not marked read-only fails [`ServerBuilder::build`].
+    pub fn result_cache(mut self, cache: crate::cache::ResultCache) -> Self {
+        self.config.result_cache = Some(cache);
+        self
+    }
+
     /// Runs tasks (the tasks extension) with this configuration. Without this call a server
     /// whose tools allow tasks runs them with [`crate::tasks::TaskConfig::default`].
     pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {

@@ -60,6 +60,11 @@ impl ToolEntry {
         self.task_support
     }
 
+    /// Whether the tool is marked read-only (`annotations.readOnlyHint: true`).
+    pub fn is_read_only(&self) -> bool {
+        self.def.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true)
+    }
+
     /// Whether `caller` may see and call the tool (its [`crate::Access`] rule allows them).
     pub fn visible_to(&self, caller: &Caller<'_>) -> bool {
         visible(self.access.as_ref(), caller)

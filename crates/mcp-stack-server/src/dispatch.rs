@@ -22,6 +22,11 @@ pub fn supports_mrtr(method: &str) -> bool {
     Method::parse(method).is_some_and(Method::accepts_input_responses)
 }
 
+/// Whether the request is a later round of a multi round-trip request (never cached).
+fn is_round(ctx: &Context) -> bool {
+    ctx.params().contains_key("requestState") || ctx.params().contains_key("inputResponses")
+}
+
 /// A handler's outcome, settled: its result, or the reply that stands for it (an
 /// `input_required` result, a tool error the model reads).
 pub(crate) enum Settled<R> {
@@ -151,6 +156,14 @@ impl Server {
                 CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))).into()
             );
         }
+        let runs_as_task =
+            tool.task_support != TaskSupport::Forbidden && self.tasks().is_some() && ctx.declares_tasks();
+        let cache_key = if runs_as_task { None } else { self.tool_cache_key(ctx, &tool, args_value) };
+        if let Some((key, _)) = &cache_key {
+            if let Some(hit) = self.inner.cache.get(key).await {
+                return Ok(hit.into());
+            }
+        }
         let r = match (tool.task_support, self.tasks()) {
             (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone()).await,
             (support, Some(rt)) if ctx.declares_tasks() => {
@@ -173,7 +186,30 @@ impl Server {
             Settled::Reply(reply) => return Ok(reply),
         };
         self.check_tool_output(&tool, &result)?;
+        if let Some((key, ttl)) = cache_key.filter(|_| result.is_error != Some(true)) {
+            self.inner.cache.put(&key, &result, ttl).await;
+        }
         Ok(result.into())
+    }
+
+    /// The cache key and time of this call's result, when it may be cached: a read-only tool
+    /// the cache names, a first round (no answers, no state), and a caller to key it by unless
+    /// the tool's results are shared.
+    fn tool_cache_key(
+        &self,
+        ctx: &Context,
+        tool: &crate::catalog::ToolEntry,
+        args: &Value,
+    ) -> Option<(String, std::time::Duration)> {
+        let (ttl, scope) = self.inner.cache.tool(&tool.name)?;
+        if !tool.is_read_only() || is_round(ctx) {
+            return None;
+        }
+        let principal = match scope {
+            crate::cache::Scope::Shared => None,
+            crate::cache::Scope::PerCaller => Some(ctx.principal()?),
+        };
+        Some((crate::cache::Cache::key("tools/call", &tool.name, &args.to_string(), principal), ttl))
     }
 
     async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Reply, ProtocolError> {
@@ -181,10 +217,31 @@ impl Server {
         let Some((handler, vars)) = catalog.resource_for(uri, &ctx.caller()) else {
             return Err(ProtocolError::resource_not_found(uri));
         };
+        let cached = self.inner.cache.resources() && !is_round(ctx);
+        let key = |principal| crate::cache::Cache::key("resources/read", uri, "", principal);
+        if cached {
+            // A public result first, then one made for this caller.
+            let mine = ctx.principal().map(|p| key(Some(p)));
+            for k in std::iter::once(key(None)).chain(mine) {
+                if let Some(hit) = self.inner.cache.get(&k).await {
+                    return Ok(hit.into());
+                }
+            }
+        }
         let r = handler(ctx.clone(), uri.to_owned(), vars).await;
         match self.settle(ctx, r, false)? {
             Settled::Done(mut result) => {
                 self.read_hints(&mut result);
+                let ttl = std::time::Duration::from_millis(result.ttl_ms.unwrap_or(0));
+                let private = result.cache_scope != Some(types::CacheScope::Public);
+                let k = match (private, ctx.principal()) {
+                    (false, _) => Some(key(None)),
+                    (true, Some(p)) => Some(key(Some(p))),
+                    (true, None) => None,
+                };
+                if let Some(k) = k.filter(|_| cached && !ttl.is_zero()) {
+                    self.inner.cache.put(&k, &result, ttl).await;
+                }
                 Ok(result.into())
             }
             Settled::Reply(reply) => Ok(reply),

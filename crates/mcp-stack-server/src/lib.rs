@@ -20,6 +20,7 @@
 
 pub mod access;
 mod builder;
+pub mod cache;
 mod catalog;
 pub mod change_bus;
 mod change_feed;

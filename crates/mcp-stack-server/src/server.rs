@@ -88,6 +88,8 @@ pub(crate) struct ServerConfig {
     pub(crate) layers: Vec<Arc<dyn crate::layers::OperationLayer>>,
     /// Rate limits (the limiter is made at build).
     pub(crate) rate_limits: crate::rate_limit::RateLimits,
+    /// The result cache, if any (made at build).
+    pub(crate) result_cache: Option<crate::cache::ResultCache>,
 }
 
 impl ServerConfig {
@@ -116,6 +118,7 @@ impl ServerConfig {
             fallback: None,
             layers: Vec::new(),
             rate_limits: Default::default(),
+            result_cache: None,
         }
     }
 }
@@ -138,6 +141,8 @@ pub(crate) struct ServerInner {
     pub(crate) listen_filter_bytes: Arc<std::sync::atomic::AtomicUsize>,
     /// The rate limits.
     pub(crate) limiter: crate::rate_limit::Limiter,
+    /// The result cache (empty without [`ServerBuilder::result_cache`]).
+    pub(crate) cache: crate::cache::Cache,
 }
 
 impl ServerInner {
@@ -148,6 +153,11 @@ impl ServerInner {
     ) -> Result<Self, BuildError> {
         let quotas = catalog.tools.iter().filter_map(|t| Some((t.name.as_str(), t.rate_limit?)));
         let limiter = std::mem::take(&mut config.rate_limits).build(quotas)?;
+        let read_only = |name: &str| catalog.tool(name).map(|t| t.is_read_only());
+        let cache = match config.result_cache.take() {
+            Some(c) => c.build(read_only)?,
+            None => Default::default(),
+        };
         let (events, _) = broadcast::channel(1024);
         let (task_events, _) = broadcast::channel(256);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
@@ -164,6 +174,7 @@ impl ServerInner {
             panics: Default::default(),
             listen_filter_bytes: Default::default(),
             limiter,
+            cache,
         })
     }
 }

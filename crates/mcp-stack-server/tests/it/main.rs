@@ -1,5 +1,6 @@
 //! The integration tests of mcp-stack-server, as one test binary:
 //! - `access`: access rules on items (lists, calls, reads, listen streams).
+//! - `cache`: the result cache of read-only tools and resources.
 //! - `dispatch`: requests through `Server::handle` (no transport), every method and error.
 //! - `layers`: operation layers around `Server::handle`.
 //! - `mrtr_binding`: sealed `requestState` bound to its request.
@@ -9,6 +10,7 @@
 //! `panic_hook` has a binary of its own: the hook is process-wide.
 
 mod access;
+mod cache;
 mod dispatch;
 mod layers;
 mod mrtr_binding;
