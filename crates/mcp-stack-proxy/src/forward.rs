@@ -108,8 +108,11 @@ impl Forward {
             "resources/templates/list" => self.list(&ctx, "resources/templates/list", "resourceTemplates").await,
             "tools/call" | "prompts/get" => {
                 let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let inner =
-                    if method == "tools/call" { self.names.inward_tool(&name) } else { self.names.inward(&name) };
+                let inner = if method == "tools/call" {
+                    self.names.inward_tool(&name, &ctx.caller())
+                } else {
+                    self.names.inward(&name)
+                };
                 let Some(inner) = inner else {
                     let kind = if method == "tools/call" { "tool" } else { "prompt" };
                     return Err(refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}"))));
@@ -204,7 +207,7 @@ impl Forward {
             .into_iter()
             .filter_map(|mut item| {
                 let name = item.get("name").and_then(Value::as_str)?.to_owned();
-                if key == "tools" && !self.names.tool_allowed(&name) {
+                if key == "tools" && !self.names.tool_visible(&name, &ctx.caller()) {
                     return None;
                 }
                 if renamed {

@@ -89,6 +89,10 @@ pub struct ProxyConfig {
     pub connect_timeout: Duration,
     /// Skip era detection: open legacy sessions upstream at this protocol version.
     pub force_legacy: Option<String>,
+    /// Who may see and call which upstream tools: the first rule whose glob matches a tool's
+    /// upstream name decides (no match: every caller). A tool hidden from a caller is left out
+    /// of its lists and called as an unknown one.
+    pub tool_access: Vec<(String, mcp::server::Access)>,
 }
 
 impl ProxyConfig {
@@ -104,7 +108,15 @@ impl ProxyConfig {
             max_waiting_per_caller: 16,
             connect_timeout: Duration::from_secs(30),
             force_legacy: None,
+            tool_access: Vec::new(),
         }
+    }
+
+    /// Serves the upstream tools matching `glob` only to callers `access` allows (rules are
+    /// checked in the order given; see [`ProxyConfig::tool_access`]).
+    pub fn tool_access(mut self, glob: impl Into<String>, access: mcp::server::Access) -> Self {
+        self.tool_access.push((glob.into(), access));
+        self
     }
 
     /// Exposes only the tools whose names match one of `globs`.
@@ -243,7 +255,11 @@ impl Proxy {
             upstream.describe(),
             client.protocol_version()
         );
-        let names = filter::Names { tools: config.tools.clone(), prefix: config.prefix.clone() };
+        let names = filter::Names {
+            tools: config.tools.clone(),
+            prefix: config.prefix.clone(),
+            access: config.tool_access.clone(),
+        };
         let flights = flight::Flights::new(
             config.max_waiting.max(1),
             config.max_waiting_per_caller.max(1),

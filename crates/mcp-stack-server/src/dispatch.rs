@@ -91,7 +91,13 @@ impl Server {
         let limiter = &self.inner.limiter;
         let name = (method == Method::ToolsCall).then(|| ctx.params().get("name").and_then(Value::as_str)).flatten();
         let catalog = self.catalog();
-        let tool = name.and_then(|n| catalog.tool_for(n, &ctx.caller())).map(|t| (t.name.as_str(), t.rate_limit));
+        let tool = match name {
+            // A name the catalog does not know may be the fallback's (a proxy's upstream tool):
+            // the server-wide per-tool quotas apply to it by name.
+            Some(n) if catalog.tool(n).is_none() && self.inner.config.fallback.is_some() => Some((n, None)),
+            Some(n) => catalog.tool_for(n, &ctx.caller()).map(|t| (t.name.as_str(), t.rate_limit)),
+            None => None,
+        };
         if !limiter.applies(tool) {
             return Ok(());
         }

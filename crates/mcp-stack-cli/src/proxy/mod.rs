@@ -33,6 +33,11 @@ pub struct ProxyArgs {
     /// Prefix every tool and prompt name with this (stripped again when forwarding).
     #[arg(long, value_name = "NAME_")]
     pub prefix: Option<String>,
+    /// Serve the upstream tools matching GLOB only to callers whose token grants every one of
+    /// the SCOPES (comma-separated); to others they do not exist. Repeatable: the first
+    /// matching GLOB decides.
+    #[arg(long = "tool-scopes", value_name = "GLOB=SCOPES", value_parser = glob_scopes)]
+    pub tool_scopes: Vec<(String, Vec<String>)>,
     /// Most upstream sessions open at once (child processes for a stdio upstream).
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_sessions: usize,
@@ -73,6 +78,16 @@ pub struct ProxyArgs {
     /// The upstream stdio server command and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `GLOB=SCOPE[,SCOPE..]`.
+fn glob_scopes(s: &str) -> Result<(String, Vec<String>), String> {
+    let (glob, scopes) = s.split_once('=').ok_or_else(|| format!("{s:?}: write GLOB=SCOPE[,SCOPE..]"))?;
+    let scopes: Vec<String> = scopes.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    if scopes.is_empty() {
+        return Err(format!("{s:?}: name at least one scope"));
+    }
+    Ok((glob.trim().to_owned(), scopes))
 }
 
 /// `mcp proxy` settings that come from the global options.
@@ -155,6 +170,9 @@ impl ProxyArgs {
             .connect_timeout(globals.timeout.unwrap_or(Duration::from_secs(30)));
         if let Some(v) = &globals.force_legacy {
             config = config.force_legacy(v.as_str());
+        }
+        for (glob, scopes) in &self.tool_scopes {
+            config = config.tool_access(glob.clone(), mcp::server::Access::scopes(scopes.iter().cloned()));
         }
         Ok(config)
     }

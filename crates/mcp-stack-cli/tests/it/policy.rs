@@ -15,14 +15,15 @@ const RESOURCE: &str = "http://127.0.0.1/mcp";
 struct Served {
     auth: AuthServer,
     addr: SocketAddr,
-    _child: tokio::process::Child,
+    /// The server child process (none when the test serves through its own).
+    _child: Option<tokio::process::Child>,
 }
 
 impl Served {
     async fn start() -> Self {
         let auth = AuthServer::start(&[rsa(0)], true).await;
         let (child, addr) = spawn_http_everything(&["--auth-issuer", &auth.issuer, "--auth-audience", RESOURCE]).await;
-        Self { auth, addr, _child: child }
+        Self { auth, addr, _child: Some(child) }
     }
 
     fn bearer(&self, sub: &str, scope: &str) -> String {
@@ -98,4 +99,40 @@ async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
     let r = post(addr, &std_headers(&body), body.to_string()).await;
     assert_eq!((r.status, r.header("retry-after")), (429, "20"), "{}", r.text());
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("3/60s (per caller)"));
+}
+
+/// `mcp proxy` applies policy at its front: `--tool-scopes` hides upstream tools from callers
+/// without the scopes (listed and called as unknown), `--rate-limit-tool` limits one tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_front_hides_tools_by_scope_and_limits_them() {
+    let auth = AuthServer::start(&[rsa(0)], true).await;
+    let iss = auth.issuer.clone();
+    let front = tokio::task::spawn_blocking(move || {
+        let flags = ["--auth-issuer", &iss, "--auth-audience", RESOURCE, "--tool-scopes", "ec*=mcp:admin"];
+        let upstream =
+            ["--".to_owned(), env!("CARGO_BIN_EXE_mcp").into(), "serve".into(), "everything".into(), "--stdio".into()];
+        crate::support::proxy::Proxy::http(&[&flags[..], &["--rate-limit-tool", "add=2/m"]].concat(), &upstream)
+    })
+    .await
+    .unwrap();
+    let s = Served { auth, addr: front.addr(), _child: None };
+    let (admin, user) = (s.bearer("ann", "mcp:admin"), s.bearer("bob", ""));
+    let list = req(1, "tools/list", json!({}));
+    let as_admin = tool_names(&result_of(&s.send(&admin, &list).await.json(), &json!(1)));
+    let as_user = tool_names(&result_of(&s.send(&user, &list).await.json(), &json!(1)));
+    assert!(as_admin.contains(&"echo".to_owned()) && !as_user.contains(&"echo".to_owned()));
+    assert_eq!(as_admin.len(), as_user.len() + 1);
+    let r = s.send(&admin, &tcall(2, "echo", json!({"text": "hi"}))).await;
+    assert_eq!(first_text(&result_of(&r.json(), &json!(2))), "hi");
+    let hidden = s.send(&user, &tcall(3, "echo", json!({"text": "hi"}))).await.json();
+    assert_eq!(
+        (hidden["error"]["code"].clone(), hidden["error"]["message"].clone()),
+        (json!(-32602), json!("Unknown tool: echo"))
+    );
+    for i in 0..2 {
+        let r = s.send(&user, &tcall(10 + i, "add", json!({"a": 1, "b": 2}))).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let r = s.send(&admin, &tcall(12, "add", json!({"a": 1, "b": 2}))).await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (429, json!(-32029)), "one budget for the tool");
 }
