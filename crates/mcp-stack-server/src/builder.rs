@@ -224,6 +224,7 @@ impl ServerBuilder {
                         def: d,
                         access,
                         handler,
+                        home: None,
                     }));
                 }
             }
@@ -232,9 +233,13 @@ impl ServerBuilder {
                 Ok(_) if self.catalog.templates.iter().any(|t| t.template.as_str() == d.uri_template) => {
                     self.errors.push(BuildError::Duplicate { kind: ItemKind::ResourceTemplate, name: d.uri_template })
                 }
-                Ok(template) => {
-                    self.catalog.templates.push(Arc::new(TemplateEntry { template, def: d, access, handler }))
-                }
+                Ok(template) => self.catalog.templates.push(Arc::new(TemplateEntry {
+                    template,
+                    def: d,
+                    access,
+                    handler,
+                    home: None,
+                })),
             },
         }
         self
@@ -274,6 +279,7 @@ impl ServerBuilder {
             completers: prompt.completers,
             access: prompt.access,
             handler,
+            home: None,
         }));
         self
     }
@@ -357,6 +363,7 @@ impl ServerBuilder {
                 }
             }
         }
+        crate::mount::compose(&mut self.catalog, &self.config.mounts, true)?;
         self.catalog.reindex();
         if self.config.tasks.is_none()
             && self.catalog.tools.iter().any(|t| t.task_support != crate::definitions::TaskSupport::Forbidden)
@@ -372,9 +379,9 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     let name = tool.def.name.clone();
     let handler = tool.handler.0;
     let input_schema = Value::Object(tool.def.input_schema.clone());
-    let input = SchemaValidator::new(&name, &input_schema)?;
+    let input = Arc::new(SchemaValidator::new(&name, &input_schema)?);
     let output = match &tool.def.output_schema {
-        Some(s) => Some(SchemaValidator::new(&name, &Value::Object(s.clone()))?),
+        Some(s) => Some(Arc::new(SchemaValidator::new(&name, &Value::Object(s.clone()))?)),
         None => None,
     };
     let hp = header_params(&tool.def.input_schema)
@@ -390,5 +397,6 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
         access: tool.access,
         rate_limit: tool.rate_limit,
         handler,
+        home: None,
     })
 }

@@ -39,14 +39,16 @@ pub(crate) type ArgCompleter = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 pub struct ToolEntry {
     pub(crate) name: String,
     pub(crate) def: types::Tool,
-    pub(crate) input: SchemaValidator,
-    pub(crate) output: Option<SchemaValidator>,
+    pub(crate) input: Arc<SchemaValidator>,
+    pub(crate) output: Option<Arc<SchemaValidator>>,
     pub(crate) header_params: Arc<[HeaderParam]>,
     pub(crate) task_support: crate::definitions::TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) handler: ToolFn,
+    /// The server it was mounted from (`None`: registered here).
+    pub(crate) home: Option<crate::Server>,
 }
 
 impl ToolEntry {
@@ -77,12 +79,21 @@ impl std::fmt::Debug for ToolEntry {
     }
 }
 
+/// The handler serving a URI, its template variables, and the server it was mounted from.
+pub(crate) struct ResourceMatch<'a> {
+    pub(crate) handler: &'a ResourceFn,
+    pub(crate) vars: BTreeMap<String, String>,
+    pub(crate) home: Option<&'a crate::Server>,
+}
+
 /// A registered static resource.
 pub(crate) struct ResourceEntry {
     pub(crate) uri: String,
     pub(crate) def: types::Resource,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
+    /// The server it was mounted from.
+    pub(crate) home: Option<crate::Server>,
 }
 
 /// A registered resource template.
@@ -91,6 +102,8 @@ pub(crate) struct TemplateEntry {
     pub(crate) def: types::ResourceTemplate,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
+    /// The server it was mounted from.
+    pub(crate) home: Option<crate::Server>,
 }
 
 /// A registered prompt.
@@ -101,6 +114,8 @@ pub(crate) struct PromptEntry {
     pub(crate) completers: Vec<(String, ArgCompleter)>,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: PromptFn,
+    /// The server it was mounted from.
+    pub(crate) home: Option<crate::Server>,
 }
 
 /// An immutable snapshot of everything the server offers; replaced whole on change. Entries are
@@ -198,27 +213,23 @@ impl Catalog {
 
     /// The handler serving `uri` for `caller`: its static resource, else the first template
     /// matching it (with the variables), among the items `caller` may see.
-    pub(crate) fn resource_for(
-        &self,
-        uri: &str,
-        caller: &Caller<'_>,
-    ) -> Option<(&ResourceFn, BTreeMap<String, String>)> {
+    pub(crate) fn resource_for(&self, uri: &str, caller: &Caller<'_>) -> Option<ResourceMatch<'_>> {
         if let Some(r) = self.resource_index.get(uri).map(|i| &self.resources[*i]) {
             if visible(r.access.as_ref(), caller) {
-                return Some((&r.handler, BTreeMap::new()));
+                return Some(ResourceMatch { handler: &r.handler, vars: BTreeMap::new(), home: r.home.as_ref() });
             }
         }
-        self.templates
-            .iter()
-            .filter(|t| visible(t.access.as_ref(), caller))
-            .find_map(|t| t.template.matches(uri).map(|vars| (&t.handler, vars)))
+        self.templates.iter().filter(|t| visible(t.access.as_ref(), caller)).find_map(|t| {
+            let vars = t.template.matches(uri)?;
+            Some(ResourceMatch { handler: &t.handler, vars, home: t.home.as_ref() })
+        })
     }
 
     /// Whether `caller` may read `uri` (what resource update announcements check).
     pub(crate) fn can_read(&self, uri: &str, caller: &Caller<'_>) -> bool {
         !self.restricted[ListKind::Resources as usize] && !self.restricted[ListKind::Templates as usize]
             || self.resource_for(uri, caller).is_some()
-            || (self.resource_index.get(uri).is_none()
+            || (!self.resource_index.contains_key(uri)
                 && !self.templates.iter().any(|t| t.template.matches(uri).is_some()))
     }
 }

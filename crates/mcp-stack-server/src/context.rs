@@ -104,6 +104,9 @@ pub(crate) struct ContextInner {
     pub(crate) task: crate::tasks::TaskSlot,
     /// Status messages sent so far (the progress counter outside tasks).
     pub(crate) statuses: std::sync::atomic::AtomicU32,
+    /// The server that registered the item being served, when it was mounted into this one
+    /// ([`crate::ServerBuilder::mount`]): what [`Context::server`] names.
+    pub(crate) home: std::sync::OnceLock<crate::Server>,
 }
 
 /// Everything a handler may know about the request it serves. Cheap to clone.
@@ -119,9 +122,11 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
-    /// The server serving this request (to announce changes, add tools...).
+    /// The server whose item this request is served by (to read its state, announce changes,
+    /// add tools...): for an item mounted from another server
+    /// ([`crate::ServerBuilder::mount`]), that server.
     pub fn server(&self) -> &crate::Server {
-        &self.inner.server
+        self.inner.home.get().unwrap_or(&self.inner.server)
     }
 
     /// The JSON-RPC id of the request.
@@ -152,6 +157,13 @@ impl Context {
     /// The authenticated principal, if any.
     pub fn principal(&self) -> Option<&str> {
         self.inner.env.principal.as_deref()
+    }
+
+    /// Marks the item being served as mounted from `home` (what [`Context::server`] names).
+    pub(crate) fn set_home(&self, home: Option<&crate::Server>) {
+        if let Some(h) = home {
+            let _ = self.inner.home.set(h.clone());
+        }
     }
 
     /// The scopes the caller's access token grants (empty without one).
@@ -282,7 +294,7 @@ impl Context {
     pub async fn status(&self, message: impl Into<String>) {
         let message = message.into();
         if let Some(b) = self.inner.task.bound.get() {
-            b.set_status(self.server(), message).await;
+            b.set_status(&self.inner.server, message).await;
             return;
         }
         let n = self.inner.statuses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

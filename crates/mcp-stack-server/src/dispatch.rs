@@ -162,6 +162,7 @@ impl Server {
                 CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))).into()
             );
         }
+        ctx.set_home(tool.home.as_ref());
         let runs_as_task =
             tool.task_support != TaskSupport::Forbidden && self.tasks().is_some() && ctx.declares_tasks();
         let cache_key = if runs_as_task { None } else { self.tool_cache_key(ctx, &tool, args_value) };
@@ -220,9 +221,10 @@ impl Server {
 
     async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Reply, ProtocolError> {
         let catalog = self.catalog();
-        let Some((handler, vars)) = catalog.resource_for(uri, &ctx.caller()) else {
+        let Some(found) = catalog.resource_for(uri, &ctx.caller()) else {
             return Err(ProtocolError::resource_not_found(uri));
         };
+        ctx.set_home(found.home);
         let cached = self.inner.cache.resources() && !is_round(ctx);
         let key = |principal| crate::cache::Cache::key("resources/read", uri, "", principal);
         if cached {
@@ -234,7 +236,7 @@ impl Server {
                 }
             }
         }
-        let r = handler(ctx.clone(), uri.to_owned(), vars).await;
+        let r = (found.handler)(ctx.clone(), uri.to_owned(), found.vars).await;
         match self.settle(ctx, r, false)? {
             Settled::Done(mut result) => {
                 self.read_hints(&mut result);
@@ -270,6 +272,7 @@ impl Server {
                 "Missing required argument {missing:?} for prompt {name}"
             )));
         }
+        ctx.set_home(prompt.home.as_ref());
         let r = (prompt.handler)(ctx.clone()).await;
         match self.settle(ctx, r, false)? {
             Settled::Done(result) => Ok(result.into()),

@@ -34,6 +34,7 @@ pub mod handler_result;
 mod inputs;
 pub mod layers;
 mod listen;
+pub mod mount;
 pub mod panic;
 pub mod rate_limit;
 mod reply;

@@ -146,6 +146,9 @@ pub fn gcra(tat: u64, now: u64, quota: Quota) -> Result<u64, Duration> {
 
 const SHARDS: usize = 16;
 
+/// One shard of buckets: per key, (theoretical arrival time, last use).
+type Shard = HashMap<Box<str>, (u64, u64)>;
+
 /// Buckets in this process: sharded, bounded in count ([`MemoryRateLimitStore::new`]). A full
 /// shard first forgets buckets that refilled (they are the same as new ones), then the least
 /// recently used among a sample: a caller that keeps sending keeps its bucket, and a forgotten
@@ -153,7 +156,7 @@ const SHARDS: usize = 16;
 pub struct MemoryRateLimitStore {
     /// Per key: the bucket's theoretical arrival time (µs) and when it was last used (a
     /// sequence number).
-    shards: Box<[Mutex<HashMap<Box<str>, (u64, u64)>>]>,
+    shards: Box<[Mutex<Shard>]>,
     per_shard: usize,
     epoch: tokio::time::Instant,
     uses: std::sync::atomic::AtomicU64,
@@ -219,11 +222,9 @@ impl MemoryRateLimitStore {
 }
 
 fn shard_of(key: &str) -> usize {
-    use std::hash::{BuildHasher, Hash, Hasher};
+    use std::hash::BuildHasher;
     static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
-    let mut h = SEED.get_or_init(Default::default).build_hasher();
-    key.hash(&mut h);
-    (h.finish() as usize) % SHARDS
+    (SEED.get_or_init(Default::default).hash_one(key) as usize) % SHARDS
 }
 
 impl RateLimitStore for MemoryRateLimitStore {

@@ -90,6 +90,8 @@ pub(crate) struct ServerConfig {
     pub(crate) rate_limits: crate::rate_limit::RateLimits,
     /// The result cache, if any (made at build).
     pub(crate) result_cache: Option<crate::cache::ResultCache>,
+    /// Servers mounted into this one.
+    pub(crate) mounts: Vec<crate::mount::Mount>,
 }
 
 impl ServerConfig {
@@ -119,6 +121,7 @@ impl ServerConfig {
             layers: Vec::new(),
             rate_limits: Default::default(),
             result_cache: None,
+            mounts: Vec::new(),
         }
     }
 }
@@ -143,6 +146,8 @@ pub(crate) struct ServerInner {
     pub(crate) limiter: crate::rate_limit::Limiter,
     /// The result cache (empty without [`ServerBuilder::result_cache`]).
     pub(crate) cache: crate::cache::Cache,
+    /// The servers this one is mounted in (their catalogs follow this one's changes).
+    pub(crate) parents: parking_lot::Mutex<Vec<std::sync::Weak<ServerInner>>>,
 }
 
 impl ServerInner {
@@ -175,6 +180,7 @@ impl ServerInner {
             listen_filter_bytes: Default::default(),
             limiter,
             cache,
+            parents: Default::default(),
         })
     }
 }
@@ -206,7 +212,9 @@ impl Server {
         if let Some(bus) = &inner.config.bus {
             bus.attach(crate::change_bus::BusInbox::new(&inner));
         }
-        Self { inner }
+        let server = Self { inner };
+        server.attach_mounts();
+        server
     }
 
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
@@ -283,6 +291,9 @@ impl Server {
 
     /// Announces a change to this instance's listeners only.
     pub(crate) fn notify_local(&self, event: ChangeEvent) {
+        if !self.inner.parents.lock().is_empty() {
+            self.tell_parents(&event);
+        }
         // A send fails only when nobody listens, which is fine.
         match event {
             ChangeEvent::TaskStatus(id) => drop(self.inner.task_events.send(Some(id))),
@@ -299,7 +310,7 @@ impl Server {
         self.notify(ChangeEvent::ResourceUpdated(uri.to_owned()));
     }
 
-    fn update_catalog(&self, f: impl FnOnce(&mut Catalog)) {
+    pub(crate) fn update_catalog(&self, f: impl FnOnce(&mut Catalog)) {
         let mut guard = self.inner.catalog.write();
         let mut next = guard.next_version();
         f(&mut next);
@@ -533,6 +544,7 @@ impl Server {
                 legacy,
                 task: Default::default(),
                 statuses: Default::default(),
+                home: Default::default(),
             }),
         })
     }

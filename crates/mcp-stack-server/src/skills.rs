@@ -50,7 +50,13 @@ impl ServerBuilder {
                 };
                 Box::pin(std::future::ready(Ok(crate::handler_result::contents_result(vec![content]))))
             });
-            self.catalog.resources.push(Arc::new(ResourceEntry { uri: file.uri.clone(), def, access: None, handler }));
+            self.catalog.resources.push(Arc::new(ResourceEntry {
+                uri: file.uri.clone(),
+                def,
+                access: None,
+                handler,
+                home: None,
+            }));
         }
         self.config.skills = Some(Arc::new(set));
         self

@@ -175,6 +175,7 @@ impl TestContext {
                 legacy: false,
                 task: Default::default(),
                 statuses: Default::default(),
+                home: Default::default(),
             }),
         }
     }

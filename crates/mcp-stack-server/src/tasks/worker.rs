@@ -53,6 +53,7 @@ impl Context {
         }
         let mut env = RequestEnv::new(cancel);
         env.principal = self.inner.env.principal.clone();
+        env.scopes = self.inner.env.scopes.clone();
         env.http = self.inner.env.http.clone();
         self.derive(binding, params, env, state)
     }
@@ -83,6 +84,7 @@ impl Context {
                 legacy: i.legacy,
                 task: slot,
                 statuses: Default::default(),
+                home: i.home.clone(),
             }),
         }
     }

@@ -3,6 +3,7 @@
 //! - `cache`: the result cache of read-only tools and resources.
 //! - `dispatch`: requests through `Server::handle` (no transport), every method and error.
 //! - `layers`: operation layers around `Server::handle`.
+//! - `mount`: servers mounted into another under a prefix.
 //! - `mrtr_binding`: sealed `requestState` bound to its request.
 //! - `rate_limit`: rate limits per caller, tool and server.
 //! - `mrtr_props`: property tests of the multi round-trip flow on the everything server.
@@ -13,6 +14,7 @@ mod access;
 mod cache;
 mod dispatch;
 mod layers;
+mod mount;
 mod mrtr_binding;
 mod mrtr_props;
 mod rate_limit;

@@ -1,0 +1,184 @@
+//! Composition: [`ServerBuilder::mount`] serves another server's tools, prompts, resources and
+//! resource templates as part of this one.
+//!
+//! - Tool and prompt names get the prefix (`weather_` + `forecast`); resource URIs and URI
+//!   templates are left as they are (a URI names its resource wherever it is served), so two
+//!   mounted servers must not offer the same URI.
+//! - A name or URI that the server already has is a [`BuildError::Duplicate`] at build; one that
+//!   appears later (a tool added at run time on either side) is left out, the server's own item
+//!   winning, with a warning in the log.
+//! - The mounted server's list changes (`add_tool`, `remove_tool`, `notify`) reach this server's
+//!   catalog and its listeners; its resource updates too.
+//! - Requests run through this server: its layers, access rules, rate limits, cache, MRTR state
+//!   (sealed with this server's keys) and tasks apply to mounted items as to its own. A mounted
+//!   item's handler sees the mounted server as [`crate::Context::server`] (its state, its
+//!   catalog). What the mounted server itself configured around its items (its layers, limits,
+//!   completion handler, fallback) is not used.
+//!
+//! ```
+//! use mcp_server::{Server, Tool};
+//!
+//! let weather = Server::builder("weather", "1")
+//!     .tool(Tool::new("forecast").handler(|| async { "sunny" }))
+//!     .build()
+//!     .unwrap();
+//! let hub = Server::builder("hub", "1").mount("weather_", weather).build().unwrap();
+//! assert!(hub.tool("weather_forecast").is_some());
+//! ```
+
+use crate::builder::ServerBuilder;
+use crate::catalog::{Catalog, ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use crate::error::{BuildError, ItemKind};
+use crate::server::{ChangeEvent, Server, ServerInner};
+use std::sync::{Arc, Weak};
+
+/// A server mounted into another under a prefix.
+#[derive(Clone)]
+pub(crate) struct Mount {
+    pub(crate) prefix: String,
+    pub(crate) server: Server,
+}
+
+impl ServerBuilder {
+    /// Serves `server`'s tools, prompts, resources and templates as part of this server, tool
+    /// and prompt names prefixed with `prefix` (see [`crate::mount`]).
+    pub fn mount(mut self, prefix: impl Into<String>, server: Server) -> Self {
+        self.config.mounts.push(Mount { prefix: prefix.into(), server });
+        self
+    }
+}
+
+fn tool(e: &ToolEntry, name: String, home: &Server) -> ToolEntry {
+    let mut def = e.def.clone();
+    def.name.clone_from(&name);
+    ToolEntry {
+        name,
+        def,
+        input: e.input.clone(),
+        output: e.output.clone(),
+        header_params: e.header_params.clone(),
+        task_support: e.task_support,
+        task_start: e.task_start,
+        access: e.access.clone(),
+        rate_limit: e.rate_limit,
+        handler: e.handler.clone(),
+        home: Some(e.home.clone().unwrap_or_else(|| home.clone())),
+    }
+}
+
+fn prompt(e: &PromptEntry, name: String, home: &Server) -> PromptEntry {
+    let mut def = e.def.clone();
+    def.name.clone_from(&name);
+    PromptEntry {
+        name,
+        def,
+        required_args: e.required_args.clone(),
+        completers: e.completers.clone(),
+        access: e.access.clone(),
+        handler: e.handler.clone(),
+        home: Some(e.home.clone().unwrap_or_else(|| home.clone())),
+    }
+}
+
+/// Adds the items of every mount to `catalog` (after its own). With `strict`, a name or URI
+/// already there is an error; otherwise it is skipped with a warning.
+pub(crate) fn compose(catalog: &mut Catalog, mounts: &[Mount], strict: bool) -> Result<(), BuildError> {
+    for m in mounts {
+        let child = m.server.catalog();
+        let home = &m.server;
+        let clash = |kind: ItemKind, name: String| {
+            if strict {
+                return Err(BuildError::Duplicate { kind, name });
+            }
+            tracing::warn!(target: "mcp_server::mount", "mounted {kind} {name:?} is already served here; left out");
+            Ok(())
+        };
+        for t in &child.tools {
+            let name = format!("{}{}", m.prefix, t.name);
+            if catalog.tools.iter().any(|x| x.name == name) {
+                clash(ItemKind::Tool, name)?;
+            } else {
+                catalog.tools.push(Arc::new(tool(t, name, home)));
+            }
+        }
+        for p in &child.prompts {
+            let name = format!("{}{}", m.prefix, p.name);
+            if catalog.prompts.iter().any(|x| x.name == name) {
+                clash(ItemKind::Prompt, name)?;
+            } else {
+                catalog.prompts.push(Arc::new(prompt(p, name, home)));
+            }
+        }
+        for r in &child.resources {
+            if catalog.resources.iter().any(|x| x.uri == r.uri) {
+                clash(ItemKind::Resource, r.uri.clone())?;
+            } else {
+                let home = Some(r.home.clone().unwrap_or_else(|| home.clone()));
+                catalog.resources.push(Arc::new(ResourceEntry {
+                    uri: r.uri.clone(),
+                    def: r.def.clone(),
+                    access: r.access.clone(),
+                    handler: r.handler.clone(),
+                    home,
+                }));
+            }
+        }
+        for t in &child.templates {
+            if catalog.templates.iter().any(|x| x.template.as_str() == t.template.as_str()) {
+                clash(ItemKind::ResourceTemplate, t.template.as_str().to_owned())?;
+            } else {
+                let home = Some(t.home.clone().unwrap_or_else(|| home.clone()));
+                catalog.templates.push(Arc::new(TemplateEntry {
+                    template: t.template.clone(),
+                    def: t.def.clone(),
+                    access: t.access.clone(),
+                    handler: t.handler.clone(),
+                    home,
+                }));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Server {
+    /// Registers this server with the servers it mounts, so their changes reach it.
+    pub(crate) fn attach_mounts(&self) {
+        for m in &self.inner.config.mounts {
+            m.server.inner.parents.lock().push(Arc::downgrade(&self.inner));
+        }
+    }
+
+    /// Passes a change of this server on to the servers it is mounted in.
+    pub(crate) fn tell_parents(&self, event: &ChangeEvent) {
+        let parents: Vec<Weak<ServerInner>> = self.inner.parents.lock().clone();
+        for parent in parents.iter().filter_map(Weak::upgrade) {
+            Server { inner: parent }.mounted_changed(event);
+        }
+    }
+
+    /// A mounted server changed: its list changes are recomposed into this catalog, then
+    /// announced here like this server's own.
+    fn mounted_changed(&self, event: &ChangeEvent) {
+        let kinds: &[ListKind] = match event {
+            ChangeEvent::ToolsListChanged => &[ListKind::Tools],
+            ChangeEvent::PromptsListChanged => &[ListKind::Prompts],
+            ChangeEvent::ResourcesListChanged => &[ListKind::Resources, ListKind::Templates],
+            ChangeEvent::ResourceUpdated(_) => &[],
+            _ => return,
+        };
+        if !kinds.is_empty() {
+            self.update_catalog(|c| {
+                c.tools.retain(|e| e.home.is_none());
+                c.prompts.retain(|e| e.home.is_none());
+                c.resources.retain(|e| e.home.is_none());
+                c.templates.retain(|e| e.home.is_none());
+                let _ = compose(c, &self.inner.config.mounts, false);
+                for k in kinds {
+                    c.versions[*k as usize] += 1;
+                }
+            });
+        }
+        self.notify(event.clone());
+    }
+}
