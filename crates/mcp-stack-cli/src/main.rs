@@ -572,6 +572,7 @@ fn main() -> std::process::ExitCode {
                 headers: cli.global.headers,
                 timeout: cli.global.timeout.map(Duration::from_secs_f64),
                 force_legacy: cli.global.force_legacy,
+                config: cli.global.config,
             };
             match rt.block_on(mcp_cli::proxy::run(*args, globals)) {
                 Ok(()) => std::process::ExitCode::SUCCESS,

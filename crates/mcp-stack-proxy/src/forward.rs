@@ -98,7 +98,7 @@ fn downstream_result(mut v: Value) -> Value {
 }
 
 impl Forward {
-    async fn forward(&self, ctx: Context) -> Result<Value, HandlerError> {
+    pub(crate) async fn forward(&self, ctx: Context) -> Result<Value, HandlerError> {
         let method = ctx.method().to_owned();
         let mut params = upstream_params(ctx.params());
         match method.as_str() {
@@ -193,7 +193,7 @@ impl Forward {
     }
 
     /// Every item of an upstream list, filtered and renamed, as one page.
-    async fn list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, HandlerError> {
+    pub(crate) async fn list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, HandlerError> {
         let lease = self.lease(ctx, false).await?;
         let r = all_pages(lease.session().client(), method, key).await;
         lease.outcome(&r);

@@ -34,10 +34,12 @@
 mod filter;
 mod flight;
 mod forward;
+mod gateway;
 mod pool;
 mod tasks;
 mod upstream;
 
+pub use gateway::{Gateway, GatewayConfig, UpstreamStats};
 pub use upstream::Upstream;
 
 use pool::{Change, Key, Pool, PoolLimits};
@@ -219,6 +221,67 @@ impl Proxy {
         config: ProxyConfig,
         customize: impl FnOnce(mcp::server::ServerBuilder) -> mcp::server::ServerBuilder,
     ) -> Result<Self, ProxyError> {
+        let backend = Backend::connect(&config).await?;
+        let mut builder =
+            mcp::server::Server::builder(&backend.name, &backend.version).fallback(Arc::new(backend.forward.clone()));
+        for (k, v) in capabilities(&backend.capabilities) {
+            builder = builder.capability(k, v);
+        }
+        if let Some(text) = &backend.instructions {
+            builder = builder.instructions(text);
+        }
+        let server = customize(builder).build()?;
+        backend.start(&server).await;
+        let forward = &backend.forward;
+        Ok(Proxy { server, pool: forward.pool.clone(), flights: forward.flights.clone(), tasks: forward.tasks.clone() })
+    }
+
+    /// The front server: serve it with `mcp::http::serve`, `mcp::stdio::serve_stdio`, or the
+    /// in-memory pair.
+    pub fn server(&self) -> &mcp::server::Server {
+        &self.server
+    }
+
+    /// The upstream this proxy serves.
+    pub fn upstream(&self) -> &Upstream {
+        self.pool.upstream()
+    }
+
+    /// How many upstream sessions are open now.
+    pub fn open_sessions(&self) -> usize {
+        self.pool.len()
+    }
+
+    /// How many upstream calls wait for the downstream client's answers now.
+    pub fn waiting_calls(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// How many upstream tasks the proxy routes now (`None` when the upstream does not offer
+    /// the tasks extension).
+    pub fn routed_tasks(&self) -> Option<usize> {
+        self.tasks.as_ref().map(|t| t.len())
+    }
+}
+
+/// One connected upstream: the fallback that forwards to it, and what it said about itself.
+pub(crate) struct Backend {
+    pub(crate) forward: forward::Forward,
+    /// `serverInfo.name` and `.version`.
+    pub(crate) name: String,
+    pub(crate) version: String,
+    /// The upstream's capabilities, as JSON.
+    pub(crate) capabilities: Value,
+    pub(crate) instructions: Option<String>,
+    changes: Arc<pool::Changes>,
+    /// The first client session (to subscribe to resources).
+    client: mcp_client::Client,
+}
+
+impl Backend {
+    /// Connects to the upstream of `config` (once now, to learn what it offers and to fail
+    /// early) and makes its forwarding fallback.
+    pub(crate) async fn connect(config: &ProxyConfig) -> Result<Self, ProxyError> {
         let legacy = mcp::server::mcp_protocol::version::LEGACY;
         if let Some(v) = config.force_legacy.as_deref().filter(|v| !legacy.contains(v)) {
             return Err(ProxyError::NotLegacy { version: v.to_owned(), known: legacy.join(", ") });
@@ -247,8 +310,8 @@ impl Proxy {
             .or_else(|| info.get("_meta").and_then(|m| m.get(mcp::server::mcp_protocol::meta::SERVER_INFO)))
             .cloned()
             .unwrap_or_else(|| json!({}));
-        let name = server_info.get("name").and_then(Value::as_str).unwrap_or("upstream");
-        let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0");
+        let name = server_info.get("name").and_then(Value::as_str).unwrap_or("upstream").to_owned();
+        let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0").to_owned();
         let era = pool::era(&client);
         tracing::info!(
             "upstream {} is {name} {version} ({era}, protocol {})",
@@ -268,24 +331,20 @@ impl Proxy {
         // The tasks extension is passed through exactly when the (modern) upstream offers it.
         let tasks = (client.is_modern() && client.server_supports_tasks())
             .then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
-        let forward = forward::Forward {
-            pool: pool.clone(),
-            flights: flights.clone(),
-            names: Arc::new(names),
-            tasks: tasks.clone(),
-        };
-        let mut builder = mcp::server::Server::builder(name, version).fallback(Arc::new(forward));
-        let upstream_caps = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
-        for (k, v) in capabilities(&upstream_caps) {
-            builder = builder.capability(k, v);
-        }
-        if let Some(text) = info.get("instructions").and_then(Value::as_str) {
-            builder = builder.instructions(text);
-        }
-        let server = customize(builder).build()?;
-        if client.server_capabilities().resources.and_then(|r| r.subscribe) == Some(true) {
+        let forward = forward::Forward { pool, flights, names: Arc::new(names), tasks };
+        let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
+        let instructions = info.get("instructions").and_then(Value::as_str).map(str::to_owned);
+        Ok(Self { forward, name, version, capabilities, instructions, changes, client })
+    }
+
+    /// Starts following the upstream for `server`: its resource subscriptions, its change
+    /// notifications (announced on `server`), and the sweeps of idle sessions and expired
+    /// waits. Needs a Tokio runtime.
+    pub(crate) async fn start(&self, server: &mcp::server::Server) {
+        let (pool, flights) = (self.forward.pool.clone(), self.forward.flights.clone());
+        if self.client.server_capabilities().resources.and_then(|r| r.subscribe) == Some(true) {
             // Listeners may ask for any listed resource: the shared session subscribes to them.
-            match client.list_resources().await {
+            match self.client.list_resources().await {
                 Ok(listed) => {
                     let uris = listed.into_iter().map(|r| r.into_inner().uri);
                     pool.subscribe(uris.take(MAX_SUBSCRIPTIONS).collect()).await;
@@ -296,7 +355,7 @@ impl Proxy {
                 ),
             }
         }
-        let announcer = server.clone();
+        let (announcer, changes) = (server.clone(), self.changes.clone());
         tokio::spawn(async move {
             loop {
                 for change in changes.next().await {
@@ -304,45 +363,16 @@ impl Proxy {
                 }
             }
         });
-        let (idle, waiting) = (pool.clone(), flights.clone());
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                idle.close_idle(IDLE_SESSION);
-                let n = waiting.sweep();
+                pool.close_idle(IDLE_SESSION);
+                let n = flights.sweep();
                 if n > 0 {
                     tracing::warn!("{n} call(s) waiting for input expired; their upstream calls were cancelled");
                 }
             }
         });
-        Ok(Proxy { server, pool, flights, tasks })
-    }
-
-    /// The front server: serve it with `mcp::http::serve`, `mcp::stdio::serve_stdio`, or the
-    /// in-memory pair.
-    pub fn server(&self) -> &mcp::server::Server {
-        &self.server
-    }
-
-    /// The upstream this proxy serves.
-    pub fn upstream(&self) -> &Upstream {
-        self.pool.upstream()
-    }
-
-    /// How many upstream sessions are open now.
-    pub fn open_sessions(&self) -> usize {
-        self.pool.len()
-    }
-
-    /// How many upstream calls wait for the downstream client's answers now.
-    pub fn waiting_calls(&self) -> usize {
-        self.flights.len()
-    }
-
-    /// How many upstream tasks the proxy routes now (`None` when the upstream does not offer
-    /// the tasks extension).
-    pub fn routed_tasks(&self) -> Option<usize> {
-        self.tasks.as_ref().map(|t| t.len())
     }
 }
 

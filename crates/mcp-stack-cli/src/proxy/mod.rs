@@ -9,7 +9,7 @@
 
 pub mod auth;
 
-use mcp_proxy::{Proxy, ProxyConfig, ProxyError, Upstream};
+use mcp_proxy::{Gateway, GatewayConfig, Proxy, ProxyConfig, ProxyError, Upstream};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,6 +66,13 @@ pub struct ProxyArgs {
     /// (default: only when stderr is a terminal; else run `mcp auth login URL` first).
     #[arg(long)]
     pub login: bool,
+    /// With --config: serve tool and prompt names as the upstreams have them, instead of
+    /// prefixed `NAME_` (a name several upstreams offer goes to the first by NAME; reported).
+    #[arg(long)]
+    pub no_prefix: bool,
+    /// With --config: report each upstream's calls, errors and latency on stderr this often.
+    #[arg(long, value_name = "SECS")]
+    pub stats_interval: Option<u64>,
     /// Environment variable for a stdio upstream (repeatable).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
@@ -99,6 +106,8 @@ pub struct ProxyGlobals {
     pub timeout: Option<Duration>,
     /// `--force-legacy VERSION`: open legacy sessions upstream without the era probe.
     pub force_legacy: Option<String>,
+    /// `--config FILE`: serve every server of this `mcpServers` file as one (a gateway).
+    pub config: Option<PathBuf>,
 }
 
 fn err(m: impl Into<String>) -> std::io::Error {
@@ -161,9 +170,59 @@ impl ProxyArgs {
 
     /// The library configuration these flags describe.
     pub async fn config(&self, globals: &ProxyGlobals) -> std::io::Result<ProxyConfig> {
-        let mut config = ProxyConfig::new(self.upstream(globals).await?)
+        let config = self.upstream_config(self.upstream(globals).await?, globals);
+        Ok(config.prefix(self.prefix.clone().unwrap_or_default()))
+    }
+
+    /// The gateway configuration of `--config FILE`: every server in it, each with the
+    /// per-upstream flags (tool globs, tool scopes, bounds); HTTP ones with their stored tokens.
+    pub async fn gateway_config(
+        &self,
+        globals: &ProxyGlobals,
+        file: &std::path::Path,
+    ) -> std::io::Result<GatewayConfig> {
+        if self.url.is_some() || !self.command.is_empty() || self.prefix.is_some() {
+            return Err(err("--config serves the file's servers: give no URL, command or --prefix with it"));
+        }
+        let file_config = mcp_client::config::McpConfig::load(file).map_err(|e| err(e.to_string()))?;
+        let mut upstreams = Vec::new();
+        for entry in file_config.servers() {
+            let spec = entry.spec().map_err(|e| err(format!("server {}: {e}", entry.name())))?;
+            let upstream = match spec {
+                mcp_client::config::ServerSpec::Stdio { command, args, env, cwd } => {
+                    Upstream::Stdio { program: command.clone(), args: args.clone(), env: env.clone(), cwd: cwd.clone() }
+                }
+                mcp_client::config::ServerSpec::Http { url, headers } => {
+                    use std::io::IsTerminal;
+                    let login = self.login || std::io::stderr().is_terminal();
+                    let auth =
+                        auth::provider(url, headers, login).await?.map(|p| p as Arc<dyn mcp_client::AuthProvider>);
+                    Upstream::Http { url: url.clone(), headers: headers.clone(), auth }
+                }
+                other => {
+                    return Err(err(format!(
+                        "server {}: {} servers cannot be proxied",
+                        entry.name(),
+                        other.transport_name()
+                    )))
+                }
+            };
+            upstreams.push((entry.name().to_owned(), self.upstream_config(upstream, globals)));
+        }
+        if upstreams.is_empty() {
+            return Err(err(format!("{}: no servers configured", file.display())));
+        }
+        let mut config = GatewayConfig::new(upstreams).no_prefix(self.no_prefix);
+        if let Some(secs) = self.stats_interval.filter(|s| *s > 0) {
+            config = config.stats_interval(Duration::from_secs(secs));
+        }
+        Ok(config)
+    }
+
+    /// One upstream's configuration with the flags that apply to every upstream.
+    fn upstream_config(&self, upstream: Upstream, globals: &ProxyGlobals) -> ProxyConfig {
+        let mut config = ProxyConfig::new(upstream)
             .tools(self.tools.iter().cloned())
-            .prefix(self.prefix.clone().unwrap_or_default())
             .max_sessions(self.max_sessions)
             .input_timeout(Duration::from_secs(self.input_timeout.max(1)))
             .max_waiting(self.max_waiting, self.max_waiting_per_caller)
@@ -174,7 +233,7 @@ impl ProxyArgs {
         for (glob, scopes) in &self.tool_scopes {
             config = config.tool_access(glob.clone(), mcp::server::Access::scopes(scopes.iter().cloned()));
         }
-        Ok(config)
+        config
     }
 }
 
@@ -190,11 +249,19 @@ pub async fn front(args: &ProxyArgs, globals: &ProxyGlobals) -> std::io::Result<
     Ok(proxy)
 }
 
+/// The front server of `--config FILE`: a gateway of every server in it.
+pub async fn gateway(args: &ProxyArgs, globals: &ProxyGlobals, file: &std::path::Path) -> std::io::Result<Gateway> {
+    let config = args.gateway_config(globals, file).await?;
+    Gateway::connect_with(config, |b| args.limits.apply_server(b)).await.map_err(|e| err(e.to_string()))
+}
+
 /// Runs `mcp proxy` until Ctrl-C or SIGTERM (both fronts; graceful), or the end of stdin (stdio).
 pub async fn run(args: ProxyArgs, globals: ProxyGlobals) -> std::io::Result<()> {
     args.check_front_auth()?;
-    let proxy = front(&args, &globals).await?;
-    let server = proxy.server().clone();
+    let server = match (&globals.config, &args.url, args.command.is_empty()) {
+        (Some(file), None, true) => gateway(&args, &globals, file).await?.server().clone(),
+        _ => front(&args, &globals).await?.server().clone(),
+    };
     match args.http {
         Some(addr) => {
             let shared = crate::Shared { redis: None, keys: None };

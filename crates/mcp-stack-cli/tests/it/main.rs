@@ -21,6 +21,7 @@ mod oauth_issuer;
 mod policy;
 mod proxy;
 mod proxy_auth;
+mod proxy_gateway;
 mod proxy_stdio;
 mod proxy_tasks;
 mod serve_signals;
