@@ -386,7 +386,7 @@ impl McpService {
         // One request per POST: the modern core's stateless rules (ids cannot collide, and
         // cancellation is the connection going away).
         match mcp_server::session::stateless(req) {
-            Stateless::Listen(d) => self.listen(d, principal),
+            Stateless::Listen(d) => self.listen(d, principal, parts).await,
             Stateless::Call(d) => self.request(d, principal, parts).await,
         }
     }
@@ -406,13 +406,14 @@ impl McpService {
         }
     }
 
-    fn listen(&self, d: Dispatch, principal: Option<Principal>) -> Resp {
+    async fn listen(&self, d: Dispatch, principal: Option<Principal>, parts: http::request::Parts) -> Resp {
         let id = d.request.id.clone();
         let cancel = CancellationToken::new();
         let mut env = RequestEnv::new(cancel.clone());
         let owner = principal.as_ref().map(|p| Arc::from(p.subject.as_str()));
         set_caller(&mut env, principal);
-        let stream = match Job::stateless(d, &self.server, cancel.clone()).listen(&env) {
+        env.http = Some(Arc::new(parts));
+        let stream = match Job::stateless(d, &self.server, cancel.clone()).listen(&env).await {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
         };

@@ -34,7 +34,12 @@
 //!
 //! Layers run in the order they were added, the first outermost, inside the server's panic
 //! scope and request timeout: a panicking layer is answered `-32603` like a panicking handler.
-//! `subscriptions/listen` streams do not pass through layers yet.
+//!
+//! A `subscriptions/listen` request passes through the layers before its stream opens: a layer
+//! may refuse it, change its params or caller, or note it; the [`Reply`] it gets back from
+//! `next.run` is empty (the stream opens once every layer has returned, with the operation as
+//! the innermost layer passed it on). A layer that answers a listen request itself, instead of
+//! passing it on, refuses it.
 //!
 //! Why not tower's `Layer`/`Service`: an MCP operation is one request in and one reply out with
 //! no back-pressure to signal, so `poll_ready` and `Clone` services would only add ceremony; a
@@ -199,6 +204,9 @@ impl Operation {
 pub struct Next {
     server: Server,
     index: usize,
+    /// For a `subscriptions/listen` request: where the end of the chain leaves the operation
+    /// (the stream is opened from it once the layers return).
+    listen: Option<Arc<parking_lot::Mutex<Option<Operation>>>>,
 }
 
 impl std::fmt::Debug for Next {
@@ -211,8 +219,17 @@ impl Next {
     /// Passes `op` on and returns its reply.
     pub async fn run(self, op: Operation) -> Result<Reply, ProtocolError> {
         match self.server.inner.config.layers.get(self.index).cloned() {
-            Some(layer) => layer.call(op, Next { server: self.server, index: self.index + 1 }).await,
-            None => self.server.dispatch(op.request, op.env, op.preset).await,
+            Some(layer) => {
+                let next = Next { server: self.server, index: self.index + 1, listen: self.listen };
+                layer.call(op, next).await
+            }
+            None => match self.listen {
+                Some(slot) => {
+                    *slot.lock() = Some(op);
+                    Ok(Reply::from(Value::Object(Map::new())))
+                }
+                None => self.server.dispatch(op.request, op.env, op.preset).await,
+            },
         }
     }
 }
@@ -228,7 +245,53 @@ impl Server {
         if self.inner.config.layers.is_empty() {
             return self.dispatch(request, env, preset).await;
         }
-        Next { server: self.clone(), index: 0 }.run(Operation { request, env, preset }).await
+        Next { server: self.clone(), index: 0, listen: None }.run(Operation { request, env, preset }).await
+    }
+
+    /// Whether requests should carry the peer's address (a `SocketAddr` in the HTTP request's
+    /// extensions): operation layers may read it ([`Operation::peer`]), and rate limits key
+    /// anonymous callers by it. Transports that pay for the address read this once per
+    /// connection.
+    pub fn needs_peer_address(&self) -> bool {
+        !self.inner.config.layers.is_empty()
+            || self.inner.limiter.keys_callers()
+            || self.catalog().tools.iter().any(|t| t.rate_limit.is_some())
+    }
+
+    /// Passes a `subscriptions/listen` request through the layers (in the panic scope): the
+    /// request and environment to open the stream with, or the refusal.
+    pub(crate) async fn admit_listen(
+        &self,
+        request: Request,
+        env: RequestEnv,
+    ) -> Result<(Request, RequestEnv), ProtocolError> {
+        use futures::FutureExt;
+        if self.inner.config.layers.is_empty() {
+            return Ok((request, env));
+        }
+        let slot = Arc::new(parking_lot::Mutex::new(None));
+        let next = Next { server: self.clone(), index: 0, listen: Some(slot.clone()) };
+        let info = crate::panic::RequestInfo::new(&request.method, &request.id, &request.params);
+        let chain = std::panic::AssertUnwindSafe(next.run(Operation { request, env, preset: None })).catch_unwind();
+        match crate::panic::scoped(info, chain).await {
+            Ok(r) => r?,
+            Err(panic) => return Err(self.caught_panic(&*panic, None)),
+        };
+        let op = slot.lock().take().ok_or_else(|| {
+            ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into())
+        })?;
+        Ok((op.request, op.env))
+    }
+
+    /// Opens a `subscriptions/listen` stream after the layers (see [`crate::layers`]); what the
+    /// transports call. [`Server::listen`] opens one without them.
+    pub async fn listen_layered(
+        &self,
+        request: Request,
+        env: RequestEnv,
+    ) -> Result<impl futures::Stream<Item = Value> + Send + 'static, ProtocolError> {
+        let (request, env) = self.admit_listen(request, env).await?;
+        self.listen(request, env)
     }
 }
 

@@ -366,6 +366,11 @@ impl Limiter {
         }
     }
 
+    /// Whether a limit counts callers apart (and so needs to tell anonymous ones apart).
+    pub(crate) fn keys_callers(&self) -> bool {
+        self.per_caller.is_some()
+    }
+
     /// Whether any limit applies to a request (on `tool`, with its own per-caller quota).
     pub(crate) fn applies(&self, tool: Option<(&str, Option<Quota>)>) -> bool {
         self.per_caller.is_some()

@@ -361,7 +361,7 @@ impl Driver {
         self.tasks.spawn(async move {
             let (id, key) = (job.id().clone(), job.key().clone());
             let cancel = job.cancellation().clone();
-            match job.listen(&RequestEnv::default()) {
+            match job.listen(&RequestEnv::default()).await {
                 Ok(stream) => pump_out(stream, cancel.cancelled(), &out, max).await,
                 Err(e) => {
                     out.send(encode(&e.to_response(Some(&id))));

@@ -99,6 +99,26 @@ async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
     let r = post(addr, &std_headers(&body), body.to_string()).await;
     assert_eq!((r.status, r.header("retry-after")), (429, "20"), "{}", r.text());
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("3/60s (per caller)"));
+    // Another address (127.0.0.2 is loopback too) has its own budget.
+    assert!(post_from("127.0.0.2", addr, &body).await.starts_with("HTTP/1.1 200"));
+}
+
+/// POSTs `body` to `addr` from the local address `from`; the status line and the rest.
+async fn post_from(from: &str, addr: SocketAddr, body: &Value) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let text = body.to_string();
+    let mut head =
+        format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-length: {}\r\n", text.len());
+    for (k, v) in std_headers(body) {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    stream.write_all(format!("{head}\r\n{text}").as_bytes()).await.unwrap();
+    let mut out = String::new();
+    within("the answer", stream.read_to_string(&mut out)).await.unwrap();
+    out
 }
 
 /// `mcp proxy` applies policy at its front: `--tool-scopes` hides upstream tools from callers

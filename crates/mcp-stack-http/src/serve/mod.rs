@@ -363,13 +363,19 @@ impl Body for TrackedBody {
     }
 }
 
-/// `req` with its peer's address in its extensions when it may be a legacy `initialize` (legacy
-/// sessions are counted per peer IP). Only that request reads it, and the first extension
-/// allocates, so requests that cannot be one (a modern version header, or a session id) skip it.
-#[cfg(feature = "legacy")]
-fn with_peer<B>(mut req: Request<B>, peer: SocketAddr) -> Request<B> {
-    let h = req.headers();
-    if !crate::legacy::has_modern_version_header(h) && !h.contains_key(crate::legacy::SESSION_ID) {
+/// `req` with its peer's address in its extensions when something reads it: always when the
+/// server asks (`all`: operation layers may, rate limits key anonymous callers by it), else when
+/// it may be a legacy `initialize` (legacy sessions are counted per peer IP). The first
+/// extension allocates, so requests nobody reads it from skip it.
+fn with_peer<B>(mut req: Request<B>, peer: SocketAddr, all: bool) -> Request<B> {
+    #[cfg(feature = "legacy")]
+    let wanted = all || {
+        let h = req.headers();
+        !crate::legacy::has_modern_version_header(h) && !h.contains_key(crate::legacy::SESSION_ID)
+    };
+    #[cfg(not(feature = "legacy"))]
+    let wanted = all;
+    if wanted {
         req.extensions_mut().insert(peer);
     }
     req
@@ -609,11 +615,11 @@ async fn serve_connection(
     let conn = io.conn.clone();
     let (header_timeout, idle_timeout) = (config.header_read_timeout, config.idle_timeout);
     let head_bytes = config.max_head_bytes.max(MIN_HEAD_BYTES);
+    let all_peers = svc.server.needs_peer_address();
     let service = {
         let (conn, table, config) = (conn.clone(), table.clone(), config.clone());
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-            #[cfg(feature = "legacy")]
-            let req = with_peer(req, peer);
+            let req = with_peer(req, peer, all_peers);
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.reading_head.store(false, Ordering::Release);
             let may_listen = may_listen(&req);

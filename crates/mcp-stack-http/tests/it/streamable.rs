@@ -841,3 +841,37 @@ async fn operation_layers_wrap_requests_over_http() {
     expect_err("refused by the layer", &r, 400, -32602, Some(&json!(2)));
     assert_eq!(seen.load(SeqCst), 2);
 }
+
+/// `subscriptions/listen` passes through the layers before its stream opens: refused with a
+/// status, or let through (and counted) with the HTTP request in view.
+#[tokio::test]
+async fn operation_layers_see_listen_requests_over_http() {
+    use mcp::server::layers::from_fn;
+    let hosts = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let seen = hosts.clone();
+    let server = mcp_everything::builder()
+        .layer(from_fn(move |op, next| {
+            let host = op.http().and_then(|p| p.headers.get("host")).map(|h| h.to_str().unwrap_or("").to_owned());
+            seen.lock().push((op.method().to_owned(), host, op.peer().is_some()));
+            async move {
+                if op.method() == "subscriptions/listen"
+                    && op.params()["notifications"].get("promptsListChanged").is_some()
+                {
+                    return Err(mcp::protocol::ProtocolError::invalid_params("no prompt listeners here"));
+                }
+                next.run(op).await
+            }
+        }))
+        .build()
+        .unwrap();
+    let s = TestServer::start(server, EndpointConfig::default()).await;
+    let refused = req(1, "subscriptions/listen", json!({"notifications": {"promptsListChanged": true}}));
+    expect_err("listen refused by the layer", &s.post(&refused, &[]).await, 400, -32602, Some(&json!(1)));
+    let body = req(2, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let mut stream = open(s.addr, "POST", "/mcp", &std_headers(&body), full(body.to_string())).await;
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.next().await.expect("ack")["method"], "notifications/subscriptions/acknowledged");
+    let seen = hosts.lock().clone();
+    assert_eq!(seen.len(), 2);
+    assert!(seen.iter().all(|(m, host, peer)| m == "subscriptions/listen" && host.is_some() && *peer), "{seen:?}");
+}

@@ -126,8 +126,9 @@ impl Job {
 
     /// Opens the listen stream with `env` (as for [`Job::run`]): the acknowledgement, then
     /// change notifications, then the closing response at shutdown.
-    pub fn listen(self, env: &RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
-        self.server.listen(self.request, env.with_cancel(self.cancel))
+    /// The server's operation layers see the request first.
+    pub async fn listen(self, env: &RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
+        self.server.listen_layered(self.request, env.with_cancel(self.cancel)).await
     }
 }
 

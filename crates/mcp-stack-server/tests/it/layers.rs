@@ -114,3 +114,51 @@ async fn a_panicking_layer_is_answered_like_a_panicking_handler() {
     let r = s.handle(req(2, "tools/call", json!({"name": "echo", "arguments": {"text": "ok"}})), as_user(None)).await;
     assert_eq!(text(&r.unwrap()), "ok");
 }
+
+#[tokio::test]
+async fn listen_requests_pass_through_layers_before_the_stream_opens() {
+    use futures::StreamExt;
+    let s = builder()
+        .layer(from_fn(|mut op, next| async move {
+            if op.method() == "subscriptions/listen" {
+                if op.principal().is_none() {
+                    return Err(ProtocolError::invalid_params("sign in to listen"));
+                }
+                // A layer may narrow what the stream announces.
+                op.params_mut().insert("notifications".into(), json!({"toolsListChanged": true}));
+            }
+            let r = next.run(op).await;
+            assert!(r.as_ref().is_ok_and(|r| r.clone().into_value() == json!({})), "the listen reply is empty");
+            r
+        }))
+        .build()
+        .unwrap();
+    let listen = || req(1, "subscriptions/listen", json!({"notifications": {"promptsListChanged": true}}));
+    let Err(e) = s.listen_layered(listen(), as_user(None)).await else { panic!("an anonymous listen was opened") };
+    assert_eq!(e.message(), "sign in to listen");
+    let mut stream = Box::pin(s.listen_layered(listen(), as_user(Some("ann"))).await.unwrap());
+    let ack = stream.next().await.unwrap();
+    assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}), "{ack}");
+    // Without layers in the way, `Server::listen` opens the stream as asked.
+    let plain = builder().build().unwrap();
+    let ack = Box::pin(plain.listen(listen(), as_user(None)).unwrap()).next().await.unwrap();
+    assert_eq!(ack["params"]["notifications"], json!({"promptsListChanged": true}));
+}
+
+#[tokio::test]
+async fn a_panicking_layer_refuses_a_listen_with_an_internal_error() {
+    let s = builder()
+        .layer(from_fn(|op, next| async move {
+            if op.method() == "subscriptions/listen" {
+                panic!("layer bug");
+            }
+            next.run(op).await
+        }))
+        .build()
+        .unwrap();
+    let listen = req(1, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let Err(e) = s.listen_layered(listen, as_user(None)).await else { panic!("opened") };
+    assert_eq!(e.code(), -32603);
+    assert_eq!(s.panic_count(), 1);
+    assert!(s.handle(req(2, "tools/list", json!({})), as_user(None)).await.is_ok(), "the server keeps serving");
+}
