@@ -10,6 +10,8 @@
 #   - stdio: mcp-ceiling-stdio vs `mcp serve everything --stdio`, 64 requests in flight;
 #   - idle RSS of the mcp server (start it, wait 1 s, read VmRSS), HTTP and stdio;
 #   - HTTP c=16 again with `--redis` (a real redis-server): stateless calls must not touch Redis;
+#   - operation layers (`mcp-layered`): no layer, a pass-through layer, logging + rate limits +
+#     access rules, at c=16;
 #   - three instances on Redis (`mcp-cluster`, no proxy): change-notification latency across
 #     instances (and within one, as the baseline), task create-to-visible and update-to-visible;
 #   - our client library (`mcp-client-bench`, on the load CPU, ceilings on the server CPU):
@@ -181,6 +183,18 @@ for conns in 16 64; do
   fi
 done
 
+# Operation layers: the everything server with no layer, one pass-through layer, and the policy
+# stack (a logging layer, per-caller rate limits, access rules), interleaved twice at c=16.
+if [ -x "$BIN/mcp-layered" ]; then
+  for run in 1 2; do
+    for stack in none noop policy; do
+      start_http "layered-$stack" "$BIN/mcp-layered" --layers "$stack"
+      load_http "layers-$stack-c16-$run" 16
+      stop_server
+    done
+  done
+fi
+
 # Crossing instances: three instances on one Redis (mcp-cluster), measured with the client.
 if command -v redis-server >/dev/null && { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; }; then
   echo "-- crossing: 3 instances on Redis (notification and task latencies)" >&2
@@ -262,6 +276,13 @@ row "http c=16" redis mcp-http-redis-c16-1 mcp-http-c16
 row "http c=16" redis mcp-http-redis-c16-2 mcp-http-c16-again
 row "http c=64" ceiling ceiling-http-c64 ceiling-http-c64
 row "http c=64" mcp mcp-http-c64 ceiling-http-c64
+if grep -q '"layers-none-c16-1"' "$RESULTS"; then
+  for run in 1 2; do
+    row "layers c=16" none "layers-none-c16-$run" "layers-none-c16-$run"
+    row "layers c=16" noop "layers-noop-c16-$run" "layers-none-c16-$run"
+    row "layers c=16" policy "layers-policy-c16-$run" "layers-none-c16-$run"
+  done
+fi
 row "stdio f=64" ceiling ceiling-stdio-f64 ceiling-stdio-f64
 row "stdio f=64" mcp mcp-stdio-f64 ceiling-stdio-f64
 for run in $(seq 1 "$SEQ_RUNS"); do
@@ -316,6 +337,11 @@ check "HTTP c=1 mcp/ceiling req/s ($SEQ_RUNS runs each)" "$(ratio "$(runs_sum mc
 if grep -q '"cold-mcp-1"' "$RESULTS"; then
   check "cold start mcp - ceiling ms (medians, 2 runs)" "$(awk -v a="$(cold cold-mcp-1)" -v b="$(cold cold-mcp-2)" \
     -v c="$(cold cold-ceiling-1)" -v d="$(cold cold-ceiling-2)" 'BEGIN { printf "%.2f", (a + b - c - d) / 2 }')" "<" 3
+fi
+if grep -q '"layers-none-c16-1"' "$RESULTS"; then
+  layers_sum() { sum "$(field "layers-$1-c16-1" rps)" "$(field "layers-$1-c16-2" rps)"; }
+  check "HTTP c=16 one pass-through layer / none req/s (2 runs each)" "$(ratio "$(layers_sum noop)" "$(layers_sum none)")" ">=" 0.97
+  check "HTTP c=16 logging + limits + access rules / none req/s" "$(ratio "$(layers_sum policy)" "$(layers_sum none)")" ">=" 0.90
 fi
 check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3
 client_ratio() { sed -n "s/^client $1: .*ratio \([0-9.]*\).*/\1/p" "$CLIENT_OUT"; }

@@ -52,3 +52,8 @@ pub mod prelude {
     };
     pub use serde_json::{json, Value};
 }
+
+/// The examples of `docs/policy.md`, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "server", feature = "macros"))]
+#[doc = include_str!("../../../docs/policy.md")]
+pub struct PolicyGuide;

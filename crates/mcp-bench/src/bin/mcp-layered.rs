@@ -1,0 +1,61 @@
+//! `mcp-layered`: the everything server over Streamable HTTP with a chosen operation-layer
+//! stack, so `scripts/bench.sh` can measure what layers cost side by side:
+//! - `none`: no layer (the server as `mcp serve everything` builds it);
+//! - `noop`: one layer that only passes the operation on (the cost of the chain itself);
+//! - `policy`: a logging layer (one `tracing` event per request with its method, target,
+//!   principal, outcome and duration, formatted by `tracing-subscriber` into a sink, so the
+//!   formatting is paid and the disk is not), per-caller rate limits with a quota never reached
+//!   (every request is counted), and the everything server's access rules (`admin_report`).
+//!
+//! Prints `mcp-layered: serving on http://ADDR/mcp` on stderr once it listens.
+
+use clap::Parser;
+use mcp::server::layers::from_fn;
+use mcp::server::rate_limit::{Quota, RateLimits};
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "mcp-layered", about = "The everything server with a chosen layer stack, for benchmarks")]
+struct Cli {
+    /// The layer stack: none, noop or policy.
+    #[arg(long, default_value = "none")]
+    layers: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    addr: std::net::SocketAddr,
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let cli = Cli::parse();
+    let builder = mcp_everything::builder().skills(mcp_everything::skills::demo());
+    let builder = match cli.layers.as_str() {
+        "none" => builder,
+        "noop" => builder.layer(from_fn(|op, next| next.run(op))),
+        "policy" => {
+            tracing_subscriber::fmt().with_writer(std::io::sink).with_max_level(tracing::Level::INFO).init();
+            builder
+                .layer(from_fn(|op, next| async move {
+                    let (method, started) = (op.method().to_owned(), Instant::now());
+                    let target = op.target().map(str::to_owned);
+                    let principal = op.principal().map(str::to_owned);
+                    let reply = next.run(op).await;
+                    tracing::info!(
+                        method,
+                        target = target.as_deref().unwrap_or("-"),
+                        principal = principal.as_deref().unwrap_or("-"),
+                        ok = reply.is_ok(),
+                        micros = started.elapsed().as_micros() as u64,
+                        "request"
+                    );
+                    reply
+                }))
+                .rate_limits(RateLimits::new().per_caller(Quota::new(u32::MAX, Duration::from_secs(1))))
+        }
+        other => return Err(std::io::Error::other(format!("--layers none, noop or policy, not {other:?}"))),
+    };
+    let server = builder.build().map_err(std::io::Error::other)?;
+    let listener = tokio::net::TcpListener::bind(cli.addr).await?;
+    eprintln!("mcp-layered: serving on http://{}/mcp", listener.local_addr()?);
+    mcp::http::serve(server, listener, mcp::http::EndpointConfig::default()).await
+}
