@@ -183,11 +183,12 @@ for conns in 16 64; do
   fi
 done
 
-# Operation layers: the everything server with no layer, one pass-through layer, and the policy
-# stack (a logging layer, per-caller rate limits, access rules), interleaved twice at c=16.
+# Operation layers: the everything server with no layer, one pass-through layer, rate limits,
+# and the policy stack (a logging layer, per-caller rate limits, access rules), interleaved twice
+# at c=16.
 if [ -x "$BIN/mcp-layered" ]; then
   for run in 1 2; do
-    for stack in none noop policy; do
+    for stack in none noop limits policy; do
       start_http "layered-$stack" "$BIN/mcp-layered" --layers "$stack"
       load_http "layers-$stack-c16-$run" 16
       stop_server
@@ -280,6 +281,7 @@ if grep -q '"layers-none-c16-1"' "$RESULTS"; then
   for run in 1 2; do
     row "layers c=16" none "layers-none-c16-$run" "layers-none-c16-$run"
     row "layers c=16" noop "layers-noop-c16-$run" "layers-none-c16-$run"
+    row "layers c=16" limits "layers-limits-c16-$run" "layers-none-c16-$run"
     row "layers c=16" policy "layers-policy-c16-$run" "layers-none-c16-$run"
   done
 fi
@@ -341,6 +343,7 @@ fi
 if grep -q '"layers-none-c16-1"' "$RESULTS"; then
   layers_sum() { sum "$(field "layers-$1-c16-1" rps)" "$(field "layers-$1-c16-2" rps)"; }
   check "HTTP c=16 one pass-through layer / none req/s (2 runs each)" "$(ratio "$(layers_sum noop)" "$(layers_sum none)")" ">=" 0.97
+  check "HTTP c=16 rate limits + access rules / none req/s" "$(ratio "$(layers_sum limits)" "$(layers_sum none)")" ">=" 0.95
   check "HTTP c=16 logging + limits + access rules / none req/s" "$(ratio "$(layers_sum policy)" "$(layers_sum none)")" ">=" 0.90
 fi
 check "HTTP c=64 mcp p99 ms" "$(awk -v v="$(field mcp-http-c64 p99_us)" 'BEGIN{printf "%.3f", v/1000}')" "<" 3

@@ -136,7 +136,7 @@ impl McpService {
         req: Request<B>,
         sid: &str,
         auth: Option<&AuthConfig>,
-        principal: Option<Principal>,
+        (principal, peer): (Option<Principal>, Option<std::net::SocketAddr>),
     ) -> Resp {
         let subject = principal.as_ref().map(|p| p.subject.as_str());
         let s = match self.find_session(sid, subject).await {
@@ -239,6 +239,7 @@ impl McpService {
         let env = RequestEnv {
             principal: subject,
             scopes,
+            peer,
             sink: Some(sink),
             close_stream: Some(close.clone()),
             http: Some(Arc::new(parts)),

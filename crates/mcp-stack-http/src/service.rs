@@ -302,11 +302,22 @@ impl McpService {
         }
     }
 
-    /// Handles one HTTP request (any body type: hyper's, axum's, a test's `Full<Bytes>`).
+    /// Handles one HTTP request (any body type: hyper's, axum's, a test's `Full<Bytes>`). The
+    /// peer's address, if wanted, is a `SocketAddr` in the request's extensions.
     pub async fn handle<B: RequestBody>(&self, req: Request<B>) -> Resp {
+        self.handle_from(req, None).await
+    }
+
+    /// [`McpService::handle`] for a request from `peer` (what `serve` passes when the server
+    /// needs the address: see `Server::needs_peer_address`).
+    pub(crate) async fn handle_from<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Resp {
         let origin = self.config.cors.as_ref().and_then(|_| req.headers().get(header::ORIGIN).cloned());
         let origin = origin.filter(|o| crate::validate::origin_allowed(o, &self.config.allowed_origins));
-        let mut resp = self.route(req).await;
+        let mut resp = self.route(req, peer).await;
         if let (Some(cors), Some(origin)) = (&self.config.cors, origin) {
             cors.decorate(&mut resp, &origin);
         }
@@ -318,7 +329,7 @@ impl McpService {
         &self.config
     }
 
-    async fn route<B: RequestBody>(&self, req: Request<B>) -> Resp {
+    async fn route<B: RequestBody>(&self, req: Request<B>, peer: Option<std::net::SocketAddr>) -> Resp {
         let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
         if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
             return error_response(&e, None);
@@ -343,7 +354,7 @@ impl McpService {
         #[cfg(feature = "legacy")]
         if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
             let sid = sid.to_owned();
-            return self.session_call(req, &sid, auth.as_deref(), principal).await;
+            return self.session_call(req, &sid, auth.as_deref(), (principal, peer)).await;
         }
         if req.method() != Method::POST {
             let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
@@ -386,8 +397,8 @@ impl McpService {
         // One request per POST: the modern core's stateless rules (ids cannot collide, and
         // cancellation is the connection going away).
         match mcp_server::session::stateless(req) {
-            Stateless::Listen(d) => self.listen(d, principal, parts).await,
-            Stateless::Call(d) => self.request(d, principal, parts).await,
+            Stateless::Listen(d) => self.listen(d, principal, parts, peer).await,
+            Stateless::Call(d) => self.request(d, principal, parts, peer).await,
         }
     }
 
@@ -406,13 +417,20 @@ impl McpService {
         }
     }
 
-    async fn listen(&self, d: Dispatch, principal: Option<Principal>, parts: http::request::Parts) -> Resp {
+    async fn listen(
+        &self,
+        d: Dispatch,
+        principal: Option<Principal>,
+        parts: http::request::Parts,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Resp {
         let id = d.request.id.clone();
         let cancel = CancellationToken::new();
         let mut env = RequestEnv::new(cancel.clone());
         let owner = principal.as_ref().map(|p| Arc::from(p.subject.as_str()));
         set_caller(&mut env, principal);
         env.http = Some(Arc::new(parts));
+        env.peer = peer;
         let stream = match Job::stateless(d, &self.server, cancel.clone()).listen(&env).await {
             Ok(s) => s,
             Err(e) => return error_response(&e, Some(&id)),
@@ -433,9 +451,16 @@ impl McpService {
         with_stream_owner(sse_response(rx), owner)
     }
 
-    async fn request(&self, d: Dispatch, principal: Option<Principal>, parts: http::request::Parts) -> Resp {
+    async fn request(
+        &self,
+        d: Dispatch,
+        principal: Option<Principal>,
+        parts: http::request::Parts,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Resp {
         let id = d.request.id.clone();
-        let (env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
+        let (mut env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
+        env.peer = peer;
         let running = Job::stateless(d, &self.server, cancel.clone()).run_owned(env);
         self.respond(id, running, note_rx, cancel).await
     }

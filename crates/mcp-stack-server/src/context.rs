@@ -40,6 +40,9 @@ pub struct RequestEnv {
     /// The scopes the caller's access token grants (empty without one); with `principal`, what
     /// [`crate::Access`] rules decide on.
     pub scopes: Arc<[String]>,
+    /// The address of the peer the request came from, when the transport gives it (HTTP served
+    /// by `mcp_http::serve` when the server needs it: see [`crate::Server::needs_peer_address`]).
+    pub peer: Option<std::net::SocketAddr>,
     /// Sink for request-scoped notifications; `None` drops them.
     pub sink: Option<NotificationSink>,
     /// Cancelled when the client cancels the request or goes away.
@@ -66,6 +69,7 @@ impl RequestEnv {
         Self {
             principal: None,
             scopes: Arc::default(),
+            peer: None,
             sink: None,
             cancel,
             #[cfg(feature = "legacy")]
@@ -79,6 +83,7 @@ impl RequestEnv {
         Self {
             principal: self.principal.clone(),
             scopes: self.scopes.clone(),
+            peer: self.peer,
             sink: self.sink.clone(),
             cancel,
             #[cfg(feature = "legacy")]

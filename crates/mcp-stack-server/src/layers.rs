@@ -165,7 +165,7 @@ impl Operation {
     /// The address of the peer the request came from (Streamable HTTP served by
     /// `mcp_http::serve`, or any server that puts a `SocketAddr` in the request's extensions).
     pub fn peer(&self) -> Option<std::net::SocketAddr> {
-        self.env.http.as_ref()?.extensions.get::<std::net::SocketAddr>().copied()
+        self.env.peer.or_else(|| self.env.http.as_ref()?.extensions.get::<std::net::SocketAddr>().copied())
     }
 
     /// The HTTP request the operation arrived in (Streamable HTTP only): headers, URI...
@@ -248,10 +248,9 @@ impl Server {
         Next { server: self.clone(), index: 0, listen: None }.run(Operation { request, env, preset }).await
     }
 
-    /// Whether requests should carry the peer's address (a `SocketAddr` in the HTTP request's
-    /// extensions): operation layers may read it ([`Operation::peer`]), and rate limits key
-    /// anonymous callers by it. Transports that pay for the address read this once per
-    /// connection.
+    /// Whether requests should carry the peer's address ([`RequestEnv::peer`]): operation
+    /// layers may read it ([`Operation::peer`]), and rate limits key anonymous callers by it.
+    /// Transports that pay for the address read this once per connection.
     pub fn needs_peer_address(&self) -> bool {
         !self.inner.config.layers.is_empty()
             || self.inner.limiter.keys_callers()

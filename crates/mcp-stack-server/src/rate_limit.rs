@@ -131,6 +131,13 @@ pub trait RateLimitStore: Send + Sync + 'static {
     /// `Ok(Err(wait))` when refused, `Err(why)` when the store failed (the request is then
     /// let through and the failure logged: a limiter outage does not stop the service).
     fn acquire<'a>(&'a self, key: &'a str, quota: Quota) -> StoreFuture<'a>;
+
+    /// [`RateLimitStore::acquire`] without waiting, for a store that can answer at once (in
+    /// memory): `None` sends the request through `acquire`. Saves a boxed future per bucket.
+    fn acquire_now(&self, key: &str, quota: Quota) -> Option<Result<Verdict, String>> {
+        let _ = (key, quota);
+        None
+    }
 }
 
 /// The generic cell rate algorithm on one bucket: `tat` is the bucket's theoretical arrival
@@ -196,7 +203,7 @@ impl MemoryRateLimitStore {
     }
 
     /// Spends one request from `key` now (what [`RateLimitStore::acquire`] does, synchronously).
-    pub fn acquire_now(&self, key: &str, quota: Quota) -> Verdict {
+    pub fn spend(&self, key: &str, quota: Quota) -> Verdict {
         let now = self.epoch.elapsed().as_micros() as u64 + 1;
         let seq = self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let shard = &self.shards[shard_of(key)];
@@ -229,7 +236,11 @@ fn shard_of(key: &str) -> usize {
 
 impl RateLimitStore for MemoryRateLimitStore {
     fn acquire<'a>(&'a self, key: &'a str, quota: Quota) -> StoreFuture<'a> {
-        Box::pin(std::future::ready(Ok(self.acquire_now(key, quota))))
+        Box::pin(std::future::ready(Ok(self.spend(key, quota))))
+    }
+
+    fn acquire_now(&self, key: &str, quota: Quota) -> Option<Result<Verdict, String>> {
+        Some(Ok(self.spend(key, quota)))
     }
 }
 
@@ -350,19 +361,26 @@ pub(crate) struct Limiter {
 }
 
 impl Limiter {
-    /// The key of the caller of `env`.
-    fn caller_key(&self, env: &RequestEnv) -> String {
+    /// Appends the key of the caller of `env` to `out`.
+    fn push_caller(&self, env: &RequestEnv, out: &mut String) {
+        use std::fmt::Write;
         if let Some(p) = &env.principal {
-            return format!("p:{p}");
+            out.push_str("p:");
+            out.push_str(p);
+            return;
         }
         let http = env.http.as_deref();
         let header = self.anonymous_header.as_ref().and_then(|h| http?.headers.get(h)?.to_str().ok());
         if let Some(v) = header.and_then(|v| v.split(',').next()).map(str::trim).filter(|v| !v.is_empty()) {
-            return format!("h:{v}");
+            out.push_str("h:");
+            out.push_str(v);
+            return;
         }
-        match http.and_then(|p| p.extensions.get::<std::net::SocketAddr>()) {
-            Some(addr) => format!("ip:{}", addr.ip()),
-            None => "local".into(),
+        match env.peer.or_else(|| http?.extensions.get::<std::net::SocketAddr>().copied()) {
+            Some(addr) => {
+                let _ = write!(out, "ip:{}", addr.ip());
+            }
+            None => out.push_str("local"),
         }
     }
 
@@ -379,7 +397,7 @@ impl Limiter {
     }
 
     /// Spends one request of `env`'s caller (on `tool` with its own per-caller quota, when it
-    /// is a tool call); the error past a limit.
+    /// is a tool call), from the most specific bucket to the least; the error past a limit.
     pub(crate) async fn check(
         &self,
         env: &RequestEnv,
@@ -388,30 +406,65 @@ impl Limiter {
         if !self.applies(tool) {
             return Ok(());
         }
-        let caller = self.caller_key(env);
-        let mut buckets: Vec<(String, Quota, String)> = Vec::with_capacity(4);
-        if let Some((name, Some(q))) = tool {
-            buckets.push((format!("ct:{name}:{caller}"), q, format!("tool {name} per caller")));
-        }
-        if let Some(q) = self.per_caller {
-            buckets.push((format!("c:{caller}"), q, "per caller".into()));
-        }
-        if let Some((name, q)) = tool.and_then(|(n, _)| self.tools.get_key_value(n)) {
-            buckets.push((format!("t:{name}"), *q, format!("tool {name}")));
-        }
-        if let Some(q) = self.global {
-            buckets.push(("g".into(), q, "server".into()));
-        }
-        for (key, quota, what) in buckets {
-            match self.store.acquire(&key, quota).await {
+        let order = [
+            tool.and_then(|(n, q)| Some((Bucket::ToolPerCaller(n), q?))),
+            self.per_caller.map(|q| (Bucket::PerCaller, q)),
+            tool.and_then(|(n, _)| Some((Bucket::Tool(n), *self.tools.get(n)?))),
+            self.global.map(|q| (Bucket::Server, q)),
+        ];
+        let mut key = String::with_capacity(64);
+        for (bucket, quota) in order.into_iter().flatten() {
+            key.clear();
+            match bucket {
+                Bucket::ToolPerCaller(name) => {
+                    key.push_str("ct:");
+                    key.push_str(name);
+                    key.push(':');
+                    self.push_caller(env, &mut key);
+                }
+                Bucket::PerCaller => {
+                    key.push_str("c:");
+                    self.push_caller(env, &mut key);
+                }
+                Bucket::Tool(name) => {
+                    key.push_str("t:");
+                    key.push_str(name);
+                }
+                Bucket::Server => key.push('g'),
+            }
+            let verdict = match self.store.acquire_now(&key, quota) {
+                Some(v) => v,
+                None => self.store.acquire(&key, quota).await,
+            };
+            match verdict {
                 Ok(Ok(())) => {}
-                Ok(Err(wait)) => return Err(ProtocolError::rate_limited(wait, format!("{quota} ({what})"))),
+                Ok(Err(wait)) => return Err(ProtocolError::rate_limited(wait, format!("{quota} ({bucket})"))),
                 Err(e) => {
                     tracing::warn!(target: "mcp_server::rate_limit", "rate limit store failed, request let through: {e}")
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// Which bucket a request spends from (named in the refusal).
+#[derive(Debug, Clone, Copy)]
+enum Bucket<'a> {
+    ToolPerCaller(&'a str),
+    PerCaller,
+    Tool(&'a str),
+    Server,
+}
+
+impl std::fmt::Display for Bucket<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bucket::ToolPerCaller(name) => write!(f, "tool {name} per caller"),
+            Bucket::PerCaller => f.write_str("per caller"),
+            Bucket::Tool(name) => write!(f, "tool {name}"),
+            Bucket::Server => f.write_str("server"),
+        }
     }
 }
 
@@ -447,24 +500,24 @@ mod tests {
     async fn memory_buckets_refill_with_time() {
         let store = MemoryRateLimitStore::new(100);
         let q = Quota::new(2, Duration::from_secs(1));
-        assert!(store.acquire_now("a", q).is_ok() && store.acquire_now("a", q).is_ok());
-        assert!(store.acquire_now("a", q).is_err());
-        assert!(store.acquire_now("b", q).is_ok(), "another key has its own bucket");
+        assert!(store.spend("a", q).is_ok() && store.spend("a", q).is_ok());
+        assert!(store.spend("a", q).is_err());
+        assert!(store.spend("b", q).is_ok(), "another key has its own bucket");
         tokio::time::advance(Duration::from_millis(500)).await;
-        assert!(store.acquire_now("a", q).is_ok());
-        assert!(store.acquire_now("a", q).is_err());
+        assert!(store.spend("a", q).is_ok());
+        assert!(store.spend("a", q).is_err());
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_hundred_thousand_callers_stay_within_the_bound() {
         let store = MemoryRateLimitStore::new(8_000);
         let q = Quota::new(1, Duration::from_secs(3600));
-        store.acquire_now("flooder", q).unwrap();
+        store.spend("flooder", q).unwrap();
         for i in 0..100_000 {
-            let _ = store.acquire_now(&format!("caller-{i}"), q);
-            let _ = store.acquire_now("flooder", q);
+            let _ = store.spend(&format!("caller-{i}"), q);
+            let _ = store.spend("flooder", q);
         }
         assert!(store.len() <= 8_000 + SHARDS, "{} buckets", store.len());
-        assert!(store.acquire_now("flooder", q).is_err(), "the active flooder is still limited");
+        assert!(store.spend("flooder", q).is_err(), "the active flooder is still limited");
     }
 }

@@ -636,7 +636,8 @@ impl Server {
         (c.list_ttl_ms, if c.list_public { types::CacheScope::Public } else { types::CacheScope::Private })
     }
 
-    /// A page of one of the catalog's lists, serialised once per catalog version and shared.
+    /// A page of one of the catalog's lists, serialised once per catalog version and shared;
+    /// per request, for `caller`, when an item of the list has an access rule.
     pub(crate) fn catalog_page(
         &self,
         kind: ListKind,
@@ -645,7 +646,7 @@ impl Server {
     ) -> Result<Reply, ProtocolError> {
         let c = self.catalog();
         if c.restricted[kind as usize] {
-            return self.private_page(&c, kind, cursor, caller);
+            return Ok(Reply::shared(self.page_bytes(&c, kind, cursor, Some(caller))?.into()));
         }
         let total = match kind {
             ListKind::Tools => c.tools.len(),
@@ -655,55 +656,33 @@ impl Server {
         };
         let start = Self::page_start(cursor, total)?;
         let size = self.inner.config.page_size;
-        let page = c.pages[kind as usize].get(start, size, total, || {
-            let range = start..(start + size).min(total);
-            let next_cursor = (range.end < total).then(|| encode_cursor(range.end));
-            let (ttl_ms, cache_scope) = self.list_cache();
-            let (meta, result_type, extra) = (None, types::ResultType::Complete, Map::new());
-            // One page of `$items` as the list result `$ty` (its items under `$field`).
-            macro_rules! page {
-                ($ty:ident, $field:ident, $items:expr) => {
-                    serde_json::to_vec(&types::$ty {
-                        $field: $items[range].iter().map(|e| e.def.clone()).collect(),
-                        meta,
-                        result_type,
-                        next_cursor,
-                        ttl_ms,
-                        cache_scope,
-                        extra,
-                    })
-                };
-            }
-            let bytes = match kind {
-                ListKind::Tools => page!(ListToolsResult, tools, c.tools),
-                ListKind::Resources => page!(ListResourcesResult, resources, c.resources),
-                ListKind::Templates => page!(ListResourceTemplatesResult, resource_templates, c.templates),
-                ListKind::Prompts => page!(ListPromptsResult, prompts, c.prompts),
-            };
-            bytes.expect("definitions serialize")
-        });
+        let page = c.pages[kind as usize]
+            .get(start, size, total, || self.page_bytes(&c, kind, cursor, None).expect("the cursor was checked above"));
         Ok(Reply::shared(page))
     }
 
-    /// A page of a list whose items have access rules: only what `caller` may see, paged over
-    /// that view, made per request and marked `cacheScope: "private"` (it depends on the
-    /// request's authorization, whoever the caller is).
-    fn private_page(
+    /// One page of list `kind` as its result: of every item (`caller` `None`: shared, with the
+    /// configured cache hints), or of the items `caller` may see (a list that depends on the
+    /// request's authorization, so `cacheScope: "private"` whoever the caller is).
+    fn page_bytes(
         &self,
         c: &Catalog,
         kind: ListKind,
         cursor: Option<&str>,
-        caller: &crate::access::Caller<'_>,
-    ) -> Result<Reply, ProtocolError> {
+        caller: Option<&crate::access::Caller<'_>>,
+    ) -> Result<Vec<u8>, ProtocolError> {
         use crate::access::visible;
         let size = self.inner.config.page_size;
-        let ttl_ms = self.inner.config.list_ttl_ms;
-        let cache_scope = types::CacheScope::Private;
+        let (ttl_ms, cache_scope) = match caller {
+            None => self.list_cache(),
+            Some(_) => (self.inner.config.list_ttl_ms, types::CacheScope::Private),
+        };
         let (meta, result_type, extra) = (None, types::ResultType::Complete, Map::new());
-        // The visible definitions of `$items`, one page of them as `$ty` (under `$field`).
+        // One page of the visible entries of `$items` as the list result `$ty` (under `$field`).
         macro_rules! page {
             ($ty:ident, $field:ident, $items:expr) => {{
-                let all: Vec<_> = $items.iter().filter(|e| visible(e.access.as_ref(), caller)).collect();
+                let all: Vec<_> =
+                    $items.iter().filter(|e| caller.is_none_or(|who| visible(e.access.as_ref(), who))).collect();
                 let start = Self::page_start(cursor, all.len())?;
                 let end = (start + size).min(all.len());
                 serde_json::to_vec(&types::$ty {
@@ -723,7 +702,7 @@ impl Server {
             ListKind::Templates => page!(ListResourceTemplatesResult, resource_templates, c.templates),
             ListKind::Prompts => page!(ListPromptsResult, prompts, c.prompts),
         };
-        Ok(Reply::shared(bytes.expect("definitions serialize").into()))
+        Ok(bytes.expect("definitions serialize"))
     }
 
     /// A page of a list kept as JSON (skills, directory entries) under `key`.

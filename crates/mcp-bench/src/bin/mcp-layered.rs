@@ -4,8 +4,11 @@
 //! - `noop`: one layer that only passes the operation on (the cost of the chain itself);
 //! - `policy`: a logging layer (one `tracing` event per request with its method, target,
 //!   principal, outcome and duration, formatted by `tracing-subscriber` into a sink, so the
-//!   formatting is paid and the disk is not), per-caller rate limits with a quota never reached
-//!   (every request is counted), and the everything server's access rules (`admin_report`).
+//!   formatting is paid and the disk is not; other targets at `warn`, as `mcp serve` logs),
+//!   per-caller rate limits with a quota never reached
+//!   (every request is counted), and the everything server's access rules (`admin_report`);
+//! - `log` and `limits`: the logging layer alone, the rate limits alone (where `policy`'s cost
+//!   goes).
 //!
 //! Prints `mcp-layered: serving on http://ADDR/mcp` on stderr once it listens.
 
@@ -17,7 +20,7 @@ use std::time::{Duration, Instant};
 #[derive(Parser)]
 #[command(name = "mcp-layered", about = "The everything server with a chosen layer stack, for benchmarks")]
 struct Cli {
-    /// The layer stack: none, noop or policy.
+    /// The layer stack: none, noop, log, limits or policy.
     #[arg(long, default_value = "none")]
     layers: String,
     /// Address to listen on.
@@ -29,30 +32,38 @@ struct Cli {
 async fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
     let builder = mcp_everything::builder().skills(mcp_everything::skills::demo());
+    let logging = || {
+        // The access log on, the libraries' own spans and events off (as `mcp serve` runs).
+        let filter = tracing_subscriber::EnvFilter::new("warn,mcp_layered=info");
+        tracing_subscriber::fmt().with_writer(std::io::sink).with_env_filter(filter).with_ansi(false).compact().init();
+        from_fn(|op, next| async move {
+            // The method by its static name (no copy); the target and principal are copied
+            // only when there is one.
+            let method = mcp::protocol::Method::parse(op.method()).map_or("other", |m| m.as_str());
+            let target = op.target().map(str::to_owned);
+            let principal = op.principal().map(str::to_owned);
+            let started = Instant::now();
+            let reply = next.run(op).await;
+            tracing::info!(
+                method,
+                target = target.as_deref().unwrap_or("-"),
+                principal = principal.as_deref().unwrap_or("-"),
+                ok = reply.is_ok(),
+                micros = started.elapsed().as_micros() as u64,
+            );
+            reply
+        })
+    };
+    let limits = || RateLimits::new().per_caller(Quota::new(u32::MAX, Duration::from_secs(1)));
     let builder = match cli.layers.as_str() {
         "none" => builder,
         "noop" => builder.layer(from_fn(|op, next| next.run(op))),
-        "policy" => {
-            tracing_subscriber::fmt().with_writer(std::io::sink).with_max_level(tracing::Level::INFO).init();
-            builder
-                .layer(from_fn(|op, next| async move {
-                    let (method, started) = (op.method().to_owned(), Instant::now());
-                    let target = op.target().map(str::to_owned);
-                    let principal = op.principal().map(str::to_owned);
-                    let reply = next.run(op).await;
-                    tracing::info!(
-                        method,
-                        target = target.as_deref().unwrap_or("-"),
-                        principal = principal.as_deref().unwrap_or("-"),
-                        ok = reply.is_ok(),
-                        micros = started.elapsed().as_micros() as u64,
-                        "request"
-                    );
-                    reply
-                }))
-                .rate_limits(RateLimits::new().per_caller(Quota::new(u32::MAX, Duration::from_secs(1))))
+        "log" => builder.layer(logging()),
+        "limits" => builder.rate_limits(limits()),
+        "policy" => builder.layer(logging()).rate_limits(limits()),
+        other => {
+            return Err(std::io::Error::other(format!("--layers none, noop, log, limits or policy, not {other:?}")))
         }
-        other => return Err(std::io::Error::other(format!("--layers none, noop or policy, not {other:?}"))),
     };
     let server = builder.build().map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(cli.addr).await?;

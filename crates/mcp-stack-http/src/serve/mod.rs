@@ -363,19 +363,14 @@ impl Body for TrackedBody {
     }
 }
 
-/// `req` with its peer's address in its extensions when something reads it: always when the
-/// server asks (`all`: operation layers may, rate limits key anonymous callers by it), else when
-/// it may be a legacy `initialize` (legacy sessions are counted per peer IP). The first
-/// extension allocates, so requests nobody reads it from skip it.
-fn with_peer<B>(mut req: Request<B>, peer: SocketAddr, all: bool) -> Request<B> {
-    #[cfg(feature = "legacy")]
-    let wanted = all || {
-        let h = req.headers();
-        !crate::legacy::has_modern_version_header(h) && !h.contains_key(crate::legacy::SESSION_ID)
-    };
-    #[cfg(not(feature = "legacy"))]
-    let wanted = all;
-    if wanted {
+/// `req` with its peer's address in its extensions when it may be a legacy `initialize` (legacy
+/// sessions are counted per peer IP). Only that request reads it, and the first extension
+/// allocates, so requests that cannot be one (a modern version header, or a session id) skip it.
+/// (Modern requests get the address in their environment instead, when the server needs it.)
+#[cfg(feature = "legacy")]
+fn with_peer<B>(mut req: Request<B>, peer: SocketAddr) -> Request<B> {
+    let h = req.headers();
+    if !crate::legacy::has_modern_version_header(h) && !h.contains_key(crate::legacy::SESSION_ID) {
         req.extensions_mut().insert(peer);
     }
     req
@@ -615,11 +610,12 @@ async fn serve_connection(
     let conn = io.conn.clone();
     let (header_timeout, idle_timeout) = (config.header_read_timeout, config.idle_timeout);
     let head_bytes = config.max_head_bytes.max(MIN_HEAD_BYTES);
-    let all_peers = svc.server.needs_peer_address();
+    let known_peer = svc.server.needs_peer_address().then_some(peer);
     let service = {
         let (conn, table, config) = (conn.clone(), table.clone(), config.clone());
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-            let req = with_peer(req, peer, all_peers);
+            #[cfg(feature = "legacy")]
+            let req = with_peer(req, peer);
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.reading_head.store(false, Ordering::Release);
             let may_listen = may_listen(&req);
@@ -631,7 +627,7 @@ async fn serve_connection(
                 if !at_path {
                     return Ok(off_path(&svc, &req, &config.path).map(|body| TrackedBody { body, guard }));
                 }
-                let resp = svc.handle(req).await;
+                let resp = svc.handle_from(req, known_peer).await;
                 if may_listen && resp.status() == http::StatusCode::OK && matches!(resp.body(), McpBody::Stream(_)) {
                     let owner = resp.extensions().get::<crate::service::StreamOwner>().map(|o| o.0.clone());
                     guard.table.open_stream(&guard.conn, owner);
