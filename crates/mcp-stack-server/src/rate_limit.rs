@@ -2,7 +2,7 @@
 //! server, kept in memory or (through [`RateLimitStore`]) shared by every replica.
 //!
 //! A request past a limit is answered with the JSON-RPC error `-32029`
-//! ([`mcp_protocol::code::RATE_LIMITED`]) whose `data.retryAfterMs` says when to try again;
+//! ([`mcp_protocol::error::code::RATE_LIMITED`]) whose `data.retryAfterMs` says when to try again;
 //! over Streamable HTTP with status 429 and `Retry-After`. Limits are checked after the
 //! [operation layers](crate::layers) (so a layer that sets the caller decides whose budget a
 //! request spends) and before the handler; the continuation rounds of a multi round-trip
