@@ -206,12 +206,14 @@ mod otel {
         ])
     }
 
-    /// The view giving `mcp.server.operation.duration` and `mcp.client.operation.duration`
-    /// (recorded through `tracing` as `histogram.` events) their unit, seconds, and the semantic
-    /// conventions' bucket boundaries. For a meter provider built by hand
+    /// The view giving `mcp.server.operation.duration`, `mcp.client.operation.duration` and the
+    /// gateway's `mcp.gateway.upstream.duration` (recorded through `tracing` as `histogram.`
+    /// events) their unit, seconds, and the semantic conventions' bucket boundaries. For a meter provider built by hand
     /// (`SdkMeterProvider::builder().with_view(duration_view)`).
     pub fn duration_view(i: &Instrument) -> Option<Stream> {
-        if !(i.name() == "mcp.server.operation.duration" || i.name() == "mcp.client.operation.duration") {
+        const DURATIONS: [&str; 3] =
+            ["mcp.server.operation.duration", "mcp.client.operation.duration", "mcp.gateway.upstream.duration"];
+        if !DURATIONS.contains(&i.name()) {
             return None;
         }
         Stream::builder()

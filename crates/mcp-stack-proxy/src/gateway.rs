@@ -14,6 +14,10 @@
 //!
 //! Per upstream the gateway counts calls, errors and time ([`Gateway::stats`]); with
 //! [`GatewayConfig::stats_interval`] it reports them in the log (`tracing`, target `mcp_proxy`).
+//! Each routed request is also a `histogram.mcp.gateway.upstream.duration` event in seconds
+//! (target `mcp_gateway::telemetry`, attributes `mcp.gateway.upstream`, `mcp.method.name` and
+//! `error.type`): with `tracing-opentelemetry`'s `MetricsLayer` (`mcp proxy --otlp-endpoint`),
+//! an OpenTelemetry histogram per upstream.
 
 use crate::forward::Forward;
 use crate::{capabilities, Backend, ProxyConfig, ProxyError};
@@ -263,12 +267,15 @@ impl Multi {
         self.route(kind, name)
     }
 
-    /// Forwards `ctx` to upstream `i`, counting it.
+    /// Forwards `ctx` to upstream `i`, counting it (and recording its duration for
+    /// OpenTelemetry: see the module docs).
     async fn timed(&self, i: usize, ctx: Context) -> Result<Value, HandlerError> {
         let u = &self.upstreams[i];
+        let method = mcp::server::mcp_protocol::Method::parse(ctx.method()).map_or("other", |m| m.as_str());
         let started = Instant::now();
         let r = u.forward.forward(ctx).await;
-        let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let elapsed = started.elapsed();
+        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let c = &u.counters;
         c.calls.fetch_add(1, Relaxed);
         c.total_us.fetch_add(us, Relaxed);
@@ -280,6 +287,15 @@ impl Multi {
         if failed {
             c.errors.fetch_add(1, Relaxed);
         }
+        tracing::event!(
+            target: "mcp_gateway::telemetry",
+            parent: None,
+            tracing::Level::INFO,
+            histogram.mcp.gateway.upstream.duration = elapsed.as_secs_f64(),
+            mcp.gateway.upstream = u.name.as_str(),
+            mcp.method.name = method,
+            error.type = failed.then_some("error"),
+        );
         r
     }
 

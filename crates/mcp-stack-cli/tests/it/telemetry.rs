@@ -367,3 +367,37 @@ fn mcp_serve_exports_over_otlp_http() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// `mcp proxy --config`: each request the gateway routes is a duration in seconds, per upstream.
+#[tokio::test]
+async fn the_gateway_records_each_upstreams_durations() {
+    use mcp_proxy::{Gateway, GatewayConfig, ProxyConfig, Upstream};
+    let rec = record();
+    let everything = Upstream::Stdio {
+        program: env!("CARGO_BIN_EXE_mcp").into(),
+        args: vec!["serve".into(), "everything".into(), "--stdio".into()],
+        env: vec![],
+        cwd: None,
+    };
+    let config = GatewayConfig::new(vec![("ev".into(), ProxyConfig::new(everything))]);
+    let gateway = Gateway::connect_with(config, |b| b).await.unwrap();
+    let client = mcp::memory::connect(gateway.server().clone(), ClientBuilder::new("c", "1")).await.unwrap();
+    assert_eq!(client.call_tool("ev_echo", json!({ "text": "hi" })).await.unwrap().text(), "hi");
+    assert_eq!(gateway.stats()[0].calls, 1);
+    rec.meter.force_flush().unwrap();
+    let exported = rec.metrics.get_finished_metrics().unwrap();
+    let metric = exported
+        .iter()
+        .flat_map(|rm| rm.scope_metrics())
+        .flat_map(|sm| sm.metrics())
+        .find(|m| m.name() == "mcp.gateway.upstream.duration")
+        .expect("the gateway's histogram");
+    assert_eq!(metric.unit(), "s");
+    let AggregatedMetrics::F64(MetricData::Histogram(h)) = metric.data() else { panic!("not an f64 histogram") };
+    let point = h
+        .data_points()
+        .find(|p| p.attributes().any(|kv| kv.key.as_str() == "mcp.gateway.upstream" && kv.value.as_str() == "ev"))
+        .expect("a point for upstream ev");
+    assert_eq!(point.count(), 1);
+    assert!(point.attributes().any(|kv| kv.key.as_str() == "mcp.method.name" && kv.value.as_str() == "tools/call"));
+}
