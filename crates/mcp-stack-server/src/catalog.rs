@@ -135,6 +135,8 @@ pub(crate) struct Catalog {
     /// Per list (indexed by [`ListKind`]): whether an entry has an access rule, so the list
     /// depends on the caller (made per request, `cacheScope: "private"`).
     pub(crate) restricted: [bool; 4],
+    /// Whether a tool has a rate limit of its own (`Tool::rate_limit`).
+    pub(crate) tool_quotas: bool,
     /// Per list: how many times its entries changed at run time (listeners tell a change of
     /// the catalog from an announcement the application made itself).
     pub(crate) versions: [u64; 4],
@@ -195,6 +197,7 @@ impl Catalog {
             self.templates.iter().any(|e| e.access.is_some()),
             self.prompts.iter().any(|e| e.access.is_some()),
         ];
+        self.tool_quotas = self.tools.iter().any(|t| t.rate_limit.is_some());
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {
@@ -203,7 +206,7 @@ impl Catalog {
 
     /// The tool `name`, if `caller` may see it.
     pub(crate) fn tool_for(&self, name: &str, caller: &Caller<'_>) -> Option<&Arc<ToolEntry>> {
-        self.tool(name).filter(|t| visible(t.access.as_ref(), caller))
+        self.tool(name).filter(|t| t.visible_to(caller))
     }
 
     /// The prompt `name`, if `caller` may see it.

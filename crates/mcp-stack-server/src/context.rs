@@ -63,6 +63,12 @@ impl RequestEnv {
         crate::access::Caller::new(self.principal.as_deref(), &self.scopes)
     }
 
+    /// The peer's address: [`RequestEnv::peer`], else a `SocketAddr` in the HTTP request's
+    /// extensions (how a server other than `mcp_http::serve` may give it).
+    pub fn peer_address(&self) -> Option<std::net::SocketAddr> {
+        self.peer.or_else(|| self.http.as_ref()?.extensions.get::<std::net::SocketAddr>().copied())
+    }
+
     /// An environment with only a cancellation token (no principal, sink or HTTP parts); set
     /// the other fields as the transport knows them.
     pub fn new(cancel: CancellationToken) -> Self {

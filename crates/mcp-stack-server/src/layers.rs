@@ -165,7 +165,7 @@ impl Operation {
     /// The address of the peer the request came from (Streamable HTTP served by
     /// `mcp_http::serve`, or any server that puts a `SocketAddr` in the request's extensions).
     pub fn peer(&self) -> Option<std::net::SocketAddr> {
-        self.env.peer.or_else(|| self.env.http.as_ref()?.extensions.get::<std::net::SocketAddr>().copied())
+        self.env.peer_address()
     }
 
     /// The HTTP request the operation arrived in (Streamable HTTP only): headers, URI...
@@ -252,9 +252,7 @@ impl Server {
     /// layers may read it ([`Operation::peer`]), and rate limits key anonymous callers by it.
     /// Transports that pay for the address read this once per connection.
     pub fn needs_peer_address(&self) -> bool {
-        !self.inner.config.layers.is_empty()
-            || self.inner.limiter.keys_callers()
-            || self.catalog().tools.iter().any(|t| t.rate_limit.is_some())
+        !self.inner.config.layers.is_empty() || self.inner.limiter.keys_callers() || self.catalog().tool_quotas
     }
 
     /// Passes a `subscriptions/listen` request through the layers (in the panic scope): the

@@ -376,7 +376,7 @@ impl Limiter {
             out.push_str(v);
             return;
         }
-        match env.peer.or_else(|| http?.extensions.get::<std::net::SocketAddr>().copied()) {
+        match env.peer_address() {
             Some(addr) => {
                 let _ = write!(out, "ip:{}", addr.ip());
             }
@@ -387,6 +387,11 @@ impl Limiter {
     /// Whether a limit counts callers apart (and so needs to tell anonymous ones apart).
     pub(crate) fn keys_callers(&self) -> bool {
         self.per_caller.is_some()
+    }
+
+    /// Whether a limit of the server's own (not a tool's) may apply to some request.
+    pub(crate) fn has_server_limits(&self) -> bool {
+        self.per_caller.is_some() || self.global.is_some() || !self.tools.is_empty()
     }
 
     /// Whether any limit applies to a request (on `tool`, with its own per-caller quota).
