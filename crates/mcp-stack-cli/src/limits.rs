@@ -1,6 +1,7 @@
 //! The transport limits of `mcp serve`, as flags. Every limit is on by default (the library's
 //! defaults); the flags only move them.
 
+use mcp::server::access_log::AccessLog;
 use mcp::server::rate_limit::{Quota, RateLimits};
 use std::time::Duration;
 
@@ -99,6 +100,18 @@ pub struct ServeLimits {
     /// sets, e.g. X-Forwarded-For) instead of the peer address.
     #[arg(long, value_name = "HEADER")]
     pub rate_limit_key_header: Option<http::HeaderName>,
+    /// Writes one line per request (time, era, method, tool/prompt/URI, caller, outcome,
+    /// microseconds) to FILE (appended), or to stderr with `-`.
+    #[arg(long, value_name = "FILE", value_parser = access_log)]
+    pub access_log: Option<AccessLog>,
+}
+
+/// `-` for stderr, else a file opened for appending (so a bad path is a usage error).
+fn access_log(s: &str) -> Result<AccessLog, String> {
+    if s == "-" {
+        return Ok(AccessLog::stderr());
+    }
+    AccessLog::file(s).map_err(|e| format!("cannot open {s:?} for the access log: {e}"))
 }
 
 /// `NAME=COUNT/PERIOD`.
@@ -162,6 +175,9 @@ impl ServeLimits {
     /// Moves the server's own limits (listen filters, error details) that a flag names.
     pub fn apply_server(&self, builder: mcp::server::ServerBuilder) -> mcp::server::ServerBuilder {
         let mut b = builder.expose_internal_errors(self.expose_internal_errors);
+        if let Some(log) = &self.access_log {
+            b = b.layer(log.clone());
+        }
         if let Some(n) = self.max_listen_filter.filter(|n| *n > 0) {
             b = b.listen_limits(mcp::server::ListenLimits::default().max_resource_subscriptions(n).max_task_ids(n));
         }

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod access;
+pub mod access_log;
 mod builder;
 pub mod cache;
 mod catalog;

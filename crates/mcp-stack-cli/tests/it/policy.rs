@@ -91,7 +91,9 @@ async fn limited_echo_answers_429_with_retry_after_per_caller() {
 
 #[tokio::test]
 async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
-    let (_child, addr) = spawn_http_everything(&["--rate-limit", "3/m"]).await;
+    let log = std::env::temp_dir().join(format!("mcp-access-log-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let (_child, addr) = spawn_http_everything(&["--rate-limit", "3/m", "--access-log", log.to_str().unwrap()]).await;
     let body = tcall(1, "echo", json!({"text": "x"}));
     for _ in 0..3 {
         assert_eq!(post(addr, &std_headers(&body), body.to_string()).await.status, 200);
@@ -101,6 +103,12 @@ async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("3/60s (per caller)"));
     // Another address (127.0.0.2 is loopback too) has its own budget.
     assert!(post_from("127.0.0.2", addr, &body).await.starts_with("HTTP/1.1 200"));
+    // `--access-log`: one line per request, the refusal with its code.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let outcomes: Vec<&str> = text.lines().map(|l| l.split(' ').find(|f| f.starts_with("outcome=")).unwrap()).collect();
+    assert_eq!(outcomes, ["outcome=ok", "outcome=ok", "outcome=ok", "outcome=-32029", "outcome=ok"], "{text}");
+    assert!(text.lines().all(|l| l.contains(" era=modern method=tools/call target=echo caller=- ")), "{text}");
+    let _ = std::fs::remove_file(&log);
 }
 
 /// POSTs `body` to `addr` from the local address `from`; the status line and the rest.

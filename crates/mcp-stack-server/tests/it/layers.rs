@@ -162,3 +162,56 @@ async fn a_panicking_layer_refuses_a_listen_with_an_internal_error() {
     assert_eq!(s.panic_count(), 1);
     assert!(s.handle(req(2, "tools/list", json!({})), as_user(None)).await.is_ok(), "the server keeps serving");
 }
+
+/// A writer the test reads back.
+#[derive(Clone, Default)]
+struct Lines(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_access_log_writes_one_escaped_line_per_request() {
+    use mcp_server::access_log::AccessLog;
+    let lines = Lines::default();
+    let s = builder()
+        .layer(AccessLog::new(lines.clone()))
+        .rate_limits(mcp_server::rate_limit::RateLimits::new().per_tool("secret", "1/h".parse().unwrap()));
+    let s = s.build().unwrap();
+    s.handle(req(1, "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})), as_user(Some("alice")))
+        .await
+        .unwrap();
+    let forged = "x\nts=2000-01-01T00:00:00.000Z era=modern method=tools/call target=secret caller=root outcome=ok";
+    s.handle(req(2, "tools/call", json!({"name": forged, "arguments": {}})), as_user(None)).await.unwrap_err();
+    s.handle(req(3, "tools/call", json!({"name": "secret", "arguments": {}})), as_user(None)).await.unwrap();
+    let limited = s.handle(req(4, "tools/call", json!({"name": "secret", "arguments": {}})), as_user(None)).await;
+    assert_eq!(limited.unwrap_err().code(), -32029);
+    s.handle(req(5, "tools/list", json!({})), as_user(Some("bob"))).await.unwrap();
+
+    let text = String::from_utf8(lines.0.lock().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    let fields = |line: &str| -> Vec<String> {
+        // Everything but the time and the duration, which vary.
+        line.split(' ').filter(|f| !f.starts_with("ts=") && !f.starts_with("micros=")).map(str::to_owned).collect()
+    };
+    assert_eq!(fields(lines[0]), ["era=modern", "method=tools/call", "target=echo", "caller=alice", "outcome=ok"]);
+    assert!(lines[1].contains(r#"target="x\nts=2000-01-01T00:00:00.000Z era=modern"#), "{}", lines[1]);
+    assert!(lines[1].ends_with(&format!("caller=- outcome=-32602 micros={}", lines[1].rsplit('=').next().unwrap())));
+    assert!(lines[2].contains("target=secret caller=- outcome=ok"), "{}", lines[2]);
+    assert!(lines[3].contains("target=secret caller=- outcome=-32029"), "{}", lines[3]);
+    assert!(lines[4].contains("method=tools/list target=- caller=bob outcome=ok"), "{}", lines[4]);
+    for line in &lines {
+        let ts = line.strip_prefix("ts=").unwrap().split(' ').next().unwrap();
+        assert!(ts.len() == 24 && ts.ends_with('Z') && ts.as_bytes()[10] == b'T', "{ts}");
+        let micros = line.rsplit_once("micros=").unwrap().1;
+        micros.parse::<u64>().unwrap();
+    }
+}
