@@ -246,6 +246,31 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares that this client renders MCP Apps views (`io.modelcontextprotocol/ui` with the
+    /// HTML profile), on every modern request and in a legacy `initialize`: servers then list
+    /// their app-only tools to it (see [`mcp_protocol::apps`], and `Tool::ui` for a tool's view).
+    pub fn apps(self, on: bool) -> Self {
+        let settings = on.then(|| match mcp_protocol::apps::client_capability() {
+            Value::Object(m) => m,
+            _ => unreachable!("the capability is an object"),
+        });
+        self.extension_settings(mcp_protocol::apps::EXTENSION, settings)
+    }
+
+    /// Declares the extension `name` with `settings` in the client's capabilities (what
+    /// [`ClientBuilder::apps`] does for MCP Apps), for extensions this library has no switch for.
+    pub fn extension(self, name: &str, settings: JsonObject) -> Self {
+        self.extension_settings(name, Some(settings))
+    }
+
+    fn extension_settings(mut self, name: &str, settings: Option<JsonObject>) -> Self {
+        match settings {
+            Some(s) => self.handlers.extensions.insert(name.to_owned(), s),
+            None => self.handlers.extensions.remove(name),
+        };
+        self
+    }
+
     /// Whether to fall back to legacy (initialize-based) servers (default true).
     pub fn allow_legacy(mut self, on: bool) -> Self {
         self.allow_legacy = on;
@@ -291,8 +316,8 @@ impl Client {
     async fn connect(config: ClientBuilder, transport: Arc<dyn Transport>) -> Result<Self, ClientError> {
         let mut modern_caps = config.handlers.capabilities();
         if config.tasks {
-            let tasks = (mcp_protocol::meta::TASKS_EXTENSION.to_owned(), JsonObject::new());
-            modern_caps.extensions = Some([tasks].into());
+            let extensions = modern_caps.extensions.get_or_insert_with(Default::default);
+            extensions.insert(mcp_protocol::meta::TASKS_EXTENSION.to_owned(), JsonObject::new());
         }
         let raw = |text: serde_json::Result<String>| {
             RawValue::from_string(text.expect("a schema type serializes")).expect("a serialized value is JSON text")

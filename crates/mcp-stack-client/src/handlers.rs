@@ -24,6 +24,8 @@ pub struct Handlers {
     pub(crate) sampling: Option<InputHandler>,
     pub(crate) sampling_tools: bool,
     pub(crate) roots: Option<InputHandler>,
+    /// Extensions declared in `capabilities.extensions` (MCP Apps, or any other by name).
+    pub(crate) extensions: std::collections::BTreeMap<String, JsonObject>,
 }
 
 impl std::fmt::Debug for Handlers {
@@ -83,6 +85,7 @@ impl Handlers {
                 .as_ref()
                 .map(|_| SamplingCapability { tools: on(self.sampling_tools), ..SamplingCapability::default() }),
             roots: self.roots.as_ref().map(|_| Default::default()),
+            extensions: (!self.extensions.is_empty()).then(|| self.extensions.clone()),
             ..ClientCapabilities::default()
         }
     }

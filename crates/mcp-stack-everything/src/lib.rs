@@ -1,6 +1,7 @@
 //! The `everything` demo server: every fixture the official conformance suite's server
 //! scenarios call, plus demo tools. Written with the public `mcp` API, as a user would.
 
+pub mod apps;
 mod content;
 mod demo;
 mod fixtures;
@@ -34,5 +35,6 @@ pub fn builder() -> mcp::server::ServerBuilder {
     let b = demo::register(b);
     let b = legacy::register(b);
     let b = policy::register(b);
+    let b = apps::register(b);
     tasks::register(b)
 }

@@ -19,6 +19,10 @@ pub(crate) struct ItemAttrs {
     pub(crate) scopes: Option<Vec<LitStr>>,
     /// `rate_limit = "5/10s"` (tools): calls per caller.
     pub(crate) rate_limit: Option<LitStr>,
+    /// `ui = "ui://..."` (tools): the MCP Apps view of its results.
+    pub(crate) ui: Option<LitStr>,
+    /// `visibility = ["model", "app"]` (tools): who may call a view-linked tool.
+    pub(crate) visibility: Option<Vec<LitStr>>,
 }
 
 /// `["a", "b"]`: a bracketed list of string literals.
@@ -67,6 +71,14 @@ impl ItemAttrs {
                 out.description = Some(meta.value()?.parse()?);
             } else if kind == "tool" && is(p, "rate_limit") {
                 out.rate_limit = Some(meta.value()?.parse()?);
+            } else if kind == "tool" && is(p, "ui") {
+                out.ui = Some(meta.value()?.parse()?);
+            } else if kind == "tool" && is(p, "visibility") {
+                let list = string_list(&meta)?;
+                if let Some(bad) = list.iter().find(|v| !matches!(v.value().as_str(), "model" | "app")) {
+                    return Err(syn::Error::new(bad.span(), "visibility lists \"model\" and/or \"app\""));
+                }
+                out.visibility = Some(list);
             } else if is(p, "scopes") {
                 out.scopes = Some(string_list(&meta)?);
             } else if is(p, "icon") {
@@ -88,8 +100,8 @@ impl ItemAttrs {
             } else {
                 let allowed = match kind {
                     "tool" => {
-                        "name, title, description, icon, scopes, rate_limit, read_only, destructive, idempotent, \
-                         open_world, task_support"
+                        "name, title, description, icon, scopes, rate_limit, ui, visibility, read_only, \
+                         destructive, idempotent, open_world, task_support"
                     }
                     "resource" => "a URI string first, then name, title, description, mime_type, icon, scopes",
                     _ => "name, title, description, icon, scopes",

@@ -152,6 +152,14 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
     let mime = attrs.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
     let scopes = attrs.scopes.as_ref().map(|s| quote! { .scopes([#(#s),*]) });
     let rate_limit = attrs.rate_limit.as_ref().map(|q| quote! { .rate_limit_str(#q) });
+    let ui = attrs.ui.as_ref().map(|u| quote! { .ui(#u) });
+    let visibility = attrs.visibility.as_ref().map(|v| {
+        let variants = v.iter().map(|l| {
+            let variant = syn::Ident::new(if l.value() == "app" { "App" } else { "Model" }, l.span());
+            quote! { ::mcp::server::apps::Visibility::#variant }
+        });
+        quote! { .ui_visibility([#(#variants),*]) }
+    });
 
     let (method, ret, constructor) = match kind {
         Kind::Tool => (quote!(tool), quote!(::mcp::server::Tool), quote! { ::mcp::server::Tool::new(#item_name) }),
@@ -183,7 +191,7 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
             #[doc = #method_doc]
             #vis fn #method() -> #ret {
                 #args_struct
-                #constructor #title #description #(#icons)* #(#hints)* #task #mime #scopes #rate_limit #(#completions)* #handler
+                #constructor #title #description #(#icons)* #(#hints)* #task #mime #scopes #rate_limit #ui #visibility #(#completions)* #handler
             }
         }
     })

@@ -4,6 +4,7 @@
 //! versions, the error table, HTTP header rules and sealed MRTR state, shared by the
 //! server and client frameworks and every transport.
 
+pub mod apps;
 pub mod error;
 pub mod headers;
 pub mod jsonrpc;

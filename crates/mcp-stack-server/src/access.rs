@@ -30,12 +30,25 @@ use std::sync::Arc;
 pub struct Caller<'a> {
     principal: Option<&'a str>,
     scopes: &'a [String],
+    apps: bool,
 }
 
 impl<'a> Caller<'a> {
     /// A caller with this principal and these granted scopes.
     pub fn new(principal: Option<&'a str>, scopes: &'a [String]) -> Self {
-        Self { principal, scopes }
+        Self { principal, scopes, apps: false }
+    }
+
+    /// This caller, saying whether its client renders MCP Apps (see [`Caller::apps`]).
+    pub fn with_apps(mut self, apps: bool) -> Self {
+        self.apps = apps;
+        self
+    }
+
+    /// Whether the request's client declared the MCP Apps extension with the HTML profile
+    /// ([`mcp_protocol::apps::renders_apps`]): app-only tools exist only for such callers.
+    pub fn apps(&self) -> bool {
+        self.apps
     }
 
     /// The authenticated principal (the token's subject), if any.
@@ -61,6 +74,8 @@ enum Rule {
     Authenticated,
     Scopes(Arc<[String]>),
     Custom(Predicate),
+    /// Callers whose client renders MCP Apps, and whom the inner rule (if any) allows.
+    Apps(Option<Box<Access>>),
 }
 
 /// Who may see and use an item; see the [module docs](self).
@@ -73,6 +88,7 @@ impl std::fmt::Debug for Access {
             Rule::Authenticated => f.write_str("Access::authenticated()"),
             Rule::Scopes(s) => write!(f, "Access::scopes({s:?})"),
             Rule::Custom(_) => f.write_str("Access::custom(..)"),
+            Rule::Apps(inner) => write!(f, "Access::apps({inner:?})"),
         }
     }
 }
@@ -105,11 +121,21 @@ impl Access {
             Rule::Authenticated => caller.principal.is_some(),
             Rule::Scopes(need) => caller.principal.is_some() && need.iter().all(|s| caller.has_scope(s)),
             Rule::Custom(allow) => allow(caller),
+            Rule::Apps(inner) => caller.apps && inner.as_ref().is_none_or(|a| a.allows(caller)),
         }
+    }
+
+    /// Callers whose client renders MCP Apps and whom `inner` (if any) allows: the rule of an
+    /// app-only tool (`_meta.ui.visibility: ["app"]`, see `Tool::ui_visibility`).
+    pub(crate) fn apps(inner: Option<Access>) -> Self {
+        Self(Rule::Apps(inner.map(Box::new)))
     }
 
     /// Why the rule cannot work, if it cannot (checked when the item is registered).
     pub(crate) fn problem(&self) -> Option<String> {
+        if let Rule::Apps(inner) = &self.0 {
+            return inner.as_ref()?.problem();
+        }
         let Rule::Scopes(scopes) = &self.0 else { return None };
         if scopes.is_empty() {
             return Some("Access::scopes needs at least one scope".into());

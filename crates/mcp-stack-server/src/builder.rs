@@ -365,6 +365,7 @@ impl ServerBuilder {
         }
         crate::mount::compose(&mut self.catalog, &self.config.mounts, true)?;
         self.catalog.reindex();
+        crate::apps::check_links(&self.catalog)?;
         if self.config.tasks.is_none()
             && self.catalog.tools.iter().any(|t| t.task_support != crate::definitions::TaskSupport::Forbidden)
         {
@@ -386,6 +387,12 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
     };
     let hp = header_params(&tool.def.input_schema)
         .map_err(|reason| BuildError::InvalidHeaderAnnotation { tool: name.clone(), reason })?;
+    // MCP Apps: an app-only tool exists only for clients that render apps.
+    let ui = crate::apps::tool_ui(&tool.def);
+    let access = match &ui {
+        Some(ui) if !ui.model_visible() => Some(crate::access::Access::apps(tool.access)),
+        _ => tool.access,
+    };
     Ok(ToolEntry {
         name,
         def: tool.def,
@@ -394,7 +401,8 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
         header_params: hp.into(),
         task_support: tool.task_support,
         task_start: tool.task_start,
-        access: tool.access,
+        access,
+        ui_linked: ui.is_some_and(|ui| ui.resource_uri.is_some()),
         rate_limit: tool.rate_limit,
         handler,
         home: None,

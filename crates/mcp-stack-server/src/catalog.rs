@@ -45,6 +45,8 @@ pub struct ToolEntry {
     pub(crate) task_support: crate::definitions::TaskSupport,
     pub(crate) task_start: crate::tasks::TaskStart,
     pub(crate) access: Option<crate::access::Access>,
+    /// Links a view (`_meta.ui.resourceUri`): its results must carry text content too.
+    pub(crate) ui_linked: bool,
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) handler: ToolFn,
     /// The server it was mounted from (`None`: registered here).
@@ -228,12 +230,16 @@ impl Catalog {
         })
     }
 
+    /// Whether some resource or template of this catalog serves `uri` (for anyone).
+    pub(crate) fn serves(&self, uri: &str) -> bool {
+        self.resource_index.contains_key(uri) || self.templates.iter().any(|t| t.template.matches(uri).is_some())
+    }
+
     /// Whether `caller` may read `uri` (what resource update announcements check).
     pub(crate) fn can_read(&self, uri: &str, caller: &Caller<'_>) -> bool {
         !self.restricted[ListKind::Resources as usize] && !self.restricted[ListKind::Templates as usize]
             || self.resource_for(uri, caller).is_some()
-            || (!self.resource_index.contains_key(uri)
-                && !self.templates.iter().any(|t| t.template.matches(uri).is_some()))
+            || !self.serves(uri)
     }
 }
 

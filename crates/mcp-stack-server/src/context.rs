@@ -182,9 +182,11 @@ impl Context {
         &self.inner.env.scopes
     }
 
-    /// The caller (principal and scopes), as [`crate::Access`] rules see it.
+    /// The caller (principal, scopes, and whether its client renders MCP Apps), as
+    /// [`crate::Access`] rules see it.
     pub fn caller(&self) -> crate::access::Caller<'_> {
-        self.inner.env.caller()
+        let apps = mcp_protocol::apps::renders_apps(&self.inner.meta.client_capabilities);
+        self.inner.env.caller().with_apps(apps)
     }
 
     /// The request's raw `params`.

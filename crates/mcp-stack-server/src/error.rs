@@ -281,6 +281,14 @@ pub enum BuildError {
         /// Why.
         reason: String,
     },
+    /// An MCP Apps link or view cannot work (see [`crate::apps`]).
+    #[error("{item}: {reason}")]
+    InvalidApp {
+        /// The item (`tool "name"`, `UI resource "uri"`).
+        item: String,
+        /// Why.
+        reason: String,
+    },
     /// A policy given to the builder (a rate limit, a cache) is misconfigured.
     #[error("{policy}: {reason}")]
     InvalidPolicy {

@@ -149,9 +149,18 @@ impl Operation {
         &self.env.scopes
     }
 
-    /// The caller (principal and scopes), as [`crate::Access`] rules see it.
+    /// The caller (principal, scopes, and whether its client renders MCP Apps), as
+    /// [`crate::Access`] rules see it.
     pub fn caller(&self) -> crate::access::Caller<'_> {
-        self.env.caller()
+        let apps = match &self.preset {
+            Some(preset) => mcp_protocol::apps::renders_apps(&preset.meta.client_capabilities),
+            None => self
+                .meta()
+                .and_then(|m| m.get(mcp_protocol::meta::CLIENT_CAPABILITIES))
+                .and_then(Value::as_object)
+                .is_some_and(mcp_protocol::apps::renders_apps),
+        };
+        self.env.caller().with_apps(apps)
     }
 
     /// Sets who the caller is, for what runs after this layer (access rules, handlers, task

@@ -20,6 +20,7 @@
 
 pub mod access;
 pub mod access_log;
+pub mod apps;
 mod builder;
 pub mod cache;
 mod catalog;

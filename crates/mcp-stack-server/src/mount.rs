@@ -60,6 +60,7 @@ fn tool(e: &ToolEntry, name: String, home: &Server) -> ToolEntry {
         task_support: e.task_support,
         task_start: e.task_start,
         access: e.access.clone(),
+        ui_linked: e.ui_linked,
         rate_limit: e.rate_limit,
         handler: e.handler.clone(),
         home: Some(e.home.clone().unwrap_or_else(|| home.clone())),

@@ -374,8 +374,14 @@ fn failed(e: ProtocolError) -> Terminal {
 impl Server {
     /// Checks a tool's result against its `outputSchema` (when it declares one).
     pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: &CallToolResult) -> Result<(), ProtocolError> {
-        let Some(out) = &tool.output else { return Ok(()) };
         let name = &tool.name;
+        if tool.ui_linked && crate::apps::lacks_fallback(result) {
+            return Err(ProtocolError::Internal(format!(
+                "tool {name} shows a view (_meta.ui.resourceUri) and must return text content too, \
+                 for hosts that do not render apps"
+            )));
+        }
+        let Some(out) = &tool.output else { return Ok(()) };
         let out =
             out.get().map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid outputSchema: {e}")))?;
         if result.is_error != Some(true) {

@@ -1,5 +1,6 @@
 //! The integration tests of mcp-stack-server, as one test binary:
 //! - `access`: access rules on items (lists, calls, reads, listen streams).
+//! - `apps`: MCP Apps views, tool links and app-only tools.
 //! - `cache`: the result cache of read-only tools and resources.
 //! - `dispatch`: requests through `Server::handle` (no transport), every method and error.
 //! - `layers`: operation layers around `Server::handle`.
@@ -11,6 +12,7 @@
 //! `panic_hook` has a binary of its own: the hook is process-wide.
 
 mod access;
+mod apps;
 mod cache;
 mod dispatch;
 mod layers;
