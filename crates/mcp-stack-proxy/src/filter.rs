@@ -10,7 +10,27 @@ pub(crate) struct Names {
     pub(crate) prefix: String,
     /// Who may see which tools (`ProxyConfig::tool_access`): the first matching glob decides.
     pub(crate) access: Vec<(String, mcp::server::Access)>,
+    /// The authority `ui://` URIs are served under (`ProxyConfig::view_authority`, encoded).
+    pub(crate) views: Option<String>,
 }
+
+/// `name` as a URI authority: unreserved characters kept, anything else percent-encoded.
+pub(crate) fn view_authority(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("upstream");
+    }
+    out
+}
+
+const UI: &str = "ui://";
 
 impl Names {
     /// Whether the upstream tool `name` is exposed.
@@ -36,6 +56,55 @@ impl Names {
     /// The upstream name of a downstream tool or prompt name (`None`: not ours).
     pub(crate) fn inward<'a>(&self, name: &'a str) -> Option<&'a str> {
         name.strip_prefix(self.prefix.as_str())
+    }
+
+    /// The downstream form of an upstream URI: `ui://x` becomes `ui://AUTHORITY/x` when views
+    /// are rewritten; anything else is left alone.
+    pub(crate) fn outward_uri(&self, uri: &str) -> Option<String> {
+        let authority = self.views.as_deref()?;
+        let rest = uri.strip_prefix(UI)?;
+        Some(format!("{UI}{authority}/{rest}"))
+    }
+
+    /// The upstream form of a downstream URI: `Err(())` for a `ui://` URI that is not under
+    /// this upstream's authority (when views are rewritten); other URIs pass as they are.
+    #[allow(clippy::result_unit_err)]
+    pub(crate) fn inward_uri(&self, uri: &str) -> Result<String, ()> {
+        let Some(authority) = self.views.as_deref() else { return Ok(uri.to_owned()) };
+        let Some(rest) = uri.strip_prefix(UI) else { return Ok(uri.to_owned()) };
+        match rest.strip_prefix(authority).and_then(|r| r.strip_prefix('/')) {
+            Some(inner) => Ok(format!("{UI}{inner}")),
+            None => Err(()),
+        }
+    }
+
+    /// Rewrites the view links of a listed item (`key` names the list) to their downstream
+    /// form: a tool's `_meta.ui.resourceUri` (and the older `_meta["ui/resourceUri"]`), a
+    /// resource's `uri`, a template's `uriTemplate`.
+    pub(crate) fn outward_item(&self, key: &str, item: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.views.is_none() {
+            return;
+        }
+        let rewrite = |slot: Option<&mut Value>| {
+            if let Some(v) = slot {
+                if let Some(out) = v.as_str().and_then(|u| self.outward_uri(u)) {
+                    *v = Value::String(out);
+                }
+            }
+        };
+        match key {
+            "tools" => {
+                let meta = item.get_mut("_meta").and_then(Value::as_object_mut);
+                if let Some(meta) = meta {
+                    rewrite(meta.get_mut("ui/resourceUri"));
+                    rewrite(meta.get_mut("ui").and_then(|ui| ui.get_mut("resourceUri")));
+                }
+            }
+            "resources" => rewrite(item.get_mut("uri")),
+            "resourceTemplates" => rewrite(item.get_mut("uriTemplate")),
+            _ => {}
+        }
     }
 
     /// The upstream name of a downstream tool name, if it names a tool `caller` may call.
@@ -91,13 +160,30 @@ mod tests {
 
     #[test]
     fn prefix_and_filter() {
-        let n = Names { tools: vec!["e*".into()], prefix: "up_".into(), access: Vec::new() };
+        let n = Names { tools: vec!["e*".into()], prefix: "up_".into(), ..Names::default() };
         let anyone = mcp::server::Caller::new(None, &[]);
         assert_eq!(n.outward("echo"), "up_echo");
         assert_eq!(n.inward_tool("up_echo", &anyone), Some("echo"));
         assert_eq!(n.inward_tool("up_add", &anyone), None);
         assert_eq!(n.inward_tool("echo", &anyone), None);
         assert!(Names::default().tool_allowed("anything"));
+    }
+
+    #[test]
+    fn views_are_served_under_the_upstreams_authority() {
+        let n = Names { views: Some(view_authority("docs")), ..Names::default() };
+        assert_eq!(n.outward_uri("ui://everything/dashboard").as_deref(), Some("ui://docs/everything/dashboard"));
+        assert_eq!(n.outward_uri("file:///x"), None);
+        assert_eq!(n.inward_uri("ui://docs/everything/dashboard"), Ok("ui://everything/dashboard".to_owned()));
+        assert_eq!(n.inward_uri("ui://other/everything/dashboard"), Err(()));
+        assert_eq!(n.inward_uri("ui://docsX/a"), Err(()), "the authority is matched whole");
+        assert_eq!(n.inward_uri("file:///x"), Ok("file:///x".to_owned()));
+        let mut tool =
+            serde_json::json!({"name": "t", "_meta": {"ui": {"resourceUri": "ui://a/v", "visibility": ["app"]}}});
+        n.outward_item("tools", &mut tool);
+        assert_eq!(tool["_meta"]["ui"]["resourceUri"], "ui://docs/a/v");
+        assert_eq!(view_authority("my server/1"), "my%20server%2F1");
+        assert_eq!(Names::default().inward_uri("ui://any/x"), Ok("ui://any/x".to_owned()));
     }
 
     #[test]

@@ -120,7 +120,22 @@ impl Forward {
                 params.insert("name".into(), json!(inner));
                 self.interactive(&ctx, method, params).await
             }
-            "resources/read" => self.interactive(&ctx, method, params).await,
+            "resources/read" => {
+                let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let inner =
+                    self.names.inward_uri(&uri).map_err(|()| refuse(ProtocolError::resource_not_found(&uri)))?;
+                if inner == uri {
+                    return self.interactive(&ctx, method, params).await;
+                }
+                params.insert("uri".into(), json!(inner));
+                let mut r = self.interactive(&ctx, method, params).await?;
+                for c in r.get_mut("contents").and_then(Value::as_array_mut).into_iter().flatten() {
+                    if c.get("uri").and_then(Value::as_str) == Some(inner.as_str()) {
+                        c["uri"] = json!(uri);
+                    }
+                }
+                Ok(r)
+            }
             "completion/complete" => {
                 if let Some(Value::Object(r)) = params.get_mut("ref") {
                     if r.get("type").and_then(Value::as_str) == Some("ref/prompt") {
@@ -184,7 +199,8 @@ impl Forward {
 
     /// A session for this request: by its input capabilities (when it may be asked) and principal.
     async fn lease(&self, ctx: &Context, interactive: bool) -> Result<super::pool::Lease, HandlerError> {
-        let caps = if interactive { InputCaps::from_client(ctx.client_capabilities()) } else { InputCaps::default() };
+        let declared = InputCaps::from_client(ctx.client_capabilities());
+        let caps = if interactive { declared } else { InputCaps { apps: declared.apps, ..InputCaps::default() } };
         let key = Key { caps, principal: ctx.principal().map(str::to_owned), tasks: self.wants_tasks(ctx) };
         self.pool.lease(&key).await.map_err(|e| match e {
             ClientError::Handler(m) => refuse(ProtocolError::unavailable("upstream", m)),
@@ -213,6 +229,7 @@ impl Forward {
                 if renamed {
                     item["name"] = json!(self.names.outward(&name));
                 }
+                self.names.outward_item(key, &mut item);
                 Some(item)
             })
             .collect();

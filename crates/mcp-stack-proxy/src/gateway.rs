@@ -9,7 +9,8 @@
 //!   ([`GatewayConfig::no_prefix`]), to the upstream that listed the name, the first in the
 //!   configuration order when several do (the clash is reported once in the log);
 //! - `resources/read` goes to the upstream that listed the URI, else to each in turn until one
-//!   knows it;
+//!   knows it; with prefixes, MCP Apps views (`ui://` URIs) are served as `ui://NAME/...` and
+//!   routed by that authority ([`ProxyConfig::view_authority`]);
 //! - `tasks/*` go to the upstream that owns the task (task ids are the proxy's own).
 //!
 //! Per upstream the gateway counts calls, errors and time ([`Gateway::stats`]); with
@@ -150,7 +151,13 @@ impl Multi {
             }
             "resources/read" => {
                 let uri = field("uri").unwrap_or_default();
-                if let Some(i) = self.route(Kind::Resource, &uri) {
+                // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
+                let view_owner = || {
+                    let under =
+                        |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(&uri).is_ok();
+                    uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten()
+                };
+                if let Some(i) = self.route(Kind::Resource, &uri).or_else(view_owner) {
                     return self.timed(i, ctx).await;
                 }
                 let mut last = refuse(ProtocolError::resource_not_found(&uri));
@@ -346,8 +353,12 @@ impl Gateway {
         for (name, mut upstream) in config.upstreams {
             if config.no_prefix {
                 upstream.prefix.clear();
-            } else if upstream.prefix.is_empty() {
-                upstream.prefix = format!("{name}_");
+            } else {
+                if upstream.prefix.is_empty() {
+                    upstream.prefix = format!("{name}_");
+                }
+                // Views of several upstreams stay apart: `ui://x` of NAME is `ui://NAME/x`.
+                upstream.view_authority.get_or_insert_with(|| name.clone());
             }
             let backend = Backend::connect(&upstream).await.map_err(|e| match e {
                 ProxyError::Upstream { upstream, message, source } => {

@@ -95,6 +95,11 @@ pub struct ProxyConfig {
     /// upstream name decides (no match: every caller). A tool hidden from a caller is left out
     /// of its lists and called as an unknown one.
     pub tool_access: Vec<(String, mcp::server::Access)>,
+    /// Serve the upstream's MCP Apps views (`ui://` URIs) under `ui://NAME/...` (the upstream's
+    /// `ui://x/view` becomes `ui://NAME/x/view` in tool links, resource lists and read results,
+    /// and back when read), so views of several upstreams stay unique; the gateway sets it to
+    /// each upstream's name when it prefixes names. `None` (the default) leaves URIs alone.
+    pub view_authority: Option<String>,
 }
 
 impl ProxyConfig {
@@ -111,6 +116,7 @@ impl ProxyConfig {
             connect_timeout: Duration::from_secs(30),
             force_legacy: None,
             tool_access: Vec::new(),
+            view_authority: None,
         }
     }
 
@@ -322,6 +328,7 @@ impl Backend {
             tools: config.tools.clone(),
             prefix: config.prefix.clone(),
             access: config.tool_access.clone(),
+            views: config.view_authority.as_deref().map(filter::view_authority),
         };
         let flights = flight::Flights::new(
             config.max_waiting.max(1),

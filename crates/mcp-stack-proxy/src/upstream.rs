@@ -59,6 +59,9 @@ pub(crate) struct InputCaps {
     pub(crate) sampling_tools: bool,
     /// Roots.
     pub(crate) roots: bool,
+    /// MCP Apps (not a question the upstream asks, but what it lists: app-only tools exist
+    /// only for sessions that render apps).
+    pub(crate) apps: bool,
 }
 
 impl InputCaps {
@@ -73,6 +76,7 @@ impl InputCaps {
             sampling: present("sampling"),
             sampling_tools: caps.get("sampling").and_then(|s| s.get("tools")).is_some(),
             roots: present("roots"),
+            apps: mcp::server::mcp_protocol::apps::renders_apps(caps),
         }
     }
 
@@ -197,7 +201,8 @@ impl Upstream {
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(timeout)
             .probe_timeout(timeout / 3)
-            .tasks(tasks);
+            .tasks(tasks)
+            .apps(caps.apps);
         if let Some(v) = force_legacy {
             b = b.force_legacy(v);
         }
@@ -302,6 +307,13 @@ mod tests {
         assert!(!caps(json!({})).any());
         assert_eq!(caps(json!({ "elicitation": {} })), InputCaps { form: true, ..Default::default() });
         let c = caps(json!({ "elicitation": { "url": {} }, "sampling": { "tools": {} }, "roots": {} }));
-        assert_eq!(c, InputCaps { form: false, url: true, sampling: true, sampling_tools: true, roots: true });
+        assert_eq!(
+            c,
+            InputCaps { form: false, url: true, sampling: true, sampling_tools: true, roots: true, apps: false }
+        );
+        let apps = caps(
+            json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } }),
+        );
+        assert!(apps.apps && !apps.any(), "rendering apps asks nothing");
     }
 }

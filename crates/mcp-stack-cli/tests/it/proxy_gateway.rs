@@ -118,3 +118,52 @@ async fn without_prefixes_a_clash_goes_to_the_first_upstream_and_is_reported() {
     assert!(gw.stderr().contains("\"echo\" is offered by upstreams ev and legacy"), "{}", gw.stderr());
     let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
+
+/// MCP Apps through the gateway: two everything servers whose views have the same `ui://` URI
+/// are served as `ui://a/...` and `ui://b/...`, each read from its own upstream; app-only tools
+/// are listed and callable only for clients that render apps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_of_two_upstreams_stay_apart_and_app_only_tools_follow_the_client() {
+    let everything = json!({"command": env!("CARGO_BIN_EXE_mcp"), "args": ["serve", "everything", "--stdio"]});
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-apps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("servers.json");
+    std::fs::write(&file, json!({"mcpServers": {"a": everything, "b": everything}}).to_string()).unwrap();
+    let f = file.to_string_lossy().into_owned();
+    let gw = tokio::task::spawn_blocking(move || Proxy::http(&["--config", &f], &[])).await.unwrap();
+    let addr = gw.addr();
+    let apps = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+    let with_apps = |id: i64, method: &str, params: Value| req(id, method, caps(params, apps.clone()));
+
+    let listed = rpc(addr, &with_apps(1, "tools/list", json!({}))).await;
+    let link = |name: &str| {
+        let tool = listed["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name);
+        tool.unwrap_or_else(|| panic!("{name} missing: {listed}"))["_meta"]["ui"]["resourceUri"].clone()
+    };
+    assert_eq!(link("a_dashboard_add"), "ui://a/everything/dashboard");
+    assert_eq!(link("b_show_dashboard"), "ui://b/everything/dashboard");
+    let resources = rpc(addr, &with_apps(2, "resources/list", json!({}))).await;
+    let uris: Vec<&str> =
+        resources["result"]["resources"].as_array().unwrap().iter().filter_map(|r| r["uri"].as_str()).collect();
+    assert!(uris.contains(&"ui://a/everything/dashboard") && uris.contains(&"ui://b/everything/dashboard"), "{uris:?}");
+    // Read without listing first: routed by the authority, the URI given back as asked.
+    let read = rpc(addr, &req(3, "resources/read", json!({"uri": "ui://b/everything/dashboard"}))).await;
+    let contents = &read["result"]["contents"][0];
+    assert_eq!(contents["uri"], "ui://b/everything/dashboard", "{read}");
+    assert_eq!(contents["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(contents["_meta"]["ui"]["prefersBorder"], true);
+    assert!(contents["text"].as_str().unwrap().contains("ui/initialize"));
+    let stray = rpc(addr, &req(4, "resources/read", json!({"uri": "ui://c/everything/dashboard"}))).await;
+    assert!(stray["error"]["message"].as_str().unwrap_or_default().contains("not found"), "{stray}");
+
+    let added = rpc(addr, &with_apps(5, "tools/call", call("a_dashboard_add", json!({"amount": 3})))).await;
+    assert_eq!(added["result"]["content"][0]["text"], "the counter is 3", "{added}");
+    let plain = tool_names(&rpc(addr, &req(6, "tools/list", json!({}))).await);
+    assert!(
+        plain.contains(&"a_show_dashboard".to_owned()) && !plain.iter().any(|n| n.ends_with("dashboard_add")),
+        "{plain:?}"
+    );
+    let hidden = rpc(addr, &tcall(7, "a_dashboard_add", json!({"amount": 1}))).await;
+    assert_eq!(hidden["error"]["message"], "Unknown tool: dashboard_add", "{hidden}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

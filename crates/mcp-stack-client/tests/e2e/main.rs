@@ -8,7 +8,9 @@
 //! - `https`: TLS (trusted, untrusted, a plain port), and a `CONNECT` proxy.
 //! - `tasks`: the tasks and skills extensions over both transports.
 //! - `legacy_listen`: `subscriptions/listen` fed by a legacy session.
+//! - `apps`: MCP Apps (the extension declared, app-only tools, views) in both eras.
 
+mod apps;
 mod http;
 mod https;
 mod in_flight;
@@ -36,5 +38,6 @@ fn main() -> std::process::ExitCode {
         tasks::tasks_and_skills_over_http,
         legacy_listen::a_legacy_stdio_session_feeds_listen,
         legacy_listen::a_legacy_subscription_ends_with_the_session,
+        apps::apps_in_both_eras_over_stdio,
     ])
 }
