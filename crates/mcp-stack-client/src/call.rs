@@ -98,6 +98,15 @@ impl Client {
     /// Sends one request and drives its exchange to the response.
     pub(crate) async fn exchange(&self, req: OutgoingRequest<'_>, opts: &CallOptions) -> Result<Value, ClientError> {
         let id = req.id().clone();
+        let tap = self.inner.config.traffic.as_ref();
+        if let Some(tap) = tap {
+            let mut json = Vec::new();
+            if req.write_json(&mut json).is_ok() {
+                if let Ok(v) = serde_json::from_slice::<Value>(&json) {
+                    tap(crate::Direction::Sent, &v);
+                }
+            }
+        }
         let idle = opts.timeout.unwrap_or(self.inner.config.timeout);
         let hard_deadline = Instant::now() + self.inner.config.max_timeout.max(idle);
         let sent = tokio::time::timeout(idle, self.inner.transport.request(req));
@@ -119,10 +128,16 @@ impl Client {
                 }
                 Ok(Some(m)) => m?,
             };
+            if let Some(tap) = tap {
+                tap(crate::Direction::Received, &m);
+            }
             match (m.get("method").and_then(Value::as_str), m.get("id")) {
                 (Some(method), Some(req_id)) => {
                     // A server-to-client request (legacy sessions only).
                     let reply = Box::pin(self.answer_server_request(req_id, method, m.get("params").cloned())).await;
+                    if let Some(tap) = tap {
+                        tap(crate::Direction::Sent, &reply);
+                    }
                     self.inner.transport.send(reply, self.legacy_headers()).await?;
                 }
                 (Some("notifications/progress"), None) => {

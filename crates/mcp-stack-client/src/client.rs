@@ -106,7 +106,22 @@ pub struct ClientBuilder {
     pub(crate) allow_legacy: bool,
     pub(crate) force_legacy: bool,
     pub(crate) tasks: bool,
+    /// Sees every JSON-RPC message of a request exchange ([`ClientBuilder::on_traffic`]).
+    pub(crate) traffic: Option<TrafficTap>,
 }
+
+/// Which way a message went (see [`ClientBuilder::on_traffic`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Direction {
+    /// From this client to the server.
+    Sent,
+    /// From the server to this client.
+    Received,
+}
+
+/// A callback seeing the client's JSON-RPC traffic.
+pub type TrafficTap = Arc<dyn Fn(Direction, &Value) + Send + Sync>;
 
 impl std::fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,6 +144,7 @@ impl ClientBuilder {
             allow_legacy: true,
             force_legacy: false,
             tasks: false,
+            traffic: None,
         }
     }
 
@@ -268,6 +284,16 @@ impl ClientBuilder {
             Some(s) => self.handlers.extensions.insert(name.to_owned(), s),
             None => self.handlers.extensions.remove(name),
         };
+        self
+    }
+
+    /// Calls `tap` with every JSON-RPC message a request exchange sends or receives: requests
+    /// (with their `_meta`), responses, the notifications and server requests that arrive on
+    /// them, and the answers a legacy session sends back (what an inspector's traffic pane or a
+    /// debug log shows). Keep it quick: it runs on the request's task. Without a tap nothing is
+    /// copied.
+    pub fn on_traffic(mut self, tap: impl Fn(Direction, &Value) + Send + Sync + 'static) -> Self {
+        self.traffic = Some(Arc::new(tap));
         self
     }
 

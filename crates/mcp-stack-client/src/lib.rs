@@ -41,7 +41,10 @@ pub mod transport;
 mod typed;
 
 pub use auth::{AuthChallenge, AuthProvider};
-pub use client::{CallOptions, Client, ClientBuilder, ElicitationModes, NotificationCallback, Sampling, ServerEra};
+pub use client::{
+    CallOptions, Client, ClientBuilder, Direction, ElicitationModes, NotificationCallback, Sampling, ServerEra,
+    TrafficTap,
+};
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};

@@ -53,3 +53,21 @@ pub(crate) async fn apps_in_both_eras_over_stdio() {
     check(false).await;
     check(true).await;
 }
+
+/// `ClientBuilder::on_traffic` sees the request as sent (with its `_meta`) and the response.
+pub(crate) async fn the_traffic_tap_sees_requests_and_responses() {
+    use mcp_client::Direction;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let b = ClientBuilder::new("tap-test", "0.0.1").on_traffic(move |d, m| s.lock().unwrap().push((d, m.clone())));
+    let cmd = mcp_test_support::child::stdio_command();
+    let c = tokio::time::timeout(T, b.connect(StdioTransport::spawn(cmd).unwrap())).await.unwrap().unwrap();
+    c.call_tool("echo", json!({"text": "tapped"})).await.unwrap();
+    let seen = seen.lock().unwrap();
+    let sent = seen.iter().find(|(d, m)| *d == Direction::Sent && m["method"] == "tools/call").expect("the call");
+    assert_eq!(sent.1["params"]["arguments"]["text"], "tapped");
+    assert!(sent.1["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_string(), "{}", sent.1);
+    let id = &sent.1["id"];
+    let answer = seen.iter().find(|(d, m)| *d == Direction::Received && &m["id"] == id).expect("the response");
+    assert_eq!(answer.1["result"]["content"][0]["text"], "tapped");
+}

@@ -39,5 +39,6 @@ fn main() -> std::process::ExitCode {
         legacy_listen::a_legacy_stdio_session_feeds_listen,
         legacy_listen::a_legacy_subscription_ends_with_the_session,
         apps::apps_in_both_eras_over_stdio,
+        apps::the_traffic_tap_sees_requests_and_responses,
     ])
 }
