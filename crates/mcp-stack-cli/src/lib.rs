@@ -2,6 +2,7 @@
 //! (used by tests too).
 
 pub mod client;
+pub mod inspect;
 mod limits;
 pub mod proxy;
 pub mod telemetry;

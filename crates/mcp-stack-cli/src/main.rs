@@ -149,6 +149,24 @@ enum Command {
     /// Show the servers configured in config files (what NAME targets resolve to).
     #[command(subcommand)]
     Servers(ServersCmd),
+    /// Open a web inspector for a server: tools with forms, resources, prompts, tasks, skills,
+    /// listen, the raw traffic, and MCP Apps rendered as a host would (loopback only).
+    #[command(override_usage = "mcp inspect [OPTIONS] URL|NAME\n       mcp inspect [OPTIONS] -- COMMAND...")]
+    Inspect {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        /// Port of the page on 127.0.0.1 (default: any free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Port of the MCP Apps sandbox on localhost (default: any free one).
+        #[arg(long, default_value_t = 0)]
+        sandbox_port: u16,
+        /// Do not open a browser (print the URL only).
+        #[arg(long)]
+        no_open: bool,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Show a server's era and protocol version, identity, capabilities and instructions.
     #[command(override_usage = "mcp discover [OPTIONS] URL\n       mcp discover [OPTIONS] -- COMMAND...")]
     Discover {
@@ -477,6 +495,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Proxy(_) => unreachable!("`proxy` is handled by main"),
         Command::Auth(_) => unreachable!("`auth` is handled by main"),
         Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
+        Command::Inspect { .. } => unreachable!("`inspect` is handled by main"),
         Command::Servers(_) => unreachable!("`servers` is handled by main"),
     }
 }
@@ -588,6 +607,22 @@ fn main() -> std::process::ExitCode {
                 let code = rt.block_on(mcp_cli::client::doctor::run(opts, target(pos, t)));
                 rt.shutdown_timeout(Duration::from_millis(100));
                 code
+            }
+            Err(e) => {
+                eprintln!("mcp: {e}");
+                std::process::ExitCode::from(2)
+            }
+        },
+        Command::Inspect { pos, port, sandbox_port, no_open, target: t } => match options(cli.global) {
+            Ok(opts) => {
+                let how = mcp_cli::inspect::InspectOptions { port, sandbox_port, open: !no_open };
+                match rt.block_on(mcp_cli::inspect::run(opts, target(pos, t), how)) {
+                    Ok(()) => std::process::ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("mcp inspect: {e}");
+                        std::process::ExitCode::FAILURE
+                    }
+                }
             }
             Err(e) => {
                 eprintln!("mcp: {e}");

@@ -255,6 +255,15 @@ impl Failure {
         self
     }
 
+    /// The message and its hints, one per line.
+    fn text(&self) -> String {
+        let mut s = self.message.clone();
+        for h in &self.hints {
+            s.push_str(&format!("\n  {h}"));
+        }
+        s
+    }
+
     fn report(&self, json: bool) {
         let mut s = format!("mcp: {}\n", self.message);
         for h in &self.hints {
@@ -271,6 +280,34 @@ impl Failure {
             }
             render::print_json(&json!({ "error": e }));
         }
+    }
+}
+
+/// A server target resolved from the command line, for a long-lived connection of another
+/// command (`mcp inspect`, `mcp dev`).
+#[derive(Debug, Clone)]
+pub struct Resolved(Target);
+
+impl Resolved {
+    /// The target from `t` (a URL, a configured NAME, or a stdio command); the error is what
+    /// the CLI would print (message and hints).
+    pub fn new(opts: &Options, t: TargetArgs) -> Result<Self, String> {
+        match resolve_target(opts, t) {
+            Ok((target, rest)) if rest.is_empty() => Ok(Self(target)),
+            Ok((_, rest)) => Err(format!("unexpected argument `{}`", rest[0])),
+            Err(f) => Err(f.text()),
+        }
+    }
+
+    /// The target for messages (URL without credentials, or the program).
+    pub fn describe(&self) -> String {
+        self.0.describe()
+    }
+
+    /// Connects `b` (its handlers set by the caller) with the options' timeout, version, roots,
+    /// headers and stored OAuth tokens.
+    pub async fn connect(&self, opts: &Options, b: ClientBuilder) -> Result<Client, String> {
+        connect_with(opts, &self.0, b).await.map_err(|f| f.text())
     }
 }
 
@@ -386,6 +423,18 @@ fn http_transport(url: &str, headers: &[(String, String)], opts: &Options) -> Re
 async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client, Failure> {
     // The CLI follows tasks (spinner, Ctrl-C cancels), so it declares the extension.
     let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).tasks(true);
+    if !opts.no_input {
+        let e = ui.clone();
+        // The prompts show the questions as the server sent them: the raw handlers.
+        b = b.on_elicitation_raw(mcp_client::ElicitationModes::FORM_AND_URL, move |p| e.clone().elicit(p));
+        let s = ui.clone();
+        b = b.on_sampling_raw(mcp_client::Sampling::Text, move |p| s.clone().sample(p));
+    }
+    connect_with(opts, target, b).await
+}
+
+/// Connects `b` (its handlers set) to `target` with the options' timeout, version and roots.
+async fn connect_with(opts: &Options, target: &Target, mut b: ClientBuilder) -> Result<Client, Failure> {
     if let Some(t) = opts.timeout {
         b = b.timeout(t).probe_timeout(t).connect_timeout(t);
     }
@@ -395,13 +444,6 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
     if !opts.roots.is_empty() {
         let roots = opts.roots.iter().map(|r| args::root(r)).collect::<Result<Vec<_>, _>>().map_err(Failure::usage)?;
         b = b.roots(roots);
-    }
-    if !opts.no_input {
-        let e = ui.clone();
-        // The prompts show the questions as the server sent them: the raw handlers.
-        b = b.on_elicitation_raw(mcp_client::ElicitationModes::FORM_AND_URL, move |p| e.clone().elicit(p));
-        let s = ui.clone();
-        b = b.on_sampling_raw(mcp_client::Sampling::Text, move |p| s.clone().sample(p));
     }
     let r = match target {
         Target::Http { url, headers } => b.connect(http_transport(url, headers, opts)?).await,

@@ -17,6 +17,8 @@ mod doctor;
 mod hostile_http;
 mod hostile_stdio;
 mod icons_cli;
+#[cfg(unix)]
+mod inspector;
 mod oauth_issuer;
 mod policy;
 mod proxy;

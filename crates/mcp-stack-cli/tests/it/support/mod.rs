@@ -3,6 +3,8 @@
 #![allow(dead_code)] // each test module uses a different subset
 
 pub(crate) mod bounded;
+#[cfg(unix)]
+pub(crate) mod browser;
 pub(crate) mod http_server;
 pub(crate) mod proxy;
 pub(crate) mod raw_http;

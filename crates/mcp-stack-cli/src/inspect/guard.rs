@@ -1,0 +1,129 @@
+//! Who may talk to the inspector: requests must name our own loopback address as `Host` (no DNS
+//! rebinding), come from our own origin when a browser says where they come from (no other web
+//! page), and carry the random token of this run (shown once, in the URL's fragment) to reach
+//! the API. No CORS header is ever sent.
+
+use http::{HeaderMap, HeaderValue, Method};
+
+/// The checks of one listener (the page's, or the sandbox's).
+#[derive(Debug, Clone)]
+pub(crate) struct Guard {
+    /// `Host` values accepted (`127.0.0.1:PORT`, `localhost:PORT`).
+    hosts: Vec<String>,
+    /// `Origin` values accepted (`http://` + each host).
+    origins: Vec<String>,
+    token: String,
+}
+
+/// Why a request is refused (the status and a short text; nothing more is said).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Refusal(pub(crate) u16, pub(crate) &'static str);
+
+/// The token header the page sends with every API request.
+pub(crate) const TOKEN_HEADER: &str = "x-inspector-token";
+
+impl Guard {
+    /// Accepts `Host: 127.0.0.1:port` and `localhost:port`, and those origins.
+    pub(crate) fn new(port: u16, token: &str) -> Self {
+        let hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+        let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
+        Self { hosts, origins, token: token.to_owned() }
+    }
+
+    /// The origin the page is served from (what `Origin` says of the page's own requests).
+    pub(crate) fn origins(&self) -> &[String] {
+        &self.origins
+    }
+
+    /// Checks `Host` and `Origin` (every request).
+    pub(crate) fn check_site(&self, method: &Method, headers: &HeaderMap) -> Result<(), Refusal> {
+        let host = headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+        if !self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+            return Err(Refusal(421, "this inspector answers only at its own loopback address"));
+        }
+        match headers.get(http::header::ORIGIN).map(HeaderValue::to_str) {
+            None if method == Method::GET || method == Method::HEAD => Ok(()),
+            // A state-changing request must say it comes from the page (browsers always do).
+            None => Err(Refusal(403, "requests must come from the inspector page")),
+            Some(Ok(o)) if self.origins.iter().any(|ours| ours == o) => Ok(()),
+            Some(_) => Err(Refusal(403, "requests from other origins are refused")),
+        }
+    }
+
+    /// Checks the token header of an API request, in constant time.
+    pub(crate) fn check_token(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let given = headers.get(TOKEN_HEADER).map(HeaderValue::as_bytes).unwrap_or_default();
+        if constant_time_eq(given, self.token.as_bytes()) {
+            Ok(())
+        } else {
+            Err(Refusal(403, "missing or wrong inspector token"))
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A fresh token: 32 random bytes, hex.
+pub(crate) fn token() -> String {
+    use rand::RngCore as _;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Headers on every answer: no sniffing, no referrer, no caching, no framing by others.
+pub(crate) fn hardening(headers: &mut HeaderMap) {
+    let set = |h: &mut HeaderMap, k: &'static str, v: &'static str| {
+        h.insert(k, HeaderValue::from_static(v));
+    };
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "referrer-policy", "no-referrer");
+    set(headers, "cache-control", "no-store");
+    set(headers, "cross-origin-resource-policy", "same-origin");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn only_our_host_and_origin_pass() {
+        let g = Guard::new(4000, "t0k");
+        let ok = headers(&[("host", "127.0.0.1:4000")]);
+        assert_eq!(g.check_site(&Method::GET, &ok), Ok(()));
+        assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "LOCALHOST:4000")])), Ok(()));
+        let rebound = headers(&[("host", "evil.example:4000")]);
+        assert_eq!(g.check_site(&Method::GET, &rebound).unwrap_err().0, 421);
+        assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "127.0.0.1:4001")])).unwrap_err().0, 421);
+        let foreign = headers(&[("host", "127.0.0.1:4000"), ("origin", "http://evil.example")]);
+        assert_eq!(g.check_site(&Method::POST, &foreign).unwrap_err().0, 403);
+        assert_eq!(g.check_site(&Method::GET, &foreign).unwrap_err().0, 403);
+        assert_eq!(g.check_site(&Method::POST, &ok).unwrap_err().0, 403, "a POST names its origin");
+        let page = headers(&[("host", "127.0.0.1:4000"), ("origin", "http://127.0.0.1:4000")]);
+        assert_eq!(g.check_site(&Method::POST, &page), Ok(()));
+        let null = headers(&[("host", "127.0.0.1:4000"), ("origin", "null")]);
+        assert!(g.check_site(&Method::POST, &null).is_err(), "a sandboxed frame's opaque origin");
+    }
+
+    #[test]
+    fn the_token_must_match_exactly() {
+        let g = Guard::new(4000, "t0k");
+        assert!(g.check_token(&headers(&[(TOKEN_HEADER, "t0k")])).is_ok());
+        assert!(g.check_token(&headers(&[(TOKEN_HEADER, "t0K")])).is_err());
+        assert!(g.check_token(&headers(&[(TOKEN_HEADER, "t0k0")])).is_err());
+        assert!(g.check_token(&HeaderMap::new()).is_err());
+        let t = token();
+        assert_eq!(t.len(), 64);
+        assert_ne!(t, token());
+    }
+}

@@ -1,0 +1,236 @@
+//! `mcp inspect [TARGET]`: a web inspector for any MCP server the CLI can reach, served on the
+//! loopback interface only.
+//!
+//! Two listeners, two sites: the page at `http://127.0.0.1:PORT/` and the MCP Apps sandbox at
+//! `http://localhost:PORT2/sandbox` (a different site, so a view runs in another browser
+//! process and can reach nothing of the page). The page's URL carries a random token in its
+//! fragment (never sent to a server, never in a `Referer`); the page sends it in a header with
+//! every API request. Requests naming another `Host`, or coming from another origin, are
+//! refused; no CORS header is ever sent. Static assets are compiled into the binary.
+
+mod api;
+mod guard;
+mod state;
+
+use crate::client::{Options, Resolved, TargetArgs};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::response::Response;
+use guard::{Guard, Refusal};
+use http::{HeaderValue, Method, StatusCode};
+use mcp::protocol::apps::{Csp, ResourceUi};
+use serde_json::{Map, Value};
+use state::Inspector;
+use std::sync::Arc;
+
+const INDEX_HTML: &str = include_str!("../../assets/inspector/index.html");
+const APP_JS: &str = include_str!("../../assets/inspector/app.js");
+const APP_CSS: &str = include_str!("../../assets/inspector/app.css");
+const FORMS_JS: &str = include_str!("../../assets/inspector/forms.js");
+const APPS_JS: &str = include_str!("../../assets/inspector/apps.js");
+const TABS_JS: &str = include_str!("../../assets/inspector/tabs.js");
+const SANDBOX_HTML: &str = include_str!("../../assets/inspector/sandbox.html");
+
+/// Largest API request body.
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// How `mcp inspect` runs.
+#[derive(Debug, Clone, Default)]
+pub struct InspectOptions {
+    /// Port of the page (0: any free one).
+    pub port: u16,
+    /// Port of the sandbox (0: any free one).
+    pub sandbox_port: u16,
+    /// Open the page in the default browser.
+    pub open: bool,
+}
+
+struct App {
+    inspector: Arc<Inspector>,
+    page: Guard,
+    sandbox: Guard,
+    /// The sandbox's origin (what the page frames, and what the CSP allows it to frame).
+    sandbox_origin: String,
+}
+
+/// Runs the inspector until Ctrl-C (or SIGTERM): prints the URL (with its token) on stderr.
+pub async fn run(opts: Options, target: TargetArgs, how: InspectOptions) -> Result<(), String> {
+    let target = Resolved::new(&opts, target)?;
+    let page = tokio::net::TcpListener::bind(("127.0.0.1", how.port)).await.map_err(|e| format!("bind: {e}"))?;
+    let sandbox =
+        tokio::net::TcpListener::bind(("127.0.0.1", how.sandbox_port)).await.map_err(|e| format!("bind: {e}"))?;
+    let (page_port, sandbox_port) = (port_of(&page)?, port_of(&sandbox)?);
+    let token = guard::token();
+    let sandbox_origin = format!("http://localhost:{sandbox_port}");
+    let inspector = Inspector::new(opts, target, sandbox_origin.clone());
+    let app = Arc::new(App {
+        inspector: inspector.clone(),
+        page: Guard::new(page_port, &token),
+        sandbox: Guard::new(sandbox_port, &token),
+        sandbox_origin,
+    });
+    let url = format!("http://127.0.0.1:{page_port}/#token={token}");
+    eprintln!("mcp inspect: {} at {url}", inspector.target.describe());
+    eprintln!("mcp inspect: the URL carries this run's token; anyone with it can use the server as you");
+    if how.open {
+        if let Err(e) = webbrowser::open(&url) {
+            eprintln!("mcp inspect: could not open a browser ({e}); open the URL above");
+        }
+    }
+    // Connect now, so the first page load finds the server (a failure shows in the page).
+    let first = inspector.clone();
+    tokio::spawn(async move {
+        if let Err(e) = first.client(false).await {
+            eprintln!("mcp inspect: {e}");
+        }
+    });
+    let page_router = axum::Router::new().fallback(serve_page).with_state(app.clone());
+    let sandbox_router = axum::Router::new().fallback(serve_sandbox).with_state(app.clone());
+    let stop = || async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let a = axum::serve(page, page_router).with_graceful_shutdown(stop());
+    let b = axum::serve(sandbox, sandbox_router).with_graceful_shutdown(stop());
+    let (a, b) = tokio::join!(a, b);
+    inspector.disconnect().await;
+    a.and(b).map_err(|e| e.to_string())
+}
+
+fn port_of(l: &tokio::net::TcpListener) -> Result<u16, String> {
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+fn respond(status: u16, content_type: &'static str, body: impl Into<Body>) -> Response {
+    let mut r = Response::new(body.into());
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    guard::hardening(r.headers_mut());
+    r
+}
+
+fn refused(Refusal(status, why): Refusal) -> Response {
+    respond(status, "text/plain; charset=utf-8", why)
+}
+
+/// The page's own policy: scripts and styles only from the page's files, nothing inline, no
+/// network but the API, frames only from the sandbox, and nobody may frame the page.
+fn page_csp(sandbox_origin: &str) -> String {
+    format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
+         media-src 'self' data: blob:; connect-src 'self'; frame-src {sandbox_origin}; base-uri 'none'; \
+         form-action 'none'; frame-ancestors 'none'"
+    )
+}
+
+async fn serve_page(State(app): State<Arc<App>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    if let Err(r) = app.page.check_site(&parts.method, &parts.headers) {
+        return refused(r);
+    }
+    let path = parts.uri.path();
+    if parts.method == Method::GET {
+        let (ctype, body) = match path {
+            "/" | "/index.html" => ("text/html; charset=utf-8", INDEX_HTML),
+            "/app.js" => ("text/javascript; charset=utf-8", APP_JS),
+            "/app.css" => ("text/css; charset=utf-8", APP_CSS),
+            "/forms.js" => ("text/javascript; charset=utf-8", FORMS_JS),
+            "/apps.js" => ("text/javascript; charset=utf-8", APPS_JS),
+            "/tabs.js" => ("text/javascript; charset=utf-8", TABS_JS),
+            "/api/events" => return events(&app, &parts.headers),
+            _ => return respond(404, "text/plain; charset=utf-8", "not found"),
+        };
+        let mut r = respond(200, ctype, body);
+        if ctype.starts_with("text/html") {
+            let csp = HeaderValue::from_str(&page_csp(&app.sandbox_origin)).expect("ASCII policy");
+            r.headers_mut().insert("content-security-policy", csp);
+            r.headers_mut().insert("x-frame-options", HeaderValue::from_static("DENY"));
+        }
+        return r;
+    }
+    let Some(name) = path.strip_prefix("/api/").filter(|_| parts.method == Method::POST) else {
+        return respond(405, "text/plain; charset=utf-8", "method not allowed");
+    };
+    if let Err(r) = app.page.check_token(&parts.headers) {
+        return refused(r);
+    }
+    let json_body = parts.headers.get(http::header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
+    if !json_body {
+        return respond(415, "text/plain; charset=utf-8", "send application/json");
+    }
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => return respond(413, "text/plain; charset=utf-8", "request too large"),
+    };
+    let body: Map<String, Value> = match serde_json::from_slice(&bytes) {
+        Ok(b) => b,
+        Err(e) => return respond(400, "text/plain; charset=utf-8", format!("not a JSON object: {e}")),
+    };
+    let answer = api::call(&app.inspector, name, body).await;
+    respond(200, "application/json", answer.to_string())
+}
+
+/// `GET /api/events` (with the token header): server-sent events, the kept traffic first.
+fn events(app: &Arc<App>, headers: &http::HeaderMap) -> Response {
+    if let Err(r) = app.page.check_token(headers) {
+        return refused(r);
+    }
+    let backlog = app.inspector.traffic();
+    let rx = app.inspector.events.subscribe();
+    let mut r = respond(200, "text/event-stream", Body::from_stream(sse(backlog, rx)));
+    r.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// The backlog, then every event, as SSE `data:` frames (a keep-alive comment every 15 s so a
+/// quiet stream is not closed; a page too slow to keep up is told how many it missed).
+fn sse(
+    backlog: Vec<Arc<str>>,
+    rx: tokio::sync::broadcast::Receiver<Arc<str>>,
+) -> impl futures::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
+    use tokio::sync::broadcast::error::RecvError;
+    fn frame(e: &str) -> Result<Bytes, std::convert::Infallible> {
+        Ok(Bytes::from(format!("data: {e}\n\n")))
+    }
+    let first = futures::stream::iter(backlog.into_iter().map(|e| frame(&e)));
+    let live = futures::stream::unfold(rx, |mut rx| async move {
+        let item = match tokio::time::timeout(std::time::Duration::from_secs(15), rx.recv()).await {
+            Ok(Ok(e)) => frame(&e),
+            Ok(Err(RecvError::Lagged(n))) => frame(&format!("{{\"type\":\"lagged\",\"missed\":{n}}}")),
+            Ok(Err(RecvError::Closed)) => return None,
+            Err(_) => Ok(Bytes::from_static(b": keep-alive\n\n")),
+        };
+        Some((item, rx))
+    });
+    futures::StreamExt::chain(first, live)
+}
+
+/// The sandbox: `GET /sandbox?host=ORIGIN&csp=JSON`, served with the view's CSP (the default
+/// when none is given) and framable only by the page.
+async fn serve_sandbox(State(app): State<Arc<App>>, req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    if let Err(r) = app.sandbox.check_site(&parts.method, &parts.headers) {
+        return refused(r);
+    }
+    if parts.method != Method::GET || parts.uri.path() != "/sandbox" {
+        return respond(404, "text/plain; charset=utf-8", "not found");
+    }
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes()).into_owned().collect();
+    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    // Only our page may use the sandbox.
+    if !param("host").is_some_and(|h| app.page.origins().iter().any(|o| o == h)) {
+        return respond(403, "text/plain; charset=utf-8", "the sandbox serves the inspector page only");
+    }
+    let csp: Option<Csp> = param("csp").and_then(|c| serde_json::from_str(c).ok());
+    let policy = ResourceUi { csp, ..ResourceUi::default() }.content_security_policy();
+    let ancestors = app.page.origins().join(" ");
+    let mut r = respond(200, "text/html; charset=utf-8", SANDBOX_HTML);
+    let header = format!("{policy}; frame-ancestors {ancestors}");
+    match HeaderValue::from_str(&header) {
+        Ok(v) => {
+            r.headers_mut().insert("content-security-policy", v);
+        }
+        Err(_) => return respond(400, "text/plain; charset=utf-8", "bad policy"),
+    }
+    r
+}

@@ -1,0 +1,179 @@
+//! The inspector's connection to its target and what the page follows: the client (connected
+//! again on demand), the event bus (traffic, listen notifications, questions, status), the
+//! recent traffic, and the questions (elicitation, sampling) waiting for the page's answer.
+//! Every table is bounded.
+
+use crate::client::{Options, Resolved};
+use mcp_client::{Client, ClientBuilder, ClientError, Direction};
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, oneshot};
+
+/// Traffic entries kept for a page that opens late.
+const TRAFFIC_KEPT: usize = 500;
+/// Longest message text kept or sent in a traffic event (the rest is cut, marked).
+const TRAFFIC_TEXT: usize = 64 * 1024;
+/// Events queued per page before a slow page skips some (it is told how many).
+pub(crate) const EVENTS_QUEUED: usize = 1024;
+/// Questions waiting for an answer at once; past it the server's question is declined.
+const MAX_QUESTIONS: usize = 32;
+/// How long a question waits for the page.
+const QUESTION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What `mcp inspect` serves: shared by every request of the page.
+pub(crate) struct Inspector {
+    pub(crate) opts: Options,
+    pub(crate) target: Resolved,
+    /// Where MCP Apps views are framed (`http://localhost:PORT`).
+    pub(crate) sandbox_origin: String,
+    client: tokio::sync::Mutex<Option<Client>>,
+    pub(crate) events: broadcast::Sender<Arc<str>>,
+    traffic: Mutex<VecDeque<Arc<str>>>,
+    questions: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+    next_question: AtomicU64,
+    started: Instant,
+    /// The open `subscriptions/listen` pump, if any.
+    pub(crate) listen: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Connections made so far (the page shows it; `mcp dev` restarts bump it).
+    pub(crate) generation: AtomicU64,
+}
+
+impl Inspector {
+    pub(crate) fn new(opts: Options, target: Resolved, sandbox_origin: String) -> Arc<Self> {
+        Arc::new(Self {
+            opts,
+            target,
+            sandbox_origin,
+            client: tokio::sync::Mutex::new(None),
+            events: broadcast::channel(EVENTS_QUEUED).0,
+            traffic: Mutex::new(VecDeque::with_capacity(TRAFFIC_KEPT)),
+            questions: Mutex::new(HashMap::new()),
+            next_question: AtomicU64::new(1),
+            started: Instant::now(),
+            listen: Mutex::new(None),
+            generation: AtomicU64::new(0),
+        })
+    }
+
+    /// Milliseconds since the inspector started (the page's clock for traffic timings).
+    fn now_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1000.0
+    }
+
+    /// Sends `event` to every open page.
+    pub(crate) fn publish(&self, event: &Value) {
+        let _ = self.events.send(Arc::from(event.to_string()));
+    }
+
+    fn record(&self, direction: Direction, message: &Value) {
+        let mut text = message.to_string();
+        let size = text.len();
+        if size > TRAFFIC_TEXT {
+            let mut cut = TRAFFIC_TEXT;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+        }
+        let dir = if direction == Direction::Sent { "sent" } else { "received" };
+        let event = json!({"type": "traffic", "dir": dir, "at": self.now_ms(), "size": size, "text": text});
+        let line: Arc<str> = Arc::from(event.to_string());
+        {
+            let mut kept = self.traffic.lock();
+            if kept.len() == TRAFFIC_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(line.clone());
+        }
+        let _ = self.events.send(line);
+    }
+
+    /// The traffic kept so far, oldest first (as event JSON texts).
+    pub(crate) fn traffic(&self) -> Vec<Arc<str>> {
+        self.traffic.lock().iter().cloned().collect()
+    }
+
+    /// Asks the page `method` with `params`; its answer (a result object) or why there is none.
+    async fn ask(self: Arc<Self>, method: &'static str, params: Value) -> Result<Value, ClientError> {
+        let (tx, rx) = oneshot::channel();
+        let id = self.next_question.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut q = self.questions.lock();
+            if q.len() >= MAX_QUESTIONS {
+                return Err(ClientError::Handler("too many questions are waiting for the inspector page".into()));
+            }
+            q.insert(id, tx);
+        }
+        self.publish(&json!({"type": "question", "id": id, "method": method, "params": params}));
+        let answer = tokio::time::timeout(QUESTION_TIMEOUT, rx).await;
+        self.questions.lock().remove(&id);
+        match answer {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(why))) => Err(ClientError::Handler(why)),
+            Ok(Err(_)) | Err(_) => Err(ClientError::Handler("the inspector page did not answer".into())),
+        }
+    }
+
+    /// The page's answer to question `id`; false when no such question waits.
+    pub(crate) fn answer(&self, id: u64, answer: Result<Value, String>) -> bool {
+        match self.questions.lock().remove(&id) {
+            Some(tx) => tx.send(answer).is_ok(),
+            None => false,
+        }
+    }
+
+    /// The client, connecting first when there is none (or `fresh` asks for a new one).
+    pub(crate) async fn client(self: &Arc<Self>, fresh: bool) -> Result<Client, String> {
+        let mut slot = self.client.lock().await;
+        if let (Some(c), false) = (slot.as_ref(), fresh) {
+            return Ok(c.clone());
+        }
+        *slot = None;
+        if let Some(pump) = self.listen.lock().take() {
+            pump.abort();
+        }
+        let me = Arc::downgrade(self);
+        let tap = move |d: Direction, m: &Value| {
+            if let Some(me) = me.upgrade() {
+                me.record(d, m);
+            }
+        };
+        let (e, s) = (Arc::downgrade(self), Arc::downgrade(self));
+        let b = ClientBuilder::new("mcp-inspector", env!("CARGO_PKG_VERSION"))
+            .tasks(true)
+            .apps(true)
+            .on_traffic(tap)
+            .on_elicitation_raw(mcp_client::ElicitationModes::FORM_AND_URL, move |p| {
+                let me = e.upgrade();
+                async move { me.ok_or(ClientError::Handler("closing".into()))?.ask("elicitation/create", p).await }
+            })
+            .on_sampling_raw(mcp_client::Sampling::Text, move |p| {
+                let me = s.upgrade();
+                async move { me.ok_or(ClientError::Handler("closing".into()))?.ask("sampling/createMessage", p).await }
+            });
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        match self.target.connect(&self.opts, b).await {
+            Ok(c) => {
+                *slot = Some(c.clone());
+                self.publish(&json!({"type": "status", "connected": true, "generation": generation}));
+                Ok(c)
+            }
+            Err(e) => {
+                self.publish(&json!({"type": "status", "connected": false, "error": e, "generation": generation}));
+                Err(e)
+            }
+        }
+    }
+
+    /// Drops the connection (the next request connects again).
+    pub(crate) async fn disconnect(&self) {
+        *self.client.lock().await = None;
+        if let Some(pump) = self.listen.lock().take() {
+            pump.abort();
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! `mcp inspect`: who may talk to it (over raw HTTP), and the page in a real headless Chromium
+//! against `mcp serve everything` (a tool called through its form, an elicitation answered in
+//! the page, a listen notification, the MCP Apps fixture rendered in the double-iframe sandbox
+//! and its button calling a tool through the bridge, and what the view cannot reach).
+
+use crate::support::browser::{self, Browser};
+use serde_json::{json, Value};
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp");
+
+/// A running `mcp inspect`, killed on drop.
+pub(crate) struct Inspect {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) origin: String,
+    pub(crate) port: u16,
+    pub(crate) token: String,
+}
+
+impl Inspect {
+    /// `mcp inspect --no-open TARGET...`, waiting (30 s at most) for its URL line.
+    pub(crate) fn start(target: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["inspect", "--no-open"])
+            .args(target)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Some((_, url)) = line.split_once(" at http://") {
+                    let _ = tx.send(format!("http://{url}"));
+                }
+            }
+        });
+        let url = rx.recv_timeout(Duration::from_secs(30)).expect("mcp inspect printed its URL");
+        let (origin, token) = url.split_once("/#token=").expect("URL with a token");
+        let port = origin.rsplit(':').next().unwrap().parse().unwrap();
+        Self { child, origin: origin.to_owned(), port, token: token.to_owned() }
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("{}/#token={}", self.origin, self.token)
+    }
+}
+
+impl Drop for Inspect {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn everything() -> Vec<&'static str> {
+    vec!["--", BIN, "serve", "everything", "--stdio"]
+}
+
+/// A raw request to the inspector: status line and the whole answer.
+fn raw(port: u16, head: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let text = format!("{head}content-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(text.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn the_api_needs_our_host_our_origin_and_the_token() {
+    let i = Inspect::start(&everything());
+    let (p, t) = (i.port, i.token.clone());
+    let host = format!("host: 127.0.0.1:{p}\r\n");
+    let origin = format!("origin: http://127.0.0.1:{p}\r\n");
+    let post = |extra: &str| format!("POST /api/status HTTP/1.1\r\n{extra}content-type: application/json\r\n");
+    let ok = raw(p, &post(&format!("{host}{origin}x-inspector-token: {t}\r\n")), "{}");
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert!(ok.contains("\"era\":\"modern\""), "{ok}");
+    assert!(!ok.to_ascii_lowercase().contains("access-control-allow"), "no CORS: {ok}");
+    let without = raw(p, &post(&format!("{host}{origin}")), "{}");
+    assert!(without.starts_with("HTTP/1.1 403"), "{without}");
+    let wrong = raw(p, &post(&format!("{host}{origin}x-inspector-token: {}0\r\n", &t[..63])), "{}");
+    assert!(wrong.starts_with("HTTP/1.1 403"), "{wrong}");
+    let foreign = raw(p, &post(&format!("{host}origin: http://evil.example\r\nx-inspector-token: {t}\r\n")), "{}");
+    assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
+    let no_origin = raw(p, &post(&format!("{host}x-inspector-token: {t}\r\n")), "{}");
+    assert!(no_origin.starts_with("HTTP/1.1 403"), "a POST must name its origin: {no_origin}");
+    let rebound = raw(p, &post(&format!("host: evil.example:{p}\r\n{origin}x-inspector-token: {t}\r\n")), "{}");
+    assert!(rebound.starts_with("HTTP/1.1 421"), "{rebound}");
+    let page = raw(p, "GET / HTTP/1.1\r\nhost: evil.example\r\n", "");
+    assert!(page.starts_with("HTTP/1.1 421"), "{page}");
+    let preflight = raw(p, &format!("OPTIONS /api/status HTTP/1.1\r\n{host}{origin}"), "");
+    assert!(preflight.starts_with("HTTP/1.1 405"), "{preflight}");
+    let form = raw(
+        p,
+        &format!("POST /api/status HTTP/1.1\r\n{host}{origin}x-inspector-token: {t}\r\ncontent-type: text/plain\r\n"),
+        "{}",
+    );
+    assert!(form.starts_with("HTTP/1.1 415"), "{form}");
+    // The page itself: a strict policy, not framable.
+    let index = raw(p, &format!("GET / HTTP/1.1\r\n{host}"), "");
+    assert!(index.starts_with("HTTP/1.1 200"), "{index}");
+    let lower = index.to_ascii_lowercase();
+    assert!(lower.contains("content-security-policy: default-src 'none'; script-src 'self';"), "{index}");
+    assert!(lower.contains("frame-ancestors 'none'") && lower.contains("x-frame-options: deny"), "{index}");
+    assert!(!index.contains(&t), "the page never carries the token");
+}
+
+#[test]
+fn the_sandbox_serves_our_page_only_with_the_views_policy() {
+    let i = Inspect::start(&everything());
+    let status = raw(
+        i.port,
+        &format!(
+            "POST /api/status HTTP/1.1\r\nhost: 127.0.0.1:{p}\r\norigin: http://127.0.0.1:{p}\r\nx-inspector-token: {t}\r\ncontent-type: application/json\r\n",
+            p = i.port,
+            t = i.token
+        ),
+        "{}",
+    );
+    let body: Value = serde_json::from_str(&status[status.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    let sandbox = body["result"]["sandbox"].as_str().unwrap().to_owned();
+    assert!(sandbox.starts_with("http://localhost:"), "another site: {sandbox}");
+    let sport: u16 = sandbox.rsplit(':').next().unwrap().parse().unwrap();
+    let get = |query: &str| raw(sport, &format!("GET /sandbox?{query} HTTP/1.1\r\nhost: localhost:{sport}\r\n"), "");
+    let ours = format!("host={}", url_encode(&i.origin));
+    let ok = get(&format!(
+        "{ours}&csp={}",
+        url_encode(r#"{"connectDomains":["https://api.example.com","x; script-src *"]}"#)
+    ));
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let csp = ok.lines().find(|l| l.to_ascii_lowercase().starts_with("content-security-policy:")).unwrap();
+    assert!(csp.contains("connect-src https://api.example.com;") && !csp.contains("script-src *"), "{csp}");
+    assert!(csp.contains(&format!("frame-ancestors {}", i.origin)), "{csp}");
+    let default = get(&ours);
+    assert!(default.contains("connect-src 'none'"), "the restrictive default: {default}");
+    let other = get(&format!("host={}", url_encode("http://evil.example")));
+    assert!(other.starts_with("HTTP/1.1 403"), "{other}");
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The browser, or `None` (reported) when it is not installed and MCP_TEST_SKIP_MISSING is set.
+fn chromium() -> Option<String> {
+    match browser::program() {
+        Some(p) => Some(p),
+        None if std::env::var_os("MCP_TEST_SKIP_MISSING").is_some() => {
+            eprintln!("SKIPPED: chromium is not installed (Debian package `chromium`)");
+            None
+        }
+        None => panic!("chromium is not installed: install the Debian package `chromium` (scripts/test-deps.sh)"),
+    }
+}
+
+/// Clicks the tool `name` in the Tools pane.
+fn open_tool(b: &mut Browser, name: &str) {
+    b.eval("MI.show('tools')");
+    b.wait_for(
+        &format!("the tool {name} listed"),
+        &format!("[...document.querySelectorAll('#tool-list li')].some(li => li.firstChild.textContent === {name:?})"),
+    );
+    b.eval(&format!(
+        "[...document.querySelectorAll('#tool-list li')].find(li => li.firstChild.textContent === {name:?}).click()"
+    ));
+}
+
+#[test]
+fn the_inspector_works_in_a_real_browser() {
+    let Some(program) = chromium() else { return };
+    let i = Inspect::start(&everything());
+    let mut b = Browser::start(&program);
+    b.open(&i.url());
+    b.wait_for("connected", "document.getElementById('conn').textContent === 'connected'");
+    assert_eq!(b.eval("location.hash"), json!(""), "the token leaves the address bar");
+    assert_eq!(b.eval("document.getElementById('era').textContent.startsWith('modern')"), json!(true));
+
+    // A tool called through its generated form.
+    open_tool(&mut b, "echo");
+    b.wait_for("the form", "document.querySelector('#tool-detail input[name=text]')");
+    b.eval("document.querySelector('#tool-detail input[name=text]').value = 'from the form'");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for("the echo", "document.querySelector('#tool-detail .result').textContent.includes('from the form')");
+
+    // An elicitation answered in the page.
+    open_tool(&mut b, "greet_user");
+    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for(
+        "the question",
+        "!document.getElementById('questions').hidden && document.querySelector('#questions input[name=name]')",
+    );
+    b.eval("document.querySelector('#questions input[name=name]').value = 'Ada'");
+    b.eval("document.querySelector('#questions .q-accept').click()");
+    b.wait_for("the greeting", "document.querySelector('#tool-detail .result').textContent.includes('Hello, Ada!')");
+
+    // A listen notification arriving in the page.
+    b.eval("MI.show('listen')");
+    b.eval("document.getElementById('l-start').click()");
+    b.wait_for("listening", "document.getElementById('l-state').textContent.startsWith('listening')");
+    b.eval("MI.api('call', {name: 'toggle_extra_tool', arguments: {}})");
+    b.wait_for(
+        "the notification",
+        "document.getElementById('listen-log').textContent.includes('notifications/tools/list_changed')",
+    );
+
+    // The raw traffic, with timings.
+    b.eval("MI.show('traffic')");
+    b.wait_for("traffic rows", "document.querySelectorAll('#traffic tbody tr').length > 4");
+
+    // The MCP Apps fixture: rendered in the sandbox, its button calls a tool through the bridge.
+    open_tool(&mut b, "show_dashboard");
+    b.wait_for("the form", "document.querySelector('#tool-detail input[name=label]')");
+    b.eval("document.querySelector('#tool-detail input[name=label]').value = 'browser'");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for("the frame", "document.querySelector('#tool-detail iframe.app')");
+    let sandbox = b.eval("MI.status.sandbox").as_str().unwrap().to_owned();
+
+    let (view, ctx) = b.app_frame(&sandbox);
+    b.wait_in(
+        &view,
+        ctx,
+        "initialized",
+        "document.getElementById('status').textContent === 'connected to mcp-inspector'",
+    );
+    b.wait_in(&view, ctx, "the tool input", "document.getElementById('input').textContent.includes('browser')");
+    b.wait_in(
+        &view,
+        ctx,
+        "the tool result",
+        "document.getElementById('result').textContent.includes('Dashboard browser')",
+    );
+    b.eval_in(&view, Some(ctx), "document.getElementById('add').click()");
+    let added = b.wait_in(&view, ctx, "the app-only tool's answer", "document.getElementById('added').textContent");
+    assert!(added.as_str().unwrap().starts_with("the counter is "), "{added}");
+    b.wait_for("the frame resized", "document.querySelector('#tool-detail iframe.app').style.height !== ''");
+    b.wait_for(
+        "the text fallback beside the view",
+        "document.querySelector('#tool-detail .result').textContent.includes('the counter is')",
+    );
+
+    // What the view cannot reach: the page's DOM, its storage (the token), the API.
+    let probe = |b: &mut Browser, js: &str| b.eval_in(&view, Some(ctx), js);
+    let dom = probe(&mut b, "(() => { try { return String(window.parent.parent.document.body.innerHTML.length); } catch (e) { return 'blocked'; } })()");
+    assert_eq!(dom, json!("blocked"));
+    let storage = probe(
+        &mut b,
+        "(() => { try { return String(window.top.sessionStorage.length); } catch (e) { return 'blocked'; } })()",
+    );
+    assert_eq!(storage, json!("blocked"));
+    let own =
+        probe(&mut b, "(() => { try { return String(localStorage.length); } catch (e) { return 'blocked'; } })()");
+    assert_eq!(own, json!("blocked"), "an opaque origin has no storage");
+    let api = probe(
+        &mut b,
+        &format!("fetch('{}/api/status', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: '{{}}'}}).then(r => 'reached ' + r.status, () => 'blocked')", i.origin),
+    );
+    assert_eq!(api, json!("blocked"), "connect-src 'none'");
+    let html = probe(&mut b, "document.documentElement.outerHTML + location.href + document.referrer");
+    assert!(!html.as_str().unwrap().contains(&i.token), "the token never reaches the view");
+
+    // Teardown from the page.
+    b.eval("document.querySelector('#tool-detail .app-close').click()");
+    b.wait_for("closed", "!document.querySelector('#tool-detail iframe.app')");
+    if let Ok(dir) = std::env::var("MCP_INSPECTOR_SCREENSHOT") {
+        std::fs::write(dir, b.screenshot()).unwrap();
+    }
+}
