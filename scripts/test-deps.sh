@@ -5,6 +5,7 @@
 #   redis-server  the scale-out tests (shared state on a real Redis)
 #   nginx-light   the load-balancer tests (round-robin in front of three instances)
 #   bsdutils      `script`, a pseudo-terminal for the CLI's terminal tests
+#   chromium      a real browser (headless, driven over CDP) for the `mcp inspect` tests
 # Then `cargo test --workspace --all-targets` runs every test. A test whose program is missing
 # fails naming its package (set MCP_TEST_SKIP_MISSING=1 to skip those instead, loudly).
 # Uses apt-get as root, or through sudo. Prints what it installed; installs nothing present.
@@ -16,6 +17,7 @@ have python3 || need+=(python3)
 have redis-server || need+=(redis-server)
 have nginx || need+=(nginx-light)
 have script || need+=(bsdutils)
+have chromium || have chromium-browser || [ -n "${MCP_TEST_CHROMIUM:-}" ] || need+=(chromium)
 if [ "${#need[@]}" -eq 0 ]; then
   echo "test-deps: everything the tests use is installed"
   exit 0

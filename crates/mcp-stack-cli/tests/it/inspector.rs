@@ -284,3 +284,75 @@ fn the_inspector_works_in_a_real_browser() {
         std::fs::write(dir, b.screenshot()).unwrap();
     }
 }
+
+/// Markup in every field a server controls; each payload would set `window.__pwned` if it ran.
+const PAYLOAD: &str = "<img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=2</script><b id=pwn>b</b>";
+
+/// A view that floods the host with messages and never answers teardown.
+const FLOODING_VIEW: &str = r#"<!DOCTYPE html><html><body><p id=state>flooding</p><script>
+const post = (m) => window.parent.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*");
+post({id: 1, method: "ui/initialize", params: {appInfo: {name: "flood", version: "1"}, appCapabilities: {}, protocolVersion: "2026-01-26"}});
+window.addEventListener("message", (e) => { if (e.data && e.data.id === 1) post({method: "ui/notifications/initialized", params: {}}); });
+setInterval(() => { for (let i = 0; i < 2000; i++) post({method: "ui/notifications/size-changed", params: {width: 1, height: 1 + (i % 50)}}); }, 5);
+</script></body></html>"#;
+
+fn hostile_server() -> mcp::server::Server {
+    use mcp::server::apps::UiResource;
+    use mcp::server::{Resource, Tool};
+    let name = format!("evil{PAYLOAD}");
+    mcp::server::Server::builder("hostile", "1")
+        .instructions(PAYLOAD)
+        .tool(Tool::new(name).title(PAYLOAD).description(PAYLOAD).handler(|| async { PAYLOAD }))
+        .tool(Tool::new("huge").handler(|| async { "x".repeat(1_000_000) }))
+        .ui_resource(UiResource::new("ui://hostile/flood", "flood", FLOODING_VIEW))
+        .tool(Tool::new("flood").ui("ui://hostile/flood").handler(|| async { "flooded" }))
+        .resource(Resource::new("mem://evil", PAYLOAD).description(PAYLOAD).handler(|| async { PAYLOAD }))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn nothing_from_the_server_becomes_markup_and_a_bad_view_cannot_hang_the_page() {
+    let Some(program) = chromium() else { return };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(crate::common::TestServer::start(hostile_server(), mcp::http::EndpointConfig::default()));
+    let url = format!("http://{}/mcp", server.addr);
+    let i = Inspect::start(&[url.as_str()]);
+    let mut b = Browser::start(&program);
+    b.open(&i.url());
+    b.wait_for("connected", "document.getElementById('conn').textContent === 'connected'");
+    b.wait_for("the instructions shown as text", "document.getElementById('tab-server').textContent.includes('<script>window.__pwned=2</script>')");
+    open_tool(&mut b, &format!("evil{PAYLOAD}"));
+    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for("the result as text", "document.querySelector('#tool-detail .result').textContent.includes('onerror=')");
+    b.eval("MI.show('resources')");
+    let evil = "[...document.querySelectorAll('#resource-list li')].find(li => li.textContent.includes('mem://evil'))";
+    b.wait_for("the resource listed", evil);
+    b.eval(&format!("{evil}.click()"));
+    b.wait_for("the resource text", "document.getElementById('resource-detail').textContent.includes('<b id=pwn>')");
+    b.eval("MI.show('traffic')");
+    b.eval("document.querySelector('#traffic tbody tr:last-child').click()");
+    let ran = b.eval("String(window.__pwned) + ' ' + document.querySelectorAll('img[src=x], #pwn, main script').length");
+    assert_eq!(ran, json!("undefined 0"), "no payload ran or became an element");
+
+    // A huge result: cut in the page, the whole downloadable.
+    open_tool(&mut b, "huge");
+    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    let note = b.wait_for("the cut", "document.querySelector('#tool-detail .result').textContent.match(/shown: \\d+ of 1000000 characters/)");
+    assert!(note.is_array(), "{note}");
+    assert_eq!(b.eval("[...document.querySelectorAll('#tool-detail .result button')].some(x => x.textContent === 'Download all')"), json!(true));
+
+    // A view flooding the page with messages, that never answers teardown.
+    open_tool(&mut b, "flood");
+    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for("the flood noticed", "document.querySelector('#tool-detail .app-bar').textContent.includes('messages dropped')");
+    let started = std::time::Instant::now();
+    assert_eq!(b.eval("1 + 1"), json!(2), "the page still answers");
+    b.eval("document.querySelector('#tool-detail .app-close').click()");
+    b.wait_for("closed without the view's answer", "!document.querySelector('#tool-detail iframe.app')");
+    assert!(started.elapsed() < Duration::from_secs(10), "teardown waits a bounded time: {:?}", started.elapsed());
+    drop(server);
+}
