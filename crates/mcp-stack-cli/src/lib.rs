@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod inspect;
+pub mod install;
 mod limits;
 pub mod proxy;
 pub mod telemetry;

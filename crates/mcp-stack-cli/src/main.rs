@@ -167,6 +167,34 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Add a server to an MCP host's configuration (Claude Desktop, Claude Code, Cursor, VS
+    /// Code, Gemini CLI, or a plain mcp.json), keeping everything else in the file; the old
+    /// file is saved as FILE.bak.
+    #[command(override_usage = "mcp install [OPTIONS] CLIENT URL\n       mcp install [OPTIONS] CLIENT -- COMMAND...")]
+    Install {
+        /// The host to configure.
+        #[arg(value_enum)]
+        client: mcp_cli::install::Host,
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// The server's name in the file (default: the URL's host or the program's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// The project's file (in the current folder) instead of the user's.
+        #[arg(long)]
+        project: bool,
+        /// Write this file instead of the host's own.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Replace a server of the same name.
+        #[arg(long)]
+        force: bool,
+        /// Print the file as it would be; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Show a server's era and protocol version, identity, capabilities and instructions.
     #[command(override_usage = "mcp discover [OPTIONS] URL\n       mcp discover [OPTIONS] -- COMMAND...")]
     Discover {
@@ -496,6 +524,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Auth(_) => unreachable!("`auth` is handled by main"),
         Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
         Command::Inspect { .. } => unreachable!("`inspect` is handled by main"),
+        Command::Install { .. } => unreachable!("`install` is handled by main"),
         Command::Servers(_) => unreachable!("`servers` is handled by main"),
     }
 }
@@ -629,6 +658,15 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::from(2)
             }
         },
+        Command::Install { client, url, name, project, file, force, dry_run, target: t } => {
+            match install(client, url, (name, project, file, force, dry_run), t, &cli.global.headers) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcp install: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            }
+        }
         Command::Servers(ServersCmd::List) => mcp_cli::client::servers::list(cli.global.config, cli.global.json),
         Command::Servers(ServersCmd::Trust { file }) => mcp_cli::client::servers::trust(file, cli.global.json),
         command => {
@@ -649,6 +687,44 @@ fn main() -> std::process::ExitCode {
             code
         }
     }
+}
+
+/// `mcp install`: the entry from the URL or command, written into the host's file.
+fn install(
+    host: mcp_cli::install::Host,
+    url: Option<String>,
+    (name, project, file, force, dry_run): (Option<String>, bool, Option<PathBuf>, bool, bool),
+    t: Target,
+    headers: &[String],
+) -> Result<(), String> {
+    let pair = |what: &str, s: &str, sep: char| {
+        s.split_once(sep)
+            .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+            .filter(|(k, _)| !k.is_empty())
+            .ok_or_else(|| format!("{what} {s:?}: write {}", if sep == '=' { "K=V" } else { "'Name: value'" }))
+    };
+    let url = match (url, t.command.is_empty()) {
+        (Some(u), true) if u.starts_with("http://") || u.starts_with("https://") => Some(u),
+        (Some(u), true) => {
+            return Err(format!("{u} is not an http(s):// URL; for a stdio server pass `-- COMMAND ...`"))
+        }
+        (Some(_), false) => return Err("give a URL or `-- COMMAND`, not both".into()),
+        (None, false) => None,
+        (None, true) => return Err("nothing to install: give a URL or `-- COMMAND [ARGS...]`".into()),
+    };
+    let install = mcp_cli::install::Install {
+        host,
+        name,
+        project,
+        file,
+        force,
+        dry_run,
+        url,
+        headers: headers.iter().map(|h| pair("--header", h, ':')).collect::<Result<_, _>>()?,
+        command: t.command,
+        env: t.env.iter().map(|e| pair("--env", e, '=')).collect::<Result<_, _>>()?,
+    };
+    mcp_cli::install::run(&install)
 }
 
 fn serve(

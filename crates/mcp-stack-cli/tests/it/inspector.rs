@@ -321,7 +321,10 @@ fn nothing_from_the_server_becomes_markup_and_a_bad_view_cannot_hang_the_page() 
     let mut b = Browser::start(&program);
     b.open(&i.url());
     b.wait_for("connected", "document.getElementById('conn').textContent === 'connected'");
-    b.wait_for("the instructions shown as text", "document.getElementById('tab-server').textContent.includes('<script>window.__pwned=2</script>')");
+    b.wait_for(
+        "the instructions shown as text",
+        "document.getElementById('tab-server').textContent.includes('<script>window.__pwned=2</script>')",
+    );
     open_tool(&mut b, &format!("evil{PAYLOAD}"));
     b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
     b.eval("document.querySelector('#tool-detail button.call').click()");
@@ -333,22 +336,34 @@ fn nothing_from_the_server_becomes_markup_and_a_bad_view_cannot_hang_the_page() 
     b.wait_for("the resource text", "document.getElementById('resource-detail').textContent.includes('<b id=pwn>')");
     b.eval("MI.show('traffic')");
     b.eval("document.querySelector('#traffic tbody tr:last-child').click()");
-    let ran = b.eval("String(window.__pwned) + ' ' + document.querySelectorAll('img[src=x], #pwn, main script').length");
+    let ran =
+        b.eval("String(window.__pwned) + ' ' + document.querySelectorAll('img[src=x], #pwn, main script').length");
     assert_eq!(ran, json!("undefined 0"), "no payload ran or became an element");
 
     // A huge result: cut in the page, the whole downloadable.
     open_tool(&mut b, "huge");
     b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
     b.eval("document.querySelector('#tool-detail button.call').click()");
-    let note = b.wait_for("the cut", "document.querySelector('#tool-detail .result').textContent.match(/shown: \\d+ of 1000000 characters/)");
+    let note = b.wait_for(
+        "the cut",
+        "document.querySelector('#tool-detail .result').textContent.match(/shown: \\d+ of 1000000 characters/)",
+    );
     assert!(note.is_array(), "{note}");
-    assert_eq!(b.eval("[...document.querySelectorAll('#tool-detail .result button')].some(x => x.textContent === 'Download all')"), json!(true));
+    assert_eq!(
+        b.eval(
+            "[...document.querySelectorAll('#tool-detail .result button')].some(x => x.textContent === 'Download all')"
+        ),
+        json!(true)
+    );
 
     // A view flooding the page with messages, that never answers teardown.
     open_tool(&mut b, "flood");
     b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
     b.eval("document.querySelector('#tool-detail button.call').click()");
-    b.wait_for("the flood noticed", "document.querySelector('#tool-detail .app-bar').textContent.includes('messages dropped')");
+    b.wait_for(
+        "the flood noticed",
+        "document.querySelector('#tool-detail .app-bar').textContent.includes('messages dropped')",
+    );
     let started = std::time::Instant::now();
     assert_eq!(b.eval("1 + 1"), json!(2), "the page still answers");
     b.eval("document.querySelector('#tool-detail .app-close').click()");

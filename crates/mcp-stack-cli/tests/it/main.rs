@@ -19,6 +19,7 @@ mod hostile_stdio;
 mod icons_cli;
 #[cfg(unix)]
 mod inspector;
+mod install;
 mod oauth_issuer;
 mod policy;
 mod proxy;
