@@ -167,6 +167,27 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// The inspector on a server under development: restarts the server when files under the
+    /// current folder change (not target/ or dot-folders) and keeps the page connected.
+    #[command(override_usage = "mcp dev [OPTIONS] -- COMMAND...\n       mcp dev [OPTIONS] --cmd 'COMMAND ARGS' URL")]
+    Dev {
+        #[arg(value_name = "URL")]
+        pos: Vec<String>,
+        /// For an HTTP server at URL: the command that runs it (split on spaces).
+        #[arg(long, value_name = "COMMAND")]
+        cmd: Option<String>,
+        /// The folder to watch (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        watch: Option<PathBuf>,
+        /// Port of the page on 127.0.0.1 (default: any free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser (print the URL only).
+        #[arg(long)]
+        no_open: bool,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Add a server to an MCP host's configuration (Claude Desktop, Claude Code, Cursor, VS
     /// Code, Gemini CLI, or a plain mcp.json), keeping everything else in the file; the old
     /// file is saved as FILE.bak.
@@ -525,6 +546,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
         Command::Doctor { .. } => unreachable!("`doctor` is handled by main"),
         Command::Inspect { .. } => unreachable!("`inspect` is handled by main"),
         Command::Install { .. } => unreachable!("`install` is handled by main"),
+        Command::Dev { .. } => unreachable!("`dev` is handled by main"),
         Command::Servers(_) => unreachable!("`servers` is handled by main"),
     }
 }
@@ -649,6 +671,29 @@ fn main() -> std::process::ExitCode {
                     Ok(()) => std::process::ExitCode::SUCCESS,
                     Err(e) => {
                         eprintln!("mcp inspect: {e}");
+                        std::process::ExitCode::FAILURE
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("mcp: {e}");
+                std::process::ExitCode::from(2)
+            }
+        },
+        Command::Dev { pos, cmd, watch, port, no_open, target: t } => match options(cli.global) {
+            Ok(opts) => {
+                let http_command: Vec<String> =
+                    cmd.iter().flat_map(|c| c.split_whitespace().map(str::to_owned)).collect();
+                if http_command.is_empty() == t.command.is_empty() {
+                    eprintln!("mcp dev: give `-- COMMAND` (a stdio server), or `--cmd COMMAND URL` (an HTTP server)");
+                    return std::process::ExitCode::from(2);
+                }
+                let inspect = mcp_cli::inspect::InspectOptions { port, sandbox_port: 0, open: !no_open };
+                let dev = mcp_cli::inspect::dev::DevOptions { inspect, watch, http_command };
+                match rt.block_on(mcp_cli::inspect::dev::run(opts, target(pos, t), dev)) {
+                    Ok(()) => std::process::ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("mcp dev: {e}");
                         std::process::ExitCode::FAILURE
                     }
                 }

@@ -9,6 +9,7 @@
 //! refused; no CORS header is ever sent. Static assets are compiled into the binary.
 
 mod api;
+pub mod dev;
 mod guard;
 mod state;
 
@@ -56,6 +57,18 @@ struct App {
 /// Runs the inspector until Ctrl-C (or SIGTERM): prints the URL (with its token) on stderr.
 pub async fn run(opts: Options, target: TargetArgs, how: InspectOptions) -> Result<(), String> {
     let target = Resolved::new(&opts, target)?;
+    serve(opts, target, how, "mcp inspect", |_| {}).await
+}
+
+/// Serves the inspector for `target` until a stop signal; `started` gets the inspector once it
+/// listens (`mcp dev` starts its watcher there).
+pub(crate) async fn serve(
+    opts: Options,
+    target: Resolved,
+    how: InspectOptions,
+    label: &str,
+    started: impl FnOnce(Arc<Inspector>),
+) -> Result<(), String> {
     let page = tokio::net::TcpListener::bind(("127.0.0.1", how.port)).await.map_err(|e| format!("bind: {e}"))?;
     let sandbox =
         tokio::net::TcpListener::bind(("127.0.0.1", how.sandbox_port)).await.map_err(|e| format!("bind: {e}"))?;
@@ -70,23 +83,41 @@ pub async fn run(opts: Options, target: TargetArgs, how: InspectOptions) -> Resu
         sandbox_origin,
     });
     let url = format!("http://127.0.0.1:{page_port}/#token={token}");
-    eprintln!("mcp inspect: {} at {url}", inspector.target.describe());
-    eprintln!("mcp inspect: the URL carries this run's token; anyone with it can use the server as you");
+    eprintln!("{label}: {} at {url}", inspector.target.describe());
+    eprintln!("{label}: the URL carries this run's token; anyone with it can use the server as you");
     if how.open {
         if let Err(e) = webbrowser::open(&url) {
-            eprintln!("mcp inspect: could not open a browser ({e}); open the URL above");
+            eprintln!("{label}: could not open a browser ({e}); open the URL above");
         }
     }
     // Connect now, so the first page load finds the server (a failure shows in the page).
     let first = inspector.clone();
+    let who = label.to_owned();
     tokio::spawn(async move {
         if let Err(e) = first.client(false).await {
-            eprintln!("mcp inspect: {e}");
+            eprintln!("{who}: {e}");
         }
     });
+    started(inspector.clone());
     let page_router = axum::Router::new().fallback(serve_page).with_state(app.clone());
     let sandbox_router = axum::Router::new().fallback(serve_sandbox).with_state(app.clone());
     let stop = || async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+        #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
     };
     let a = axum::serve(page, page_router).with_graceful_shutdown(stop());

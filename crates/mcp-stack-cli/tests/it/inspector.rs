@@ -24,14 +24,17 @@ pub(crate) struct Inspect {
 impl Inspect {
     /// `mcp inspect --no-open TARGET...`, waiting (30 s at most) for its URL line.
     pub(crate) fn start(target: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
-            .args(["inspect", "--no-open"])
-            .args(target)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        Self::spawn(&[&["inspect", "--no-open"], target].concat(), None)
+    }
+
+    /// `mcp ARGS` (in `cwd`), an inspector printing its URL.
+    pub(crate) fn spawn(args: &[&str], cwd: Option<&std::path::Path>) -> Self {
+        let mut cmd = Command::new(BIN);
+        if let Some(d) = cwd {
+            cmd.current_dir(d);
+        }
+        let mut child =
+            cmd.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -145,6 +148,49 @@ fn the_sandbox_serves_our_page_only_with_the_views_policy() {
     assert!(default.contains("connect-src 'none'"), "the restrictive default: {default}");
     let other = get(&format!("host={}", url_encode("http://evil.example")));
     assert!(other.starts_with("HTTP/1.1 403"), "{other}");
+}
+
+/// `POST /api/NAME` with the token: the answer's JSON.
+fn api(i: &Inspect, name: &str, body: &str) -> Value {
+    let head = format!(
+        "POST /api/{name} HTTP/1.1\r\nhost: 127.0.0.1:{p}\r\norigin: http://127.0.0.1:{p}\r\nx-inspector-token: {t}\r\ncontent-type: application/json\r\n",
+        p = i.port,
+        t = i.token
+    );
+    let answer = raw(i.port, &head, body);
+    serde_json::from_str(&answer[answer.find("\r\n\r\n").expect("a body") + 4..]).unwrap_or(Value::Null)
+}
+
+#[test]
+fn dev_restarts_the_server_when_files_change_and_keeps_the_inspector() {
+    let dir = std::env::temp_dir().join(format!("mcp-dev-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("target")).unwrap();
+    std::fs::write(dir.join("src/server.rs"), "v1").unwrap();
+    let i = Inspect::spawn(&["dev", "--no-open", "--", BIN, "serve", "everything", "--stdio"], Some(&dir));
+    let generation = |i: &Inspect| api(i, "status", "{}")["result"]["generation"].as_u64();
+    let first = (0..100).find_map(|_| {
+        generation(&i).or_else(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            None
+        })
+    });
+    let first = first.expect("connected");
+    // A build writing under target/ is not a change of the sources.
+    std::fs::write(dir.join("target/out"), "built").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(generation(&i), Some(first));
+    std::fs::write(dir.join("src/server.rs"), "v2, longer").unwrap();
+    let restarted = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        generation(&i).is_some_and(|g| g > first)
+    });
+    assert!(restarted, "a source change restarts the server");
+    let echo = api(&i, "call", r#"{"name": "echo", "arguments": {"text": "after the restart"}}"#);
+    assert_eq!(echo["result"]["content"][0]["text"], "after the restart", "{echo}");
+    drop(i);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn url_encode(s: &str) -> String {
