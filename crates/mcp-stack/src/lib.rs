@@ -57,3 +57,8 @@ pub mod prelude {
 #[cfg(all(doctest, feature = "server", feature = "macros"))]
 #[doc = include_str!("../../../docs/policy.md")]
 pub struct PolicyGuide;
+
+/// The examples of `docs/apps.md`, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "server", feature = "macros"))]
+#[doc = include_str!("../../../docs/apps.md")]
+pub struct AppsGuide;

@@ -302,6 +302,10 @@ fn the_inspector_works_in_a_real_browser() {
         "the text fallback beside the view",
         "document.querySelector('#tool-detail .result').textContent.includes('the counter is')",
     );
+    // `MCP_INSPECTOR_SCREENSHOT=docs/inspector.png` keeps a picture of the page for the docs.
+    if let Ok(path) = std::env::var("MCP_INSPECTOR_SCREENSHOT") {
+        std::fs::write(path, b.screenshot()).unwrap();
+    }
 
     // What the view cannot reach: the page's DOM, its storage (the token), the API.
     let probe = |b: &mut Browser, js: &str| b.eval_in(&view, Some(ctx), js);
@@ -326,9 +330,6 @@ fn the_inspector_works_in_a_real_browser() {
     // Teardown from the page.
     b.eval("document.querySelector('#tool-detail .app-close').click()");
     b.wait_for("closed", "!document.querySelector('#tool-detail iframe.app')");
-    if let Ok(dir) = std::env::var("MCP_INSPECTOR_SCREENSHOT") {
-        std::fs::write(dir, b.screenshot()).unwrap();
-    }
 }
 
 /// Markup in every field a server controls; each payload would set `window.__pwned` if it ran.

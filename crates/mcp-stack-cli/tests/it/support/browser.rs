@@ -69,7 +69,7 @@ impl Browser {
                 "--disable-sync",
                 "--metrics-recording-only",
                 "--site-per-process",
-                "--window-size=1280,2000",
+                "--window-size=1280,1000",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")
