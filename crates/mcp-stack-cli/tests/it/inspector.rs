@@ -229,6 +229,13 @@ fn open_tool(b: &mut Browser, name: &str) {
     ));
 }
 
+/// Opens the tool `name` and presses Call without filling anything in.
+fn call_without_arguments(b: &mut Browser, name: &str) {
+    open_tool(b, name);
+    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+}
+
 #[test]
 fn the_inspector_works_in_a_real_browser() {
     let Some(program) = chromium() else { return };
@@ -247,9 +254,7 @@ fn the_inspector_works_in_a_real_browser() {
     b.wait_for("the echo", "document.querySelector('#tool-detail .result').textContent.includes('from the form')");
 
     // An elicitation answered in the page.
-    open_tool(&mut b, "greet_user");
-    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_without_arguments(&mut b, "greet_user");
     b.wait_for(
         "the question",
         "!document.getElementById('questions').hidden && document.querySelector('#questions input[name=name]')",
@@ -372,9 +377,7 @@ fn nothing_from_the_server_becomes_markup_and_a_bad_view_cannot_hang_the_page() 
         "the instructions shown as text",
         "document.getElementById('tab-server').textContent.includes('<script>window.__pwned=2</script>')",
     );
-    open_tool(&mut b, &format!("evil{PAYLOAD}"));
-    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_without_arguments(&mut b, &format!("evil{PAYLOAD}"));
     b.wait_for("the result as text", "document.querySelector('#tool-detail .result').textContent.includes('onerror=')");
     b.eval("MI.show('resources')");
     let evil = "[...document.querySelectorAll('#resource-list li')].find(li => li.textContent.includes('mem://evil'))";
@@ -388,9 +391,7 @@ fn nothing_from_the_server_becomes_markup_and_a_bad_view_cannot_hang_the_page() 
     assert_eq!(ran, json!("undefined 0"), "no payload ran or became an element");
 
     // A huge result: cut in the page, the whole downloadable.
-    open_tool(&mut b, "huge");
-    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_without_arguments(&mut b, "huge");
     let note = b.wait_for(
         "the cut",
         "document.querySelector('#tool-detail .result').textContent.match(/shown: \\d+ of 1000000 characters/)",
@@ -404,9 +405,7 @@ fn nothing_from_the_server_becomes_markup_and_a_bad_view_cannot_hang_the_page() 
     );
 
     // A view flooding the page with messages, that never answers teardown.
-    open_tool(&mut b, "flood");
-    b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_without_arguments(&mut b, "flood");
     b.wait_for(
         "the flood noticed",
         "document.querySelector('#tool-detail .app-bar').textContent.includes('messages dropped')",
