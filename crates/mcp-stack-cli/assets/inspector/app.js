@@ -239,8 +239,8 @@ MI.on("question", (q) => {
     card.append(h("div", { class: "row" }, send, decline, cancel));
   } else if (q.method === "sampling/createMessage") {
     card.append(h("strong", {}, "The server asks for a model response (sampling)"), MI.json(p.messages || p));
-    const text = h("textarea", { class: "json", rows: 3, placeholder: "the assistant's reply" });
-    const send = h("button", { type: "button" }, "Reply");
+    const text = h("textarea", { class: "json q-text", rows: 3, placeholder: "the assistant's reply" });
+    const send = h("button", { type: "button", class: "q-reply" }, "Reply");
     send.addEventListener("click", () => answer({ role: "assistant", content: { type: "text", text: text.value },
       model: "mcp-inspector (you)", stopReason: "endTurn" }));
     const refuse = h("button", { type: "button" }, "Refuse");
@@ -282,10 +282,40 @@ MI.on("traffic", (t) => {
   if (sentAt.size > 10000) sentAt.clear();
   MI.$("t-count").textContent = rows + " messages";
 });
+// --- OAuth login (HTTP servers): the authorization page opens in a new tab; the tokens are
+// stored where `mcp auth` keeps them and the inspector connects again.
+MI.on("login", (e) => {
+  const box = MI.$("questions");
+  let card = document.getElementById("login-card");
+  if (!card) {
+    card = h("div", { class: "block", id: "login-card" });
+    box.append(card);
+  }
+  box.hidden = false;
+  MI.clear(card);
+  if (e.authorize) {
+    let u = null;
+    try { u = new URL(String(e.authorize)); } catch (err) { /* below */ }
+    if (!u || (u.protocol !== "https:" && u.protocol !== "http:")) {
+      card.append(h("div", { class: "error" }, "the authorization server gave an unusable URL"));
+      return;
+    }
+    const link = h("a", { class: "authorize" }, "Open the authorization page");
+    link.href = u.href;
+    link.target = "_blank";
+    link.rel = "noopener noreferrer";
+    card.append(h("strong", {}, "Log in: "), link, h("div", { class: "muted" }, u.origin));
+  } else if (e.error) {
+    card.append(h("div", { class: "error" }, "login failed: " + String(e.error)));
+  } else if (e.done) {
+    card.remove();
+    if (!box.firstChild) box.hidden = true;
+  }
+});
 MI.on("lagged", (e) => console.warn("missed " + e.missed + " events"));
 MI.on("status", (s) => {
   if (!s.connected) setConn(false, "not connected: " + String(s.error || ""));
-  else if (MI.status && s.generation > MI.status.generation) MI.refresh(false);
+  else if (!MI.status || s.generation > MI.status.generation) MI.refresh(false);
 });
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -295,6 +325,10 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   MI.$("t-clear").addEventListener("click", () => { MI.clear(document.querySelector("#traffic tbody")); rows = 0; });
   MI.$("reconnect").addEventListener("click", () => MI.refresh(true));
+  MI.$("login").addEventListener("click", async () => {
+    const r = await MI.api("login", {});
+    if (r.error) alert(r.error.message);
+  });
   MI.$("dark").addEventListener("change", (e) => document.documentElement.classList.toggle("dark", e.target.checked));
   for (const b of document.querySelectorAll("nav#tabs button")) {
     b.addEventListener("click", () => MI.show(b.getAttribute("data-tab")));

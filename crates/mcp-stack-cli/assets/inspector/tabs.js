@@ -152,12 +152,12 @@
   MI.trackTask = function (id, tool) {
     const status = h("span", { class: "badge" }, "working");
     const detail = h("div", {});
-    const cancel = h("button", { type: "button" }, "Cancel");
+    const cancel = h("button", { type: "button", class: "task-cancel" }, "Cancel");
     cancel.addEventListener("click", async () => {
       const r = await MI.api("task", { taskId: id, action: "cancel" });
       if (r.error) detail.append(MI.errorBox(r.error));
     });
-    const card = h("div", { class: "block" }, h("div", { class: "row" }, h("code", {}, id), String(tool), status, cancel), detail);
+    const card = h("div", { class: "block task-card" }, h("div", { class: "row" }, h("code", {}, id), String(tool), status, cancel), detail);
     $("task-list").prepend(card);
     tasks.set(id, { status, detail, cancel });
   };

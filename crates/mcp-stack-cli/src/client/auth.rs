@@ -187,6 +187,42 @@ async fn login(
     no_browser: bool,
     json: bool,
 ) -> Result<(), String> {
+    let opener: Option<Opener> = (!no_browser).then(|| {
+        Arc::new(|u: &str| {
+            eprintln!("Opening the browser to authorize. If it does not open, visit:\n  {}", super::terminal::err(u));
+            if let Err(e) = webbrowser::open(u) {
+                eprintln!("(could not open a browser: {e})");
+            }
+        }) as Opener
+    });
+    let session = authorize(url, creds, scopes, port, opener).await?;
+    if json {
+        println!("{}", describe(&session));
+    } else {
+        println!("Logged in to {url} (authorization server {}).", out(&session.issuer));
+        print_session(&session);
+    }
+    Ok(())
+}
+
+/// What shows the user the authorization page (without it the URL is printed).
+pub type Opener = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Logs in to `url` in the browser (authorization code with PKCE, a loopback redirect on any
+/// free port) with the credentials of the environment, storing the tokens where `mcp auth`
+/// keeps them: what `mcp inspect` runs for its Log in button. `open` shows the authorization
+/// page.
+pub async fn browser_login(url: &str, open: Opener) -> Result<(), String> {
+    authorize(url, Credentials::default().with_env(), Vec::new(), 0, Some(open)).await.map(drop)
+}
+
+async fn authorize(
+    url: &str,
+    creds: Credentials,
+    scopes: Vec<String>,
+    port: u16,
+    opener: Option<Opener>,
+) -> Result<StoredAuthorization, String> {
     let store = Arc::new(FileStore::new(store_path()?));
     let www = challenge(url).await?;
     let mut b = OAuthProvider::builder(url).client_name("mcp (command-line)").store(store.clone());
@@ -200,15 +236,9 @@ async fn login(
         b.grant(Grant::ClientCredentials)
     } else {
         let mut browser = LoopbackBrowser::bind(port).await.map_err(|e| e.to_string())?;
-        if !no_browser {
-            browser = browser.opener(Arc::new(|u: &str| {
-                eprintln!(
-                    "Opening the browser to authorize. If it does not open, visit:\n  {}",
-                    super::terminal::err(u)
-                );
-                if let Err(e) = webbrowser::open(u) {
-                    eprintln!("(could not open a browser: {e})");
-                }
+        if let Some(open) = opener {
+            browser = browser.opener(Arc::new(move |u: &str| {
+                open(u);
                 Ok(())
             }));
         }
@@ -217,14 +247,7 @@ async fn login(
     let provider = b.build().map_err(|e| e.to_string())?;
     provider.authorize(www.as_deref()).await.map_err(|e| format!("login to {url} failed: {e}"))?;
     let data = store.load().map_err(|e| e.to_string())?;
-    let session = data.session(url).ok_or("the tokens were not stored")?;
-    if json {
-        println!("{}", describe(session));
-    } else {
-        println!("Logged in to {url} (authorization server {}).", out(&session.issuer));
-        print_session(session);
-    }
-    Ok(())
+    data.session(url).cloned().ok_or_else(|| "the tokens were not stored".to_owned())
 }
 
 async fn logout(url: &str, json: bool) -> Result<(), String> {

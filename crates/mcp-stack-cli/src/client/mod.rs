@@ -304,6 +304,14 @@ impl Resolved {
         self.0.describe()
     }
 
+    /// The URL of an HTTP target.
+    pub fn http_url(&self) -> Option<&str> {
+        match &self.0 {
+            Target::Http { url, .. } => Some(url),
+            Target::Stdio { .. } => None,
+        }
+    }
+
     /// Connects `b` (its handlers set by the caller) with the options' timeout, version, roots,
     /// headers and stored OAuth tokens.
     pub async fn connect(&self, opts: &Options, b: ClientBuilder) -> Result<Client, String> {

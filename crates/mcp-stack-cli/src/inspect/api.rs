@@ -50,6 +50,9 @@ async fn run(app: &Arc<Inspector>, name: &str, body: Map<String, Value>) -> Resu
             Err(refuse(format!("no question {id}")))
         };
     }
+    if name == "login" {
+        return login(app).map(|()| json!({"result": {"started": true}})).map_err(refuse);
+    }
     if name == "disconnect" {
         app.disconnect().await;
         return Ok(json!({"result": {}}));
@@ -158,6 +161,36 @@ async fn run(app: &Arc<Inspector>, name: &str, body: Map<String, Value>) -> Resu
         }
         other => Err(refuse(format!("unknown API call {other:?}"))),
     }
+}
+
+/// Starts logging in to the (HTTP) target in the browser: the page gets the authorization URL
+/// (a `login` event), then the outcome; on success the inspector connects again with the new
+/// tokens. One login at a time.
+fn login(app: &Arc<Inspector>) -> Result<(), String> {
+    use std::sync::atomic::Ordering::{AcqRel, Release};
+    let url = app.target.http_url().ok_or("logging in applies to HTTP servers")?.to_owned();
+    if app.logging_in.swap(true, AcqRel) {
+        return Err("a login is already under way".into());
+    }
+    let (weak, done) = (Arc::downgrade(app), Arc::downgrade(app));
+    let open: crate::client::auth::Opener = Arc::new(move |u: &str| {
+        if let Some(app) = weak.upgrade() {
+            app.publish(&json!({"type": "login", "authorize": u}));
+        }
+    });
+    tokio::spawn(async move {
+        let outcome = crate::client::auth::browser_login(&url, open).await;
+        let Some(app) = done.upgrade() else { return };
+        app.logging_in.store(false, Release);
+        match outcome {
+            Ok(()) => {
+                app.publish(&json!({"type": "login", "done": true}));
+                let _ = app.client(true).await;
+            }
+            Err(e) => app.publish(&json!({"type": "login", "error": e})),
+        }
+    });
+    Ok(())
 }
 
 /// Whether a result's `structuredContent` matches the tool's `outputSchema` (when the tool has

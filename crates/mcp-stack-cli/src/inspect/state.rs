@@ -38,6 +38,8 @@ pub(crate) struct Inspector {
     started: Instant,
     /// The open `subscriptions/listen` pump, if any.
     pub(crate) listen: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// A browser login is under way.
+    pub(crate) logging_in: std::sync::atomic::AtomicBool,
     /// Connections made so far (the page shows it; `mcp dev` restarts bump it).
     pub(crate) generation: AtomicU64,
 }
@@ -56,6 +58,7 @@ impl Inspector {
             started: Instant::now(),
             listen: Mutex::new(None),
             generation: AtomicU64::new(0),
+            logging_in: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

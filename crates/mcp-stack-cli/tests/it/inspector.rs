@@ -27,12 +27,22 @@ impl Inspect {
         Self::spawn(&[&["inspect", "--no-open"], target].concat(), None)
     }
 
+    /// `mcp ARGS` with environment variables `env`, an inspector printing its URL.
+    pub(crate) fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn_in(args, None, env)
+    }
+
     /// `mcp ARGS` (in `cwd`), an inspector printing its URL.
     pub(crate) fn spawn(args: &[&str], cwd: Option<&std::path::Path>) -> Self {
+        Self::spawn_in(args, cwd, &[])
+    }
+
+    fn spawn_in(args: &[&str], cwd: Option<&std::path::Path>, env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(BIN);
         if let Some(d) = cwd {
             cmd.current_dir(d);
         }
+        cmd.envs(env.iter().copied());
         let mut child =
             cmd.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
@@ -91,7 +101,8 @@ fn the_api_needs_our_host_our_origin_and_the_token() {
     assert!(!ok.to_ascii_lowercase().contains("access-control-allow"), "no CORS: {ok}");
     let without = raw(p, &post(&format!("{host}{origin}")), "{}");
     assert!(without.starts_with("HTTP/1.1 403"), "{without}");
-    let wrong = raw(p, &post(&format!("{host}{origin}x-inspector-token: {}0\r\n", &t[..63])), "{}");
+    let flipped = if t.ends_with('0') { '1' } else { '0' };
+    let wrong = raw(p, &post(&format!("{host}{origin}x-inspector-token: {}{flipped}\r\n", &t[..63])), "{}");
     assert!(wrong.starts_with("HTTP/1.1 403"), "{wrong}");
     let foreign = raw(p, &post(&format!("{host}origin: http://evil.example\r\nx-inspector-token: {t}\r\n")), "{}");
     assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
@@ -263,6 +274,19 @@ fn the_inspector_works_in_a_real_browser() {
     b.eval("document.querySelector('#questions .q-accept').click()");
     b.wait_for("the greeting", "document.querySelector('#tool-detail .result').textContent.includes('Hello, Ada!')");
 
+    // A sampling request answered in the page (the user plays the model).
+    open_tool(&mut b, "ask_llm");
+    b.wait_for("the form", "document.querySelector('#tool-detail input[name=question]')");
+    b.eval("document.querySelector('#tool-detail input[name=question]').value = 'Why?'");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for("the sampling question", "document.querySelector('#questions .q-text')");
+    b.eval("document.querySelector('#questions .q-text').value = 'Because.'");
+    b.eval("document.querySelector('#questions .q-reply').click()");
+    b.wait_for(
+        "the model's answer",
+        "document.querySelector('#tool-detail .result').textContent.includes('The model says: Because.')",
+    );
+
     // A listen notification arriving in the page.
     b.eval("MI.show('listen')");
     b.eval("document.getElementById('l-start').click()");
@@ -271,6 +295,58 @@ fn the_inspector_works_in_a_real_browser() {
     b.wait_for(
         "the notification",
         "document.getElementById('listen-log').textContent.includes('notifications/tools/list_changed')",
+    );
+
+    // A task: started by the call, followed in the Tasks pane to its result.
+    open_tool(&mut b, "slow_compute");
+    b.wait_for("the form", "document.querySelector('#tool-detail input[name=seconds]')");
+    b.eval("document.querySelector('#tool-detail input[name=seconds]').value = '0.3'");
+    b.eval("document.querySelector('#tool-detail input[name=label]').value = 'paned'");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for(
+        "the task started",
+        "document.querySelector('#tool-detail .result').textContent.includes('started task')",
+    );
+    b.wait_for(
+        "the task's result",
+        "document.getElementById('task-list').textContent.includes('computed paned in 0.3s')",
+    );
+    // A long one, cancelled from its card.
+    b.eval("document.querySelector('#tool-detail input[name=seconds]').value = '60'");
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+    b.wait_for("the second task", "document.querySelectorAll('#task-list .task-card').length === 2");
+    b.eval("document.querySelector('#task-list .task-card .task-cancel').click()");
+    b.wait_for(
+        "the task cancelled",
+        "document.querySelector('#task-list .task-card').textContent.includes('was cancelled')",
+    );
+
+    // A template read with completion of its variable, and a prompt with arguments.
+    b.eval("MI.show('resources')");
+    let template = "[...document.querySelectorAll('#resource-list li')].find(li => li.textContent.includes('test://template/{id}/data'))";
+    b.wait_for("the template listed", template);
+    b.eval(&format!("{template}.click()"));
+    b.wait_for("the variable", "document.querySelector('#resource-detail input[name=id]')");
+    b.eval("const v = document.querySelector('#resource-detail input[name=id]'); v.value = 'pa'; v.dispatchEvent(new Event('input'))");
+    b.wait_for("completions", "document.querySelectorAll('#complete-id option').length === 3");
+    b.eval("document.querySelector('#resource-detail input[name=id]').value = '42'");
+    b.eval("[...document.querySelectorAll('#resource-detail button')].find(x => x.textContent === 'Read').click()");
+    b.wait_for("the read", "document.getElementById('resource-detail').textContent.includes('Data for ID: 42')");
+    b.eval("MI.show('prompts')");
+    let prompt = "[...document.querySelectorAll('#prompt-list li')].find(li => li.firstChild.textContent === 'test_prompt_with_arguments')";
+    b.wait_for("the prompt listed", prompt);
+    b.eval(&format!("{prompt}.click()"));
+    b.wait_for("its arguments", "document.querySelector('#prompt-detail input[name=arg1]')");
+    b.eval("document.querySelector('#prompt-detail input[name=arg1]').value = 'one'");
+    b.eval("document.querySelector('#prompt-detail input[name=arg2]').value = 'two'");
+    b.eval("[...document.querySelectorAll('#prompt-detail button')].find(x => x.textContent === 'Get').click()");
+    b.wait_for("the messages", "document.getElementById('prompt-detail').textContent.includes('one')");
+
+    // Skills of the server.
+    b.eval("MI.show('skills')");
+    b.wait_for(
+        "skills listed",
+        "document.querySelectorAll('#skill-list li').length > 0 && !document.querySelector('#skill-list li.muted')",
     );
 
     // The raw traffic, with timings.
@@ -285,7 +361,7 @@ fn the_inspector_works_in_a_real_browser() {
     b.wait_for("the frame", "document.querySelector('#tool-detail iframe.app')");
     let sandbox = b.eval("MI.status.sandbox").as_str().unwrap().to_owned();
 
-    let (view, ctx) = b.app_frame(&sandbox);
+    let (view, ctx) = b.app_frame(&sandbox, "document.getElementById('status') !== null");
     b.wait_in(
         &view,
         ctx,

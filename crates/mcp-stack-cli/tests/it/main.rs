@@ -19,6 +19,8 @@ mod hostile_stdio;
 mod icons_cli;
 #[cfg(unix)]
 mod inspector;
+#[cfg(unix)]
+mod inspector_login;
 mod install;
 mod oauth_issuer;
 mod policy;

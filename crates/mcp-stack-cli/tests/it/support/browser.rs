@@ -121,6 +121,14 @@ impl Browser {
 
     /// Sends `method` (in `session`, or to the browser) and waits for its answer.
     pub(crate) fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+        match self.try_send(session, method, params) {
+            Ok(v) => v,
+            Err(e) => panic!("{method}: {e}"),
+        }
+    }
+
+    /// [`Browser::send`], with the protocol's error returned instead of a panic.
+    fn try_send(&mut self, session: Option<&str>, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next_id;
         self.next_id += 1;
         let mut msg = json!({"id": id, "method": method, "params": params});
@@ -137,9 +145,9 @@ impl Browser {
                 self.from_browser.recv_timeout(left).unwrap_or_else(|_| panic!("{method}: no answer within {STEP:?}"));
             if m.get("id").and_then(Value::as_u64) == Some(id) {
                 if let Some(e) = m.get("error") {
-                    panic!("{method}: {e}");
+                    return Err(e.clone());
                 }
-                return m["result"].clone();
+                return Ok(m["result"].clone());
             }
             if self.events.len() < 100_000 {
                 self.events.push_back(m);
@@ -169,7 +177,11 @@ impl Browser {
         if let Some(c) = context {
             params["contextId"] = json!(c);
         }
-        let r = self.send(Some(session), "Runtime.evaluate", params);
+        // A context that is gone (a frame that navigated) is an exception for the waits to see.
+        let r = match self.try_send(Some(session), "Runtime.evaluate", params) {
+            Ok(r) => r,
+            Err(e) => return json!({"exception": e["message"].as_str().unwrap_or("evaluate failed")}),
+        };
         if let Some(e) = r.get("exceptionDetails") {
             return json!({"exception": e["exception"]["description"].as_str().unwrap_or(&e.to_string())});
         }
@@ -196,16 +208,16 @@ impl Browser {
         self.wait_for("the page to load", "document.readyState === 'complete' && location.href !== 'about:blank'");
     }
 
-    /// The CDP session of the newest out-of-process frame (the MCP Apps sandbox on its own site,
-    /// `what` in messages), with `Runtime` enabled, and the id of the default execution context
-    /// of the view inside it (the inner frame), once both exist.
-    pub(crate) fn app_frame(&mut self, what: &str) -> (String, i64) {
+    /// The CDP session of the view's frame inside the MCP Apps sandbox (an out-of-process
+    /// frame on its own site; the view is in it or, as Chromium isolates sandboxed frames, in
+    /// a process of its own below it), with `Runtime` enabled, and the execution context of the
+    /// view in which `ready` is truthy. Contexts that go away (a frame's first, blank document)
+    /// are passed over.
+    pub(crate) fn app_frame(&mut self, what: &str, ready: &str) -> (String, i64) {
         let deadline = Instant::now() + STEP;
-        // The sandbox frame (a child of the page) and its sessions; the view is the default
-        // context of a frame inside it: in the sandbox's process, or (Chromium isolates
-        // sandboxed frames) in a process of its own, attached as a child of the sandbox.
         let mut sandbox: Option<String> = None;
-        let mut frames: std::collections::HashMap<String, String> = Default::default(); // session -> frame id
+        let mut sessions: std::collections::HashSet<String> = Default::default();
+        let mut candidates: Vec<(String, i64)> = Vec::new();
         loop {
             self.pump();
             while let Some(e) = self.events.pop_front() {
@@ -220,26 +232,36 @@ impl Browser {
                         let s = e["params"]["sessionId"].as_str().unwrap().to_owned();
                         let frame = info["targetId"].as_str().unwrap().to_owned();
                         let child_of_sandbox = sandbox.as_deref().is_some_and(|sb| info["parentFrameId"] == json!(sb));
-                        if sandbox.is_none() || !child_of_sandbox {
-                            sandbox = Some(frame.clone());
+                        if !child_of_sandbox {
+                            sandbox = Some(frame);
                         }
-                        frames.insert(s.clone(), frame);
+                        sessions.insert(s.clone());
                         self.send(Some(&s), "Runtime.enable", json!({}));
                         let auto = json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
                         self.send(Some(&s), "Target.setAutoAttach", auto);
                     }
                     Some("Runtime.executionContextCreated") => {
-                        let Some(session) = e["sessionId"].as_str() else { continue };
-                        if !frames.contains_key(session) {
-                            continue;
-                        }
+                        let Some(session) = e["sessionId"].as_str().filter(|s| sessions.contains(*s)) else { continue };
                         let ctx = &e["params"]["context"];
                         let aux = &ctx["auxData"];
                         if aux["isDefault"] == json!(true) && aux["frameId"].as_str() != sandbox.as_deref() {
-                            return (session.to_owned(), ctx["id"].as_i64().unwrap());
+                            candidates.push((session.to_owned(), ctx["id"].as_i64().unwrap()));
                         }
                     }
                     _ => {}
+                }
+            }
+            // Newest first; drop the ones that are gone.
+            let mut i = candidates.len();
+            while i > 0 {
+                i -= 1;
+                let (session, ctx) = candidates[i].clone();
+                let v = self.eval_in(&session, Some(ctx), ready);
+                if truthy(&v) {
+                    return (session, ctx);
+                }
+                if v["exception"].as_str().is_some_and(|m| m.contains("Cannot find context")) {
+                    candidates.remove(i);
                 }
             }
             assert!(Instant::now() < deadline, "no app frame ({what}) within {STEP:?}");
