@@ -204,6 +204,36 @@ fn dev_restarts_the_server_when_files_change_and_keeps_the_inspector() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn dev_restarts_an_http_server_it_runs() {
+    let dir = std::env::temp_dir().join(format!("mcp-dev-http-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("server.py"), "v1").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cmd = format!("{BIN} serve everything --http 127.0.0.1:{port}");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let i = Inspect::spawn(&["dev", "--no-open", "--cmd", &cmd, &url], Some(&dir));
+    let generation = |i: &Inspect| api(i, "status", "{}")["result"]["generation"].as_u64();
+    let first = (0..200).find_map(|_| {
+        generation(&i).or_else(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            None
+        })
+    });
+    let first = first.expect("connected once the server listens");
+    std::fs::write(dir.join("server.py"), "v2, longer").unwrap();
+    let restarted = (0..300).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        generation(&i).is_some_and(|g| g > first)
+    });
+    assert!(restarted, "a change restarts the server and the inspector connects again");
+    let echo = api(&i, "call", r#"{"name": "echo", "arguments": {"text": "again"}}"#);
+    assert_eq!(echo["result"]["content"][0]["text"], "again", "{echo}");
+    drop(i);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn url_encode(s: &str) -> String {
     s.bytes()
         .map(|b| {
