@@ -5,6 +5,7 @@
 //!
 //! Each module's docs say what it checks.
 
+pub mod apps_meta;
 pub mod client_response;
 pub mod headers;
 pub mod http_pipeline;
@@ -25,6 +26,7 @@ pub type Check = fn(&[u8]);
 
 /// Every check by target name.
 pub const TARGETS: &[(&str, Check)] = &[
+    ("apps_meta", apps_meta::check),
     ("client_response", client_response::check),
     ("headers", headers::check),
     ("http_pipeline", http_pipeline::check),
