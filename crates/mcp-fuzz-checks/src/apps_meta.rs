@@ -6,8 +6,18 @@
 use mcp_protocol::apps::{ResourceUi, ToolUi};
 use serde_json::{Map, Value};
 
-const DIRECTIVES: [&str; 10] =
-    ["default-src", "script-src", "style-src", "connect-src", "img-src", "font-src", "media-src", "frame-src", "object-src", "base-uri"];
+const DIRECTIVES: [&str; 10] = [
+    "default-src",
+    "script-src",
+    "style-src",
+    "connect-src",
+    "img-src",
+    "font-src",
+    "media-src",
+    "frame-src",
+    "object-src",
+    "base-uri",
+];
 const KEYWORDS: [&str; 4] = ["'self'", "'unsafe-inline'", "data:", "'none'"];
 
 /// Checks one input (panics on a violated property).
@@ -22,7 +32,16 @@ pub fn check(data: &[u8]) {
     check_policy(&ui, &declared);
     if let Some(p) = ui.permissions {
         let allow = p.allow_attribute();
-        assert!(allow.split("; ").filter(|f| !f.is_empty()).all(|f| ["camera", "microphone", "geolocation", "clipboard-write"].contains(&f)), "{allow}");
+        assert!(
+            allow.split("; ").filter(|f| !f.is_empty()).all(|f| [
+                "camera",
+                "microphone",
+                "geolocation",
+                "clipboard-write"
+            ]
+            .contains(&f)),
+            "{allow}"
+        );
     }
 }
 

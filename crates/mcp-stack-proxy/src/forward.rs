@@ -117,8 +117,19 @@ impl Forward {
                     let kind = if method == "tools/call" { "tool" } else { "prompt" };
                     return Err(refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}"))));
                 };
+                let inner = inner.to_owned();
                 params.insert("name".into(), json!(inner));
-                self.interactive(&ctx, method, params).await
+                let kind = if method == "tools/call" { "tool" } else { "prompt" };
+                match self.interactive(&ctx, method, params).await {
+                    // The upstream's "unknown" answer names the item as the caller did (an
+                    // item hidden upstream looks exactly like one this proxy does not offer).
+                    Err(HandlerError::Protocol(e))
+                        if e.code() == -32602 && e.message() == format!("Unknown {kind}: {inner}") =>
+                    {
+                        Err(refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}"))))
+                    }
+                    other => other,
+                }
             }
             "resources/read" => {
                 let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default().to_owned();

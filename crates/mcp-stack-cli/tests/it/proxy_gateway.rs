@@ -164,6 +164,10 @@ async fn views_of_two_upstreams_stay_apart_and_app_only_tools_follow_the_client(
         "{plain:?}"
     );
     let hidden = rpc(addr, &tcall(7, "a_dashboard_add", json!({"amount": 1}))).await;
-    assert_eq!(hidden["error"]["message"], "Unknown tool: dashboard_add", "{hidden}");
+    let unknown = rpc(addr, &tcall(8, "a_no_such_tool", json!({}))).await;
+    // A hidden tool is an unknown one, named as the caller named it.
+    assert_eq!(hidden["error"]["message"], "Unknown tool: a_dashboard_add", "{hidden}");
+    assert_eq!(unknown["error"]["message"], "Unknown tool: a_no_such_tool", "{unknown}");
+    assert_eq!(hidden["error"]["code"], unknown["error"]["code"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
