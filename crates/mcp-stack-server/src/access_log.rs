@@ -115,10 +115,16 @@ impl OperationLayer for AccessLog {
             match &reply {
                 Ok(_) => line.push_str(" outcome=ok"),
                 Err(e) => {
-                    let _ = write!(line, " outcome={}", e.code());
+                    line.push_str(" outcome=");
+                    if e.code() < 0 {
+                        line.push('-');
+                    }
+                    push_num(&mut line, e.code().unsigned_abs(), 1);
                 }
             }
-            let _ = writeln!(line, " micros={}", started.elapsed().as_micros());
+            line.push_str(" micros=");
+            push_num(&mut line, u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX), 1);
+            line.push('\n');
             log.write(&line);
             reply
         })
@@ -171,14 +177,39 @@ fn push_timestamp(line: &mut String, when: SystemTime) {
     let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days as i64);
-    let _ = write!(
-        line,
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    );
+    // Digits pushed by hand: `write!` costs more than the rest of the line together.
+    push_num(line, year.max(0) as u64, 4);
+    line.push('-');
+    push_num(line, u64::from(month), 2);
+    line.push('-');
+    push_num(line, u64::from(day), 2);
+    line.push('T');
+    push_num(line, rem / 3600, 2);
+    line.push(':');
+    push_num(line, rem % 3600 / 60, 2);
+    line.push(':');
+    push_num(line, rem % 60, 2);
+    line.push('.');
+    push_num(line, u64::from(since.subsec_millis()), 3);
+    line.push('Z');
+}
+
+/// Appends `n` in decimal, zero-padded to `width` digits.
+fn push_num(line: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for _ in (digits.len() - at)..width {
+        line.push('0');
+    }
+    line.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (the well-known era/day-of-era
@@ -217,6 +248,22 @@ mod tests {
         // 2100-03-01: 2100 is not a leap year.
         push_timestamp(&mut s, UNIX_EPOCH + Duration::from_secs(4_107_542_400));
         assert_eq!(s, "2100-03-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn numbers_are_padded_and_whole() {
+        let mut s = String::new();
+        for (n, w, want) in [
+            (0, 1, "0"),
+            (7, 3, "007"),
+            (2026, 4, "2026"),
+            (123_456, 2, "123456"),
+            (u64::MAX, 1, "18446744073709551615"),
+        ] {
+            s.clear();
+            push_num(&mut s, n, w);
+            assert_eq!(s, want);
+        }
     }
 
     #[test]
