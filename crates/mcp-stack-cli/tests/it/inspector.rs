@@ -180,28 +180,42 @@ fn dev_restarts_the_server_when_files_change_and_keeps_the_inspector() {
     std::fs::create_dir_all(dir.join("target")).unwrap();
     std::fs::write(dir.join("src/server.rs"), "v1").unwrap();
     let i = Inspect::spawn(&["dev", "--no-open", "--", BIN, "serve", "everything", "--stdio"], Some(&dir));
-    let generation = |i: &Inspect| api(i, "status", "{}")["result"]["generation"].as_u64();
-    let first = (0..100).find_map(|_| {
-        generation(&i).or_else(|| {
-            std::thread::sleep(Duration::from_millis(100));
-            None
-        })
-    });
-    let first = first.expect("connected");
+    let first = generation_once_connected(&i);
     // A build writing under target/ is not a change of the sources.
     std::fs::write(dir.join("target/out"), "built").unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(generation(&i), Some(first));
     std::fs::write(dir.join("src/server.rs"), "v2, longer").unwrap();
-    let restarted = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        generation(&i).is_some_and(|g| g > first)
-    });
-    assert!(restarted, "a source change restarts the server");
-    let echo = api(&i, "call", r#"{"name": "echo", "arguments": {"text": "after the restart"}}"#);
-    assert_eq!(echo["result"]["content"][0]["text"], "after the restart", "{echo}");
+    assert_restarted_and_serving(&i, first);
     drop(i);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The inspector's connection count (`None` while it cannot reach the server).
+fn generation(i: &Inspect) -> Option<u64> {
+    api(i, "status", "{}")["result"]["generation"].as_u64()
+}
+
+/// The connection count once the inspector reaches the server (30 s at most).
+fn generation_once_connected(i: &Inspect) -> u64 {
+    let found = (0..300).find_map(|_| {
+        generation(i).or_else(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            None
+        })
+    });
+    found.expect("the inspector reaches the server")
+}
+
+/// Waits (30 s at most) for a connection newer than `first`, then checks a call works.
+fn assert_restarted_and_serving(i: &Inspect, first: u64) {
+    let restarted = (0..300).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        generation(i).is_some_and(|g| g > first)
+    });
+    assert!(restarted, "a change restarts the server and the inspector connects again");
+    let echo = api(i, "call", r#"{"name": "echo", "arguments": {"text": "after the restart"}}"#);
+    assert_eq!(echo["result"]["content"][0]["text"], "after the restart", "{echo}");
 }
 
 #[test]
@@ -214,22 +228,9 @@ fn dev_restarts_an_http_server_it_runs() {
     let cmd = format!("{BIN} serve everything --http 127.0.0.1:{port}");
     let url = format!("http://127.0.0.1:{port}/mcp");
     let i = Inspect::spawn(&["dev", "--no-open", "--cmd", &cmd, &url], Some(&dir));
-    let generation = |i: &Inspect| api(i, "status", "{}")["result"]["generation"].as_u64();
-    let first = (0..200).find_map(|_| {
-        generation(&i).or_else(|| {
-            std::thread::sleep(Duration::from_millis(100));
-            None
-        })
-    });
-    let first = first.expect("connected once the server listens");
+    let first = generation_once_connected(&i);
     std::fs::write(dir.join("server.py"), "v2, longer").unwrap();
-    let restarted = (0..300).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        generation(&i).is_some_and(|g| g > first)
-    });
-    assert!(restarted, "a change restarts the server and the inspector connects again");
-    let echo = api(&i, "call", r#"{"name": "echo", "arguments": {"text": "again"}}"#);
-    assert_eq!(echo["result"]["content"][0]["text"], "again", "{echo}");
+    assert_restarted_and_serving(&i, first);
     drop(i);
     let _ = std::fs::remove_dir_all(&dir);
 }
