@@ -271,6 +271,15 @@ fn open_tool(b: &mut Browser, name: &str) {
     ));
 }
 
+/// Opens the tool `name`, types `value` into its form's `field`, and presses Call.
+fn call_with(b: &mut Browser, name: &str, field: &str, value: &str) {
+    open_tool(b, name);
+    let input = format!("document.querySelector('#tool-detail input[name={field}]')");
+    b.wait_for("the form", &input);
+    b.eval(&format!("{input}.value = {value:?}"));
+    b.eval("document.querySelector('#tool-detail button.call').click()");
+}
+
 /// Opens the tool `name` and presses Call without filling anything in.
 fn call_without_arguments(b: &mut Browser, name: &str) {
     open_tool(b, name);
@@ -289,10 +298,7 @@ fn the_inspector_works_in_a_real_browser() {
     assert_eq!(b.eval("document.getElementById('era').textContent.startsWith('modern')"), json!(true));
 
     // A tool called through its generated form.
-    open_tool(&mut b, "echo");
-    b.wait_for("the form", "document.querySelector('#tool-detail input[name=text]')");
-    b.eval("document.querySelector('#tool-detail input[name=text]').value = 'from the form'");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_with(&mut b, "echo", "text", "from the form");
     b.wait_for("the echo", "document.querySelector('#tool-detail .result').textContent.includes('from the form')");
 
     // An elicitation answered in the page.
@@ -306,10 +312,7 @@ fn the_inspector_works_in_a_real_browser() {
     b.wait_for("the greeting", "document.querySelector('#tool-detail .result').textContent.includes('Hello, Ada!')");
 
     // A sampling request answered in the page (the user plays the model).
-    open_tool(&mut b, "ask_llm");
-    b.wait_for("the form", "document.querySelector('#tool-detail input[name=question]')");
-    b.eval("document.querySelector('#tool-detail input[name=question]').value = 'Why?'");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_with(&mut b, "ask_llm", "question", "Why?");
     b.wait_for("the sampling question", "document.querySelector('#questions .q-text')");
     b.eval("document.querySelector('#questions .q-text').value = 'Because.'");
     b.eval("document.querySelector('#questions .q-reply').click()");
@@ -385,10 +388,7 @@ fn the_inspector_works_in_a_real_browser() {
     b.wait_for("traffic rows", "document.querySelectorAll('#traffic tbody tr').length > 4");
 
     // The MCP Apps fixture: rendered in the sandbox, its button calls a tool through the bridge.
-    open_tool(&mut b, "show_dashboard");
-    b.wait_for("the form", "document.querySelector('#tool-detail input[name=label]')");
-    b.eval("document.querySelector('#tool-detail input[name=label]').value = 'browser'");
-    b.eval("document.querySelector('#tool-detail button.call').click()");
+    call_with(&mut b, "show_dashboard", "label", "browser");
     b.wait_for("the frame", "document.querySelector('#tool-detail iframe.app')");
     let sandbox = b.eval("MI.status.sandbox").as_str().unwrap().to_owned();
 
