@@ -644,73 +644,30 @@ fn main() -> std::process::ExitCode {
                 force_legacy: cli.global.force_legacy,
                 config: cli.global.config,
             };
-            match rt.block_on(mcp_cli::proxy::run(*args, globals)) {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("mcp proxy: {e}");
-                    std::process::ExitCode::FAILURE
-                }
-            }
+            finish("mcp proxy", rt.block_on(mcp_cli::proxy::run(*args, globals)))
         }
         Command::Auth(cmd) => rt.block_on(mcp_cli::client::auth::run(cmd, cli.global.json)),
-        Command::Doctor { pos, target: t } => match options(cli.global) {
-            Ok(opts) => {
-                let code = rt.block_on(mcp_cli::client::doctor::run(opts, target(pos, t)));
-                rt.shutdown_timeout(Duration::from_millis(100));
-                code
+        Command::Doctor { pos, target: t } => with_options(cli.global, |opts| {
+            let code = rt.block_on(mcp_cli::client::doctor::run(opts, target(pos, t)));
+            rt.shutdown_timeout(Duration::from_millis(100));
+            code
+        }),
+        Command::Inspect { pos, port, sandbox_port, no_open, target: t } => with_options(cli.global, |opts| {
+            let how = mcp_cli::inspect::InspectOptions { port, sandbox_port, open: !no_open };
+            finish("mcp inspect", rt.block_on(mcp_cli::inspect::run(opts, target(pos, t), how)))
+        }),
+        Command::Dev { pos, cmd, watch, port, no_open, target: t } => with_options(cli.global, |opts| {
+            let http_command: Vec<String> = cmd.iter().flat_map(|c| c.split_whitespace().map(str::to_owned)).collect();
+            if http_command.is_empty() == t.command.is_empty() {
+                eprintln!("mcp dev: give `-- COMMAND` (a stdio server), or `--cmd COMMAND URL` (an HTTP server)");
+                return std::process::ExitCode::from(2);
             }
-            Err(e) => {
-                eprintln!("mcp: {e}");
-                std::process::ExitCode::from(2)
-            }
-        },
-        Command::Inspect { pos, port, sandbox_port, no_open, target: t } => match options(cli.global) {
-            Ok(opts) => {
-                let how = mcp_cli::inspect::InspectOptions { port, sandbox_port, open: !no_open };
-                match rt.block_on(mcp_cli::inspect::run(opts, target(pos, t), how)) {
-                    Ok(()) => std::process::ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("mcp inspect: {e}");
-                        std::process::ExitCode::FAILURE
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("mcp: {e}");
-                std::process::ExitCode::from(2)
-            }
-        },
-        Command::Dev { pos, cmd, watch, port, no_open, target: t } => match options(cli.global) {
-            Ok(opts) => {
-                let http_command: Vec<String> =
-                    cmd.iter().flat_map(|c| c.split_whitespace().map(str::to_owned)).collect();
-                if http_command.is_empty() == t.command.is_empty() {
-                    eprintln!("mcp dev: give `-- COMMAND` (a stdio server), or `--cmd COMMAND URL` (an HTTP server)");
-                    return std::process::ExitCode::from(2);
-                }
-                let inspect = mcp_cli::inspect::InspectOptions { port, sandbox_port: 0, open: !no_open };
-                let dev = mcp_cli::inspect::dev::DevOptions { inspect, watch, http_command };
-                match rt.block_on(mcp_cli::inspect::dev::run(opts, target(pos, t), dev)) {
-                    Ok(()) => std::process::ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("mcp dev: {e}");
-                        std::process::ExitCode::FAILURE
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("mcp: {e}");
-                std::process::ExitCode::from(2)
-            }
-        },
+            let inspect = mcp_cli::inspect::InspectOptions { port, sandbox_port: 0, open: !no_open };
+            let dev = mcp_cli::inspect::dev::DevOptions { inspect, watch, http_command };
+            finish("mcp dev", rt.block_on(mcp_cli::inspect::dev::run(opts, target(pos, t), dev)))
+        }),
         Command::Install { client, url, name, project, file, force, dry_run, target: t } => {
-            match install(client, url, (name, project, file, force, dry_run), t, &cli.global.headers) {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("mcp install: {e}");
-                    std::process::ExitCode::FAILURE
-                }
-            }
+            finish("mcp install", install(client, url, (name, project, file, force, dry_run), t, &cli.global.headers))
         }
         Command::Servers(ServersCmd::List) => mcp_cli::client::servers::list(cli.global.config, cli.global.json),
         Command::Servers(ServersCmd::Trust { file }) => mcp_cli::client::servers::trust(file, cli.global.json),
@@ -730,6 +687,28 @@ fn main() -> std::process::ExitCode {
             // A prompt may still be blocked reading stdin (after Ctrl-C): don't wait for it.
             rt.shutdown_timeout(Duration::from_millis(100));
             code
+        }
+    }
+}
+
+/// The exit code of a command that reports its own failure as `LABEL: error`.
+fn finish(label: &str, r: Result<(), impl std::fmt::Display>) -> std::process::ExitCode {
+    match r {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{label}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `f` with the client options, or says why they are unusable (exit code 2).
+fn with_options(g: Global, f: impl FnOnce(Options) -> std::process::ExitCode) -> std::process::ExitCode {
+    match options(g) {
+        Ok(opts) => f(opts),
+        Err(e) => {
+            eprintln!("mcp: {e}");
+            std::process::ExitCode::from(2)
         }
     }
 }

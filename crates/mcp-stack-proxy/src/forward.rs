@@ -108,25 +108,21 @@ impl Forward {
             "resources/templates/list" => self.list(&ctx, "resources/templates/list", "resourceTemplates").await,
             "tools/call" | "prompts/get" => {
                 let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let inner = if method == "tools/call" {
-                    self.names.inward_tool(&name, &ctx.caller())
+                let (inner, kind) = if method == "tools/call" {
+                    (self.names.inward_tool(&name, &ctx.caller()), "tool")
                 } else {
-                    self.names.inward(&name)
+                    (self.names.inward(&name), "prompt")
                 };
-                let Some(inner) = inner else {
-                    let kind = if method == "tools/call" { "tool" } else { "prompt" };
-                    return Err(refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}"))));
-                };
-                let inner = inner.to_owned();
+                let unknown = || refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}")));
+                let Some(inner) = inner.map(str::to_owned) else { return Err(unknown()) };
                 params.insert("name".into(), json!(inner));
-                let kind = if method == "tools/call" { "tool" } else { "prompt" };
                 match self.interactive(&ctx, method, params).await {
                     // The upstream's "unknown" answer names the item as the caller did (an
                     // item hidden upstream looks exactly like one this proxy does not offer).
                     Err(HandlerError::Protocol(e))
                         if e.code() == -32602 && e.message() == format!("Unknown {kind}: {inner}") =>
                     {
-                        Err(refuse(ProtocolError::invalid_params(format!("Unknown {kind}: {name}"))))
+                        Err(unknown())
                     }
                     other => other,
                 }

@@ -47,7 +47,7 @@ use crate::error::BuildError;
 use crate::Resource;
 pub use mcp_protocol::apps::{Csp, Permissions, ResourceUi, ToolUi, Visibility, EXTENSION, HTML_MIME_TYPE};
 use mcp_protocol::types::{ResourceContents, TextResourceContents};
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 impl<H> Tool<H> {
     /// Renders the tool's results in the view at `resource_uri` (a `ui://` resource of this
@@ -146,9 +146,10 @@ impl UiResource {
 
     /// The resource it becomes.
     pub fn into_resource(self) -> Resource {
-        let meta = serde_json::to_value(&self.meta).expect("ResourceUi serializes");
+        // `_meta.ui`, when anything is set: on the list entry and on the contents alike.
+        let ui = Some(serde_json::to_value(&self.meta).expect("ResourceUi serializes"))
+            .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()));
         let (uri, html) = (self.uri.clone(), self.html);
-        let contents_meta = meta.clone();
         let mut r = Resource::new(self.uri, self.name).mime_type(HTML_MIME_TYPE);
         if let Some(d) = self.description {
             r = r.description(d);
@@ -156,8 +157,8 @@ impl UiResource {
         if let Some(t) = self.title {
             r = r.title(t);
         }
-        if meta.as_object().is_some_and(|m| !m.is_empty()) {
-            r = r.meta("ui", meta);
+        if let Some(ui) = &ui {
+            r = r.meta("ui", ui.clone());
         }
         if let Some(a) = self.access {
             r = r.access(a);
@@ -168,10 +169,7 @@ impl UiResource {
                 reason: "a view's URI must start with ui://".into(),
             });
         }
-        let contents_meta: Option<Map<String, serde_json::Value>> = contents_meta
-            .as_object()
-            .filter(|m| !m.is_empty())
-            .map(|m| Map::from_iter([("ui".to_owned(), Value::Object(m.clone()))]));
+        let contents_meta = ui.map(|ui| Map::from_iter([("ui".to_owned(), ui)]));
         r.handler(move || {
             let contents = TextResourceContents {
                 mime_type: Some(HTML_MIME_TYPE.to_owned()),

@@ -265,10 +265,7 @@ impl Failure {
     }
 
     fn report(&self, json: bool) {
-        let mut s = format!("mcp: {}\n", self.message);
-        for h in &self.hints {
-            s.push_str(&format!("  {h}\n"));
-        }
+        let s = format!("mcp: {}\n", self.text());
         Stream::Err.write(&s);
         if json {
             let mut e = json!({ "message": self.message });

@@ -139,8 +139,13 @@ fn respond(status: u16, content_type: &'static str, body: impl Into<Body>) -> Re
     r
 }
 
+/// A short plain-text answer (refusals, errors).
+fn plain(status: u16, text: impl Into<Body>) -> Response {
+    respond(status, "text/plain; charset=utf-8", text)
+}
+
 fn refused(Refusal(status, why): Refusal) -> Response {
-    respond(status, "text/plain; charset=utf-8", why)
+    plain(status, why)
 }
 
 /// The page's own policy: scripts and styles only from the page's files, nothing inline, no
@@ -168,7 +173,7 @@ async fn serve_page(State(app): State<Arc<App>>, req: Request) -> Response {
             "/apps.js" => ("text/javascript; charset=utf-8", APPS_JS),
             "/tabs.js" => ("text/javascript; charset=utf-8", TABS_JS),
             "/api/events" => return events(&app, &parts.headers),
-            _ => return respond(404, "text/plain; charset=utf-8", "not found"),
+            _ => return plain(404, "not found"),
         };
         let mut r = respond(200, ctype, body);
         if ctype.starts_with("text/html") {
@@ -179,22 +184,22 @@ async fn serve_page(State(app): State<Arc<App>>, req: Request) -> Response {
         return r;
     }
     let Some(name) = path.strip_prefix("/api/").filter(|_| parts.method == Method::POST) else {
-        return respond(405, "text/plain; charset=utf-8", "method not allowed");
+        return plain(405, "method not allowed");
     };
     if let Err(r) = app.page.check_token(&parts.headers) {
         return refused(r);
     }
     let json_body = parts.headers.get(http::header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
     if !json_body {
-        return respond(415, "text/plain; charset=utf-8", "send application/json");
+        return plain(415, "send application/json");
     }
     let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,
-        Err(_) => return respond(413, "text/plain; charset=utf-8", "request too large"),
+        Err(_) => return plain(413, "request too large"),
     };
     let body: Map<String, Value> = match serde_json::from_slice(&bytes) {
         Ok(b) => b,
-        Err(e) => return respond(400, "text/plain; charset=utf-8", format!("not a JSON object: {e}")),
+        Err(e) => return plain(400, format!("not a JSON object: {e}")),
     };
     let answer = api::call(&app.inspector, name, body).await;
     respond(200, "application/json", answer.to_string())
@@ -243,14 +248,14 @@ async fn serve_sandbox(State(app): State<Arc<App>>, req: Request) -> Response {
         return refused(r);
     }
     if parts.method != Method::GET || parts.uri.path() != "/sandbox" {
-        return respond(404, "text/plain; charset=utf-8", "not found");
+        return plain(404, "not found");
     }
     let query: Vec<(String, String)> =
         url::form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes()).into_owned().collect();
     let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     // Only our page may use the sandbox.
     if !param("host").is_some_and(|h| app.page.origins().iter().any(|o| o == h)) {
-        return respond(403, "text/plain; charset=utf-8", "the sandbox serves the inspector page only");
+        return plain(403, "the sandbox serves the inspector page only");
     }
     let csp: Option<Csp> = param("csp").and_then(|c| serde_json::from_str(c).ok());
     let policy = ResourceUi { csp, ..ResourceUi::default() }.content_security_policy();
@@ -261,7 +266,7 @@ async fn serve_sandbox(State(app): State<Arc<App>>, req: Request) -> Response {
         Ok(v) => {
             r.headers_mut().insert("content-security-policy", v);
         }
-        Err(_) => return respond(400, "text/plain; charset=utf-8", "bad policy"),
+        Err(_) => return plain(400, "bad policy"),
     }
     r
 }

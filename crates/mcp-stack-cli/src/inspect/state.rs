@@ -145,19 +145,15 @@ impl Inspector {
                 me.record(d, m);
             }
         };
-        let (e, s) = (Arc::downgrade(self), Arc::downgrade(self));
         let b = ClientBuilder::new("mcp-inspector", env!("CARGO_PKG_VERSION"))
             .tasks(true)
             .apps(true)
             .on_traffic(tap)
-            .on_elicitation_raw(mcp_client::ElicitationModes::FORM_AND_URL, move |p| {
-                let me = e.upgrade();
-                async move { me.ok_or(ClientError::Handler("closing".into()))?.ask("elicitation/create", p).await }
-            })
-            .on_sampling_raw(mcp_client::Sampling::Text, move |p| {
-                let me = s.upgrade();
-                async move { me.ok_or(ClientError::Handler("closing".into()))?.ask("sampling/createMessage", p).await }
-            });
+            .on_elicitation_raw(
+                mcp_client::ElicitationModes::FORM_AND_URL,
+                asker(Arc::downgrade(self), "elicitation/create"),
+            )
+            .on_sampling_raw(mcp_client::Sampling::Text, asker(Arc::downgrade(self), "sampling/createMessage"));
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         match self.target.connect(&self.opts, b).await {
             Ok(c) => {
@@ -178,5 +174,16 @@ impl Inspector {
         if let Some(pump) = self.listen.lock().take() {
             pump.abort();
         }
+    }
+}
+
+/// A raw input handler asking the page `method` while the inspector lives.
+fn asker(
+    me: std::sync::Weak<Inspector>,
+    method: &'static str,
+) -> impl Fn(Value) -> futures::future::BoxFuture<'static, Result<Value, ClientError>> + Send + Sync + 'static {
+    move |params| {
+        let me = me.upgrade();
+        Box::pin(async move { me.ok_or(ClientError::Handler("closing".into()))?.ask(method, params).await })
     }
 }

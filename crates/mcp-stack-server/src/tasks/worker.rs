@@ -372,7 +372,8 @@ fn failed(e: ProtocolError) -> Terminal {
 }
 
 impl Server {
-    /// Checks a tool's result against its `outputSchema` (when it declares one).
+    /// Checks a tool's result: the text fallback of a view-linked tool, and `structuredContent`
+    /// against the tool's `outputSchema` (when it declares one).
     pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: &CallToolResult) -> Result<(), ProtocolError> {
         let name = &tool.name;
         if tool.ui_linked && crate::apps::lacks_fallback(result) {
