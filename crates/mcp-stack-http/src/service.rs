@@ -305,16 +305,11 @@ impl McpService {
     /// Handles one HTTP request (any body type: hyper's, axum's, a test's `Full<Bytes>`). The
     /// peer's address, if wanted, is a `SocketAddr` in the request's extensions.
     pub async fn handle<B: RequestBody>(&self, req: Request<B>) -> Resp {
-        self.handle_from(req, None).await
+        self.handle_from(req, Peer::default()).await
     }
 
-    /// [`McpService::handle`] for a request from `peer` (what `serve` passes when the server
-    /// needs the address: see `Server::needs_peer_address`).
-    pub(crate) async fn handle_from<B: RequestBody>(
-        &self,
-        req: Request<B>,
-        peer: Option<std::net::SocketAddr>,
-    ) -> Resp {
+    /// [`McpService::handle`] for a request whose peer `serve` knows.
+    pub(crate) async fn handle_from<B: RequestBody>(&self, req: Request<B>, peer: Peer) -> Resp {
         let origin = self.config.cors.as_ref().and_then(|_| req.headers().get(header::ORIGIN).cloned());
         let origin = origin.filter(|o| crate::validate::origin_allowed(o, &self.config.allowed_origins));
         let mut resp = self.route(req, peer).await;
@@ -329,7 +324,8 @@ impl McpService {
         &self.config
     }
 
-    async fn route<B: RequestBody>(&self, req: Request<B>, peer: Option<std::net::SocketAddr>) -> Resp {
+    async fn route<B: RequestBody>(&self, req: Request<B>, from: Peer) -> Resp {
+        let peer = from.known;
         let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
         if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
             return error_response(&e, None);
@@ -376,7 +372,8 @@ impl McpService {
             Incoming::Notification(_) => return accepted(),
             #[cfg(feature = "legacy")]
             Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
-                let peer = parts.extensions.get::<std::net::SocketAddr>().map(std::net::SocketAddr::ip);
+                let peer = parts.extensions.get::<std::net::SocketAddr>().copied().or(from.conn);
+                let peer = peer.map(|a| a.ip());
                 return self.open_session(r, principal.map(|p| p.subject), peer).await;
             }
             Incoming::Request(r) => r,
@@ -551,6 +548,18 @@ impl McpService {
         });
         sse_response(rx)
     }
+}
+
+/// What `serve` knows of a request's peer (a service under another server reads the address
+/// from the request's extensions instead).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Peer {
+    /// The address, when the server needs it for every request (see
+    /// `Server::needs_peer_address`).
+    pub(crate) known: Option<std::net::SocketAddr>,
+    /// The connection's peer (legacy sessions are counted per peer IP).
+    #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
+    pub(crate) conn: Option<std::net::SocketAddr>,
 }
 
 /// The environment of one request: its notification queue and cancellation token.

@@ -15,6 +15,41 @@ fn host_of(authority: &str) -> String {
     a.split(':').next().unwrap_or("").to_owned()
 }
 
+/// The host part of a `Host` header or an origin's authority, as [`host_of`] finds it but
+/// without allocating (this runs for every request): compared with [`HostPart::is`].
+struct HostPart<'a> {
+    /// Without the port, and without the brackets of an IPv6 literal.
+    name: &'a str,
+    bracketed: bool,
+}
+
+impl<'a> HostPart<'a> {
+    fn of(authority: &'a str) -> Self {
+        let a = authority.trim();
+        match a.strip_prefix('[') {
+            Some(rest) => Self { name: rest.split(']').next().unwrap_or(""), bracketed: true },
+            None => Self { name: a.split(':').next().unwrap_or(""), bracketed: false },
+        }
+    }
+
+    /// Whether this is the host `allowed` (lower-case, IPv6 literals in brackets).
+    fn is(&self, allowed: &str) -> bool {
+        if !self.bracketed {
+            return allowed.eq_ignore_ascii_case(self.name);
+        }
+        allowed.len() == self.name.len() + 2
+            && allowed.starts_with('[')
+            && allowed.ends_with(']')
+            && allowed[1..allowed.len() - 1].eq_ignore_ascii_case(self.name)
+    }
+}
+
+/// Whether the host of `authority` is one of `allowed`.
+fn is_allowed(authority: &str, allowed: &[String]) -> bool {
+    let host = HostPart::of(authority);
+    allowed.iter().any(|a| host.is(a))
+}
+
 /// Validates `Host` (DNS-rebinding protection) and `Origin` against the allow lists.
 ///
 /// More than one `Host` field is a malformed request (400, RFC 9112 section 3.2). `authority`
@@ -34,15 +69,15 @@ pub fn check_host_origin(
     }
     if !allowed_hosts.is_empty() {
         let host = match authority {
-            Some(a) => Some(host_of(a.as_str())),
-            None => host_field.and_then(|v| v.to_str().ok()).map(host_of),
+            Some(a) => Some(a.as_str()),
+            None => host_field.and_then(|v| v.to_str().ok()),
         };
         match host {
-            Some(host) if allowed_hosts.contains(&host) => {}
+            Some(host) if is_allowed(host, allowed_hosts) => {}
             Some(host) => {
                 return Err(ProtocolError::Forbidden {
                     header: "Host",
-                    message: format!("Host {host:?} is not allowed"),
+                    message: format!("Host {:?} is not allowed", host_of(host)),
                 })
             }
             None => return Err(ProtocolError::Forbidden { header: "Host", message: "missing Host header".into() }),
@@ -60,10 +95,10 @@ pub fn check_host_origin(
 /// Whether an `Origin` header value is on the allow list (exact origins, or `host:NAME` for any
 /// scheme and port on NAME).
 pub(crate) fn origin_allowed(origin: &http::HeaderValue, allowed_origins: &[String]) -> bool {
-    let o = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
+    let o = origin.to_str().unwrap_or("").trim();
     allowed_origins.iter().any(|a| match a.strip_prefix("host:") {
-        Some(host) => o.split_once("://").is_some_and(|(_, auth)| host_of(auth) == host),
-        None => *a == o,
+        Some(host) => o.split_once("://").is_some_and(|(_, auth)| HostPart::of(auth).is(host)),
+        None => a.eq_ignore_ascii_case(o),
     })
 }
 
@@ -160,7 +195,7 @@ pub fn check_request_headers(
             ));
         }
     }
-    if req.method == mcp_protocol::Method::ToolsCall.as_str() {
+    if req.method == mcp_protocol::Method::ToolsCall.as_str() && server.has_header_params() {
         check_param_headers(h, req, server, caller)?;
     }
     Ok(())
@@ -229,6 +264,21 @@ mod tests {
         assert_eq!(host_of("127.0.0.1:8080"), "127.0.0.1");
         assert_eq!(host_of("[::1]:80"), "[::1]");
         assert_eq!(host_of("LocalHost"), "localhost");
+        // The comparison the checks use agrees with `host_of`, without allocating.
+        for (authority, allowed, expect) in [
+            ("127.0.0.1:8080", "127.0.0.1", true),
+            (" LocalHost:3000 ", "localhost", true),
+            ("[::1]:80", "[::1]", true),
+            ("[::1", "[::1]", true),
+            ("[::1]:80", "::1", false),
+            ("[::2]:80", "[::1]", false),
+            ("evil.example", "localhost", false),
+            ("localhost.evil.example", "localhost", false),
+            ("", "", true),
+        ] {
+            assert_eq!(HostPart::of(authority).is(allowed), expect, "{authority:?} against {allowed:?}");
+            assert_eq!(host_of(authority) == allowed, expect, "host_of({authority:?})");
+        }
     }
 
     #[test]

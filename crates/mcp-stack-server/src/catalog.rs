@@ -120,18 +120,22 @@ pub(crate) struct PromptEntry {
     pub(crate) home: Option<crate::Server>,
 }
 
+/// Name (or URI) to position. The keys are the server's own, so a fast hash is safe: a client
+/// only looks names up, it cannot add any (SipHash was about 1% of a request's instructions).
+pub(crate) type Index = HashMap<String, usize, foldhash::fast::RandomState>;
+
 /// An immutable snapshot of everything the server offers; replaced whole on change. Entries are
 /// shared (`Arc`), so a change copies pointers, not definitions; the serialised list pages and
 /// `server/discover` result live with the snapshot, so a change drops them.
 #[derive(Default)]
 pub(crate) struct Catalog {
     pub(crate) tools: Vec<Arc<ToolEntry>>,
-    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) tool_index: Index,
     pub(crate) resources: Vec<Arc<ResourceEntry>>,
-    pub(crate) resource_index: HashMap<String, usize>,
+    pub(crate) resource_index: Index,
     pub(crate) templates: Vec<Arc<TemplateEntry>>,
     pub(crate) prompts: Vec<Arc<PromptEntry>>,
-    pub(crate) prompt_index: HashMap<String, usize>,
+    pub(crate) prompt_index: Index,
     /// Pages of `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
     pub(crate) pages: [PageCache; 4],
     /// Per list (indexed by [`ListKind`]): whether an entry has an access rule, so the list
@@ -139,6 +143,8 @@ pub(crate) struct Catalog {
     pub(crate) restricted: [bool; 4],
     /// Whether a tool has a rate limit of its own (`Tool::rate_limit`).
     pub(crate) tool_quotas: bool,
+    /// Whether a tool has `x-mcp-header` parameters (else HTTP skips their check).
+    pub(crate) header_params: bool,
     /// Per list: how many times its entries changed at run time (listeners tell a change of
     /// the catalog from an announcement the application made itself).
     pub(crate) versions: [u64; 4],
@@ -200,6 +206,7 @@ impl Catalog {
             self.prompts.iter().any(|e| e.access.is_some()),
         ];
         self.tool_quotas = self.tools.iter().any(|t| t.rate_limit.is_some());
+        self.header_params = self.tools.iter().any(|t| !t.header_params.is_empty());
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<ToolEntry>> {

@@ -44,7 +44,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// What the hook says about the request a panic happened in.
 #[derive(Debug)]
 pub(crate) struct RequestInfo {
-    method: String,
+    method: std::borrow::Cow<'static, str>,
     /// `tool`, `prompt` or `resource`, and the name or URI.
     name: Option<(&'static str, String)>,
     id: Value,
@@ -59,12 +59,23 @@ impl RequestInfo {
             "resources/read" => Some(("resource", "uri")),
             _ => None,
         };
-        let name = field.and_then(|(kind, key)| {
-            let name = params.get(key)?.as_str()?;
-            Some((kind, name.chars().take(MAX_NAME).collect()))
-        });
-        Box::new(Self { method: method.chars().take(MAX_NAME).collect(), name, id: id.clone() })
+        let name = field.and_then(|(kind, key)| Some((kind, cut(params.get(key)?.as_str()?, MAX_NAME).to_owned())));
+        // Built for every request (on the hot path): a known method costs no allocation.
+        let method = match mcp_protocol::Method::parse(method) {
+            Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
+            None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),
+        };
+        Box::new(Self { method, name, id: id.clone() })
     }
+}
+
+/// `s` cut to at most `max` characters.
+fn cut(s: &str, max: usize) -> &str {
+    // At most `max` bytes is at most `max` characters: no need to count them.
+    if s.len() <= max {
+        return s;
+    }
+    s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
 }
 
 thread_local! {

@@ -231,6 +231,12 @@ impl Server {
         self.catalog().tool(name).cloned()
     }
 
+    /// Whether any registered tool has `x-mcp-header` parameters ([`ToolEntry::header_params`]):
+    /// when none has, a transport skips looking the called tool up to check them.
+    pub fn has_header_params(&self) -> bool {
+        self.inner.catalog.read().header_params
+    }
+
     /// The server's capabilities, as declared in `server/discover` (and `initialize`): what is
     /// registered right now (tools, resources, prompts, completions), plus logging and the
     /// builder's extra entries ([`ServerBuilder::capability`], which replace an entry of the

@@ -13,12 +13,14 @@
 //! concurrency is one by construction.
 
 mod config;
+mod watch;
 
 use config::Signal;
 pub use config::{shutdown_signal, Serve, ServeConfig};
 
 use crate::body::McpBody;
 use crate::service::{EndpointConfig, McpService, RequestBody};
+use futures::future::Either;
 use futures::task::AtomicWaker;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
@@ -68,9 +70,10 @@ struct Conn {
     peer: IpAddr,
     /// Requests whose response has not been fully written.
     in_flight: AtomicU32,
-    /// Bytes arrived while no request was in flight: the head of the next request is coming
-    /// (the connection is not idle for the idle timeout; the header timeout covers it).
-    reading_head: AtomicBool,
+    /// When bytes arrived while no request was in flight (nanoseconds since the table's epoch,
+    /// plus one; 0 when not reading a head): the head of the next request is coming. The
+    /// connection is not idle for the idle timeout; the header timeout runs from here.
+    head_since: AtomicU64,
     /// When the connection last became idle, in nanoseconds since the table's epoch (fine
     /// enough that connections served one after another never tie). A new connection's is
     /// [`FIRST_REQUEST_GRACE`] ahead: its first request may not have been read yet.
@@ -90,7 +93,7 @@ impl Conn {
     /// Whether the connection is idle at `now` (nanoseconds since the table's epoch).
     fn is_idle(&self, now: u64) -> bool {
         self.in_flight.load(Ordering::Acquire) == 0
-            && !self.reading_head.load(Ordering::Acquire)
+            && self.head_since.load(Ordering::Acquire) == 0
             && self.idle_since.load(Ordering::Relaxed) <= now
     }
 
@@ -153,7 +156,7 @@ impl Table {
             id,
             peer,
             in_flight: AtomicU32::new(0),
-            reading_head: AtomicBool::new(false),
+            head_since: AtomicU64::new(0),
             idle_since: AtomicU64::new(self.now_ns() + FIRST_REQUEST_GRACE.as_nanos() as u64),
             evicted: AtomicBool::new(false),
             listen_since: AtomicU64::new(0),
@@ -279,14 +282,20 @@ impl Table {
 struct Tracked {
     io: TcpStream,
     conn: Arc<Conn>,
+    /// The table's epoch (for [`Conn::head_since`]).
+    epoch: Instant,
 }
 
 impl AsyncRead for Tracked {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.io).poll_read(cx, buf);
-        if buf.filled().len() > before && self.conn.in_flight.load(Ordering::Relaxed) == 0 {
-            self.conn.reading_head.store(true, Ordering::Release);
+        if buf.filled().len() > before
+            && self.conn.in_flight.load(Ordering::Relaxed) == 0
+            && self.conn.head_since.load(Ordering::Relaxed) == 0
+        {
+            let now = self.epoch.elapsed().as_nanos() as u64;
+            self.conn.head_since.store(now + 1, Ordering::Release);
         }
         r
     }
@@ -361,19 +370,6 @@ impl Body for TrackedBody {
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
     }
-}
-
-/// `req` with its peer's address in its extensions when it may be a legacy `initialize` (legacy
-/// sessions are counted per peer IP). Only that request reads it, and the first extension
-/// allocates, so requests that cannot be one (a modern version header, or a session id) skip it.
-/// (Modern requests get the address in their environment instead, when the server needs it.)
-#[cfg(feature = "legacy")]
-fn with_peer<B>(mut req: Request<B>, peer: SocketAddr) -> Request<B> {
-    let h = req.headers();
-    if !crate::legacy::has_modern_version_header(h) && !h.contains_key(crate::legacy::SESSION_ID) {
-        req.extensions_mut().insert(peer);
-    }
-    req
 }
 
 /// Whether a request opens a listen stream if answered with one: a modern
@@ -571,7 +567,7 @@ pub(super) async fn run(
         let (svc, shutdown, table, abort, config) =
             (svc.clone(), shutdown.clone(), table.clone(), abort.clone(), config.clone());
         tokio::spawn(async move {
-            let io = Tracked { io: stream, conn: conn.clone() };
+            let io = Tracked { io: stream, conn: conn.clone(), epoch: table.epoch };
             serve_connection(svc, io, &table, &config, (&shutdown, &abort), peer).await;
             table.remove(&conn);
             drop(permit);
@@ -613,21 +609,20 @@ async fn serve_connection(
     let known_peer = svc.server.needs_peer_address().then_some(peer);
     let service = {
         let (conn, table, config) = (conn.clone(), table.clone(), config.clone());
+        // One pointer to clone per request rather than the service's four.
+        let svc = Arc::new(svc);
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-            #[cfg(feature = "legacy")]
-            let req = with_peer(req, peer);
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
-            conn.reading_head.store(false, Ordering::Release);
+            conn.head_since.store(0, Ordering::Release);
             let may_listen = may_listen(&req);
             let mut guard = InFlight { conn: conn.clone(), table: table.clone(), listen: false };
+            let off = (req.uri().path() != config.path).then(|| off_path(&svc, &req, &config.path));
             let svc = svc.clone();
-            let at_path = req.uri().path() == config.path;
-            let config = config.clone();
             async move {
-                if !at_path {
-                    return Ok(off_path(&svc, &req, &config.path).map(|body| TrackedBody { body, guard }));
+                if let Some(off) = off {
+                    return Ok(off.map(|body| TrackedBody { body, guard }));
                 }
-                let resp = svc.handle_from(req, known_peer).await;
+                let resp = svc.handle_from(req, crate::service::Peer { known: known_peer, conn: Some(peer) }).await;
                 if may_listen && resp.status() == http::StatusCode::OK && matches!(resp.body(), McpBody::Stream(_)) {
                     let owner = resp.extensions().get::<crate::service::StreamOwner>().map(|o| o.0.clone());
                     guard.table.open_stream(&guard.conn, owner);
@@ -637,9 +632,10 @@ async fn serve_connection(
             }
         })
     };
+    // The header timeout is this task's (below), not hyper's: hyper's sets a timer per request
+    // (about 3% of a request's instructions) and polls the socket once more after each head.
     let http = hyper::server::conn::http1::Builder::new()
-        .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(header_timeout)
+        .header_read_timeout(None)
         .max_buf_size(head_bytes)
         .keep_alive(true)
         // One write per response (head and body flattened). Not `pipeline_flush`, which also
@@ -648,28 +644,18 @@ async fn serve_connection(
         .writev(false)
         .serve_connection(hyper_util::rt::TokioIo::new(io), service);
     let mut http = std::pin::pin!(http);
-    let idle_check = tokio::time::sleep(idle_timeout);
-    let mut idle_check = std::pin::pin!(idle_check);
-    let closing = loop {
-        tokio::select! {
-            r = http.as_mut() => {
-                if let Err(e) = r { tracing::debug!(%peer, error = %e, "connection ended with error") }
-                return;
+    let timeouts = watch::Timeouts { header: header_timeout, idle: idle_timeout };
+    let side = watch::watch(&conn, table, shutdown, timeouts, peer);
+    let mut side = std::pin::pin!(side);
+    let closing = match watch::first(http.as_mut(), side.as_mut()).await {
+        Either::Left(r) => {
+            if let Err(e) = r {
+                tracing::debug!(%peer, error = %e, "connection ended with error");
             }
-            // Shutdown: the request in flight finishes (bounded by the drain time, `abort`).
-            _ = shutdown.cancelled() => break None,
-            _ = conn.evict.notified() => break Some(Duration::from_secs(1)),
-            _ = idle_check.as_mut() => {
-                let (since, now) = (conn.idle_since.load(Ordering::Relaxed), table.now_ns());
-                let idle = conn.is_idle(now);
-                let idle_for = Duration::from_nanos(now.saturating_sub(since));
-                if idle && idle_for >= idle_timeout {
-                    break Some(Duration::from_secs(1));
-                }
-                let wait = if idle { idle_timeout - idle_for } else { idle_timeout };
-                idle_check.as_mut().reset(Instant::now() + wait);
-            }
+            return;
         }
+        Either::Right(watch::Stop::Now) => return,
+        Either::Right(watch::Stop::Graceful(bound)) => bound,
     };
     // Graceful: an idle connection closes at once, one with a request finishes it first (and
     // then closes, `Connection: close`).

@@ -38,7 +38,7 @@ fn an_unfinished_head_gives_way_like_an_idle_connection_and_a_stream_last() {
     busy.in_flight.store(1, Ordering::Release);
     stream.in_flight.store(1, Ordering::Release);
     table.open_stream(&stream, None);
-    head.reading_head.store(true, Ordering::Release);
+    head.head_since.store(1, Ordering::Release);
     assert!(table.evict_one());
     assert!(evicted(&head), "the connection with an unfinished head goes first");
     assert!(table.evict_one());
