@@ -168,7 +168,8 @@ impl McpService {
                     _ => s.streams.resume(last),
                 };
                 return match resumed {
-                    Some(rx) => with_session(sse_response(rx), sid),
+                    // A resumed GET stream counts as a listen stream (per peer address).
+                    Some(rx) => with_session(crate::service::with_stream_owner(sse_response(rx), None), sid),
                     None => status_only(StatusCode::BAD_REQUEST),
                 };
             }

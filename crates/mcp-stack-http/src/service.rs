@@ -255,16 +255,16 @@ pub(crate) fn sse_response(rx: mpsc::Receiver<Bytes>) -> Resp {
     sse_response_headers(McpBody::Stream(rx))
 }
 
-/// Who a listen stream belongs to (its authenticated principal): a response extension that
-/// [`serve`](crate::serve()) reads to cap streams per principal rather than per peer address.
+/// Marks a listen stream (a `subscriptions/listen` response or a legacy session's GET stream),
+/// with who it belongs to (its authenticated principal, if any): a response extension that
+/// [`serve`](crate::serve()) reads to count listen streams, per principal rather than per peer
+/// address when there is one.
 #[derive(Clone, Debug)]
-pub(crate) struct StreamOwner(pub(crate) Arc<str>);
+pub(crate) struct StreamOwner(pub(crate) Option<Arc<str>>);
 
-/// `r` marked as a stream of `owner`, when there is one.
+/// `r` marked as a listen stream of `owner`.
 pub(crate) fn with_stream_owner(mut r: Resp, owner: Option<Arc<str>>) -> Resp {
-    if let Some(o) = owner {
-        r.extensions_mut().insert(StreamOwner(o));
-    }
+    r.extensions_mut().insert(StreamOwner(owner));
     r
 }
 

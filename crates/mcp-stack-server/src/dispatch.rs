@@ -54,7 +54,7 @@ impl Server {
             self.spend(&ctx, method).await?;
         }
         if method.is_task_method() {
-            return self.serve_task_method(&ctx, method).await;
+            return Box::pin(self.serve_task_method(&ctx, method)).await;
         }
         if let Some(served) = self.serve_fallback(&ctx, method).await {
             return served;
@@ -72,7 +72,7 @@ impl Server {
             Params::Complete { reference, argument, value, argument_object, context } => {
                 let (reference, argument_object) = (Value::Object(reference.clone()), argument_object.clone());
                 let (argument, value, context) = (argument.to_owned(), value.to_owned(), context.cloned());
-                self.complete(ctx, reference, argument_object, &argument, &value, context).await
+                Box::pin(self.complete(ctx, reference, argument_object, &argument, &value, context)).await
             }
             Params::SkillsList { cursor } => self.skills_list(cursor).map(Reply::from),
             Params::SkillsGet { uri } => self.skills_get(uri).map(Reply::from),
@@ -105,7 +105,7 @@ impl Server {
         if !limiter.applies(tool) {
             return Ok(());
         }
-        limiter.check(&ctx.inner.env, tool).await
+        Box::pin(limiter.check(&ctx.inner.env, tool)).await
     }
 
     /// Settles a handler's outcome: input requests become an `input_required` result; a tool
@@ -171,7 +171,9 @@ impl Server {
             tool.task_support != TaskSupport::Forbidden && self.tasks().is_some() && ctx.declares_tasks();
         let cache_key = if runs_as_task { None } else { self.tool_cache_key(ctx, &tool, args_value) };
         if let Some((key, _)) = &cache_key {
-            if let Some(hit) = self.inner.cache.get(key).await {
+            // Boxed, as every path most requests do not take: the request future stays small
+            // (it is moved as a whole a few times per request).
+            if let Some(hit) = Box::pin(self.inner.cache.get(key)).await {
                 return Ok(hit.into());
             }
         }
@@ -179,7 +181,7 @@ impl Server {
             (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone()).await,
             (support, Some(rt)) if ctx.declares_tasks() => {
                 let rt = rt.clone();
-                match rt.call_tool(self, ctx, tool.clone(), support == TaskSupport::Required).await? {
+                match Box::pin(rt.call_tool(self, ctx, tool.clone(), support == TaskSupport::Required)).await? {
                     ToolRun::Task(created) => return Ok(created.into()),
                     ToolRun::Done(r) => r,
                 }
@@ -198,7 +200,11 @@ impl Server {
         };
         self.check_tool_output(&tool, &result)?;
         if let Some((key, ttl)) = cache_key.filter(|_| result.is_error != Some(true)) {
-            self.inner.cache.put(&key, &result, ttl).await;
+            return Box::pin(async move {
+                self.inner.cache.put(&key, &result, ttl).await;
+                Ok(result.into())
+            })
+            .await;
         }
         Ok(result.into())
     }
@@ -232,32 +238,46 @@ impl Server {
         let cached = self.inner.cache.resources() && !is_round(ctx);
         let key = |principal| crate::cache::Cache::key("resources/read", uri, "", principal);
         if cached {
-            // A public result first, then one made for this caller.
-            let mine = ctx.principal().map(|p| key(Some(p)));
-            for k in std::iter::once(key(None)).chain(mine) {
-                if let Some(hit) = self.inner.cache.get(&k).await {
-                    return Ok(hit.into());
+            // A public result first, then one made for this caller. Boxed, as every path most
+            // requests do not take: the request future stays small.
+            // (Built inside `Box::pin(..)`: a named local would keep its room in this future.)
+            let keys = [Some(key(None)), ctx.principal().map(|p| key(Some(p)))];
+            let hit = Box::pin(async move {
+                for k in keys.iter().flatten() {
+                    if let Some(hit) = self.inner.cache.get(k).await {
+                        return Some(hit);
+                    }
                 }
+                None
+            })
+            .await;
+            if let Some(hit) = hit {
+                return Ok(hit.into());
             }
         }
         let r = (found.handler)(ctx.clone(), uri.to_owned(), found.vars).await;
-        match self.settle(ctx, r, false)? {
-            Settled::Done(mut result) => {
-                self.read_hints(&mut result);
-                let ttl = std::time::Duration::from_millis(result.ttl_ms.unwrap_or(0));
-                let private = result.cache_scope != Some(types::CacheScope::Public);
-                let k = match (private, ctx.principal()) {
-                    (false, _) => Some(key(None)),
-                    (true, Some(p)) => Some(key(Some(p))),
-                    (true, None) => None,
-                };
-                if let Some(k) = k.filter(|_| cached && !ttl.is_zero()) {
-                    self.inner.cache.put(&k, &result, ttl).await;
-                }
+        // Settled outside a `match` whose arms await: the matched temporary would keep its
+        // room in this future.
+        let mut result = match self.settle(ctx, r, false)? {
+            Settled::Done(result) => result,
+            Settled::Reply(reply) => return Ok(reply),
+        };
+        self.read_hints(&mut result);
+        let ttl = std::time::Duration::from_millis(result.ttl_ms.unwrap_or(0));
+        let private = result.cache_scope != Some(types::CacheScope::Public);
+        let k = match (private, ctx.principal()) {
+            (false, _) => Some(key(None)),
+            (true, Some(p)) => Some(key(Some(p))),
+            (true, None) => None,
+        };
+        if let Some(k) = k.filter(|_| cached && !ttl.is_zero()) {
+            return Box::pin(async move {
+                self.inner.cache.put(&k, &result, ttl).await;
                 Ok(result.into())
-            }
-            Settled::Reply(reply) => Ok(reply),
+            })
+            .await;
         }
+        Ok(result.into())
     }
 
     async fn get_prompt(

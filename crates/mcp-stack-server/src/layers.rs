@@ -244,17 +244,21 @@ impl Next {
 }
 
 impl Server {
-    /// Serves a request through the layers (straight to `dispatch` when there are none).
-    pub(crate) async fn dispatch_layered(
+    /// Serves a request through the layers (straight to `dispatch` when there are none). Not an
+    /// `async fn`: one would hold the arguments beside the future they are moved into.
+    pub(crate) fn dispatch_layered(
         &self,
         request: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> Result<Reply, ProtocolError> {
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
+        use futures::future::Either;
         if self.inner.config.layers.is_empty() {
-            return self.dispatch(request, env, preset).await;
+            return Either::Left(self.dispatch(request, env, preset));
         }
-        Next { server: self.clone(), index: 0, listen: None }.run(Operation { request, env, preset }).await
+        // Boxed: the chain's future is large, and without layers the request future stays small.
+        let next = Next { server: self.clone(), index: 0, listen: None };
+        Either::Right(Box::pin(next.run(Operation { request, env, preset })))
     }
 
     /// Whether requests should carry the peer's address ([`RequestEnv::peer`]): operation

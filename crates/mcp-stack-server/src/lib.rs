@@ -27,6 +27,7 @@ mod catalog;
 pub mod change_bus;
 mod change_feed;
 mod context;
+mod deadline;
 mod definitions;
 mod dispatch;
 mod error;

@@ -434,27 +434,27 @@ impl Server {
         }
     }
 
-    /// [`Server::process_with`] without tracing: dispatch under the panic scope and timeout.
-    pub(crate) async fn serve_request(
+    /// [`Server::process_with`] without tracing: dispatch under the panic scope and timeout. Not
+    /// an `async fn`: one would hold the arguments beside the future they are moved into (the
+    /// request future is moved as a whole a few times per request, so its size costs time).
+    pub(crate) fn serve_request(
         &self,
         req: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> Result<Reply, ProtocolError> {
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
         use futures::FutureExt;
         let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
+        let limit = self.inner.config.request_timeout;
         let fut = crate::panic::scoped(
             info,
             std::panic::AssertUnwindSafe(self.dispatch_layered(req, env, preset)).catch_unwind(),
         );
-        let limit = self.inner.config.request_timeout;
-        let Ok(outcome) = tokio::time::timeout(limit, fut).await else {
-            return Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis())));
-        };
-        match outcome {
-            Ok(r) => r,
-            Err(panic) => Err(self.caught_panic(&*panic, None)),
-        }
+        crate::deadline::Limited::new(fut, limit).map(move |outcome| match outcome {
+            Err(_) => Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis()))),
+            Ok(Ok(r)) => r,
+            Ok(Err(panic)) => Err(self.caught_panic(&*panic, None)),
+        })
     }
 
     /// How many handler panics this server caught (each answered with `-32603`), in requests
@@ -556,12 +556,17 @@ impl Server {
     }
 
     fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<RoundState, ProtocolError> {
-        self.open_state_at(req, env, now_secs())
+        self.open_state_at(req, env, None)
     }
 
-    /// Opens `requestState` as of `now` (seconds since the epoch; 0 ignores expiry, for state
-    /// that never left the server).
-    pub(crate) fn open_state_at(&self, req: &Request, env: &RequestEnv, now: u64) -> Result<RoundState, ProtocolError> {
+    /// Opens `requestState` as of `now` (seconds since the epoch; `Some(0)` ignores expiry, for
+    /// state that never left the server; `None`: the clock, read only when there is state).
+    pub(crate) fn open_state_at(
+        &self,
+        req: &Request,
+        env: &RequestEnv,
+        now: Option<u64>,
+    ) -> Result<RoundState, ProtocolError> {
         match req.params.get("inputResponses") {
             None | Some(Value::Object(_)) => {}
             Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
@@ -584,7 +589,7 @@ impl Server {
         self.inner
             .config
             .keys
-            .open(sealed, &expect, now)
+            .open(sealed, &expect, now.unwrap_or_else(now_secs))
             .map(|c| RoundState { app: c.app, keys: c.keys })
             .map_err(|e| ProtocolError::invalid_params(format!("Invalid requestState: {e}")))
     }

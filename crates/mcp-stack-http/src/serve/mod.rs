@@ -372,19 +372,6 @@ impl Body for TrackedBody {
     }
 }
 
-/// Whether a request opens a listen stream if answered with one: a modern
-/// `subscriptions/listen` (its `Mcp-Method` header is checked against the body) or a legacy
-/// session's GET.
-fn may_listen<B>(req: &Request<B>) -> bool {
-    match *req.method() {
-        http::Method::GET => true,
-        http::Method::POST => {
-            req.headers().get(&crate::validate::names::METHOD).is_some_and(|m| m.as_bytes() == b"subscriptions/listen")
-        }
-        _ => false,
-    }
-}
-
 /// Raises this process's soft `RLIMIT_NOFILE` to its hard limit (once is enough; later calls
 /// change nothing) and returns the soft limit now in force; `None` where there is none to read
 /// (not Unix) or it is unlimited. [`serve`] calls it and keeps `max_connections` below it.
@@ -614,7 +601,6 @@ async fn serve_connection(
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.head_since.store(0, Ordering::Release);
-            let may_listen = may_listen(&req);
             let mut guard = InFlight { conn: conn.clone(), table: table.clone(), listen: false };
             let off = (req.uri().path() != config.path).then(|| off_path(&svc, &req, &config.path));
             let svc = svc.clone();
@@ -623,9 +609,9 @@ async fn serve_connection(
                     return Ok(off.map(|body| TrackedBody { body, guard }));
                 }
                 let resp = svc.handle_from(req, crate::service::Peer { known: known_peer, conn: Some(peer) }).await;
-                if may_listen && resp.status() == http::StatusCode::OK && matches!(resp.body(), McpBody::Stream(_)) {
-                    let owner = resp.extensions().get::<crate::service::StreamOwner>().map(|o| o.0.clone());
-                    guard.table.open_stream(&guard.conn, owner);
+                let listen = resp.extensions().get::<crate::service::StreamOwner>();
+                if let Some(owner) = listen.filter(|_| resp.status() == http::StatusCode::OK) {
+                    guard.table.open_stream(&guard.conn, owner.0.clone());
                     guard.listen = true;
                 }
                 Ok::<_, Infallible>(resp.map(|body| TrackedBody { body, guard }))

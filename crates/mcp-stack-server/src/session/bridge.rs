@@ -80,7 +80,7 @@ impl LegacySession {
             probe.params.insert("requestState".into(), sealed);
             let env = RequestEnv { principal: bridge.principal.clone(), ..RequestEnv::default() };
             // 0: the state never left the server, so its expiry does not apply.
-            match server.open_state_at(&probe, &env, 0) {
+            match server.open_state_at(&probe, &env, Some(0)) {
                 Ok(state) => bridge.state = Some(state),
                 Err(e) => return self.fail_call(&key, e),
             }
