@@ -188,7 +188,7 @@ pub fn check_request_headers(
         let decoded =
             decode_value(raw).map_err(|e| ProtocolError::header_mismatch("Mcp-Name", format!("Mcp-Name: {e}")))?;
         let body = req.params.get(field).and_then(Value::as_str);
-        if body != Some(decoded.as_str()) {
+        if body != Some(&*decoded) {
             return Err(ProtocolError::header_mismatch(
                 "Mcp-Name",
                 format!("Mcp-Name header value {decoded:?} does not match body {field} {body:?}"),
@@ -211,12 +211,12 @@ fn check_param_headers(
         return Ok(());
     };
     // A tool the caller may not see is checked like an unknown one (not at all).
-    let Some(tool) = server.tool(name).filter(|t| t.visible_to(caller)) else {
+    let Some(params) = server.header_params_of(name, caller) else {
         return Ok(());
     };
     let empty = serde_json::Map::new();
     let args = req.params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
-    for p in tool.header_params() {
+    for p in params.iter() {
         let raw = header_str(h, p.header_lower.as_str())?;
         let body = header_value_for(args, &p.path);
         match (raw, body) {

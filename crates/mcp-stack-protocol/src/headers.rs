@@ -30,10 +30,11 @@ pub fn encode_value(value: &str) -> String {
     }
 }
 
-/// Decodes a header value: plain values are returned as-is, sentinel values are Base64-decoded.
+/// Decodes a header value: plain values are returned as-is (borrowed), sentinel values are
+/// Base64-decoded.
 ///
 /// Fails when the raw bytes are not valid header characters or the Base64 payload is invalid.
-pub fn decode_value(raw: &[u8]) -> Result<String, String> {
+pub fn decode_value(raw: &[u8]) -> Result<std::borrow::Cow<'_, str>, String> {
     if !raw.iter().all(|b| (0x20..=0x7e).contains(b) || *b == b'\t') {
         return Err("header value contains invalid characters".into());
     }
@@ -45,9 +46,9 @@ pub fn decode_value(raw: &[u8]) -> Result<String, String> {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(b64)
                 .map_err(|_| "invalid Base64 in header value".to_owned())?;
-            String::from_utf8(bytes).map_err(|_| "Base64 header value is not UTF-8".to_owned())
+            String::from_utf8(bytes).map(Into::into).map_err(|_| "Base64 header value is not UTF-8".to_owned())
         }
-        _ => Ok(s.to_owned()),
+        _ => Ok(s.into()),
     }
 }
 

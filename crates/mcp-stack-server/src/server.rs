@@ -237,6 +237,18 @@ impl Server {
         self.inner.catalog.read().header_params
     }
 
+    /// The `x-mcp-header` parameters of the tool `name` as `caller` may see it: `None` when it
+    /// has none, or is unknown or hidden from `caller` (checked like an unknown tool: not at all).
+    pub fn header_params_of(
+        &self,
+        name: &str,
+        caller: &crate::Caller<'_>,
+    ) -> Option<Arc<[mcp_protocol::headers::HeaderParam]>> {
+        let catalog = self.inner.catalog.read();
+        let tool = catalog.tool(name)?;
+        (!tool.header_params.is_empty() && tool.visible_to(caller)).then(|| tool.header_params.clone())
+    }
+
     /// The server's capabilities, as declared in `server/discover` (and `initialize`): what is
     /// registered right now (tools, resources, prompts, completions), plus logging and the
     /// builder's extra entries ([`ServerBuilder::capability`], which replace an entry of the
