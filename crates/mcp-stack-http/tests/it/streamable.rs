@@ -764,6 +764,41 @@ async fn slow_request_heads_are_cut_off() {
     s.ok(1, "tools/list", json!({})).await;
 }
 
+/// The header timeout also covers the next request on a kept-alive connection: a head that
+/// starts after a full exchange and stalls gets the connection closed (the idle timeout is an
+/// hour here, so only the header timeout can close it).
+#[tokio::test]
+async fn a_slow_head_after_a_finished_request_is_cut_off_too() {
+    let serve = mcp::http::ServeConfig {
+        header_read_timeout: Duration::from_millis(200),
+        idle_timeout: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let s = TestServer::start_with(mcp_everything::server(), EndpointConfig::default(), serve).await;
+    let body = req(1, "tools/list", json!({}));
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr);
+    head += &format!("Content-Length: {}\r\n", body.to_string().len());
+    for (k, v) in std_headers(&body) {
+        head += &format!("{k}: {v}\r\n");
+    }
+    let mut tcp = tcp(s.addr).await;
+    tcp.write_all(format!("{head}\r\n{body}").as_bytes()).await.expect("write");
+    // The whole response (JSON ends the body; the connection stays open).
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("\"tools\"") || !seen.ends_with(b"}") {
+        let mut buf = [0u8; 4096];
+        let n = within("the response", tcp.read(&mut buf)).await.expect("read");
+        assert!(n > 0, "the connection closed before the response: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(seen.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&seen));
+    tcp.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await.expect("write");
+    let mut rest = Vec::new();
+    let _ = within("the connection to close", tcp.read_to_end(&mut rest)).await;
+    let text = String::from_utf8_lossy(&rest);
+    assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+}
+
 /// Graceful shutdown in `serve` itself: a call in flight at the signal gets its whole answer,
 /// a listen stream ends with its closing response, new connections are refused, then `serve`
 /// returns.
