@@ -138,6 +138,56 @@ fn trim_ows(mut b: &[u8]) -> &[u8] {
     b
 }
 
+/// The three request-metadata headers every modern request carries, found in one pass over the
+/// header map (three lookups by name would hash each name; this runs for every request).
+#[derive(Default)]
+struct Metadata<'a> {
+    version: Seen<'a>,
+    method: Seen<'a>,
+    name: Seen<'a>,
+}
+
+/// A header field as found: absent, once (trimmed of optional whitespace), or repeated.
+#[derive(Default, Clone, Copy)]
+enum Seen<'a> {
+    #[default]
+    Absent,
+    Once(&'a [u8]),
+    Repeated,
+}
+
+impl<'a> Metadata<'a> {
+    fn scan(h: &'a HeaderMap) -> Self {
+        let mut m = Self::default();
+        for (k, v) in h {
+            let slot = match k.as_str() {
+                mcp_protocol::headers::PROTOCOL_VERSION => &mut m.version,
+                mcp_protocol::headers::METHOD => &mut m.method,
+                mcp_protocol::headers::NAME => &mut m.name,
+                _ => continue,
+            };
+            *slot = match slot {
+                Seen::Absent => Seen::Once(trim_ows(v.as_bytes())),
+                _ => Seen::Repeated,
+            };
+        }
+        m
+    }
+}
+
+impl<'a> Seen<'a> {
+    /// The value, or the error for a repeated field (what [`header_str`] gives).
+    fn get(self, name: &http::HeaderName) -> Result<Option<&'a [u8]>, ProtocolError> {
+        match self {
+            Seen::Absent => Ok(None),
+            Seen::Once(v) => Ok(Some(v)),
+            Seen::Repeated => {
+                Err(ProtocolError::header_mismatch(name.to_string(), format!("{name} header appears more than once")))
+            }
+        }
+    }
+}
+
 /// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.
 pub fn check_request_headers(
     h: &HeaderMap,
@@ -147,7 +197,8 @@ pub fn check_request_headers(
 ) -> Result<(), ProtocolError> {
     let body_version =
         req.params.get("_meta").and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION)).and_then(Value::as_str);
-    match header_str(h, &names::PROTOCOL_VERSION)? {
+    let seen = Metadata::scan(h);
+    match seen.version.get(&names::PROTOCOL_VERSION)? {
         None => {
             return Err(ProtocolError::header_mismatch(
                 "MCP-Protocol-Version",
@@ -166,7 +217,7 @@ pub fn check_request_headers(
             }
         }
     }
-    match header_str(h, &names::METHOD)? {
+    match seen.method.get(&names::METHOD)? {
         None => return Err(ProtocolError::header_mismatch("Mcp-Method", "missing required Mcp-Method header")),
         Some(m) if m != req.method.as_bytes() => {
             return Err(ProtocolError::header_mismatch(
@@ -182,7 +233,7 @@ pub fn check_request_headers(
     }
     let name_field = mcp_protocol::Method::parse(&req.method).and_then(mcp_protocol::Method::name_param);
     if let Some(field) = name_field {
-        let raw = header_str(h, &names::NAME)?.ok_or_else(|| {
+        let raw = seen.name.get(&names::NAME)?.ok_or_else(|| {
             ProtocolError::header_mismatch("Mcp-Name", format!("missing required Mcp-Name header for {}", req.method))
         })?;
         let decoded =
@@ -319,5 +370,33 @@ mod tests {
         // ... even with a bad Host beside it.
         h.insert("host", "evil.example".parse().unwrap());
         assert!(check_host_origin(&h, good.authority(), &hosts, &origins).is_ok());
+    }
+
+    #[test]
+    fn metadata_headers_are_found_in_one_pass_and_repeats_refused() {
+        let server = Server::builder("s", "1").build().expect("server");
+        let caller = mcp_server::Caller::new(None, &[]);
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let Ok(mcp_protocol::jsonrpc::Incoming::Request(req)) = mcp_protocol::jsonrpc::parse_incoming(body, 64) else {
+            panic!("a request")
+        };
+        let mut h = HeaderMap::new();
+        h.insert("content-type", "application/json".parse().unwrap());
+        h.insert("MCP-Protocol-Version", " 2026-07-28\t".parse().unwrap());
+        h.insert("mcp-method", "tools/list".parse().unwrap());
+        assert!(
+            check_request_headers(&h, &req, &server, &caller).is_ok(),
+            "whitespace around a value is not part of it"
+        );
+        h.append("mcp-method", "tools/list".parse().unwrap());
+        let e = check_request_headers(&h, &req, &server, &caller).unwrap_err();
+        assert!(e.to_string().contains("more than once"), "{e}");
+        assert_eq!(e.http_status(), 400);
+        h.remove("mcp-method");
+        let e = check_request_headers(&h, &req, &server, &caller).unwrap_err();
+        assert!(e.to_string().contains("missing required Mcp-Method"), "{e}");
+        h.insert("mcp-method", "tools/call".parse().unwrap());
+        let e = check_request_headers(&h, &req, &server, &caller).unwrap_err();
+        assert!(e.to_string().contains("does not match body method"), "{e}");
     }
 }

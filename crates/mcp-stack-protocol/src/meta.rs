@@ -32,8 +32,9 @@ pub fn log_level_rank(level: &str) -> Option<u8> {
 /// The per-request protocol fields a modern request carries in `params._meta`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RequestMeta {
-    /// `io.modelcontextprotocol/protocolVersion`.
-    pub protocol_version: String,
+    /// `io.modelcontextprotocol/protocolVersion` (borrowed from [`version`]'s lists when it is
+    /// one of them: no allocation per request).
+    pub protocol_version: std::borrow::Cow<'static, str>,
     /// `io.modelcontextprotocol/clientCapabilities` (an object).
     pub client_capabilities: Map<String, Value>,
     /// `io.modelcontextprotocol/clientInfo`, if sent.
@@ -60,7 +61,10 @@ impl RequestMeta {
             }
         };
         let protocol_version = match meta.get(PROTOCOL_VERSION) {
-            Some(Value::String(v)) => v.clone(),
+            Some(Value::String(v)) => match version::MODERN.iter().find(|m| **m == v.as_str()) {
+                Some(known) => std::borrow::Cow::Borrowed(*known),
+                None => std::borrow::Cow::Owned(v.clone()),
+            },
             Some(_) => return Err(ProtocolError::invalid_params(format!("{PROTOCOL_VERSION} must be a string"))),
             None => {
                 return Err(ProtocolError::invalid_params(format!("missing required _meta field {PROTOCOL_VERSION}")))
@@ -68,7 +72,7 @@ impl RequestMeta {
         };
         if !version::is_supported_modern(&protocol_version) {
             return Err(ProtocolError::UnsupportedProtocolVersion {
-                requested: Some(protocol_version),
+                requested: Some(protocol_version.into_owned()),
                 supported: version::MODERN.iter().map(|s| (*s).to_owned()).collect(),
             });
         }

@@ -152,7 +152,7 @@ impl Context {
 
     /// The protocol version the request declared.
     pub fn protocol_version(&self) -> &str {
-        &self.inner.meta.protocol_version
+        &self.inner.meta.protocol_version[..]
     }
 
     /// The client capabilities the request declared.

@@ -89,11 +89,11 @@ impl Server {
     /// the caller may see it: a hidden tool is limited like an unknown one).
     async fn spend(&self, ctx: &Context, method: Method) -> Result<(), ProtocolError> {
         let limiter = &self.inner.limiter;
-        let catalog = self.catalog();
         // Without any limit, no tool lookup on the hot path (`call_tool` makes its own).
-        if !limiter.has_server_limits() && !catalog.tool_quotas {
+        if !limiter.has_server_limits() && !self.inner.catalog.read().tool_quotas {
             return Ok(());
         }
+        let catalog = self.catalog();
         let name = (method == Method::ToolsCall).then(|| ctx.params().get("name").and_then(Value::as_str)).flatten();
         let tool = match name {
             // A name the catalog does not know may be the fallback's (a proxy's upstream tool):

@@ -253,12 +253,12 @@ impl Server {
         preset: Option<Box<Preset>>,
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
         use futures::future::Either;
-        if self.inner.config.layers.is_empty() {
+        let Some(first) = self.inner.config.layers.first() else {
             return Either::Left(self.dispatch(request, env, preset));
-        }
-        // Boxed: the chain's future is large, and without layers the request future stays small.
-        let next = Next { server: self.clone(), index: 0, listen: None };
-        Either::Right(Box::pin(next.run(Operation { request, env, preset })))
+        };
+        // The first layer's own (boxed) future: the chain adds nothing to the request future.
+        let next = Next { server: self.clone(), index: 1, listen: None };
+        Either::Right(first.call(Operation { request, env, preset }, next))
     }
 
     /// Whether requests should carry the peer's address ([`RequestEnv::peer`]): operation

@@ -63,7 +63,7 @@ impl ServerCall {
             span.record("jsonrpc.request.id", id);
         }
         let version = match preset {
-            Some(p) => Some(p.meta.protocol_version.clone()),
+            Some(p) => Some(p.meta.protocol_version.to_string()),
             None => meta
                 .and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION))
                 .and_then(Value::as_str)

@@ -155,7 +155,7 @@ impl TestContext {
             params.insert("inputResponses".into(), Value::Object(self.answers));
         }
         let meta = RequestMeta {
-            protocol_version: mcp_protocol::version::MODERN[0].to_owned(),
+            protocol_version: mcp_protocol::version::MODERN[0].into(),
             client_capabilities: self.capabilities,
             client_info: None,
             log_level: self.log_level.map(|l| l as u8),
