@@ -9,6 +9,12 @@
 //! - a trim threshold of 1 MiB: free memory at the top of the heap is returned promptly;
 //! - a trimmer thread that calls `malloc_trim(0)` when resident memory is well above the idle
 //!   level, returning what is left in the middle of heaps and in per-thread arenas.
+//!
+//! A binary linking this crate also gets [`libm`]'s `log` and `pow`, so glibc's libm is not
+//! loaded at all (0.6 MiB of idle RSS for two functions).
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub mod libm;
 
 use std::time::Duration;
 
