@@ -6,17 +6,19 @@ use mcp_protocol::{ProtocolError, Request};
 use mcp_server::Server;
 use serde_json::Value;
 
-/// The host part of a `Host` header or an origin's authority, lower-cased, without port.
+/// The host part of a `Host` header or an origin's authority, lower-cased, without port (for
+/// messages; the checks compare a [`HostPart`]).
 fn host_of(authority: &str) -> String {
-    let a = authority.trim().to_ascii_lowercase();
-    if let Some(rest) = a.strip_prefix('[') {
-        return format!("[{}]", rest.split(']').next().unwrap_or(""));
+    let host = HostPart::of(authority);
+    let name = host.name.to_ascii_lowercase();
+    if host.bracketed {
+        return format!("[{name}]");
     }
-    a.split(':').next().unwrap_or("").to_owned()
+    name
 }
 
-/// The host part of a `Host` header or an origin's authority, as [`host_of`] finds it but
-/// without allocating (this runs for every request): compared with [`HostPart::is`].
+/// The host part of a `Host` header or an origin's authority, found without allocating (this
+/// runs for every request): compared with [`HostPart::is`].
 struct HostPart<'a> {
     /// Without the port, and without the brackets of an IPv6 literal.
     name: &'a str,
@@ -122,9 +124,14 @@ where
     let mut all = h.get_all(name).iter();
     let first = all.next();
     if all.next().is_some() {
-        return Err(ProtocolError::header_mismatch(name.to_string(), format!("{name} header appears more than once")));
+        return Err(repeated(name));
     }
     Ok(first.map(|v| trim_ows(v.as_bytes())))
+}
+
+/// The error for a header field that must appear at most once.
+fn repeated(name: impl std::fmt::Display) -> ProtocolError {
+    ProtocolError::header_mismatch(name.to_string(), format!("{name} header appears more than once"))
 }
 
 /// Strips optional whitespace (spaces, tabs) around a field value.
@@ -181,9 +188,7 @@ impl<'a> Seen<'a> {
         match self {
             Seen::Absent => Ok(None),
             Seen::Once(v) => Ok(Some(v)),
-            Seen::Repeated => {
-                Err(ProtocolError::header_mismatch(name.to_string(), format!("{name} header appears more than once")))
-            }
+            Seen::Repeated => Err(repeated(name)),
         }
     }
 }

@@ -61,10 +61,7 @@ impl RequestMeta {
             }
         };
         let protocol_version = match meta.get(PROTOCOL_VERSION) {
-            Some(Value::String(v)) => match version::MODERN.iter().find(|m| **m == v.as_str()) {
-                Some(known) => std::borrow::Cow::Borrowed(*known),
-                None => std::borrow::Cow::Owned(v.clone()),
-            },
+            Some(Value::String(v)) => version::known_or_owned(v),
             Some(_) => return Err(ProtocolError::invalid_params(format!("{PROTOCOL_VERSION} must be a string"))),
             None => {
                 return Err(ProtocolError::invalid_params(format!("missing required _meta field {PROTOCOL_VERSION}")))

@@ -58,6 +58,15 @@ pub fn era_of(version: &str) -> Option<Era> {
     }
 }
 
+/// `version`, borrowed from [`MODERN`] or [`LEGACY`] when it is one of them (no allocation for
+/// a known version), else owned.
+pub fn known_or_owned(version: &str) -> std::borrow::Cow<'static, str> {
+    match MODERN.iter().chain(LEGACY).find(|v| **v == version) {
+        Some(known) => std::borrow::Cow::Borrowed(*known),
+        None => std::borrow::Cow::Owned(version.to_owned()),
+    }
+}
+
 /// Whether `version` is a modern version this crate can serve statelessly.
 pub fn is_supported_modern(version: &str) -> bool {
     MODERN.contains(&version)
@@ -66,6 +75,13 @@ pub fn is_supported_modern(version: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn known_versions_are_borrowed() {
+        use std::borrow::Cow;
+        assert!(matches!(known_or_owned("2026-07-28"), Cow::Borrowed("2026-07-28")));
+        assert!(matches!(known_or_owned("2024-11-05"), Cow::Borrowed("2024-11-05")));
+        assert!(matches!(known_or_owned("2099-01-01"), Cow::Owned(v) if v == "2099-01-01"));
+    }
     #[test]
     fn versions_order_by_date() {
         let v = |s| ProtocolVersion::parse(s).unwrap();

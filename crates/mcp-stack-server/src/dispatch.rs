@@ -200,12 +200,18 @@ impl Server {
         };
         self.check_tool_output(&tool, &result)?;
         if let Some((key, ttl)) = cache_key.filter(|_| result.is_error != Some(true)) {
-            return Box::pin(async move {
-                self.inner.cache.put(&key, &result, ttl).await;
-                Ok(result.into())
-            })
-            .await;
+            return Box::pin(self.cache_and_reply(key, result, ttl)).await;
         }
+        Ok(result.into())
+    }
+
+    /// Stores `result` in the result cache under `key`, then answers with it. Callers box it (a
+    /// path most requests do not take), so the store's future stays out of the request future.
+    async fn cache_and_reply<R>(&self, key: String, result: R, ttl: std::time::Duration) -> Result<Reply, ProtocolError>
+    where
+        R: serde::Serialize + Into<Reply>,
+    {
+        self.inner.cache.put(&key, &result, ttl).await;
         Ok(result.into())
     }
 
@@ -271,11 +277,7 @@ impl Server {
             (true, None) => None,
         };
         if let Some(k) = k.filter(|_| cached && !ttl.is_zero()) {
-            return Box::pin(async move {
-                self.inner.cache.put(&k, &result, ttl).await;
-                Ok(result.into())
-            })
-            .await;
+            return Box::pin(self.cache_and_reply(k, result, ttl)).await;
         }
         Ok(result.into())
     }

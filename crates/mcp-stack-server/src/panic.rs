@@ -194,7 +194,7 @@ fn panic_line(r: &RequestInfo, info: &std::panic::PanicHookInfo<'_>) -> String {
     let payload = info.payload();
     let message =
         payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-    let message: String = message.unwrap_or("(no message)").chars().take(MAX_MESSAGE).collect();
+    let message = cut(message.unwrap_or("(no message)"), MAX_MESSAGE);
     let mut line = format!("mcp: handler panicked: method={}", r.method.escape_debug());
     if let Some((kind, name)) = &r.name {
         let _ = write!(line, " {kind}={name:?}");

@@ -159,10 +159,7 @@ impl LegacyState {
             .filter(|t| t.is_string() || t.as_i64().is_some() || t.as_u64().is_some())
             .cloned();
         RequestMeta {
-            protocol_version: match version::LEGACY.iter().find(|v| **v == self.protocol_version) {
-                Some(known) => std::borrow::Cow::Borrowed(*known),
-                None => self.protocol_version.clone().into(),
-            },
+            protocol_version: version::known_or_owned(&self.protocol_version),
             client_capabilities: self.client_capabilities.clone(),
             client_info: self.client_info.clone(),
             log_level: self.log_level,
