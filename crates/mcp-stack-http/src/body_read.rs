@@ -6,7 +6,8 @@
 //! - **Memory proportional to bytes received**: every received frame is copied into one growing
 //!   buffer and released at once. Keeping the frames themselves (as `collect()` does) pins the
 //!   connection's whole read buffer per frame, so a body trickled one byte per write would cost
-//!   kilobytes per byte.
+//!   kilobytes per byte. A body that is whole in its first frame (the usual case) is kept as it
+//!   came: the caller parses it at once and lets it go.
 //! - **Time** ([`EndpointConfig::body_read_timeout`], [`EndpointConfig::body_idle_timeout`]): a client
 //!   that sends headers and then a byte now and then cannot hold a connection (and its buffer)
 //!   forever; it gets 408.
@@ -53,21 +54,27 @@ impl BodyBudget {
         let n = u32::try_from(n).unwrap_or(u32::MAX);
         let permit = match self.sem.clone().try_acquire_many_owned(n) {
             Ok(p) => p,
-            Err(_) => match tokio::time::timeout_at(until(), self.sem.clone().acquire_many_owned(n)).await {
-                Ok(Ok(p)) => p,
-                _ => {
-                    return Err(ProtocolError::unavailable(
-                        "request_bodies",
-                        "the server is receiving too many request bodies; retry shortly",
-                    ))
-                }
-            },
+            // Boxed: waiting is rare, and its timer would widen every body read's future.
+            Err(_) => Box::pin(self.wait_for(n, until())).await?,
         };
         match &mut held.0 {
             Some(p) => p.merge(permit),
             None => held.0 = Some(permit),
         }
         Ok(())
+    }
+}
+
+impl BodyBudget {
+    /// Waits until `until` for `n` bytes of room (503 with `Retry-After` when there is none).
+    async fn wait_for(&self, n: u32, until: Instant) -> Result<OwnedSemaphorePermit, ProtocolError> {
+        match tokio::time::timeout_at(until, self.sem.clone().acquire_many_owned(n)).await {
+            Ok(Ok(p)) => Ok(p),
+            _ => Err(ProtocolError::unavailable(
+                "request_bodies",
+                "the server is receiving too many request bodies; retry shortly",
+            )),
+        }
     }
 }
 
@@ -145,7 +152,8 @@ async fn read_pinned<B: RequestBody>(
                 let now = Instant::now();
                 let end = *deadline.get_or_insert(now + config.body_read_timeout);
                 let stall = now + config.body_idle_timeout;
-                match tokio::time::timeout_at(stall.min(end), body.as_mut().frame()).await {
+                // Boxed: a body that came with its head never waits here.
+                match Box::pin(tokio::time::timeout_at(stall.min(end), body.as_mut().frame())).await {
                     Ok(f) => f.map(|r| r.map_err(drop)),
                     Err(_) => return Err(timeout_error(config, end)),
                 }
@@ -156,7 +164,7 @@ async fn read_pinned<B: RequestBody>(
             None => break,
             Some(Err(_)) => return Err(ProtocolError::InvalidRequest("failed to read request body".into())),
         };
-        let Ok(data) = frame.into_data() else { continue };
+        let Ok(mut data) = frame.into_data() else { continue };
         let need = buf.len() + bytes::Buf::remaining(&data);
         if need > limit {
             return Err(ProtocolError::PayloadTooLarge { limit });
@@ -168,6 +176,12 @@ async fn read_pinned<B: RequestBody>(
             };
             let more = need - held.len();
             budget.reserve(&mut held, more, wait_until).await?;
+        }
+        if buf.is_empty() && body.is_end_stream() {
+            // The whole body in one frame (the usual case): kept as it came (for hyper's
+            // `Bytes`, no copy). The caller parses it at once and then lets it go.
+            let len = bytes::Buf::remaining(&data);
+            return Ok((bytes::Buf::copy_to_bytes(&mut data, len), held));
         }
         // Room for what arrived, growing at most to twice what arrived (or to the declared
         // length once it is that close), so memory follows the bytes received.
@@ -185,6 +199,7 @@ async fn read_pinned<B: RequestBody>(
     Ok((Bytes::from(buf), held))
 }
 
+#[cold]
 fn timeout_error(config: &EndpointConfig, deadline: Instant) -> ProtocolError {
     if Instant::now() >= deadline {
         ProtocolError::RequestTimeout {

@@ -14,7 +14,7 @@ use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
 use mcp_server::session::{Dispatch, Job, Running, Stateless};
-use mcp_server::{is_known_method, RequestEnv, Server};
+use mcp_server::{is_known_method, Reply, RequestEnv, Server};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -231,6 +231,11 @@ fn json_response(status: StatusCode, v: &Value) -> Resp {
     r
 }
 
+/// The HTTP response for a protocol error: its status, its JSON-RPC error body, and the
+/// headers some errors carry. Cold: a request that succeeds never runs it, so its code stays
+/// out of the request path's cache lines.
+#[cold]
+#[inline(never)]
 pub(crate) fn error_response(e: &ProtocolError, id: Option<&Value>) -> Resp {
     let mut r = json_response(e.http_status(), &e.to_response(id));
     match e {
@@ -337,7 +342,9 @@ impl McpService {
         // server buffer a body, and no handler runs for it.
         // ... or by an `AuthLayer` in front of this service, which left its verdict behind.
         let admitted = match &self.config.auth {
-            Some(auth) => match crate::auth_layer::authenticate(auth, req.headers(), req.uri()).await {
+            // Boxed, as every branch most requests do not take: the route future's poll keeps a
+            // small stack frame (a deep request stack costs cache misses on every request).
+            Some(auth) => match Box::pin(crate::auth_layer::authenticate(auth, req.headers(), req.uri())).await {
                 Ok(a) => Some(a),
                 Err(refusal) => return refusal,
             },
@@ -350,7 +357,7 @@ impl McpService {
         #[cfg(feature = "legacy")]
         if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
             let sid = sid.to_owned();
-            return self.session_call(req, &sid, auth.as_deref(), (principal, peer)).await;
+            return Box::pin(self.session_call(req, &sid, auth.as_deref(), (principal, peer))).await;
         }
         if req.method() != Method::POST {
             let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
@@ -374,7 +381,7 @@ impl McpService {
             Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
                 let peer = parts.extensions.get::<std::net::SocketAddr>().copied().or(from.conn);
                 let peer = peer.map(|a| a.ip());
-                return self.open_session(r, principal.map(|p| p.subject), peer).await;
+                return Box::pin(self.open_session(r, principal.map(|p| p.subject), peer)).await;
             }
             Incoming::Request(r) => r,
         };
@@ -394,7 +401,7 @@ impl McpService {
         // One request per POST: the modern core's stateless rules (ids cannot collide, and
         // cancellation is the connection going away).
         match mcp_server::session::stateless(req) {
-            Stateless::Listen(d) => self.listen(d, principal, parts, peer).await,
+            Stateless::Listen(d) => Box::pin(self.listen(d, principal, parts, peer)).await,
             Stateless::Call(d) => self.request(d, principal, parts, peer).await,
         }
     }
@@ -482,16 +489,7 @@ impl McpService {
                         Err(e) => error_response(&e, Some(&id)),
                     };
                 }
-                if notes.is_overflowed() {
-                    return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes());
-                }
-                // Notifications were emitted: one SSE body with them, then the response.
-                let mut body = Vec::new();
-                while let Some(n) = notes.try_recv() {
-                    body.extend_from_slice(&sse_event(&n));
-                }
-                body.extend_from_slice(&sse_event_bytes(&self.server.encode_response(&id, &r)));
-                return sse_response_headers(McpBody::Full(Some(Bytes::from(body))));
+                return self.notes_then_response(&id, &notes, &r);
             }
             n = notes.recv() => match n {
                 Some(n) => n,
@@ -499,8 +497,38 @@ impl McpService {
                 None => return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes()),
             },
         };
-        // A notification arrived while the handler still runs: switch to SSE. The handler's
-        // notifications wait in `notes` (bounded) while the client is slow to read.
+        self.stream_rest(id, fut, notes, guard, first)
+    }
+
+    /// A call that finished after notifying: one SSE body with its notifications, then the
+    /// response (or the lag error, if the notifications overflowed). Out of line, as
+    /// [`McpService::stream_rest`].
+    #[inline(never)]
+    fn notes_then_response(&self, id: &Value, notes: &NoteQueue, r: &Result<Reply, ProtocolError>) -> Resp {
+        if notes.is_overflowed() {
+            return bytes_response(StatusCode::OK, notes.overflow_error(id).to_string().into_bytes());
+        }
+        let mut body = Vec::new();
+        while let Some(n) = notes.try_recv() {
+            body.extend_from_slice(&sse_event(&n));
+        }
+        body.extend_from_slice(&sse_event_bytes(&self.server.encode_response(id, r)));
+        sse_response_headers(McpBody::Full(Some(Bytes::from(body))))
+    }
+
+    /// The rest of [`McpService::respond`] once a notification arrived while the handler still
+    /// runs: an SSE stream of the notifications, then the response. Out of line: most calls
+    /// answer at once, and this path's task would otherwise widen `respond`'s stack frame.
+    #[inline(never)]
+    fn stream_rest(
+        &self,
+        id: Value,
+        mut fut: Running,
+        notes: NoteQueue,
+        guard: tokio_util::sync::DropGuard,
+        first: Value,
+    ) -> Resp {
+        // The handler's notifications wait in `notes` (bounded) while the client is slow to read.
         let (tx, rx) = mpsc::channel::<Bytes>(64);
         let server = self.server.clone();
         tokio::spawn(async move {

@@ -130,6 +130,7 @@ where
 }
 
 /// The error for a header field that must appear at most once.
+#[cold]
 fn repeated(name: impl std::fmt::Display) -> ProtocolError {
     ProtocolError::header_mismatch(name.to_string(), format!("{name} header appears more than once"))
 }

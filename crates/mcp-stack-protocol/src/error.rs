@@ -140,31 +140,37 @@ pub enum ProtocolError {
 
 impl ProtocolError {
     /// Shorthand for [`ProtocolError::InvalidParams`] without data.
+    #[cold]
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::InvalidParams { message: message.into(), data: None }
     }
 
     /// [`ProtocolError::MethodNotFound`] for `method`.
+    #[cold]
     pub fn method_not_found(method: impl Into<String>) -> Self {
         Self::MethodNotFound { method: method.into(), detail: None }
     }
 
     /// [`ProtocolError::HeaderMismatch`] about `header`.
+    #[cold]
     pub fn header_mismatch(header: impl Into<String>, message: impl Into<String>) -> Self {
         Self::HeaderMismatch { header: header.into(), message: message.into() }
     }
 
     /// [`ProtocolError::Unavailable`]: `resource` is full or down.
+    #[cold]
     pub fn unavailable(resource: &'static str, message: impl Into<String>) -> Self {
         Self::Unavailable { resource, message: message.into() }
     }
 
     /// [`ProtocolError::RateLimited`]: retry after `retry_after`.
+    #[cold]
     pub fn rate_limited(retry_after: std::time::Duration, limit: impl Into<String>) -> Self {
         Self::RateLimited { retry_after, limit: limit.into() }
     }
 
     /// The resource-not-found error of 2026-07-28 (`-32602` with the URI in `data`).
+    #[cold]
     pub fn resource_not_found(uri: &str) -> Self {
         Self::InvalidParams { message: format!("Resource not found: {uri}"), data: Some(json!({ "uri": uri })) }
     }

@@ -56,32 +56,43 @@ pub fn parse_incoming(bytes: &[u8], max_depth: usize) -> Result<Incoming, Reject
 
 /// Classifies an already-parsed JSON value as a request or notification.
 pub fn classify(value: Value) -> Result<Incoming, Rejected> {
-    let reject = |id: Option<Value>, m: &str| Rejected { id, error: ProtocolError::InvalidRequest(m.to_owned()) };
-    let mut obj = match value {
+    let obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => return Err(reject(None, "batch requests are not supported")),
         _ => return Err(reject(None, "message must be a JSON object")),
     };
-    let id = match obj.remove("id") {
+    // One pass over the members, taking them by value (no search per member).
+    let (mut id, mut method, mut params) = (None, None, None);
+    let (mut version_ok, mut response) = (false, false);
+    for (key, v) in obj {
+        match key.as_str() {
+            "id" => id = Some(v),
+            "jsonrpc" => version_ok = matches!(&v, Value::String(s) if s == "2.0"),
+            "method" => method = Some(v),
+            "params" => params = Some(v),
+            "result" | "error" => response = true,
+            _ => {}
+        }
+    }
+    let id = match id {
         None => None,
         Some(v @ Value::String(_)) => Some(v),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
         Some(Value::Null) => return Err(reject(None, "id must not be null")),
         Some(_) => return Err(reject(None, "id must be a string or an integer")),
     };
-    match obj.get("jsonrpc") {
-        Some(Value::String(s)) if s == "2.0" => {}
-        _ => return Err(reject(id, "jsonrpc must be \"2.0\"")),
+    if !version_ok {
+        return Err(reject(id, "jsonrpc must be \"2.0\""));
     }
-    if obj.contains_key("result") || obj.contains_key("error") {
+    if response {
         return Err(reject(id, "responses are not accepted by a server"));
     }
-    let method = match obj.remove("method") {
+    let method = match method {
         Some(Value::String(m)) => m,
         Some(_) => return Err(reject(id, "method must be a string")),
         None => return Err(reject(id, "missing method")),
     };
-    let params = match obj.remove("params") {
+    let params = match params {
         None => Map::new(),
         Some(Value::Object(p)) => p,
         Some(_) => return Err(reject(id, "params must be an object")),
@@ -90,6 +101,12 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
         Some(id) => Incoming::Request(Request { id, method, params }),
         None => Incoming::Notification(Notification { method, params }),
     })
+}
+
+/// An envelope refused as an invalid request (`-32600`). Cold: valid messages never build one.
+#[cold]
+fn reject(id: Option<Value>, message: &str) -> Rejected {
+    Rejected { id, error: ProtocolError::InvalidRequest(message.to_owned()) }
 }
 
 /// Serializes a successful JSON-RPC response.

@@ -22,6 +22,15 @@ pub fn supports_mrtr(method: &str) -> bool {
     Method::parse(method).is_some_and(Method::accepts_input_responses)
 }
 
+/// The tool error a model reads when its arguments fail the tool's input schema. Out of line
+/// and cold: the call path's stack frame stays small for the calls that pass.
+#[cold]
+#[inline(never)]
+fn invalid_arguments(name: &str, input: &jsonschema::Validator, args: &Value) -> CallToolResult {
+    let errors: Vec<String> = input.iter_errors(args).map(|e| format!("{} at '{}'", e, e.instance_path())).collect();
+    CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; ")))
+}
+
 /// Whether the request is a later round of a multi round-trip request (never cached).
 fn is_round(ctx: &Context) -> bool {
     ctx.params().contains_key("requestState") || ctx.params().contains_key("inputResponses")
@@ -56,8 +65,12 @@ impl Server {
         if method.is_task_method() {
             return Box::pin(self.serve_task_method(&ctx, method)).await;
         }
-        if let Some(served) = self.serve_fallback(&ctx, method).await {
-            return served;
+        // Boxed, and only with a fallback: most servers have none, and its code would sit in
+        // every request's path.
+        if self.inner.config.fallback.is_some() {
+            if let Some(served) = Box::pin(self.serve_fallback(&ctx, method)).await {
+                return served;
+            }
         }
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
@@ -160,11 +173,7 @@ impl Server {
         let empty = Value::Object(Map::new());
         let args_value = ctx.params().get("arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
         if !input.is_valid(args_value) {
-            let errors: Vec<String> =
-                input.iter_errors(args_value).map(|e| format!("{} at '{}'", e, e.instance_path())).collect();
-            return Ok(
-                CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; "))).into()
-            );
+            return Ok(invalid_arguments(name, input, args_value).into());
         }
         ctx.set_home(tool.home.as_ref());
         let runs_as_task =

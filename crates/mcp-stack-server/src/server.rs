@@ -818,6 +818,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "handler panicked".into())
 }
 
+#[cold]
 pub(crate) fn method_not_found(method: &str) -> ProtocolError {
     if method == mcp_protocol::method::names::INITIALIZE {
         return ProtocolError::MethodNotFound {
