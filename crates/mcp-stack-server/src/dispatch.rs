@@ -44,12 +44,32 @@ pub(crate) enum Settled<R> {
 }
 
 impl Server {
-    pub(crate) async fn dispatch(
+    /// Serves one request: its context is prepared at the first poll, then the call runs. Not an
+    /// `async fn`: one would keep the request, environment and preset for the whole call beside
+    /// the context they were moved into; here they live in the first state only, which the
+    /// call's state overlaps (the request future is smaller, and is moved whole per request).
+    pub(crate) fn dispatch(
         &self,
         req: Request,
         env: RequestEnv,
         preset: Option<Box<crate::server::Preset>>,
-    ) -> Result<Reply, ProtocolError> {
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
+        use futures::future::{Either, FutureExt};
+        futures::future::lazy(move |_| match self.begin(req, env, preset) {
+            Ok((ctx, method, continuation)) => Either::Right(self.serve_call(ctx, method, continuation)),
+            Err(e) => Either::Left(std::future::ready(Err(e))),
+        })
+        .flatten()
+    }
+
+    /// The request's context, its method, and whether it is a later round of a multi
+    /// round-trip request.
+    fn begin(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<crate::server::Preset>>,
+    ) -> Result<(Context, Method, bool), ProtocolError> {
         let method = Method::parse(&req.method).ok_or_else(|| crate::server::method_not_found(&req.method))?;
         if method == Method::SubscriptionsListen {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
@@ -58,7 +78,10 @@ impl Server {
         // their state is genuine).
         let continuation =
             req.params.contains_key("requestState") || preset.as_ref().is_some_and(|p| p.state.is_some());
-        let ctx = self.prepare(req, env, preset)?;
+        Ok((self.prepare(req, env, preset)?, method, continuation))
+    }
+
+    async fn serve_call(&self, ctx: Context, method: Method, continuation: bool) -> Result<Reply, ProtocolError> {
         if !continuation {
             self.spend(&ctx, method).await?;
         }

@@ -393,3 +393,18 @@ fn a_response_carries_the_id_exactly_as_the_client_sent_it() {
         assert_eq!(sent(&mut s)[0]["id"], id);
     }
 }
+
+#[test]
+fn a_call_future_fits_the_allocators_thread_cache() {
+    // glibc serves blocks up to 1032 bytes from a per-thread cache; a request future above that
+    // costs several hundred instructions more per request to allocate and free.
+    let server = Server::builder("core", "1").build().unwrap();
+    let Ok(Incoming::Request(req)) = parse_incoming(&modern(1, "tools/list"), DEFAULT_MAX_DEPTH) else {
+        panic!("a request")
+    };
+    let Stateless::Call(d) = stateless(req) else { panic!("a call") };
+    let running =
+        Job::stateless(d, &server, tokio_util::sync::CancellationToken::new()).run_owned(crate::RequestEnv::default());
+    let size = running.future_size();
+    assert!(size <= 1032, "the request future is {size} bytes");
+}
