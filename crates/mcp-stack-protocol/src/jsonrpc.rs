@@ -1,7 +1,7 @@
 //! The JSON-RPC 2.0 envelope as MCP restricts it: strict classification of incoming messages.
 
 use crate::error::ProtocolError;
-use crate::strict::{parse_strict, StrictJsonError};
+use crate::strict::{parse_envelope, StrictJsonError};
 use serde_json::{Map, Value};
 
 /// A message a server accepts from a client.
@@ -43,15 +43,27 @@ pub struct Rejected {
 }
 
 /// Parses and classifies one message from bytes (strict JSON, depth-bounded).
+///
+/// The envelope's own members are read straight from the bytes: no map for the top level and
+/// no strings for its keys or for `"2.0"` (the members inside `params` are parsed as
+/// [`crate::strict::parse_strict`] would).
 pub fn parse_incoming(bytes: &[u8], max_depth: usize) -> Result<Incoming, Rejected> {
-    let value = parse_strict(bytes, max_depth).map_err(|e| Rejected {
-        id: None,
-        error: match e {
-            StrictJsonError::Syntax(m) => ProtocolError::Parse(m),
-            other => ProtocolError::Parse(other.to_string()),
-        },
-    })?;
-    classify(value)
+    let top = parse_envelope(bytes, max_depth).map_err(unparsable)?;
+    match top {
+        Top::Object(envelope) => envelope.finish(),
+        Top::Array => Err(reject(None, "batch requests are not supported")),
+        Top::Other => Err(reject(None, "message must be a JSON object")),
+    }
+}
+
+/// A message that is not strict JSON (`-32700`).
+#[cold]
+fn unparsable(e: StrictJsonError) -> Rejected {
+    let error = match e {
+        StrictJsonError::Syntax(m) => ProtocolError::Parse(m),
+        other => ProtocolError::Parse(other.to_string()),
+    };
+    Rejected { id: None, error }
 }
 
 /// Classifies an already-parsed JSON value as a request or notification.
@@ -62,45 +74,79 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
         _ => return Err(reject(None, "message must be a JSON object")),
     };
     // One pass over the members, taking them by value (no search per member).
-    let (mut id, mut method, mut params) = (None, None, None);
-    let (mut version_ok, mut response) = (false, false);
+    let mut envelope = Envelope::default();
     for (key, v) in obj {
         match key.as_str() {
-            "id" => id = Some(v),
-            "jsonrpc" => version_ok = matches!(&v, Value::String(s) if s == "2.0"),
-            "method" => method = Some(v),
-            "params" => params = Some(v),
-            "result" | "error" => response = true,
+            "id" => envelope.id = Some(v),
+            "jsonrpc" => envelope.version_ok = matches!(&v, Value::String(s) if s == "2.0"),
+            "method" => envelope.method = Some(v),
+            "params" => envelope.params = Some(v),
+            "result" | "error" => envelope.response = true,
             _ => {}
         }
     }
-    let id = match id {
-        None => None,
-        Some(v @ Value::String(_)) => Some(v),
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
-        Some(Value::Null) => return Err(reject(None, "id must not be null")),
-        Some(_) => return Err(reject(None, "id must be a string or an integer")),
-    };
-    if !version_ok {
-        return Err(reject(id, "jsonrpc must be \"2.0\""));
+    envelope.finish()
+}
+
+/// The members of a message that make its JSON-RPC envelope, taken in one pass (from the bytes
+/// by [`parse_incoming`], or from a parsed object by [`classify`]).
+#[derive(Debug, Default)]
+pub(crate) struct Envelope {
+    /// `id`, whatever its type (checked by [`Envelope::finish`]).
+    pub(crate) id: Option<Value>,
+    /// Whether `jsonrpc` is the string `"2.0"`.
+    pub(crate) version_ok: bool,
+    /// `method`, whatever its type.
+    pub(crate) method: Option<Value>,
+    /// `params`, whatever its type.
+    pub(crate) params: Option<Value>,
+    /// Whether the message has `result` or `error` (a response).
+    pub(crate) response: bool,
+}
+
+/// What the top level of a message is.
+#[derive(Debug)]
+pub(crate) enum Top {
+    /// An object: its envelope.
+    Object(Envelope),
+    /// An array (a batch).
+    Array,
+    /// A string, number, boolean or null.
+    Other,
+}
+
+impl Envelope {
+    /// The request or notification, or why it is not one (in this order: the id, the version,
+    /// a response, the method, the params).
+    fn finish(self) -> Result<Incoming, Rejected> {
+        let id = match self.id {
+            None => None,
+            Some(v @ Value::String(_)) => Some(v),
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
+            Some(Value::Null) => return Err(reject(None, "id must not be null")),
+            Some(_) => return Err(reject(None, "id must be a string or an integer")),
+        };
+        if !self.version_ok {
+            return Err(reject(id, "jsonrpc must be \"2.0\""));
+        }
+        if self.response {
+            return Err(reject(id, "responses are not accepted by a server"));
+        }
+        let method = match self.method {
+            Some(Value::String(m)) => m,
+            Some(_) => return Err(reject(id, "method must be a string")),
+            None => return Err(reject(id, "missing method")),
+        };
+        let params = match self.params {
+            None => Map::new(),
+            Some(Value::Object(p)) => p,
+            Some(_) => return Err(reject(id, "params must be an object")),
+        };
+        Ok(match id {
+            Some(id) => Incoming::Request(Request { id, method, params }),
+            None => Incoming::Notification(Notification { method, params }),
+        })
     }
-    if response {
-        return Err(reject(id, "responses are not accepted by a server"));
-    }
-    let method = match method {
-        Some(Value::String(m)) => m,
-        Some(_) => return Err(reject(id, "method must be a string")),
-        None => return Err(reject(id, "missing method")),
-    };
-    let params = match params {
-        None => Map::new(),
-        Some(Value::Object(p)) => p,
-        Some(_) => return Err(reject(id, "params must be an object")),
-    };
-    Ok(match id {
-        Some(id) => Incoming::Request(Request { id, method, params }),
-        None => Incoming::Notification(Notification { method, params }),
-    })
 }
 
 /// An envelope refused as an invalid request (`-32600`). Cold: valid messages never build one.
@@ -176,5 +222,59 @@ mod tests {
             (Some(Value::from(1)), code::INVALID_REQUEST)
         );
         assert_eq!(code_of("42"), (None, code::INVALID_REQUEST));
+    }
+
+    /// What a message parses to, the slow way: the whole value strictly, then its envelope.
+    fn through_value(bytes: &[u8], depth: usize) -> Result<Incoming, (Option<Value>, i64, String)> {
+        let outcome = crate::strict::parse_strict(bytes, depth).map_err(unparsable).and_then(classify);
+        outcome.map_err(|r| (r.id, r.error.code(), r.error.to_string()))
+    }
+
+    #[test]
+    fn the_envelope_read_from_bytes_matches_the_whole_value() {
+        let cases: &[&str] = &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]}}}"#,
+            r#"{"method":"m","params":{},"id":"s","jsonrpc":"2.0","extra":{"k":1}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
+            r#"{"jsonrpc":"2.0","\u0069d":5,"method":"escaped key"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":5,"method":"escaped version"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":1,"extra":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":{"a":1,"a":2}}"#,
+            r#"{"jsonrpc":{"a":1,"a":2},"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":["2.0"],"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":2.0,"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"a":2}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":-3,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x"} trailing"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"x"},{"a":1,"a":2}]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"x"}"#,
+            r#"[1,2,3]"#,
+            r#""text""#,
+            "null",
+            "-1.5e3",
+            "",
+        ];
+        for case in cases {
+            for depth in [0, 1, 2, 3, 64] {
+                let fast =
+                    parse_incoming(case.as_bytes(), depth).map_err(|r| (r.id, r.error.code(), r.error.to_string()));
+                assert_eq!(fast, through_value(case.as_bytes(), depth), "{case} at depth {depth}");
+            }
+        }
+        let deep = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{}1{}}}"#, "[".repeat(70), "]".repeat(70));
+        assert_eq!(
+            parse_incoming(deep.as_bytes(), 64).map_err(|r| (r.id, r.error.code(), r.error.to_string())),
+            through_value(deep.as_bytes(), 64)
+        );
+        let invalid_utf8 = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}";
+        assert_eq!(
+            parse_incoming(invalid_utf8, 64).map_err(|r| (r.id, r.error.code(), r.error.to_string())),
+            through_value(invalid_utf8, 64)
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! lets a body say one thing to an intermediary and another to the server. This module
 //! builds a [`serde_json::Value`] through a visitor that refuses duplicates and counts depth.
 
+use crate::jsonrpc::{Envelope, Top};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -44,6 +45,26 @@ fn parse_with<'de, R: serde_json::de::Read<'de>>(
     let value = Seed { depth: 0, max: max_depth }.deserialize(&mut de).map_err(classify)?;
     de.end().map_err(|e| StrictJsonError::Syntax(e.to_string()))?;
     Ok(value)
+}
+
+/// Parses one JSON-RPC message's top level from `bytes` as [`parse_strict`] would (the same
+/// errors, depth and duplicate rules), keeping only its envelope's members: the top-level
+/// object is not built, its keys are matched without being copied, and `jsonrpc` is compared
+/// in place.
+pub(crate) fn parse_envelope(bytes: &[u8], max_depth: usize) -> Result<Top, StrictJsonError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => envelope_with(serde_json::Deserializer::from_str(text), max_depth),
+        Err(_) => envelope_with(serde_json::Deserializer::from_slice(bytes), max_depth),
+    }
+}
+
+fn envelope_with<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    max_depth: usize,
+) -> Result<Top, StrictJsonError> {
+    let top = (&mut de).deserialize_any(TopLevel(Seed { depth: 0, max: max_depth })).map_err(classify)?;
+    de.end().map_err(|e| StrictJsonError::Syntax(e.to_string()))?;
+    Ok(top)
 }
 
 const DUP: &str = "\u{0}dup:";
@@ -140,6 +161,179 @@ impl<'de> Visitor<'de> for Seed {
             }
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// The top level of a message (see [`parse_envelope`]).
+struct TopLevel(Seed);
+
+impl<'de> Visitor<'de> for TopLevel {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        // Read to the end under the same rules: a malformed batch is a parse error first.
+        let child = self.0.child::<A::Error>()?;
+        while seq.next_element_seed(child)?.is_some() {}
+        Ok(Top::Array)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let child = self.0.child::<A::Error>()?;
+        let mut envelope = Envelope::default();
+        // Keys seen, as bits of `Member` (the envelope's) and by name (any other, rare).
+        let (mut seen, mut others) = (0u8, Vec::new());
+        while let Some(member) = map.next_key_seed(MemberSeed)? {
+            let bit = 1u8 << (member.slot() as u8);
+            if let Member::Other(name) = &member {
+                if others.contains(name) {
+                    return Err(A::Error::custom(format_args!("{DUP}{name}")));
+                }
+                others.push(name.clone());
+            } else if seen & bit != 0 {
+                return Err(A::Error::custom(format_args!("{DUP}{}", member.name())));
+            }
+            seen |= bit;
+            match member {
+                Member::Id => envelope.id = Some(map.next_value_seed(child)?),
+                Member::Jsonrpc => envelope.version_ok = map.next_value_seed(Version(child))?,
+                Member::Method => envelope.method = Some(map.next_value_seed(child)?),
+                Member::Params => envelope.params = Some(map.next_value_seed(child)?),
+                Member::Result | Member::Error => {
+                    envelope.response = true;
+                    map.next_value_seed(child)?;
+                }
+                Member::Other(_) => {
+                    map.next_value_seed(child)?;
+                }
+            }
+        }
+        Ok(Top::Object(envelope))
+    }
+}
+
+/// A top-level member of a message, matched without copying its key.
+enum Member {
+    Id,
+    Jsonrpc,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other(String),
+}
+
+impl Member {
+    fn slot(&self) -> usize {
+        match self {
+            Member::Id => 0,
+            Member::Jsonrpc => 1,
+            Member::Method => 2,
+            Member::Params => 3,
+            Member::Result => 4,
+            Member::Error => 5,
+            Member::Other(_) => 6,
+        }
+    }
+    fn name(&self) -> &str {
+        match self {
+            Member::Id => "id",
+            Member::Jsonrpc => "jsonrpc",
+            Member::Method => "method",
+            Member::Params => "params",
+            Member::Result => "result",
+            Member::Error => "error",
+            Member::Other(name) => name,
+        }
+    }
+}
+
+struct MemberSeed;
+
+impl<'de> DeserializeSeed<'de> for MemberSeed {
+    type Value = Member;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Member, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MemberSeed {
+    type Value = Member;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E>(self, key: &str) -> Result<Member, E> {
+        Ok(match key {
+            "id" => Member::Id,
+            "jsonrpc" => Member::Jsonrpc,
+            "method" => Member::Method,
+            "params" => Member::Params,
+            "result" => Member::Result,
+            "error" => Member::Error,
+            other => Member::Other(other.to_owned()),
+        })
+    }
+}
+
+/// The `jsonrpc` member: whether it is the string `"2.0"` (anything else is still read under
+/// the strict rules).
+#[derive(Clone, Copy)]
+struct Version(Seed);
+
+impl<'de> DeserializeSeed<'de> for Version {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Version {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"2.0\"")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<bool, E> {
+        Ok(v == "2.0")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
+        Visitor::visit_seq(self.0, seq).map(|_| false)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        Visitor::visit_map(self.0, map).map(|_| false)
     }
 }
 
