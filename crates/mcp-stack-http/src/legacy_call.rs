@@ -180,9 +180,10 @@ impl McpService {
                 return r;
             }
         }
-        let (parts, bytes, _held) = match self.read_body(req).await {
+        let (parts, read) = self.read_body(req);
+        let (bytes, _held) = match read.await {
             Ok(x) => x,
-            Err(r) => return r,
+            Err(e) => return error_response(&e, None),
         };
         if let Err(e) = check_version_header(&parts.headers, &s) {
             return error_response(&e, None);

@@ -314,14 +314,24 @@ impl McpService {
     }
 
     /// [`McpService::handle`] for a request whose peer `serve` knows.
-    pub(crate) async fn handle_from<B: RequestBody>(&self, req: Request<B>, peer: Peer) -> Resp {
+    ///
+    /// Not an `async fn`, nor are `route`, `read_body` and `request`: an `async fn` keeps its
+    /// arguments twice in its future (as captured and as moved into the body), and the request
+    /// future is built on the stack and moved a few times per request.
+    pub(crate) fn handle_from<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        peer: Peer,
+    ) -> impl std::future::Future<Output = Resp> + Send + '_ {
         let origin = self.config.cors.as_ref().and_then(|_| req.headers().get(header::ORIGIN).cloned());
         let origin = origin.filter(|o| crate::validate::origin_allowed(o, &self.config.allowed_origins));
-        let mut resp = self.route(req, peer).await;
-        if let (Some(cors), Some(origin)) = (&self.config.cors, origin) {
-            cors.decorate(&mut resp, &origin);
-        }
-        resp
+        // A map, not an `async` block: one awaiting `route` would hold its future twice.
+        futures::FutureExt::map(self.route(req, peer), move |mut resp| {
+            if let (Some(cors), Some(origin)) = (&self.config.cors, origin) {
+                cors.decorate(&mut resp, &origin);
+            }
+            resp
+        })
     }
 
     /// The settings this service runs with.
@@ -329,96 +339,106 @@ impl McpService {
         &self.config
     }
 
-    async fn route<B: RequestBody>(&self, req: Request<B>, from: Peer) -> Resp {
-        let peer = from.known;
-        let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
-        if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
-            return error_response(&e, None);
-        }
-        if let (Some(cors), &Method::OPTIONS) = (&self.config.cors, req.method()) {
-            return cors.preflight(req.headers());
-        }
-        // Authorization before anything else is read: an unauthenticated client cannot make the
-        // server buffer a body, and no handler runs for it.
-        // ... or by an `AuthLayer` in front of this service, which left its verdict behind.
-        let admitted = match &self.config.auth {
-            // Boxed, as every branch most requests do not take: the route future's poll keeps a
-            // small stack frame (a deep request stack costs cache misses on every request).
-            Some(auth) => match Box::pin(crate::auth_layer::authenticate(auth, req.headers(), req.uri())).await {
-                Ok(a) => Some(a),
-                Err(refusal) => return refusal,
-            },
-            None => req.extensions().get::<Authenticated>().cloned(),
-        };
-        let (auth, principal) = match admitted {
-            Some(a) => (Some(a.config), Some(a.principal)),
-            None => (None, None),
-        };
-        #[cfg(feature = "legacy")]
-        if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
-            let sid = sid.to_owned();
-            return Box::pin(self.session_call(req, &sid, auth.as_deref(), (principal, peer))).await;
-        }
-        if req.method() != Method::POST {
-            let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
-            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return r;
-        }
-        let (parts, bytes, held) = match self.read_body(req).await {
-            Ok(x) => x,
-            Err(r) => return r,
-        };
-        let msg = parse_incoming(&bytes, self.config.max_depth);
-        drop((bytes, held));
-        let msg = match msg {
-            Ok(m) => m,
-            Err(rej) => return error_response(&rej.error, rej.id.as_ref()),
-        };
-        let req = match msg {
-            // No client notification has meaning over HTTP in this revision; accept and ignore.
-            Incoming::Notification(_) => return accepted(),
-            #[cfg(feature = "legacy")]
-            Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
-                let peer = parts.extensions.get::<std::net::SocketAddr>().copied().or(from.conn);
-                let peer = peer.map(|a| a.ip());
-                return Box::pin(self.open_session(r, principal.map(|p| p.subject), peer)).await;
+    // Written out rather than `async fn`, which would keep `req` twice in the future.
+    #[allow(clippy::manual_async_fn)]
+    fn route<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        from: Peer,
+    ) -> impl std::future::Future<Output = Resp> + Send + '_ {
+        async move {
+            let peer = from.known;
+            let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
+            if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
+                return error_response(&e, None);
             }
-            Incoming::Request(r) => r,
-        };
-        let caller_scopes = principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
-        let caller = mcp_server::Caller::new(principal.as_ref().map(|p| p.subject.as_str()), caller_scopes);
-        if let Err(e) = check_request_headers(&parts.headers, &req, &self.server, &caller) {
-            return error_response(&e, Some(&req.id));
-        }
-        // Per-tool scopes (the Mcp-Name header was just checked against this name).
-        if let Some(refusal) = tool_scope_refusal(auth.as_deref(), principal.as_ref(), &req) {
-            return refusal;
-        }
-        if !is_known_method(&req.method) {
-            let e = ProtocolError::method_not_found(req.method.clone());
-            return error_response(&e, Some(&req.id));
-        }
-        // One request per POST: the modern core's stateless rules (ids cannot collide, and
-        // cancellation is the connection going away).
-        match mcp_server::session::stateless(req) {
-            Stateless::Listen(d) => Box::pin(self.listen(d, principal, parts, peer)).await,
-            Stateless::Call(d) => self.request(d, principal, parts, peer).await,
+            if let (Some(cors), &Method::OPTIONS) = (&self.config.cors, req.method()) {
+                return cors.preflight(req.headers());
+            }
+            // Authorization before anything else is read: an unauthenticated client cannot make the
+            // server buffer a body, and no handler runs for it.
+            // ... or by an `AuthLayer` in front of this service, which left its verdict behind.
+            let admitted = match &self.config.auth {
+                // Boxed, as every branch most requests do not take: the route future's poll keeps a
+                // small stack frame (a deep request stack costs cache misses on every request).
+                Some(auth) => match Box::pin(crate::auth_layer::authenticate(auth, req.headers(), req.uri())).await {
+                    Ok(a) => Some(a),
+                    Err(refusal) => return refusal,
+                },
+                None => req.extensions().get::<Authenticated>().cloned(),
+            };
+            let (auth, principal) = match admitted {
+                Some(a) => (Some(a.config), Some(a.principal)),
+                None => (None, None),
+            };
+            #[cfg(feature = "legacy")]
+            if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
+                let sid = sid.to_owned();
+                return Box::pin(self.session_call(req, &sid, auth.as_deref(), (principal, peer))).await;
+            }
+            if req.method() != Method::POST {
+                let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
+                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+                return r;
+            }
+            let (parts, read) = self.read_body(req);
+            let (bytes, held) = match read.await {
+                Ok(x) => x,
+                Err(e) => return error_response(&e, None),
+            };
+            let msg = parse_incoming(&bytes, self.config.max_depth);
+            drop((bytes, held));
+            let msg = match msg {
+                Ok(m) => m,
+                Err(rej) => return error_response(&rej.error, rej.id.as_ref()),
+            };
+            let req = match msg {
+                // No client notification has meaning over HTTP in this revision; accept and ignore.
+                Incoming::Notification(_) => return accepted(),
+                #[cfg(feature = "legacy")]
+                Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
+                    let peer = parts.extensions.get::<std::net::SocketAddr>().copied().or(from.conn);
+                    let peer = peer.map(|a| a.ip());
+                    return Box::pin(self.open_session(r, principal.map(|p| p.subject), peer)).await;
+                }
+                Incoming::Request(r) => r,
+            };
+            let caller_scopes = principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
+            let caller = mcp_server::Caller::new(principal.as_ref().map(|p| p.subject.as_str()), caller_scopes);
+            if let Err(e) = check_request_headers(&parts.headers, &req, &self.server, &caller) {
+                return error_response(&e, Some(&req.id));
+            }
+            // Per-tool scopes (the Mcp-Name header was just checked against this name).
+            if let Some(refusal) = tool_scope_refusal(auth.as_deref(), principal.as_ref(), &req) {
+                return refusal;
+            }
+            if !is_known_method(&req.method) {
+                let e = ProtocolError::method_not_found(req.method.clone());
+                return error_response(&e, Some(&req.id));
+            }
+            // One request per POST: the modern core's stateless rules (ids cannot collide, and
+            // cancellation is the connection going away).
+            match mcp_server::session::stateless(req) {
+                Stateless::Listen(d) => Box::pin(self.listen(d, principal, parts, peer)).await,
+                Stateless::Call(d) => self.request(d, principal, parts, peer).await,
+            }
         }
     }
 
-    /// Reads a POST body within the size, time and memory limits (413, 408, 503). The bytes
-    /// stay counted against the body budget until the returned hold is dropped.
-    pub(crate) async fn read_body<B: RequestBody>(
+    /// Splits a POST into its head and a future reading its body within the size, time and
+    /// memory limits (413, 408, 503). The bytes stay counted against the body budget until the
+    /// returned hold is dropped.
+    pub(crate) fn read_body<B: RequestBody>(
         &self,
         req: Request<B>,
-    ) -> Result<(http::request::Parts, Bytes, crate::body_read::Reserved), Resp> {
+    ) -> (
+        http::request::Parts,
+        impl std::future::Future<Output = Result<(Bytes, crate::body_read::Reserved), ProtocolError>> + Send + '_,
+    ) {
         let declared =
             req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
         let (parts, body) = req.into_parts();
-        match crate::body_read::read_body(body, declared, &self.config, &self.budget).await {
-            Ok((bytes, held)) => Ok((parts, bytes, held)),
-            Err(e) => Err(error_response(&e, None)),
-        }
+        (parts, crate::body_read::read_body(body, declared, &self.config, &self.budget))
     }
 
     async fn listen(
@@ -455,18 +475,19 @@ impl McpService {
         with_stream_owner(sse_response(rx), owner)
     }
 
-    async fn request(
+    /// Starts a modern call and returns the future answering it.
+    fn request(
         &self,
         d: Dispatch,
         principal: Option<Principal>,
         parts: http::request::Parts,
         peer: Option<std::net::SocketAddr>,
-    ) -> Resp {
+    ) -> impl std::future::Future<Output = Resp> + Send + '_ {
         let id = d.request.id.clone();
         let (mut env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
         env.peer = peer;
         let running = Job::stateless(d, &self.server, cancel.clone()).run_owned(env);
-        self.respond(id, running, note_rx, cancel).await
+        self.respond(id, running, note_rx, cancel)
     }
 
     /// Runs a modern request's handler future: one JSON response if it finishes without
