@@ -63,9 +63,7 @@ impl BodyBudget {
         }
         Ok(())
     }
-}
 
-impl BodyBudget {
     /// Waits until `until` for `n` bytes of room (503 with `Retry-After` when there is none).
     async fn wait_for(&self, n: u32, until: Instant) -> Result<OwnedSemaphorePermit, ProtocolError> {
         match tokio::time::timeout_at(until, self.sem.clone().acquire_many_owned(n)).await {

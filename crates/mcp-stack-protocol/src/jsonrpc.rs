@@ -48,12 +48,7 @@ pub struct Rejected {
 /// no strings for its keys or for `"2.0"` (the members inside `params` are parsed as
 /// [`crate::strict::parse_strict`] would).
 pub fn parse_incoming(bytes: &[u8], max_depth: usize) -> Result<Incoming, Rejected> {
-    let top = parse_envelope(bytes, max_depth).map_err(unparsable)?;
-    match top {
-        Top::Object(envelope) => envelope.finish(),
-        Top::Array => Err(reject(None, "batch requests are not supported")),
-        Top::Other => Err(reject(None, "message must be a JSON object")),
-    }
+    parse_envelope(bytes, max_depth).map_err(unparsable)?.finish()
 }
 
 /// A message that is not strict JSON (`-32700`).
@@ -70,8 +65,8 @@ fn unparsable(e: StrictJsonError) -> Rejected {
 pub fn classify(value: Value) -> Result<Incoming, Rejected> {
     let obj = match value {
         Value::Object(o) => o,
-        Value::Array(_) => return Err(reject(None, "batch requests are not supported")),
-        _ => return Err(reject(None, "message must be a JSON object")),
+        Value::Array(_) => return Top::Array.finish(),
+        _ => return Top::Other.finish(),
     };
     // One pass over the members, taking them by value (no search per member).
     let mut envelope = Envelope::default();
@@ -113,6 +108,17 @@ pub(crate) enum Top {
     Array,
     /// A string, number, boolean or null.
     Other,
+}
+
+impl Top {
+    /// The request or notification, or why the message is not one.
+    fn finish(self) -> Result<Incoming, Rejected> {
+        match self {
+            Top::Object(envelope) => envelope.finish(),
+            Top::Array => Err(reject(None, "batch requests are not supported")),
+            Top::Other => Err(reject(None, "message must be a JSON object")),
+        }
+    }
 }
 
 impl Envelope {
