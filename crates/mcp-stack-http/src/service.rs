@@ -323,15 +323,20 @@ impl McpService {
         req: Request<B>,
         peer: Peer,
     ) -> impl std::future::Future<Output = Resp> + Send + '_ {
-        let origin = self.config.cors.as_ref().and_then(|_| req.headers().get(header::ORIGIN).cloned());
+        use futures::future::Either;
+        let Some(cors) = &self.config.cors else {
+            // Without CORS the route's own future: no adapter's code on the request path.
+            return Either::Left(self.route(req, peer));
+        };
+        let origin = req.headers().get(header::ORIGIN).cloned();
         let origin = origin.filter(|o| crate::validate::origin_allowed(o, &self.config.allowed_origins));
         // A map, not an `async` block: one awaiting `route` would hold its future twice.
-        futures::FutureExt::map(self.route(req, peer), move |mut resp| {
-            if let (Some(cors), Some(origin)) = (&self.config.cors, origin) {
+        Either::Right(futures::FutureExt::map(self.route(req, peer), move |mut resp| {
+            if let Some(origin) = origin {
                 cors.decorate(&mut resp, &origin);
             }
             resp
-        })
+        }))
     }
 
     /// The settings this service runs with.
@@ -435,8 +440,9 @@ impl McpService {
         http::request::Parts,
         impl std::future::Future<Output = Result<(Bytes, crate::body_read::Reserved), ProtocolError>> + Send + '_,
     ) {
-        let declared =
-            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
+        // The declared length as the body reports it: hyper's (and axum's) body takes it from
+        // `Content-Length`, which hyper has already parsed and checked for framing.
+        let declared = http_body::Body::size_hint(req.body()).exact().and_then(|n| usize::try_from(n).ok());
         let (parts, body) = req.into_parts();
         (parts, crate::body_read::read_body(body, declared, &self.config, &self.budget))
     }

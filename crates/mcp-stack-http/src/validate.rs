@@ -27,7 +27,8 @@ struct HostPart<'a> {
 
 impl<'a> HostPart<'a> {
     fn of(authority: &'a str) -> Self {
-        let a = authority.trim();
+        // ASCII whitespace only (the field's optional whitespace): no Unicode tables per request.
+        let a = authority.trim_ascii();
         match a.strip_prefix('[') {
             Some(rest) => Self { name: rest.split(']').next().unwrap_or(""), bracketed: true },
             None => Self { name: a.split(':').next().unwrap_or(""), bracketed: false },
@@ -97,7 +98,7 @@ pub fn check_host_origin(
 /// Whether an `Origin` header value is on the allow list (exact origins, or `host:NAME` for any
 /// scheme and port on NAME).
 pub(crate) fn origin_allowed(origin: &http::HeaderValue, allowed_origins: &[String]) -> bool {
-    let o = origin.to_str().unwrap_or("").trim();
+    let o = origin.to_str().unwrap_or("").trim_ascii();
     allowed_origins.iter().any(|a| match a.strip_prefix("host:") {
         Some(host) => o.split_once("://").is_some_and(|(_, auth)| HostPart::of(auth).is(host)),
         None => a.eq_ignore_ascii_case(o),

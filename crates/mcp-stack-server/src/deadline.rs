@@ -1,69 +1,130 @@
-//! The request time limit, as a future that costs nothing for a request that finishes on its
-//! first poll (most do): no clock read and no timer.
+//! The request's guard: its handler future polled in its panic scope, with a panic caught and
+//! the time limit kept, as one future. A request that finishes on its first poll (most do)
+//! reads no clock and sets no timer.
+//!
+//! One future rather than a stack of adapters (a scope, `catch_unwind`, a timeout, a map):
+//! each adapter is one more poll function on every request's path, and at one request in
+//! flight the path's code is fetched cold, so its size is its cost.
 
+use crate::panic::{Enter, RequestInfo};
+use crate::Server;
+use mcp_protocol::ProtocolError;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 pin_project_lite::pin_project! {
-    /// `fut`, or [`Elapsed`] when it has waited `limit` since it first had to wait.
-    #[derive(Debug)]
-    pub(crate) struct Limited<F> {
+    /// `fut` in the panic scope of `info`: its output, `-32603` when it panics, or when it has
+    /// waited `limit` since it first had to wait.
+    pub(crate) struct Guarded<'a, F> {
         #[pin]
         fut: F,
+        info: Option<Box<RequestInfo>>,
+        server: &'a Server,
         limit: Duration,
         // Boxed: only requests that wait have one, and the request future stays small.
         sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     }
 }
 
-/// The request ran out of time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Elapsed;
-
-impl<F> Limited<F> {
-    /// `fut` within `limit`, counted from its first `Pending` (so a request that never waits
-    /// reads no clock; constructing it needs no runtime).
-    pub(crate) fn new(fut: F, limit: Duration) -> Self {
-        Self { fut, limit, sleep: None }
+impl<F> std::fmt::Debug for Guarded<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guarded").field("info", &self.info).field("limit", &self.limit).finish_non_exhaustive()
     }
 }
 
-impl<F: Future> Future for Limited<F> {
-    type Output = Result<F::Output, Elapsed>;
+impl<'a, F> Guarded<'a, F> {
+    /// `fut` for the request `info` of `server`, within `limit` counted from its first
+    /// `Pending` (constructing it needs no runtime).
+    pub(crate) fn new(fut: F, info: Box<RequestInfo>, server: &'a Server, limit: Duration) -> Self {
+        Self { fut, info: Some(info), server, limit, sleep: None }
+    }
+}
+
+impl<F: Future<Output = Result<crate::Reply, ProtocolError>>> Future for Guarded<'_, F> {
+    type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if let Poll::Ready(v) = this.fut.poll(cx) {
-            return Poll::Ready(Ok(v));
+        let polled = {
+            // The scope is left (and `info` put back) however the poll ends.
+            let _enter = Enter::new(this.info);
+            let (fut, waker) = (this.fut, &mut *cx);
+            std::panic::catch_unwind(AssertUnwindSafe(move || fut.poll(waker)))
+        };
+        match polled {
+            Ok(Poll::Ready(r)) => return Poll::Ready(r),
+            Ok(Poll::Pending) => {}
+            Err(panic) => return Poll::Ready(Err(this.server.caught_panic(&*panic, None))),
         }
         let limit = *this.limit;
         let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
         match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
+            Poll::Ready(()) => Poll::Ready(Err(timed_out(limit))),
             Poll::Pending => Poll::Pending,
         }
     }
 }
 
+/// The error for a request that ran out of time.
+#[cold]
+fn timed_out(limit: Duration) -> ProtocolError {
+    ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn info() -> Box<RequestInfo> {
+        RequestInfo::new("tools/call", &json!(1), json!({"name": "t"}).as_object().expect("object"))
+    }
+
+    fn server() -> Server {
+        Server::builder("t", "1").build().expect("server")
+    }
 
     #[test]
     fn a_ready_future_needs_no_runtime() {
-        let done = Limited::new(std::future::ready(7), Duration::from_secs(1));
-        assert_eq!(futures::executor::block_on(done), Ok(7));
+        let server = server();
+        let done = Guarded::new(
+            std::future::ready(Ok(crate::Reply::from(json!({})))),
+            info(),
+            &server,
+            Duration::from_secs(1),
+        );
+        assert!(futures::executor::block_on(done).is_ok());
+    }
+
+    #[test]
+    fn a_panic_is_the_internal_error() {
+        let server = server();
+        let boom = async {
+            if server.panic_count() == 0 {
+                panic!("boom");
+            }
+            Ok(crate::Reply::from(json!({})))
+        };
+        let r = futures::executor::block_on(Guarded::new(boom, info(), &server, Duration::from_secs(1)));
+        assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
+        assert_eq!(server.panic_count(), 1);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_waiting_future_is_cut_off_at_the_limit_from_its_first_wait() {
+        let server = server();
         let start = tokio::time::Instant::now();
-        let never = Limited::new(std::future::pending::<()>(), Duration::from_secs(5));
-        assert_eq!(never.await, Err(Elapsed));
+        let never = std::future::pending::<Result<crate::Reply, ProtocolError>>();
+        let r = Guarded::new(never, info(), &server, Duration::from_secs(5)).await;
+        assert!(matches!(&r, Err(ProtocolError::Internal(m)) if m.contains("timed out after 5000 ms")), "{r:?}");
         assert_eq!(start.elapsed(), Duration::from_secs(5));
-        let slow = Limited::new(tokio::time::sleep(Duration::from_secs(2)), Duration::from_secs(5));
-        assert_eq!(slow.await, Ok(()));
+        let slow = async {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            Ok(crate::Reply::from(json!({})))
+        };
+        assert!(Guarded::new(slow, info(), &server, Duration::from_secs(5)).await.is_ok());
     }
 }

@@ -53,15 +53,18 @@ pub(crate) struct RequestInfo {
 impl RequestInfo {
     /// The description of a request: its method, id and (from `params`) what it names.
     pub(crate) fn new(method: &str, id: &Value, params: &serde_json::Map<String, Value>) -> Box<Self> {
-        let field = match method {
-            "tools/call" => Some(("tool", "name")),
-            "prompts/get" => Some(("prompt", "name")),
-            "resources/read" => Some(("resource", "uri")),
+        use mcp_protocol::Method;
+        // Built for every request (on the hot path): the method is read once, and a known one
+        // costs no allocation.
+        let known = Method::parse(method);
+        let field = match known {
+            Some(Method::ToolsCall) => Some(("tool", "name")),
+            Some(Method::PromptsGet) => Some(("prompt", "name")),
+            Some(Method::ResourcesRead) => Some(("resource", "uri")),
             _ => None,
         };
         let name = field.and_then(|(kind, key)| Some((kind, cut(params.get(key)?.as_str()?, MAX_NAME).to_owned())));
-        // Built for every request (on the hot path): a known method costs no allocation.
-        let method = match mcp_protocol::Method::parse(method) {
+        let method = match known {
             Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
             None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),
         };
@@ -93,13 +96,13 @@ pub(crate) fn take_reference() -> Option<String> {
 
 /// Puts a request's description in [`CURRENT`] for one poll and takes it back after (also when
 /// the poll unwinds), restoring what was there before (scopes nest).
-struct Enter<'a> {
+pub(crate) struct Enter<'a> {
     slot: &'a mut Option<Box<RequestInfo>>,
     prev: Option<Box<RequestInfo>>,
 }
 
 impl<'a> Enter<'a> {
-    fn new(slot: &'a mut Option<Box<RequestInfo>>) -> Self {
+    pub(crate) fn new(slot: &'a mut Option<Box<RequestInfo>>) -> Self {
         let prev = CURRENT.with(|c| c.replace(slot.take()));
         Self { slot, prev }
     }

@@ -455,18 +455,9 @@ impl Server {
         env: RequestEnv,
         preset: Option<Box<Preset>>,
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
-        use futures::FutureExt;
         let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
         let limit = self.inner.config.request_timeout;
-        let fut = crate::panic::scoped(
-            info,
-            std::panic::AssertUnwindSafe(self.dispatch_layered(req, env, preset)).catch_unwind(),
-        );
-        crate::deadline::Limited::new(fut, limit).map(move |outcome| match outcome {
-            Err(_) => Err(ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis()))),
-            Ok(Ok(r)) => r,
-            Ok(Err(panic)) => Err(self.caught_panic(&*panic, None)),
-        })
+        crate::deadline::Guarded::new(self.dispatch_layered(req, env, preset), info, self, limit)
     }
 
     /// How many handler panics this server caught (each answered with `-32603`), in requests
