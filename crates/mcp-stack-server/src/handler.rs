@@ -85,7 +85,9 @@ impl RequestParts {
     pub fn arguments(&self) -> &Value {
         match &self.args {
             Some(a) => a,
-            None => self.ctx.params().get("arguments").filter(|a| a.is_object()).unwrap_or_else(|| empty_object()),
+            None => mcp_protocol::params::member(self.ctx.params(), "arguments")
+                .filter(|a| a.is_object())
+                .unwrap_or_else(|| empty_object()),
         }
     }
 

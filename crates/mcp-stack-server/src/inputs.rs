@@ -36,6 +36,10 @@ impl std::error::Error for InputRequired {}
 /// a server "SHOULD ignore any information it does not recognize or need"; a handler that still
 /// needs an answer asks again with a new `input_required` result.
 pub(crate) fn bind_answers(params: &mut Map<String, Value>, issued: &[String]) {
+    // Most requests carry none: a look-up (the request path's shared one), not a removal.
+    if mcp_protocol::params::member(params, "inputResponses").is_none() {
+        return;
+    }
     let Some(Value::Object(sent)) = params.remove("inputResponses") else { return };
     let total = sent.len();
     let kept: Map<String, Value> = sent.into_iter().filter(|(k, _)| issued.contains(k)).collect();

@@ -63,7 +63,9 @@ impl RequestInfo {
             Some(Method::ResourcesRead) => Some(("resource", "uri")),
             _ => None,
         };
-        let name = field.and_then(|(kind, key)| Some((kind, cut(params.get(key)?.as_str()?, MAX_NAME).to_owned())));
+        let name = field.and_then(|(kind, key)| {
+            Some((kind, cut(mcp_protocol::params::member(params, key)?.as_str()?, MAX_NAME).to_owned()))
+        });
         let method = match known {
             Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
             None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),

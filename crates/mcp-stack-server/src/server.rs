@@ -570,11 +570,12 @@ impl Server {
         env: &RequestEnv,
         now: Option<u64>,
     ) -> Result<RoundState, ProtocolError> {
-        match req.params.get("inputResponses") {
+        use mcp_protocol::params::member;
+        match member(&req.params, "inputResponses") {
             None | Some(Value::Object(_)) => {}
             Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
         }
-        let sealed = match req.params.get("requestState") {
+        let sealed = match member(&req.params, "requestState") {
             None => return Ok(RoundState::default()),
             Some(Value::String(s)) => s,
             Some(_) => return Err(ProtocolError::invalid_params("requestState must be a string")),
