@@ -6,9 +6,11 @@ use crate::legacy::{
     accepted, check_version_header, route_key, session_stream, status_only, with_session, Delivery, HttpSession,
 };
 use crate::notes::{NoteLimits, NoteQueue};
-use crate::service::{bytes_response, error_response, sse_response, tool_scope_refusal, McpService, RequestBody, Resp};
+use crate::service::{
+    bytes_response, error_response, method_not_allowed, sse_response, tool_scope_refusal, McpService, RequestBody, Resp,
+};
 use crate::session_store::{SessionEvent, SessionRecord};
-use http::{header, HeaderValue, Method, Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::ProtocolError;
@@ -174,11 +176,7 @@ impl McpService {
                 };
             }
             Method::POST => {}
-            _ => {
-                let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
-                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-                return r;
-            }
+            _ => return method_not_allowed("GET, POST, DELETE"),
         }
         let (parts, read) = self.read_body(req);
         let (bytes, _held) = match read.await {

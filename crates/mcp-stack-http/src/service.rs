@@ -216,6 +216,13 @@ pub(crate) fn status_only(status: StatusCode) -> Response<McpBody> {
     r
 }
 
+/// `405 Method Not Allowed` naming the methods the endpoint takes (`allow`).
+pub(crate) fn method_not_allowed(allow: &'static str) -> Resp {
+    let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
 pub(crate) fn bytes_response(status: StatusCode, body: Vec<u8>) -> Resp {
     let mut r = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *r.status_mut() = status;
@@ -382,9 +389,7 @@ impl McpService {
                 return Box::pin(self.session_call(req, &sid, auth.as_deref(), (principal, peer))).await;
             }
             if req.method() != Method::POST {
-                let mut r = status_only(StatusCode::METHOD_NOT_ALLOWED);
-                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-                return r;
+                return method_not_allowed("POST");
             }
             let (parts, read) = self.read_body(req);
             let (bytes, held) = match read.await {
