@@ -132,6 +132,11 @@ impl NoteQueue {
         (Self(shared), sink)
     }
 
+    /// A copy of the call's cancellation token (fired on overflow).
+    pub(crate) fn cancellation(&self) -> CancellationToken {
+        self.0.cancel.clone()
+    }
+
     /// The next queued notification, if any.
     pub(crate) fn try_recv(&self) -> Option<Value> {
         let mut st = self.0.lock();

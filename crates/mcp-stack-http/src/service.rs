@@ -13,7 +13,7 @@ use mcp_auth::{AuthConfig, AuthError, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Dispatch, Job, Running, Stateless};
+use mcp_server::session::{Call, Dispatch, Job, Stateless};
 use mcp_server::{is_known_method, Reply, RequestEnv, Server};
 use serde_json::Value;
 use std::sync::Arc;
@@ -497,31 +497,49 @@ impl McpService {
         let id = d.request.id.clone();
         let (mut env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
         env.peer = peer;
-        let running = Job::stateless(d, &self.server, cancel.clone()).run_owned(env);
-        self.respond(id, running, note_rx, cancel)
+        let call = Job::stateless(d, &self.server, cancel).call(env);
+        self.respond(id, call, note_rx)
     }
 
     /// Runs a modern request's handler future: one JSON response if it finishes without
     /// notifying (the rule of both eras, [`NoteQueue::answer_alone`]), else an SSE stream of the
-    /// notifications, then the response. Closing the stream
-    /// cancels the handler.
-    async fn respond(&self, id: Value, mut fut: Running, notes: NoteQueue, cancel: CancellationToken) -> Resp {
+    /// notifications, then the response. Closing the stream cancels the handler.
+    ///
+    /// Most handlers finish on their first poll: that poll is made here, and only a handler that
+    /// waits gets the rest ([`McpService::wait`], boxed), so no select, drop guard or
+    /// notification wait is on the path of the others.
+    async fn respond(&self, id: Value, mut call: Call, notes: NoteQueue) -> Resp {
+        use std::task::Poll;
+        // Polled once, in this future's own poll: it cannot be dropped half-way, so a call that
+        // finishes here needs no guard to cancel it.
+        match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+            Poll::Ready(r) => self.answer(&id, &notes, &r),
+            Poll::Pending => Box::pin(self.wait(id, call, notes)).await,
+        }
+    }
+
+    /// The response to a call that finished: JSON when it did not notify, else SSE.
+    fn answer(&self, id: &Value, notes: &NoteQueue, r: &Result<Reply, ProtocolError>) -> Resp {
+        if !notes.answer_alone() {
+            return self.notes_then_response(id, notes, r);
+        }
+        match r {
+            Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(id, r)),
+            Err(e) => error_response(e, Some(id)),
+        }
+    }
+
+    /// [`McpService::respond`] for a handler that waits: its response, or the SSE stream its
+    /// first notification starts.
+    async fn wait(&self, id: Value, mut call: Call, notes: NoteQueue) -> Resp {
         // Fires the cancellation token if this future (or the SSE task) is dropped before the
         // response is out: the client went away.
-        let guard = cancel.drop_guard();
-        // Fast path: the handler finishes without notifying -> one JSON response.
+        let guard = notes.cancellation().drop_guard();
         let first = tokio::select! {
             biased;
-            r = &mut fut => {
-                let r = r.into_result();
+            r = &mut call => {
                 guard.disarm();
-                if notes.answer_alone() {
-                    return match r {
-                        Ok(_) => bytes_response(StatusCode::OK, self.server.encode_response(&id, &r)),
-                        Err(e) => error_response(&e, Some(&id)),
-                    };
-                }
-                return self.notes_then_response(&id, &notes, &r);
+                return self.answer(&id, &notes, &r);
             }
             n = notes.recv() => match n {
                 Some(n) => n,
@@ -529,7 +547,7 @@ impl McpService {
                 None => return bytes_response(StatusCode::OK, notes.overflow_error(&id).to_string().into_bytes()),
             },
         };
-        self.stream_rest(id, fut, notes, guard, first)
+        self.stream_rest(id, call, notes, guard, first)
     }
 
     /// A call that finished after notifying: one SSE body with its notifications, then the
@@ -555,7 +573,7 @@ impl McpService {
     fn stream_rest(
         &self,
         id: Value,
-        mut fut: Running,
+        mut fut: Call,
         notes: NoteQueue,
         guard: tokio_util::sync::DropGuard,
         first: Value,
@@ -592,7 +610,7 @@ impl McpService {
                         if let Some(g) = guard.take() {
                             g.disarm();
                         }
-                        outcome = Some(r.into_result());
+                        outcome = Some(r);
                     }
                     n = notes.recv(), if next.is_none() && outcome.is_none() => match n {
                         Some(n) => next = Some(n),

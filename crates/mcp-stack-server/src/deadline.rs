@@ -16,11 +16,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 pin_project_lite::pin_project! {
-    /// `fut` in the panic scope of `info`: its output, `-32603` when it panics, or when it has
-    /// waited `limit` since it first had to wait.
-    pub(crate) struct Guarded<'a, F> {
+    /// The future `start` makes, in the panic scope of `info`: its output, `-32603` when it (or
+    /// `start`) panics, or when it has waited `limit` since it first had to wait.
+    pub(crate) struct Guarded<'a, G, F> {
         #[pin]
-        fut: F,
+        stage: Stage<G, F>,
         info: Option<Box<RequestInfo>>,
         server: &'a Server,
         limit: Duration,
@@ -29,21 +29,35 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<F> std::fmt::Debug for Guarded<'_, F> {
+pin_project_lite::pin_project! {
+    /// Before the first poll, what makes the future (made in the scope, so a panic while
+    /// preparing the request is caught too); then the future. One enum: the two share storage.
+    #[project = StageProj]
+    enum Stage<G, F> {
+        Start { start: Option<G> },
+        Run { #[pin] fut: F },
+    }
+}
+
+impl<G, F> std::fmt::Debug for Guarded<'_, G, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guarded").field("info", &self.info).field("limit", &self.limit).finish_non_exhaustive()
     }
 }
 
-impl<'a, F> Guarded<'a, F> {
-    /// `fut` for the request `info` of `server`, within `limit` counted from its first
-    /// `Pending` (constructing it needs no runtime).
-    pub(crate) fn new(fut: F, info: Box<RequestInfo>, server: &'a Server, limit: Duration) -> Self {
-        Self { fut, info: Some(info), server, limit, sleep: None }
+impl<'a, G, F> Guarded<'a, G, F> {
+    /// The future `start` makes at the first poll, for the request `info` of `server`, within
+    /// `limit` counted from its first `Pending` (constructing it needs no runtime).
+    pub(crate) fn new(start: G, info: Box<RequestInfo>, server: &'a Server, limit: Duration) -> Self {
+        Self { stage: Stage::Start { start: Some(start) }, info: Some(info), server, limit, sleep: None }
     }
 }
 
-impl<F: Future<Output = Result<crate::Reply, ProtocolError>>> Future for Guarded<'_, F> {
+impl<G, F> Future for Guarded<'_, G, F>
+where
+    G: FnOnce() -> F,
+    F: Future<Output = Result<crate::Reply, ProtocolError>>,
+{
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -51,8 +65,21 @@ impl<F: Future<Output = Result<crate::Reply, ProtocolError>>> Future for Guarded
         let polled = {
             // The scope is left (and `info` put back) however the poll ends.
             let _enter = Enter::new(this.info);
-            let (fut, waker) = (this.fut, &mut *cx);
-            std::panic::catch_unwind(AssertUnwindSafe(move || fut.poll(waker)))
+            let (mut stage, waker) = (this.stage, &mut *cx);
+            std::panic::catch_unwind(AssertUnwindSafe(move || {
+                if let StageProj::Start { start } = stage.as_mut().project() {
+                    let fut = start.take().map(|start| start());
+                    match fut {
+                        Some(fut) => stage.set(Stage::Run { fut }),
+                        None => return Poll::Pending,
+                    }
+                }
+                match stage.project() {
+                    StageProj::Run { fut } => fut.poll(waker),
+                    // Only after `start` panicked, and then this future is done.
+                    StageProj::Start { .. } => Poll::Pending,
+                }
+            }))
         };
         match polled {
             Ok(Poll::Ready(r)) => return Poll::Ready(r),
@@ -91,7 +118,7 @@ mod tests {
     fn a_ready_future_needs_no_runtime() {
         let server = server();
         let done = Guarded::new(
-            std::future::ready(Ok(crate::Reply::from(json!({})))),
+            || std::future::ready(Ok(crate::Reply::from(json!({})))),
             info(),
             &server,
             Duration::from_secs(1),
@@ -108,7 +135,16 @@ mod tests {
             }
             Ok(crate::Reply::from(json!({})))
         };
-        let r = futures::executor::block_on(Guarded::new(boom, info(), &server, Duration::from_secs(1)));
+        let r = futures::executor::block_on(Guarded::new(|| boom, info(), &server, Duration::from_secs(1)));
+        assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
+        assert_eq!(server.panic_count(), 1);
+    }
+
+    #[test]
+    fn a_panic_while_making_the_future_is_the_internal_error() {
+        let server = server();
+        let start = || -> std::future::Ready<Result<crate::Reply, ProtocolError>> { panic!("preparing") };
+        let r = futures::executor::block_on(Guarded::new(start, info(), &server, Duration::from_secs(1)));
         assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
@@ -118,13 +154,13 @@ mod tests {
         let server = server();
         let start = tokio::time::Instant::now();
         let never = std::future::pending::<Result<crate::Reply, ProtocolError>>();
-        let r = Guarded::new(never, info(), &server, Duration::from_secs(5)).await;
+        let r = Guarded::new(|| never, info(), &server, Duration::from_secs(5)).await;
         assert!(matches!(&r, Err(ProtocolError::Internal(m)) if m.contains("timed out after 5000 ms")), "{r:?}");
         assert_eq!(start.elapsed(), Duration::from_secs(5));
         let slow = async {
             tokio::time::sleep(Duration::from_secs(2)).await;
             Ok(crate::Reply::from(json!({})))
         };
-        assert!(Guarded::new(slow, info(), &server, Duration::from_secs(5)).await.is_ok());
+        assert!(Guarded::new(|| slow, info(), &server, Duration::from_secs(5)).await.is_ok());
     }
 }

@@ -45,22 +45,22 @@ pub(crate) enum Settled<R> {
 }
 
 impl Server {
-    /// Serves one request: its context is prepared at the first poll, then the call runs. Not an
-    /// `async fn`: one would keep the request, environment and preset for the whole call beside
-    /// the context they were moved into; here they live in the first state only, which the
-    /// call's state overlaps (the request future is smaller, and is moved whole per request).
+    /// Serves one request: its context is prepared now, then the call runs. Not an `async fn`:
+    /// one would keep the request, environment and preset for the whole call beside the context
+    /// they were moved into (the request future is moved whole per request, so its size costs
+    /// time). Called at the request future's first poll, in its panic scope
+    /// ([`crate::deadline::Guarded`]).
     pub(crate) fn dispatch(
         &self,
         req: Request,
         env: RequestEnv,
         preset: Option<Box<crate::server::Preset>>,
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
-        use futures::future::{Either, FutureExt};
-        futures::future::lazy(move |_| match self.begin(req, env, preset) {
+        use futures::future::Either;
+        match self.begin(req, env, preset) {
             Ok((ctx, method, continuation)) => Either::Right(self.serve_call(ctx, method, continuation)),
             Err(e) => Either::Left(std::future::ready(Err(e))),
-        })
-        .flatten()
+        }
     }
 
     /// The request's context, its method, and whether it is a later round of a multi

@@ -457,7 +457,7 @@ impl Server {
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
         let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
         let limit = self.inner.config.request_timeout;
-        crate::deadline::Guarded::new(self.dispatch_layered(req, env, preset), info, self, limit)
+        crate::deadline::Guarded::new(move || self.dispatch_layered(req, env, preset), info, self, limit)
     }
 
     /// How many handler panics this server caught (each answered with `-32603`), in requests

@@ -115,6 +115,17 @@ impl Job {
         self.start(env)
     }
 
+    /// The handler's future alone, for a call no session tracks (a Streamable HTTP POST's):
+    /// `env` as for [`Job::run_owned`] (its `cancel` replaced by the job's token). Its result
+    /// comes as the handler gives it: stopping the call is the transport's, by dropping the
+    /// future (and firing the token it gave [`Job::stateless`]), so nothing here watches the
+    /// token. No key, no id copy, no cancellation wait: the path of most requests.
+    pub fn call(self, mut env: RequestEnv) -> Call {
+        let Job { request, preset, cancel, server, .. } = self;
+        env.cancel = cancel;
+        Box::pin(async move { server.process_with(request, env, preset).await })
+    }
+
     fn start(self, env: RequestEnv) -> Running {
         let Job { key, request, era, preset, cancel, server } = self;
         let id = request.id.clone();
@@ -218,12 +229,13 @@ async fn next_tick(tick: &mut Option<tokio::time::Interval>) {
     }
 }
 
-type Handling =
+/// A call's handler future ([`Job::call`]): its result, or the error it ended with.
+pub type Call =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::Reply, ProtocolError>> + Send + 'static>>;
 
 /// A running job: the future of its [`Outcome`] (see [`Job::run`]).
 pub struct Running {
-    fut: Handling,
+    fut: Call,
     key: Option<RequestId>,
     id: Value,
     cancel: CancellationToken,

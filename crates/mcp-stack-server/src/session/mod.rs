@@ -53,7 +53,7 @@ pub use legacy::{LegacySession, LegacyState};
 
 #[cfg(feature = "legacy")]
 pub use driver::legacy_changes;
-pub use driver::{now, pump, Action, Job, Outcome, PumpEnd, Running, SharedSession};
+pub use driver::{now, pump, Action, Call, Job, Outcome, PumpEnd, Running, SharedSession};
 
 use crate::server::{Preset, Server};
 use crate::Reply;
