@@ -351,87 +351,111 @@ impl McpService {
         &self.config
     }
 
-    // Written out rather than `async fn`, which would keep `req` twice in the future.
+    // Written out rather than `async fn`, which would keep `req` twice in the future. The request
+    // is split into head and body before the future is made, and what follows the body (parse,
+    // header checks, dispatch) is a plain function: only the head, the body's future and the
+    // caller cross an await, so the request future stays small (it is moved whole, twice, per
+    // request).
     #[allow(clippy::manual_async_fn)]
     fn route<B: RequestBody>(
         &self,
         req: Request<B>,
         from: Peer,
     ) -> impl std::future::Future<Output = Resp> + Send + '_ {
+        // The declared length as the body reports it: hyper's (and axum's) body takes it from
+        // `Content-Length`, which hyper has already parsed and checked for framing.
+        let declared = http_body::Body::size_hint(req.body()).exact().and_then(|n| usize::try_from(n).ok());
+        let (parts, body) = req.into_parts();
         async move {
-            let peer = from.known;
             let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
-            if let Err(e) = check_host_origin(req.headers(), req.uri().authority(), allowed_hosts, allowed_origins) {
+            if let Err(e) = check_host_origin(&parts.headers, parts.uri.authority(), allowed_hosts, allowed_origins) {
                 return error_response(&e, None);
             }
-            if let (Some(cors), &Method::OPTIONS) = (&self.config.cors, req.method()) {
-                return cors.preflight(req.headers());
+            if let (Some(cors), &Method::OPTIONS) = (&self.config.cors, &parts.method) {
+                return cors.preflight(&parts.headers);
             }
             // Authorization before anything else is read: an unauthenticated client cannot make the
             // server buffer a body, and no handler runs for it.
             // ... or by an `AuthLayer` in front of this service, which left its verdict behind.
-            let admitted = match &self.config.auth {
+            let (auth, principal) = match &self.config.auth {
                 // Boxed, as every branch most requests do not take: the route future's poll keeps a
                 // small stack frame (a deep request stack costs cache misses on every request).
-                Some(auth) => match Box::pin(crate::auth_layer::authenticate(auth, req.headers(), req.uri())).await {
-                    Ok(a) => Some(a),
+                Some(auth) => match Box::pin(crate::auth_layer::authenticate(auth, &parts.headers, &parts.uri)).await {
+                    Ok(a) => (Some(a.config), Some(a.principal)),
                     Err(refusal) => return refusal,
                 },
-                None => req.extensions().get::<Authenticated>().cloned(),
-            };
-            let (auth, principal) = match admitted {
-                Some(a) => (Some(a.config), Some(a.principal)),
-                None => (None, None),
+                None => match parts.extensions.get::<Authenticated>() {
+                    Some(a) => (Some(a.config.clone()), Some(a.principal.clone())),
+                    None => (None, None),
+                },
             };
             #[cfg(feature = "legacy")]
-            if let Some(sid) = session_header(req.headers()).filter(|_| !has_modern_version_header(req.headers())) {
+            if let Some(sid) = session_header(&parts.headers).filter(|_| !has_modern_version_header(&parts.headers)) {
                 let sid = sid.to_owned();
-                return Box::pin(self.session_call(req, &sid, auth.as_deref(), (principal, peer))).await;
+                let req = Request::from_parts(parts, body);
+                return Box::pin(self.session_call(req, &sid, auth.as_deref(), (principal, from.known))).await;
             }
-            if req.method() != Method::POST {
+            if parts.method != Method::POST {
                 return method_not_allowed("POST");
             }
-            let (parts, read) = self.read_body(req);
-            let (bytes, held) = match read.await {
-                Ok(x) => x,
-                Err(e) => return error_response(&e, None),
-            };
-            let msg = parse_incoming(&bytes, self.config.max_depth);
-            drop((bytes, held));
-            let msg = match msg {
-                Ok(m) => m,
-                Err(rej) => return error_response(&rej.error, rej.id.as_ref()),
-            };
-            let req = match msg {
-                // No client notification has meaning over HTTP in this revision; accept and ignore.
-                Incoming::Notification(_) => return accepted(),
-                #[cfg(feature = "legacy")]
-                Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
-                    let peer = parts.extensions.get::<std::net::SocketAddr>().copied().or(from.conn);
-                    let peer = peer.map(|a| a.ip());
-                    return Box::pin(self.open_session(r, principal.map(|p| p.subject), peer)).await;
-                }
-                Incoming::Request(r) => r,
-            };
-            let caller_scopes = principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
-            let caller = mcp_server::Caller::new(principal.as_ref().map(|p| p.subject.as_str()), caller_scopes);
-            if let Err(e) = check_request_headers(&parts.headers, &req, &self.server, &caller) {
-                return error_response(&e, Some(&req.id));
+            let read = crate::body_read::read_body(body, declared, &self.config, &self.budget).await;
+            match self.after_body(read, parts, auth.as_deref(), principal, from) {
+                AfterBody::Answer(r) => r,
+                AfterBody::Call(call) => call.await,
+                AfterBody::Boxed(other) => other.await,
             }
-            // Per-tool scopes (the Mcp-Name header was just checked against this name).
-            if let Some(refusal) = tool_scope_refusal(auth.as_deref(), principal.as_ref(), &req) {
-                return refusal;
+        }
+    }
+
+    /// What follows a POST's body: parse it, check the headers against it, and start the call.
+    /// A plain function, so none of this crosses an await of the request future.
+    fn after_body(
+        &self,
+        read: Result<(Bytes, crate::body_read::Reserved), ProtocolError>,
+        parts: http::request::Parts,
+        auth: Option<&AuthConfig>,
+        principal: Option<Principal>,
+        from: Peer,
+    ) -> AfterBody<'_, impl std::future::Future<Output = Resp> + Send + '_> {
+        let (bytes, held) = match read {
+            Ok(x) => x,
+            Err(e) => return AfterBody::Answer(error_response(&e, None)),
+        };
+        let msg = parse_incoming(&bytes, self.config.max_depth);
+        drop((bytes, held));
+        let msg = match msg {
+            Ok(m) => m,
+            Err(rej) => return AfterBody::Answer(error_response(&rej.error, rej.id.as_ref())),
+        };
+        let req = match msg {
+            // No client notification has meaning over HTTP in this revision; accept and ignore.
+            Incoming::Notification(_) => return AfterBody::Answer(accepted()),
+            #[cfg(feature = "legacy")]
+            Incoming::Request(r) if is_legacy_initialize(&parts.headers, &r) => {
+                let peer = parts.extensions.get::<std::net::SocketAddr>().copied().or(from.conn);
+                let peer = peer.map(|a| a.ip());
+                return AfterBody::Boxed(Box::pin(self.open_session(r, principal.map(|p| p.subject), peer)));
             }
-            if !is_known_method(&req.method) {
-                let e = ProtocolError::method_not_found(req.method.clone());
-                return error_response(&e, Some(&req.id));
-            }
-            // One request per POST: the modern core's stateless rules (ids cannot collide, and
-            // cancellation is the connection going away).
-            match mcp_server::session::stateless(req) {
-                Stateless::Listen(d) => Box::pin(self.listen(d, principal, parts, peer)).await,
-                Stateless::Call(d) => self.request(d, principal, parts, peer).await,
-            }
+            Incoming::Request(r) => r,
+        };
+        let caller_scopes = principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
+        let caller = mcp_server::Caller::new(principal.as_ref().map(|p| p.subject.as_str()), caller_scopes);
+        if let Err(e) = check_request_headers(&parts.headers, &req, &self.server, &caller) {
+            return AfterBody::Answer(error_response(&e, Some(&req.id)));
+        }
+        // Per-tool scopes (the Mcp-Name header was just checked against this name).
+        if let Some(refusal) = tool_scope_refusal(auth, principal.as_ref(), &req) {
+            return AfterBody::Answer(refusal);
+        }
+        if !is_known_method(&req.method) {
+            let e = ProtocolError::method_not_found(req.method.clone());
+            return AfterBody::Answer(error_response(&e, Some(&req.id)));
+        }
+        // One request per POST: the modern core's stateless rules (ids cannot collide, and
+        // cancellation is the connection going away).
+        match mcp_server::session::stateless(req) {
+            Stateless::Listen(d) => AfterBody::Boxed(Box::pin(self.listen(d, principal, parts, from.known))),
+            Stateless::Call(d) => AfterBody::Call(self.request(d, principal, parts, from.known)),
         }
     }
 
@@ -626,6 +650,14 @@ impl McpService {
         });
         sse_response(rx)
     }
+}
+
+/// What follows a POST's body ([`McpService::after_body`]): the response now, the call's
+/// future, or (boxed) a listen stream's or a legacy session's opening.
+enum AfterBody<'a, F> {
+    Answer(Resp),
+    Call(F),
+    Boxed(std::pin::Pin<Box<dyn std::future::Future<Output = Resp> + Send + 'a>>),
 }
 
 /// What `serve` knows of a request's peer (a service under another server reads the address

@@ -38,9 +38,10 @@ pub fn decode_value(raw: &[u8]) -> Result<std::borrow::Cow<'_, str>, String> {
     if !raw.iter().all(|b| (0x20..=0x7e).contains(b) || *b == b'\t') {
         return Err("header value contains invalid characters".into());
     }
-    let s = std::str::from_utf8(raw).map_err(|_| "header value is not UTF-8".to_owned())?;
-    // Optional whitespace around a field value is not part of it (RFC 9110 §5.5).
-    let s = s.trim_matches([' ', '\t']);
+    // Optional whitespace around a field value is not part of it (RFC 9110 §5.5); of ASCII
+    // whitespace, only space and tab got past the check above. Trimmed as bytes: a char-set
+    // trim is far more code on every request's path.
+    let s = std::str::from_utf8(raw.trim_ascii()).map_err(|_| "header value is not UTF-8".to_owned())?;
     match s.strip_prefix(SENTINEL_START).and_then(|r| r.strip_suffix(SENTINEL_END)) {
         Some(b64) if s.len() >= SENTINEL_START.len() + SENTINEL_END.len() => {
             let bytes = base64::engine::general_purpose::STANDARD

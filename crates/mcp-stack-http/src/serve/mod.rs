@@ -602,12 +602,15 @@ async fn serve_connection(
             conn.in_flight.fetch_add(1, Ordering::AcqRel);
             conn.head_since.store(0, Ordering::Release);
             let mut guard = InFlight { conn: conn.clone(), table: table.clone(), listen: false };
-            let off = (req.uri().path() != config.path).then(|| off_path(&svc, &req, &config.path));
+            if req.uri().path() != config.path {
+                let off = off_path(&svc, &req, &config.path);
+                return futures::future::Either::Left(std::future::ready(Ok(
+                    off.map(|body| TrackedBody { body, guard })
+                )));
+            }
             let svc = svc.clone();
-            async move {
-                if let Some(off) = off {
-                    return Ok(off.map(|body| TrackedBody { body, guard }));
-                }
+            // The request's own future: what it holds is moved whole per request.
+            futures::future::Either::Right(async move {
                 let resp = svc.handle_from(req, crate::service::Peer { known: known_peer, conn: Some(peer) }).await;
                 let listen = resp.extensions().get::<crate::service::StreamOwner>();
                 if let Some(owner) = listen.filter(|_| resp.status() == http::StatusCode::OK) {
@@ -615,7 +618,7 @@ async fn serve_connection(
                     guard.listen = true;
                 }
                 Ok::<_, Infallible>(resp.map(|body| TrackedBody { body, guard }))
-            }
+            })
         })
     };
     // The header timeout is this task's (below), not hyper's: hyper's sets a timer per request
