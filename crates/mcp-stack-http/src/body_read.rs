@@ -83,6 +83,12 @@ impl Reserved {
     }
 }
 
+/// The body's declared length as it reports it: hyper's (and axum's) body takes it from
+/// `Content-Length`, which hyper has already parsed and checked for framing.
+pub(crate) fn declared_length<B: RequestBody>(body: &B) -> Option<usize> {
+    http_body::Body::size_hint(body).exact().and_then(|n| usize::try_from(n).ok())
+}
+
 /// Reads a whole body within the size, time and budget limits. The returned [`Reserved`] keeps
 /// the body's bytes counted against the budget until the caller has parsed them.
 pub(crate) async fn read_body<B: RequestBody>(

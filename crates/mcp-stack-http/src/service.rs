@@ -362,9 +362,7 @@ impl McpService {
         req: Request<B>,
         from: Peer,
     ) -> impl std::future::Future<Output = Resp> + Send + '_ {
-        // The declared length as the body reports it: hyper's (and axum's) body takes it from
-        // `Content-Length`, which hyper has already parsed and checked for framing.
-        let declared = http_body::Body::size_hint(req.body()).exact().and_then(|n| usize::try_from(n).ok());
+        let declared = crate::body_read::declared_length(req.body());
         let (parts, body) = req.into_parts();
         async move {
             let (allowed_hosts, allowed_origins) = (&self.config.allowed_hosts, &self.config.allowed_origins);
@@ -469,9 +467,7 @@ impl McpService {
         http::request::Parts,
         impl std::future::Future<Output = Result<(Bytes, crate::body_read::Reserved), ProtocolError>> + Send + '_,
     ) {
-        // The declared length as the body reports it: hyper's (and axum's) body takes it from
-        // `Content-Length`, which hyper has already parsed and checked for framing.
-        let declared = http_body::Body::size_hint(req.body()).exact().and_then(|n| usize::try_from(n).ok());
+        let declared = crate::body_read::declared_length(req.body());
         let (parts, body) = req.into_parts();
         (parts, crate::body_read::read_body(body, declared, &self.config, &self.budget))
     }

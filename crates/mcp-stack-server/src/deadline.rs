@@ -68,10 +68,8 @@ where
             let (mut stage, waker) = (this.stage, &mut *cx);
             std::panic::catch_unwind(AssertUnwindSafe(move || {
                 if let StageProj::Start { start } = stage.as_mut().project() {
-                    let fut = start.take().map(|start| start());
-                    match fut {
-                        Some(fut) => stage.set(Stage::Run { fut }),
-                        None => return Poll::Pending,
+                    if let Some(fut) = start.take().map(|start| start()) {
+                        stage.set(Stage::Run { fut });
                     }
                 }
                 match stage.project() {

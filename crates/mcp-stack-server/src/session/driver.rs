@@ -123,16 +123,13 @@ impl Job {
     pub fn call(self, mut env: RequestEnv) -> Call {
         let Job { request, preset, cancel, server, .. } = self;
         env.cancel = cancel;
-        Box::pin(async move { server.process_with(request, env, preset).await })
+        handling(server, request, env, preset)
     }
 
     fn start(self, env: RequestEnv) -> Running {
         let Job { key, request, era, preset, cancel, server } = self;
         let id = request.id.clone();
-        // This block stays within glibc's per-thread cache (1032 bytes; see the test
-        // `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
-        // instructions more per request to allocate and free.
-        let fut = Box::pin(async move { server.process_with(request, env, preset).await });
+        let fut = handling(server, request, env, preset);
         // Legacy calls are tracked by their session from the start.
         let tracked = era == Era::Legacy;
         Running { fut, key: Some(key), id, cancel, tracked, cancelled: None }
@@ -144,6 +141,14 @@ impl Job {
     pub async fn listen(self, env: &RequestEnv) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
         self.server.listen_layered(self.request, env.with_cancel(self.cancel)).await
     }
+}
+
+/// The boxed handler future of a request, for [`Job::call`] and [`Running`] alike. This block
+/// stays within glibc's per-thread cache (1032 bytes; see the test
+/// `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
+/// instructions more per request to allocate and free.
+fn handling(server: Server, request: Request, env: RequestEnv, preset: Option<Box<Preset>>) -> Call {
+    Box::pin(async move { server.process_with(request, env, preset).await })
 }
 
 /// What a legacy session's client is to be told of changes (list changes, and updates of the
