@@ -49,6 +49,22 @@ fn start(core: &Arc<SharedSession>, job: mcp_server::session::Job, env: &Request
 }
 
 impl McpService {
+    /// Splits a legacy session's POST into its head and a future reading its body within the
+    /// size, time and memory limits (413, 408, 503). The bytes stay counted against the body
+    /// budget until the returned hold is dropped. (A modern POST's `route` splits the request
+    /// before its future is made, and reads the body the same way.)
+    fn read_body<B: RequestBody>(
+        &self,
+        req: Request<B>,
+    ) -> (
+        http::request::Parts,
+        impl std::future::Future<Output = Result<(bytes::Bytes, crate::body_read::Reserved), ProtocolError>> + Send + '_,
+    ) {
+        let declared = crate::body_read::declared_length(req.body());
+        let (parts, body) = req.into_parts();
+        (parts, crate::body_read::read_body(body, declared, &self.config, &self.budget))
+    }
+
     /// The settings of a session core here (with a shared store, its server-to-client request
     /// ids name this instance, so that answers POSTed elsewhere find their way back).
     fn session_config(&self) -> SessionConfig {

@@ -457,21 +457,6 @@ impl McpService {
         }
     }
 
-    /// Splits a POST into its head and a future reading its body within the size, time and
-    /// memory limits (413, 408, 503). The bytes stay counted against the body budget until the
-    /// returned hold is dropped.
-    pub(crate) fn read_body<B: RequestBody>(
-        &self,
-        req: Request<B>,
-    ) -> (
-        http::request::Parts,
-        impl std::future::Future<Output = Result<(Bytes, crate::body_read::Reserved), ProtocolError>> + Send + '_,
-    ) {
-        let declared = crate::body_read::declared_length(req.body());
-        let (parts, body) = req.into_parts();
-        (parts, crate::body_read::read_body(body, declared, &self.config, &self.budget))
-    }
-
     async fn listen(
         &self,
         d: Dispatch,
