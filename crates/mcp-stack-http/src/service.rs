@@ -500,9 +500,9 @@ impl McpService {
         peer: Option<std::net::SocketAddr>,
     ) -> impl std::future::Future<Output = Resp> + Send + '_ {
         let id = d.request.id.clone();
-        let (mut env, note_rx, cancel) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
+        let (mut env, note_rx) = request_env(principal, Some(parts), NoteLimits::of(&self.config));
         env.peer = peer;
-        let call = Job::stateless(d, &self.server, cancel).call(env);
+        let call = Job::call_stateless(d, &self.server, env);
         self.respond(id, call, note_rx)
     }
 
@@ -653,23 +653,22 @@ pub(crate) struct Peer {
     pub(crate) conn: Option<std::net::SocketAddr>,
 }
 
-/// The environment of one request: its notification queue and cancellation token.
+/// The environment of one request (its cancellation token in `cancel`) and its notification
+/// queue (which holds a copy of the token, to cancel the call on overflow).
 fn request_env(
     principal: Option<Principal>,
     http: Option<http::request::Parts>,
     limits: NoteLimits,
-) -> (RequestEnv, NoteQueue, CancellationToken) {
+) -> (RequestEnv, NoteQueue) {
     let cancel = CancellationToken::new();
     let (notes, sink) = NoteQueue::new(limits, cancel.clone());
-    let mut env = RequestEnv::new(cancel.clone());
+    let mut env = RequestEnv::new(cancel);
     set_caller(&mut env, principal);
     env.sink = Some(sink);
     env.http = http.map(Arc::new);
-    (env, notes, cancel)
+    (env, notes)
 }
 
-/// A refusal from the auth layer: status, `WWW-Authenticate` and body all come from
-/// [`AuthConfig::refusal`].
 /// Puts the token's subject and scopes into `env` (what handlers and access rules see).
 pub(crate) fn set_caller(env: &mut RequestEnv, principal: Option<Principal>) {
     if let Some(p) = principal {

@@ -16,13 +16,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 pin_project_lite::pin_project! {
-    /// The future `start` makes, in the panic scope of `info`: its output, `-32603` when it (or
-    /// `start`) panics, or when it has waited `limit` since it first had to wait.
-    pub(crate) struct Guarded<'a, G, F> {
+    /// The future `start` makes (from `server`), in the panic scope of `info`: its output,
+    /// `-32603` when it (or `start`) panics, or when it has waited `limit` since it first had to
+    /// wait. It owns the server, so a transport boxes it as it is.
+    pub(crate) struct Guarded<G, F> {
         #[pin]
         stage: Stage<G, F>,
         info: Option<Box<RequestInfo>>,
-        server: &'a Server,
+        server: Server,
         limit: Duration,
         // Boxed: only requests that wait have one, and the request future stays small.
         sleep: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -39,23 +40,23 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<G, F> std::fmt::Debug for Guarded<'_, G, F> {
+impl<G, F> std::fmt::Debug for Guarded<G, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guarded").field("info", &self.info).field("limit", &self.limit).finish_non_exhaustive()
     }
 }
 
-impl<'a, G, F> Guarded<'a, G, F> {
-    /// The future `start` makes at the first poll, for the request `info` of `server`, within
+impl<G, F> Guarded<G, F> {
+    /// The future `start` makes from `server` at the first poll, for the request `info`, within
     /// `limit` counted from its first `Pending` (constructing it needs no runtime).
-    pub(crate) fn new(start: G, info: Box<RequestInfo>, server: &'a Server, limit: Duration) -> Self {
+    pub(crate) fn new(start: G, info: Box<RequestInfo>, server: Server, limit: Duration) -> Self {
         Self { stage: Stage::Start { start: Some(start) }, info: Some(info), server, limit, sleep: None }
     }
 }
 
-impl<G, F> Future for Guarded<'_, G, F>
+impl<G, F> Future for Guarded<G, F>
 where
-    G: FnOnce() -> F,
+    G: FnOnce(&Server) -> F,
     F: Future<Output = Result<crate::Reply, ProtocolError>>,
 {
     type Output = F::Output;
@@ -65,10 +66,10 @@ where
         let polled = {
             // The scope is left (and `info` put back) however the poll ends.
             let _enter = Enter::new(this.info);
-            let (mut stage, waker) = (this.stage, &mut *cx);
+            let (mut stage, waker, server) = (this.stage, &mut *cx, &*this.server);
             std::panic::catch_unwind(AssertUnwindSafe(move || {
                 if let StageProj::Start { start } = stage.as_mut().project() {
-                    if let Some(fut) = start.take().map(|start| start()) {
+                    if let Some(fut) = start.take().map(|start| start(server)) {
                         stage.set(Stage::Run { fut });
                     }
                 }
@@ -116,9 +117,9 @@ mod tests {
     fn a_ready_future_needs_no_runtime() {
         let server = server();
         let done = Guarded::new(
-            || std::future::ready(Ok(crate::Reply::from(json!({})))),
+            |_: &Server| std::future::ready(Ok(crate::Reply::from(json!({})))),
             info(),
-            &server,
+            server,
             Duration::from_secs(1),
         );
         assert!(futures::executor::block_on(done).is_ok());
@@ -133,7 +134,12 @@ mod tests {
             }
             Ok(crate::Reply::from(json!({})))
         };
-        let r = futures::executor::block_on(Guarded::new(|| boom, info(), &server, Duration::from_secs(1)));
+        let r = futures::executor::block_on(Guarded::new(
+            |_: &Server| boom,
+            info(),
+            server.clone(),
+            Duration::from_secs(1),
+        ));
         assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
@@ -141,8 +147,8 @@ mod tests {
     #[test]
     fn a_panic_while_making_the_future_is_the_internal_error() {
         let server = server();
-        let start = || -> std::future::Ready<Result<crate::Reply, ProtocolError>> { panic!("preparing") };
-        let r = futures::executor::block_on(Guarded::new(start, info(), &server, Duration::from_secs(1)));
+        let start = |_: &Server| -> std::future::Ready<Result<crate::Reply, ProtocolError>> { panic!("preparing") };
+        let r = futures::executor::block_on(Guarded::new(start, info(), server.clone(), Duration::from_secs(1)));
         assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
@@ -152,13 +158,13 @@ mod tests {
         let server = server();
         let start = tokio::time::Instant::now();
         let never = std::future::pending::<Result<crate::Reply, ProtocolError>>();
-        let r = Guarded::new(|| never, info(), &server, Duration::from_secs(5)).await;
+        let r = Guarded::new(|_: &Server| never, info(), server.clone(), Duration::from_secs(5)).await;
         assert!(matches!(&r, Err(ProtocolError::Internal(m)) if m.contains("timed out after 5000 ms")), "{r:?}");
         assert_eq!(start.elapsed(), Duration::from_secs(5));
         let slow = async {
             tokio::time::sleep(Duration::from_secs(2)).await;
             Ok(crate::Reply::from(json!({})))
         };
-        assert!(Guarded::new(|| slow, info(), &server, Duration::from_secs(5)).await.is_ok());
+        assert!(Guarded::new(|_: &Server| slow, info(), server.clone(), Duration::from_secs(5)).await.is_ok());
     }
 }

@@ -55,10 +55,10 @@ impl Server {
         req: Request,
         env: RequestEnv,
         preset: Option<Box<crate::server::Preset>>,
-    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         use futures::future::Either;
         match self.begin(req, env, preset) {
-            Ok((ctx, method, continuation)) => Either::Right(self.serve_call(ctx, method, continuation)),
+            Ok((ctx, method, continuation)) => Either::Right(Self::serve_call(ctx, method, continuation)),
             Err(e) => Either::Left(std::future::ready(Err(e))),
         }
     }
@@ -82,38 +82,44 @@ impl Server {
         Ok((self.prepare(req, env, preset)?, method, continuation))
     }
 
-    async fn serve_call(&self, ctx: Context, method: Method, continuation: bool) -> Result<Reply, ProtocolError> {
+    /// Serves a prepared call. It owns the context and borrows the server from it, so its
+    /// future borrows nothing: the boxed request future is this one under its guard, with no
+    /// block around it to keep a server alive (one more poll function and stack frame on
+    /// every request's path).
+    async fn serve_call(ctx: Context, method: Method, continuation: bool) -> Result<Reply, ProtocolError> {
+        let this = &ctx.inner.server;
         if !continuation {
-            self.spend(&ctx, method).await?;
+            this.spend(&ctx, method).await?;
         }
         if method.is_task_method() {
-            return Box::pin(self.serve_task_method(&ctx, method)).await;
+            return Box::pin(this.serve_task_method(&ctx, method)).await;
         }
         // Boxed, and only with a fallback: most servers have none, and its code would sit in
         // every request's path.
-        if self.inner.config.fallback.is_some() {
-            if let Some(served) = Box::pin(self.serve_fallback(&ctx, method)).await {
+        if this.inner.config.fallback.is_some() {
+            if let Some(served) = Box::pin(this.serve_fallback(&ctx, method)).await {
                 return served;
             }
         }
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
-            Params::Discover => Ok(self.discover()),
-            Params::ToolsList { cursor } => self.catalog_page(ListKind::Tools, cursor, &ctx.caller()),
-            Params::ResourcesList { cursor } => self.catalog_page(ListKind::Resources, cursor, &ctx.caller()),
-            Params::ResourceTemplatesList { cursor } => self.catalog_page(ListKind::Templates, cursor, &ctx.caller()),
-            Params::PromptsList { cursor } => self.catalog_page(ListKind::Prompts, cursor, &ctx.caller()),
-            Params::ToolsCall { name, arguments } => self.call_tool(&ctx, name, arguments).await,
-            Params::ResourcesRead { uri } => self.read_resource(&ctx, uri).await,
-            Params::PromptsGet { name, arguments } => self.get_prompt(&ctx, name, arguments).await,
+            Params::Discover => Ok(this.discover()),
+            Params::ToolsList { cursor } => this.catalog_page(ListKind::Tools, cursor, &ctx.caller()),
+            Params::ResourcesList { cursor } => this.catalog_page(ListKind::Resources, cursor, &ctx.caller()),
+            Params::ResourceTemplatesList { cursor } => this.catalog_page(ListKind::Templates, cursor, &ctx.caller()),
+            Params::PromptsList { cursor } => this.catalog_page(ListKind::Prompts, cursor, &ctx.caller()),
+            Params::ToolsCall { name, arguments } => this.call_tool(&ctx, name, arguments).await,
+            Params::ResourcesRead { uri } => this.read_resource(&ctx, uri).await,
+            Params::PromptsGet { name, arguments } => this.get_prompt(&ctx, name, arguments).await,
             Params::Complete { reference, argument, value, argument_object, context } => {
                 let (reference, argument_object) = (Value::Object(reference.clone()), argument_object.clone());
                 let (argument, value, context) = (argument.to_owned(), value.to_owned(), context.cloned());
-                Box::pin(self.complete(ctx, reference, argument_object, &argument, &value, context)).await
+                let server = this.clone();
+                Box::pin(server.complete(ctx, reference, argument_object, &argument, &value, context)).await
             }
-            Params::SkillsList { cursor } => self.skills_list(cursor).map(Reply::from),
-            Params::SkillsGet { uri } => self.skills_get(uri).map(Reply::from),
-            Params::DirectoryRead { uri, cursor } => self.directory_read(uri, cursor).map(Reply::from),
+            Params::SkillsList { cursor } => this.skills_list(cursor).map(Reply::from),
+            Params::SkillsGet { uri } => this.skills_get(uri).map(Reply::from),
+            Params::DirectoryRead { uri, cursor } => this.directory_read(uri, cursor).map(Reply::from),
             // Served above, before the params are read.
             Params::Listen { .. }
             | Params::TasksGet { .. }

@@ -251,7 +251,7 @@ impl Server {
         request: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         use futures::future::Either;
         let Some(first) = self.inner.config.layers.first() else {
             return Either::Left(self.dispatch(request, env, preset));

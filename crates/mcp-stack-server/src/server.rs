@@ -425,39 +425,54 @@ impl Server {
     }
 
     /// [`Server::handle_reply`] with the per-request fields (and MRTR state) given by a legacy
-    /// session instead of read from `_meta` (and `requestState`). Boxed: async-fn arguments
-    /// live for the whole future, and a bigger request future no longer fits the allocator's
-    /// per-thread cache (measured: +4% instructions per request unboxed).
+    /// session instead of read from `_meta` (and `requestState`). Not an `async fn`, which would
+    /// hold the arguments beside the future they are moved into.
     pub(crate) fn process_with(
         &self,
         req: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
-        // The one place requests are traced. Untraced, this is one disabled-span check; traced,
-        // the call is boxed, so the request future keeps its size (an async block awaiting
-        // `serve` would hold it twice).
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
+        // The one place requests are traced (with `process_boxed`). Untraced, this is one
+        // disabled-span check; traced, the call is boxed, so the request future keeps its size
+        // (an async block awaiting `serve` would hold it twice).
         use futures::future::Either;
         let call = crate::telemetry::ServerCall::start(&req, &env, preset.as_deref());
-        let serve = self.serve_request(req, env, preset);
+        let serve = self.clone().serve_request(req, env, preset);
         match call {
             Some(call) => Either::Right(Box::pin(call.observe(serve))),
             None => Either::Left(serve),
         }
     }
 
-    /// [`Server::process_with`] without tracing: dispatch under the panic scope and timeout. Not
-    /// an `async fn`: one would hold the arguments beside the future they are moved into (the
-    /// request future is moved as a whole a few times per request, so its size costs time).
-    pub(crate) fn serve_request(
-        &self,
+    /// [`Server::process_with`] boxed, for a transport, on a server the future keeps: each way
+    /// (traced or not) is boxed as its own type, so no adapter is polled on the way in. The
+    /// untraced future stays within glibc's per-thread cache (1032 bytes; see the test
+    /// `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
+    /// instructions more per request to allocate and free.
+    pub(crate) fn process_boxed(
+        self,
         req: Request,
         env: RequestEnv,
         preset: Option<Box<Preset>>,
-    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + '_ {
+    ) -> crate::catalog::BoxFuture<Result<Reply, ProtocolError>> {
+        match crate::telemetry::ServerCall::start(&req, &env, preset.as_deref()) {
+            None => Box::pin(self.serve_request(req, env, preset)),
+            Some(call) => Box::pin(call.observe(self.serve_request(req, env, preset))),
+        }
+    }
+
+    /// [`Server::process_with`] without tracing: dispatch under the panic scope and timeout.
+    pub(crate) fn serve_request(
+        self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
         let limit = self.inner.config.request_timeout;
-        crate::deadline::Guarded::new(move || self.dispatch_layered(req, env, preset), info, self, limit)
+        let start = move |server: &Server| server.dispatch_layered(req, env, preset);
+        crate::deadline::Guarded::new(start, info, self, limit)
     }
 
     /// How many handler panics this server caught (each answered with `-32603`), in requests

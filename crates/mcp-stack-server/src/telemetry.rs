@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn tracing_adds_a_pointer_to_the_request_future() {
         let server = crate::Server::builder("s", "1").build().unwrap();
-        let plain = std::mem::size_of_val(&server.serve_request(request(), RequestEnv::default(), None));
+        let plain = std::mem::size_of_val(&server.clone().serve_request(request(), RequestEnv::default(), None));
         let traced = std::mem::size_of_val(&server.process_with(request(), RequestEnv::default(), None));
         assert!(traced <= plain + 16, "{traced} bytes against {plain}");
         // The request future is moved as a whole a few times per request: paths most requests

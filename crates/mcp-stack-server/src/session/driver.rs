@@ -115,15 +115,14 @@ impl Job {
         self.start(env)
     }
 
-    /// The handler's future alone, for a call no session tracks (a Streamable HTTP POST's):
-    /// `env` as for [`Job::run_owned`] (its `cancel` replaced by the job's token). Its result
-    /// comes as the handler gives it: stopping the call is the transport's, by dropping the
-    /// future (and firing the token it gave [`Job::stateless`]), so nothing here watches the
-    /// token. No key, no id copy, no cancellation wait: the path of most requests.
-    pub fn call(self, mut env: RequestEnv) -> Call {
-        let Job { request, preset, cancel, server, .. } = self;
-        env.cancel = cancel;
-        handling(server, request, env, preset)
+    /// A request the core dispatched on its own ([`super::stateless`]) served by `server` at
+    /// once, with `env` (its `cancel` is the call's token, as the transport made it): the
+    /// handler's future alone, for a call no session tracks (a Streamable HTTP POST's). Its
+    /// result comes as the handler gives it: stopping the call is the transport's, by dropping
+    /// the future and firing the token. No job, key, id copy or cancellation wait, and the
+    /// token is not copied: the path of most requests.
+    pub fn call_stateless(dispatch: Dispatch, server: &Server, env: RequestEnv) -> Call {
+        handling(server.clone(), dispatch.request, env, dispatch.preset)
     }
 
     fn start(self, env: RequestEnv) -> Running {
@@ -143,12 +142,9 @@ impl Job {
     }
 }
 
-/// The boxed handler future of a request, for [`Job::call`] and [`Running`] alike. This block
-/// stays within glibc's per-thread cache (1032 bytes; see the test
-/// `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
-/// instructions more per request to allocate and free.
+/// The boxed handler future of a request, for [`Job::call_stateless`] and [`Running`] alike.
 fn handling(server: Server, request: Request, env: RequestEnv, preset: Option<Box<Preset>>) -> Call {
-    Box::pin(async move { server.process_with(request, env, preset).await })
+    server.process_boxed(request, env, preset)
 }
 
 /// What a legacy session's client is to be told of changes (list changes, and updates of the
@@ -234,7 +230,7 @@ async fn next_tick(tick: &mut Option<tokio::time::Interval>) {
     }
 }
 
-/// A call's handler future ([`Job::call`]): its result, or the error it ended with.
+/// A call's handler future ([`Job::call_stateless`]): its result, or the error it ended with.
 pub type Call =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::Reply, ProtocolError>> + Send + 'static>>;
 
