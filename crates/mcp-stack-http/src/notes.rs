@@ -121,14 +121,18 @@ impl Shared {
     }
 }
 
+impl mcp_server::NotificationTarget for Shared {
+    fn deliver(&self, message: Value) {
+        self.push(message);
+    }
+}
+
 impl NoteQueue {
     /// A queue for a call cancelled by `cancel`, and the sink its handler notifies into.
     pub(crate) fn new(limits: NoteLimits, cancel: CancellationToken) -> (Self, mcp_server::NotificationSink) {
         let shared = Arc::new(Shared { state: Mutex::default(), ready: Notify::new(), limits, cancel });
-        let sink = {
-            let shared = shared.clone();
-            mcp_server::NotificationSink::new(move |m| shared.push(m))
-        };
+        // The sink shares the queue's allocation (no closure of its own per request).
+        let sink = mcp_server::NotificationSink::shared(shared.clone());
         (Self(shared), sink)
     }
 

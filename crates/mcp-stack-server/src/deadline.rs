@@ -6,7 +6,7 @@
 //! each adapter is one more poll function on every request's path, and at one request in
 //! flight the path's code is fetched cold, so its size is its cost.
 
-use crate::panic::{Enter, RequestInfo};
+use crate::panic::{Describe, Enter};
 use crate::Server;
 use mcp_protocol::ProtocolError;
 use std::future::Future;
@@ -22,7 +22,7 @@ pin_project_lite::pin_project! {
     pub(crate) struct Guarded<G, F> {
         #[pin]
         stage: Stage<G, F>,
-        info: Option<Box<RequestInfo>>,
+        info: Option<Describe>,
         server: Server,
         limit: Duration,
         // Boxed: only requests that wait have one, and the request future stays small.
@@ -47,9 +47,10 @@ impl<G, F> std::fmt::Debug for Guarded<G, F> {
 }
 
 impl<G, F> Guarded<G, F> {
-    /// The future `start` makes from `server` at the first poll, for the request `info`, within
-    /// `limit` counted from its first `Pending` (constructing it needs no runtime).
-    pub(crate) fn new(start: G, info: Box<RequestInfo>, server: Server, limit: Duration) -> Self {
+    /// The future `start` makes from `server` at the first poll, for the request `info`
+    /// describes, within `limit` counted from its first `Pending` (constructing it needs no
+    /// runtime).
+    pub(crate) fn new(start: G, info: Describe, server: Server, limit: Duration) -> Self {
         Self { stage: Stage::Start { start: Some(start) }, info: Some(info), server, limit, sleep: None }
     }
 }
@@ -105,8 +106,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn info() -> Box<RequestInfo> {
-        RequestInfo::new("tools/call", &json!(1), json!({"name": "t"}).as_object().expect("object"))
+    fn info() -> Describe {
+        Describe::info("tools/call", &json!(1), json!({"name": "t"}).as_object().expect("object"))
     }
 
     fn server() -> Server {

@@ -281,7 +281,7 @@ impl Server {
         }
         let slot = Arc::new(parking_lot::Mutex::new(None));
         let next = Next { server: self.clone(), index: 0, listen: Some(slot.clone()) };
-        let info = crate::panic::RequestInfo::new(&request.method, &request.id, &request.params);
+        let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
         let chain = std::panic::AssertUnwindSafe(next.run(Operation { request, env, preset: None })).catch_unwind();
         match crate::panic::scoped(info, chain).await {
             Ok(r) => r?,

@@ -55,7 +55,7 @@ pub use builder::{schema_of, ServerBuilder};
 pub use catalog::{BoxFuture, ToolEntry};
 pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use change_feed::ChangeFeed;
-pub use context::{Context, NotificationSink, RequestEnv};
+pub use context::{Context, NotificationSink, NotificationTarget, RequestEnv};
 pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind, ResultExt};

@@ -42,7 +42,7 @@ static PANICS: AtomicU64 = AtomicU64::new(0);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// What the hook says about the request a panic happened in.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RequestInfo {
     method: std::borrow::Cow<'static, str>,
     /// `tool`, `prompt` or `resource`, and the name or URI.
@@ -50,12 +50,55 @@ pub(crate) struct RequestInfo {
     id: Value,
 }
 
+/// The request a future being polled serves, as the hook will describe it. Most requests are
+/// described only if they panic: their future starts `Pending`, and [`describe_with`] puts the
+/// request's context in once it has one, which the hook reads (nothing is copied per request).
+#[derive(Debug)]
+pub(crate) enum Describe {
+    /// The request has no context yet (it is being prepared).
+    Pending,
+    /// Described up front (a request that runs operation layers before it has a context).
+    Info(Box<RequestInfo>),
+    /// Described from its context when it panics.
+    Context(crate::Context),
+}
+
+impl Describe {
+    /// A request described up front.
+    pub(crate) fn info(method: &str, id: &Value, params: &serde_json::Map<String, Value>) -> Self {
+        Self::Info(RequestInfo::new(method, id, params))
+    }
+
+    /// What the hook writes for this request.
+    fn request_info(&self) -> std::borrow::Cow<'_, RequestInfo> {
+        use std::borrow::Cow;
+        match self {
+            Self::Pending => {
+                Cow::Owned(RequestInfo { method: Cow::Borrowed("(being prepared)"), name: None, id: Value::Null })
+            }
+            Self::Info(info) => Cow::Borrowed(info),
+            Self::Context(ctx) => Cow::Owned(*RequestInfo::new(ctx.method(), ctx.request_id(), ctx.params())),
+        }
+    }
+}
+
+/// Hands `ctx` to the scope being polled on this thread, if that scope's request is not
+/// described yet: what the hook reads from then on, for the rest of the request.
+pub(crate) fn describe_with(ctx: &crate::Context) {
+    CURRENT.with(|c| {
+        let current = c.take();
+        c.set(match current {
+            Some(Describe::Pending) => Some(Describe::Context(ctx.clone())),
+            other => other,
+        });
+    });
+}
+
 impl RequestInfo {
     /// The description of a request: its method, id and (from `params`) what it names.
     pub(crate) fn new(method: &str, id: &Value, params: &serde_json::Map<String, Value>) -> Box<Self> {
         use mcp_protocol::Method;
-        // Built for every request (on the hot path): the method is read once, and a known one
-        // costs no allocation.
+        // The method is read once, and a known one costs no allocation.
         let known = Method::parse(method);
         let field = match known {
             Some(Method::ToolsCall) => Some(("tool", "name")),
@@ -85,7 +128,7 @@ fn cut(s: &str, max: usize) -> &str {
 
 thread_local! {
     /// The request whose future this thread is polling right now (moved in and out per poll).
-    static CURRENT: Cell<Option<Box<RequestInfo>>> = const { Cell::new(None) };
+    static CURRENT: Cell<Option<Describe>> = const { Cell::new(None) };
     /// The reference of the last panic line this thread wrote, for the error the client gets
     /// (the panic is caught on the thread it happened on).
     static LAST_REFERENCE: Cell<Option<String>> = const { Cell::new(None) };
@@ -99,12 +142,12 @@ pub(crate) fn take_reference() -> Option<String> {
 /// Puts a request's description in [`CURRENT`] for one poll and takes it back after (also when
 /// the poll unwinds), restoring what was there before (scopes nest).
 pub(crate) struct Enter<'a> {
-    slot: &'a mut Option<Box<RequestInfo>>,
-    prev: Option<Box<RequestInfo>>,
+    slot: &'a mut Option<Describe>,
+    prev: Option<Describe>,
 }
 
 impl<'a> Enter<'a> {
-    pub(crate) fn new(slot: &'a mut Option<Box<RequestInfo>>) -> Self {
+    pub(crate) fn new(slot: &'a mut Option<Describe>) -> Self {
         let prev = CURRENT.with(|c| c.replace(slot.take()));
         Self { slot, prev }
     }
@@ -120,7 +163,7 @@ impl Drop for Enter<'_> {
 pin_project_lite::pin_project! {
     /// A request's future, polled with its description in the thread-local the hook reads.
     pub(crate) struct Scoped<F> {
-        info: Option<Box<RequestInfo>>,
+        info: Option<Describe>,
         #[pin]
         fut: F,
     }
@@ -133,7 +176,7 @@ impl<F> std::fmt::Debug for Scoped<F> {
 }
 
 /// Polls `fut` as the request `info` describes.
-pub(crate) fn scoped<F: Future>(info: Box<RequestInfo>, fut: F) -> Scoped<F> {
+pub(crate) fn scoped<F: Future>(info: Describe, fut: F) -> Scoped<F> {
     Scoped { info: Some(info), fut }
 }
 
@@ -172,7 +215,7 @@ pub fn install_hook_with_writer(writer: impl Write + Send + 'static) {
     std::panic::set_hook(Box::new(move |info| {
         let Some(line) = CURRENT.with(|c| {
             let current = c.take();
-            let line = current.as_deref().map(|r| panic_line(r, info));
+            let line = current.as_ref().map(|r| panic_line(&r.request_info(), info));
             c.set(current);
             line
         }) else {
@@ -223,18 +266,46 @@ mod tests {
         let method = || {
             CURRENT.with(|c| {
                 let cur = c.take();
-                let m = cur.as_ref().map(|r| r.method.clone());
+                let m = cur.as_ref().map(|r| r.request_info().method.to_string());
                 c.set(cur);
                 m
             })
         };
-        let fut = scoped(outer, async move {
+        let fut = scoped(Describe::Info(outer), async move {
             assert_eq!(method().as_deref(), Some("tools/call"));
-            scoped(inner, async { assert_eq!(method().as_deref(), Some("prompts/get")) }).await;
+            scoped(Describe::Info(inner), async { assert_eq!(method().as_deref(), Some("prompts/get")) }).await;
             assert_eq!(method().as_deref(), Some("tools/call"));
         });
         futures::executor::block_on(fut);
         assert_eq!(method(), None, "nothing is left behind after the request");
+    }
+
+    #[test]
+    fn a_pending_request_is_described_by_the_context_it_is_handed() {
+        let described = || {
+            CURRENT.with(|c| {
+                let cur = c.take();
+                let r = cur.as_ref().map(|d| d.request_info().into_owned());
+                c.set(cur);
+                r.map(|r| (r.method.to_string(), r.name.map(|(k, n)| format!("{k}={n}")), r.id))
+            })
+        };
+        let ctx = crate::Context::for_test().method("tools/call").params(json!({"name": "echo"})).build();
+        futures::executor::block_on(scoped(Describe::Pending, async {
+            assert_eq!(described().map(|d| d.0), Some("(being prepared)".to_owned()));
+            describe_with(&ctx);
+            let (method, name, _) = described().expect("described");
+            assert_eq!((method.as_str(), name.as_deref()), ("tools/call", Some("tool=echo")));
+        }));
+        // A request described up front keeps its description.
+        let up_front = Describe::info("prompts/get", &json!(3), json!({"name": "p"}).as_object().unwrap());
+        futures::executor::block_on(scoped(up_front, async {
+            describe_with(&ctx);
+            assert_eq!(described(), Some(("prompts/get".to_owned(), Some("prompt=p".to_owned()), json!(3))));
+        }));
+        // Outside any scope, handing a context over leaves nothing behind.
+        describe_with(&ctx);
+        assert_eq!(described(), None);
     }
 
     #[test]

@@ -469,7 +469,12 @@ impl Server {
         env: RequestEnv,
         preset: Option<Box<Preset>>,
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
-        let info = crate::panic::RequestInfo::new(&req.method, &req.id, &req.params);
+        // Described only if it panics, from its context (`prepare` hands it over); operation
+        // layers run before there is one, so a layered request is described now.
+        let info = match self.inner.config.layers.is_empty() {
+            true => crate::panic::Describe::Pending,
+            false => crate::panic::Describe::info(&req.method, &req.id, &req.params),
+        };
         let limit = self.inner.config.request_timeout;
         let start = move |server: &Server| server.dispatch_layered(req, env, preset);
         crate::deadline::Guarded::new(start, info, self, limit)
@@ -555,7 +560,7 @@ impl Server {
         if crate::dispatch::supports_mrtr(&req.method) {
             crate::inputs::bind_answers(&mut params, &round.keys);
         }
-        Ok(Context {
+        let ctx = Context {
             inner: Arc::new(ContextInner {
                 server: self.clone(),
                 id: req.id,
@@ -570,7 +575,10 @@ impl Server {
                 statuses: Default::default(),
                 home: Default::default(),
             }),
-        })
+        };
+        // From here on, a panic in this request is described from its context.
+        crate::panic::describe_with(&ctx);
+        Ok(ctx)
     }
 
     fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<RoundState, ProtocolError> {

@@ -200,7 +200,7 @@ impl TaskRuntime {
         let (rt, server, ctx, id) = (self.clone(), server.clone(), ctx.clone(), binding.id.clone());
         // The task's rounds are polled here, apart from the request: the panic hook still knows
         // which request (and tool) they serve.
-        let info = crate::panic::RequestInfo::new(ctx.method(), ctx.request_id(), ctx.params());
+        let info = crate::panic::Describe::Context(ctx.clone());
         // A root span of its own (the work outlives the call), linked to the call's span.
         let span = crate::telemetry::task_span(&tool.name, &id);
         let work = async move {
