@@ -57,13 +57,26 @@ pub(crate) struct RequestInfo {
 pub(crate) enum Describe {
     /// The request has no context yet (it is being prepared).
     Pending,
-    /// Described up front (a request that runs operation layers before it has a context).
+    /// Described up front by its method and id alone, until it has a context: a request that
+    /// runs operation layers first (a panic in a layer's own code names no tool).
+    Early { method: std::borrow::Cow<'static, str>, id: Value },
+    /// Described up front, for the whole request.
     Info(Box<RequestInfo>),
     /// Described from its context when it panics.
     Context(crate::Context),
 }
 
 impl Describe {
+    /// A request described by its method and id until it has a context (no allocation for a
+    /// known method and a numeric id).
+    pub(crate) fn early(method: &str, id: &Value) -> Self {
+        let method = match mcp_protocol::Method::parse(method) {
+            Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
+            None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),
+        };
+        Self::Early { method, id: id.clone() }
+    }
+
     /// A request described up front.
     pub(crate) fn info(method: &str, id: &Value, params: &serde_json::Map<String, Value>) -> Self {
         Self::Info(RequestInfo::new(method, id, params))
@@ -75,6 +88,9 @@ impl Describe {
         match self {
             Self::Pending => {
                 Cow::Owned(RequestInfo { method: Cow::Borrowed("(being prepared)"), name: None, id: Value::Null })
+            }
+            Self::Early { method, id } => {
+                Cow::Owned(RequestInfo { method: method.clone(), name: None, id: id.clone() })
             }
             Self::Info(info) => Cow::Borrowed(info),
             Self::Context(ctx) => Cow::Owned(*RequestInfo::new(ctx.method(), ctx.request_id(), ctx.params())),
@@ -88,7 +104,7 @@ pub(crate) fn describe_with(ctx: &crate::Context) {
     CURRENT.with(|c| {
         let current = c.take();
         c.set(match current {
-            Some(Describe::Pending) => Some(Describe::Context(ctx.clone())),
+            Some(Describe::Pending | Describe::Early { .. }) => Some(Describe::Context(ctx.clone())),
             other => other,
         });
     });
@@ -302,6 +318,12 @@ mod tests {
         futures::executor::block_on(scoped(up_front, async {
             describe_with(&ctx);
             assert_eq!(described(), Some(("prompts/get".to_owned(), Some("prompt=p".to_owned()), json!(3))));
+        }));
+        // One described early (a layered request) is described by its context once it has one.
+        futures::executor::block_on(scoped(Describe::early("tools/call", &json!(5)), async {
+            assert_eq!(described(), Some(("tools/call".to_owned(), None, json!(5))));
+            describe_with(&ctx);
+            assert_eq!(described().and_then(|d| d.1), Some("tool=echo".to_owned()));
         }));
         // Outside any scope, handing a context over leaves nothing behind.
         describe_with(&ctx);

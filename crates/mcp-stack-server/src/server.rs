@@ -470,10 +470,11 @@ impl Server {
         preset: Option<Box<Preset>>,
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         // Described only if it panics, from its context (`prepare` hands it over); operation
-        // layers run before there is one, so a layered request is described now.
+        // layers run before there is one, so a layered request is described by its method and
+        // id until then.
         let info = match self.inner.config.layers.is_empty() {
             true => crate::panic::Describe::Pending,
-            false => crate::panic::Describe::info(&req.method, &req.id, &req.params),
+            false => crate::panic::Describe::early(&req.method, &req.id),
         };
         let limit = self.inner.config.request_timeout;
         let start = move |server: &Server| server.dispatch_layered(req, env, preset);
