@@ -518,7 +518,13 @@ impl McpService {
         // Polled once, in this future's own poll: it cannot be dropped half-way, so a call that
         // finishes here needs no guard to cancel it.
         match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
-            Poll::Ready(r) => self.answer(&id, &notes, &r),
+            Poll::Ready(r) => {
+                let answer = self.answer(&id, &notes, &r);
+                // What the call leaves (its context) is freed once the answer is out, when the
+                // connection's poll writes it (`serve`); else now.
+                mcp_server::session::after_write::drop_after_write(call);
+                answer
+            }
             Poll::Pending => Box::pin(self.wait(id, call, notes)).await,
         }
     }

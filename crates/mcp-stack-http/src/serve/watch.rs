@@ -118,7 +118,8 @@ impl<M: Future, S: Future> Future for First<'_, M, S> {
                 return Poll::Ready(Either::Right(v));
             }
         }
-        this.main.as_mut().poll(cx).map(Either::Left)
+        // The answers this poll writes go out before the calls behind them are freed.
+        mcp_server::session::after_write::scope(|| this.main.as_mut().poll(cx)).map(Either::Left)
     }
 }
 

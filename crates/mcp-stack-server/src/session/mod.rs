@@ -40,6 +40,7 @@
 //! assert!(std::str::from_utf8(&t.message).unwrap().contains(r#""resultType":"complete""#));
 //! ```
 
+pub mod after_write;
 #[cfg(feature = "legacy")]
 mod bridge;
 pub mod driver;
