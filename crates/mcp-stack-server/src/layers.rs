@@ -286,7 +286,10 @@ impl Server {
         let slot = Arc::new(parking_lot::Mutex::new(None));
         let next = Next { server: self.clone(), index: 0, listen: Some(slot.clone()) };
         let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
-        let chain = std::panic::AssertUnwindSafe(next.run(Operation { request, env, preset: None })).catch_unwind();
+        let op = Operation { request, env, preset: None };
+        // Started at the first poll, in the panic scope: `run` calls the first layer at once,
+        // and a layer's own code may panic before it returns its future.
+        let chain = std::panic::AssertUnwindSafe(async move { next.run(op).await }).catch_unwind();
         match crate::panic::scoped(info, chain).await {
             Ok(r) => r?,
             Err(panic) => return Err(self.caught_panic(&*panic, None)),

@@ -163,6 +163,28 @@ async fn a_panicking_layer_refuses_a_listen_with_an_internal_error() {
     assert!(s.handle(req(2, "tools/list", json!({})), as_user(None)).await.is_ok(), "the server keeps serving");
 }
 
+#[tokio::test]
+async fn a_layer_that_panics_before_returning_its_future_is_caught() {
+    // `Next::run` calls the next layer at once: its own code runs before any future does.
+    let s = builder()
+        .layer(from_fn(|op, next| {
+            if op.method() != "tools/call" {
+                panic!("layer bug before its future");
+            }
+            next.run(op)
+        }))
+        .build()
+        .unwrap();
+    let listen = req(1, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let Err(e) = s.listen_layered(listen, as_user(None)).await else { panic!("opened") };
+    assert_eq!(e.code(), -32603);
+    let e = s.handle(req(2, "tools/list", json!({})), as_user(None)).await.unwrap_err();
+    assert_eq!(e.code(), -32603);
+    assert_eq!(s.panic_count(), 2);
+    let r = s.handle(req(3, "tools/call", json!({"name": "echo", "arguments": {"text": "ok"}})), as_user(None)).await;
+    assert_eq!(text(&r.unwrap()), "ok", "the server keeps serving");
+}
+
 /// A writer the test reads back.
 #[derive(Clone, Default)]
 struct Lines(Arc<Mutex<Vec<u8>>>);
