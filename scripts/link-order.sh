@@ -88,6 +88,9 @@ STDIO_REQS=$("$LOAD" stdio --in-flight 1 --duration 4s --settle 2s --json \
   sed -E 's/.*"requests":([0-9]+).*/\1/')
 sleep 2 # the stdio server writes its profile once its input closes
 
+# Function names only: callgrind's names for code without a symbol are left out.
+functions() { grep -v -E '^(0x|\(below main\))'; }
+
 # The functions of FILE with an instruction that ran at least REQUESTS / 2 times, in the order
 # callgrind lists them.
 hot() {
@@ -98,11 +101,11 @@ hot() {
   ' "$1"
 }
 { hot "$WORK/steady-http.cg" "$HTTP_REQS"; hot "$WORK/steady-stdio.cg" "$STDIO_REQS"; } |
-  grep -v -E '^(0x|\(below main\))' | awk '!seen[$0]++' >"$WORK/hot.txt"
+  functions | awk '!seen[$0]++' >"$WORK/hot.txt"
 
 # Every function callgrind saw (as caller or callee): start-up ones first, then the rest.
 names() {
-  sed -n -E "s/^c?fn=(\([0-9]+\) )?(.+)$/\2/p" "$@" | sed -E "s/'[0-9]+$//" | grep -v -E '^(0x|\(below main\))'
+  sed -n -E "s/^c?fn=(\([0-9]+\) )?(.+)$/\2/p" "$@" | sed -E "s/'[0-9]+$//" | functions
 }
 # Valgrind's CPU has no SHA extensions, so the SHA-NI block function (the key ring's key id at
 # start-up) never shows up in a profile; add it by name.

@@ -70,11 +70,7 @@ impl Describe {
     /// A request described by its method and id until it has a context (no allocation for a
     /// known method and a numeric id).
     pub(crate) fn early(method: &str, id: &Value) -> Self {
-        let method = match mcp_protocol::Method::parse(method) {
-            Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
-            None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),
-        };
-        Self::Early { method, id: id.clone() }
+        Self::Early { method: method_name(method, mcp_protocol::Method::parse(method)), id: id.clone() }
     }
 
     /// A request described up front.
@@ -125,11 +121,16 @@ impl RequestInfo {
         let name = field.and_then(|(kind, key)| {
             Some((kind, cut(mcp_protocol::params::member(params, key)?.as_str()?, MAX_NAME).to_owned()))
         });
-        let method = match known {
-            Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
-            None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),
-        };
-        Box::new(Self { method, name, id: id.clone() })
+        Box::new(Self { method: method_name(method, known), name, id: id.clone() })
+    }
+}
+
+/// How a description names `method` (`known`, when it is one): a known method by its static
+/// name, no allocation; another cut to [`MAX_NAME`] characters.
+fn method_name(method: &str, known: Option<mcp_protocol::Method>) -> std::borrow::Cow<'static, str> {
+    match known {
+        Some(m) => std::borrow::Cow::Borrowed(m.as_str()),
+        None => std::borrow::Cow::Owned(cut(method, MAX_NAME).to_owned()),
     }
 }
 

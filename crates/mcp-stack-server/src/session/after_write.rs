@@ -82,11 +82,12 @@ impl Drop for Exit {
         if self.outer {
             return;
         }
-        // Taken out of the cell first: a call's drop may itself reach `drop_after_write`.
-        let Ok(mut calls) = LATER.try_with(|l| {
+        // Taken out of the cell first: a call's drop may itself reach `drop_after_write`. Most
+        // polls keep nothing: then closing the scope is all there is to do.
+        let Ok(Some(mut calls)) = LATER.try_with(|l| {
             let mut l = l.borrow_mut();
             l.armed = false;
-            std::mem::take(&mut l.calls)
+            (!l.calls.is_empty()).then(|| std::mem::take(&mut l.calls))
         }) else {
             return;
         };
