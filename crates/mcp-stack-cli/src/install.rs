@@ -2,11 +2,15 @@
 //! file (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, or a plain `mcp.json`),
 //! merging with what is there.
 //!
-//! Only the one entry is added (or replaced with `--force`); every other key of the file is
-//! kept as it was. The old file is copied to `FILE.bak` first and the new one is written
-//! atomically (a temporary file renamed over it). A file that is not plain JSON (comments,
-//! trailing commas) is left alone with an error rather than rewritten without them.
-//! `--dry-run` prints the file as it would be and writes nothing.
+//! Only the one entry is added (or replaced with `--force`); every other byte of the file is
+//! kept as it was (key order, spacing, numbers of any size: see [`doc`]). The old file is saved
+//! as `FILE.bak` first and the new one is written atomically (a fresh temporary file renamed
+//! over it). A file that is not plain JSON (comments, trailing commas) or that writes a key
+//! twice is left alone with an error rather than rewritten. A project folder (`--project`,
+//! `mcp.json` in the current folder, a relative `--file`) is untrusted: links in it that lead
+//! outside are refused and nothing is written through a link (see [`write`]). A new file that
+//! holds `--header` or `--env` values is readable by its owner only; an existing file keeps its
+//! mode. `--dry-run` prints the file as it would be and writes nothing.
 //!
 //! Entry shapes follow each host's documentation: `mcpServers` (VS Code: `servers`); stdio as
 //! `command`/`args`/`env` (with `"type": "stdio"` for Claude Code and VS Code); Streamable HTTP
@@ -15,7 +19,10 @@
 //! bridge: `mcp proxy --stdio URL`.
 
 use serde_json::{json, Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+mod doc;
+mod write;
 
 /// The hosts `mcp install` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -174,66 +181,46 @@ impl Install {
         Ok(Value::Object(e))
     }
 
-    /// Reads `file` (absent: an empty object), adds the entry, and returns the new text.
-    pub fn merged(&self, file: &Path, key: &str) -> Result<String, String> {
-        let mut doc = match std::fs::read_to_string(file) {
-            Ok(text) if text.trim().is_empty() => Map::new(),
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(m)) => m,
-                Ok(_) => return Err(format!("{}: not a JSON object; left as it is", file.display())),
-                Err(e) => {
-                    return Err(format!(
-                        "{}: not plain JSON ({e}); left as it is (comments or trailing commas would be lost: add the server by hand)",
-                        file.display()
-                    ))
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-            Err(e) => return Err(format!("{}: {e}", file.display())),
+    /// The project folder `file` belongs to (the current folder), if it is a project's file:
+    /// `--project`, a plain `mcp.json` here, or a relative `--file` that stays below here.
+    fn project_root(&self) -> Result<Option<PathBuf>, String> {
+        let scoped = match &self.file {
+            Some(f) => f.is_relative() && f.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)),
+            None => self.project || self.host == Host::Json,
         };
-        let name = self.name()?;
-        let servers = doc.entry(key.to_owned()).or_insert_with(|| json!({}));
-        let Some(servers) = servers.as_object_mut() else {
-            return Err(format!("{}: `{key}` is not an object; left as it is", file.display()));
-        };
-        if servers.contains_key(&name) && !self.force {
-            return Err(format!("{}: a server named {name:?} is there already (--force replaces it)", file.display()));
+        if !scoped {
+            return Ok(None);
         }
-        servers.insert(name, self.entry()?);
-        let mut text = serde_json::to_string_pretty(&Value::Object(doc)).expect("JSON");
-        text.push('\n');
-        Ok(text)
+        std::env::current_dir().map(Some).map_err(|e| e.to_string())
+    }
+
+    /// `current` (a host file's text; empty for a new file) with the entry added under `key`.
+    pub fn merged(&self, current: &str, key: &str) -> Result<String, String> {
+        let name = self.name()?;
+        doc::add_entry(current, key, &name, &self.entry()?, self.force).map_err(|r| r.message(key, &name))
     }
 }
 
 /// Runs `mcp install`: prints what it did (or would do).
 pub fn run(i: &Install) -> Result<(), String> {
     let (file, key) = i.file()?;
-    let text = i.merged(&file, key)?;
+    let root = i.project_root()?;
+    let file = match &root {
+        Some(root) if file.is_relative() => root.join(&file),
+        _ => file,
+    };
     let name = i.name()?;
+    let host_file = write::HostFile::open(&file, root.as_deref())?;
+    let text = i.merged(host_file.text(), key).map_err(|e| format!("{}: {e}", file.display()))?;
     if i.dry_run {
         println!("{text}");
         eprintln!("mcp install: would add {name:?} to {} (dry run: nothing written)", file.display());
         return Ok(());
     }
-    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    if file.exists() {
-        let backup = PathBuf::from(format!("{}.bak", file.display()));
-        std::fs::copy(&file, &backup).map_err(|e| format!("backup {}: {e}", backup.display()))?;
+    let secrets = !i.headers.is_empty() || !i.env.is_empty();
+    if let Some(backup) = host_file.replace(&text, secrets)? {
         eprintln!("mcp install: the previous file is saved as {}", backup.display());
     }
-    let tmp = PathBuf::from(format!("{}.mcp-install.tmp", file.display()));
-    std::fs::write(&tmp, &text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    // The new file keeps the old one's permissions (a host file with tokens stays private).
-    if let Ok(meta) = std::fs::metadata(&file) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, &file).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", file.display())
-    })?;
     eprintln!("mcp install: added {name:?} to {}", file.display());
     Ok(())
 }

@@ -18,14 +18,19 @@ impl Home {
         Self(d)
     }
 
-    /// `mcp install ARGS` with HOME (and XDG_CONFIG_HOME) here, in folder `cwd`.
+    /// `mcp install ARGS` with HOME (and XDG_CONFIG_HOME) here, in this folder.
     fn run(&self, args: &[&str]) -> (bool, String, String) {
+        self.run_in(&self.0, args)
+    }
+
+    /// `mcp install ARGS` with HOME (and XDG_CONFIG_HOME) here, in folder `cwd`.
+    fn run_in(&self, cwd: &Path, args: &[&str]) -> (bool, String, String) {
         let out = Command::new(BIN)
             .arg("install")
             .args(args)
             .env("HOME", &self.0)
             .env("XDG_CONFIG_HOME", self.0.join(".config"))
-            .current_dir(&self.0)
+            .current_dir(cwd)
             .output()
             .unwrap();
         (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
@@ -129,4 +134,132 @@ fn files_it_cannot_keep_intact_and_dry_runs_are_left_alone() {
     assert!(!ok && err.contains("not a usable server name"), "{err}");
     let (ok, _, err) = h.run(&["cursor", "ftp://x"]);
     assert!(!ok && err.contains("not an http(s):// URL"), "{err}");
+}
+
+#[test]
+fn the_rest_of_the_file_is_kept_byte_for_byte_and_duplicate_keys_are_refused() {
+    let h = Home::new("bytes");
+    let before =
+        "{\n  \"numStartups\": 123456789012345678901234567890,\n  \"tipsHistory\": {\"z\": 1, \"a\": 0.10},\n  \
+                  \"mcpServers\": {\n    \"old\": {\"command\": \"old\"}\n  },\n  \"after\": true\n}\n";
+    h.write(".claude.json", before);
+    let (ok, _, err) = h.run(&["claude-code", "--name", "new", "--", "srv", "-v"]);
+    assert!(ok, "{err}");
+    let after = std::fs::read_to_string(h.0.join(".claude.json")).unwrap();
+    assert_eq!(
+        after,
+        "{\n  \"numStartups\": 123456789012345678901234567890,\n  \"tipsHistory\": {\"z\": 1, \"a\": 0.10},\n  \
+         \"mcpServers\": {\n    \"old\": {\"command\": \"old\"},\n    \"new\": {\n      \"type\": \"stdio\",\n      \
+         \"command\": \"srv\",\n      \"args\": [\n        \"-v\"\n      ]\n    }\n  },\n  \"after\": true\n}\n"
+    );
+    // A key written twice: which one the host reads is unclear, so nothing is written.
+    for dup in [r#"{"mcpServers": {"a": {"command": "1"}, "a": {"command": "2"}}}"#, r#"{"x": 1, "x": 2}"#] {
+        h.write(".cursor/mcp.json", dup);
+        let (ok, _, err) = h.run(&["cursor", "--", "srv"]);
+        assert!(!ok && err.contains("is written twice"), "{err}");
+        assert_eq!(std::fs::read_to_string(h.0.join(".cursor/mcp.json")).unwrap(), dup);
+        assert!(!h.0.join(".cursor/mcp.json.bak").exists());
+    }
+}
+
+#[cfg(unix)]
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[cfg(unix)]
+#[test]
+fn a_new_file_with_secrets_is_private_and_an_existing_file_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new("modes");
+    let (ok, _, err) =
+        h.run(&["vscode", "--project", "--header", "Authorization: Bearer s3cret", "https://x.example/mcp"]);
+    assert!(ok, "{err}");
+    assert_eq!(mode(&h.0.join(".vscode/mcp.json")), 0o600, "a new file holding a header is private");
+    let (ok, _, err) = h.run(&["cursor", "--env", "API_KEY=s3cret", "--", "srv"]);
+    assert!(ok, "{err}");
+    assert_eq!(mode(&h.0.join(".cursor/mcp.json")), 0o600, "a new file holding env values is private");
+    h.write("mcp.json", "{}");
+    std::fs::set_permissions(h.0.join("mcp.json"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let (ok, _, err) = h.run(&["json", "--header", "X-Key: k", "https://x.example/mcp"]);
+    assert!(ok, "{err}");
+    assert_eq!(mode(&h.0.join("mcp.json")), 0o640, "an existing file keeps its mode");
+    assert_eq!(mode(&h.0.join("mcp.json.bak")), 0o640, "and so does its backup");
+}
+
+/// A hostile clone: links where `mcp install --project` writes, each leading outside the
+/// project to a file that stands for one the user cares about.
+#[cfg(unix)]
+#[test]
+fn links_a_cloned_project_ships_are_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let h = Home::new("hostile");
+    let (proj, outside) = (h.0.join("proj"), h.0.join("outside"));
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::create_dir_all(outside.join("cursor")).unwrap();
+    let hook = outside.join("pre-commit"); // stands for .git/hooks/pre-commit
+    let bashrc = outside.join("bashrc"); // stands for ~/.bashrc
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::write(&bashrc, "export PATH=$PATH\n").unwrap();
+    let original = r#"{"mcpServers": {}}"#;
+    std::fs::write(proj.join(".mcp.json"), original).unwrap();
+    symlink(&hook, proj.join(".mcp.json.bak")).unwrap();
+    symlink(&bashrc, proj.join(".mcp.json.mcp-install.tmp")).unwrap();
+    let untouched = |what: &str| {
+        assert_eq!(std::fs::read_to_string(&hook).unwrap(), "#!/bin/sh\nexit 0\n", "{what}: the hook");
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "export PATH=$PATH\n", "{what}: the profile");
+        assert_eq!(std::fs::read_dir(outside.join("cursor")).unwrap().count(), 0, "{what}: the linked folder");
+        assert!(!outside.join("made").exists(), "{what}: no folder made outside");
+    };
+
+    // A backup path that is a link: refused, nothing changes.
+    let (ok, _, err) = h.run_in(&proj, &["claude-code", "--project", "--", "srv"]);
+    assert!(!ok && err.contains("not a regular file"), "{err}");
+    untouched("backup link");
+    assert_eq!(std::fs::read_to_string(proj.join(".mcp.json")).unwrap(), original);
+    // With the backup link gone, the old predictable temporary name is not used either.
+    std::fs::remove_file(proj.join(".mcp.json.bak")).unwrap();
+    let (ok, _, err) = h.run_in(&proj, &["claude-code", "--project", "--", "srv"]);
+    assert!(ok, "{err}");
+    untouched("temporary link");
+    assert!(std::fs::symlink_metadata(proj.join(".mcp.json")).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(proj.join(".mcp.json.bak")).unwrap(), original);
+    assert_eq!(std::fs::read_link(proj.join(".mcp.json.mcp-install.tmp")).unwrap(), bashrc);
+    let left: Vec<_> = std::fs::read_dir(&proj)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && n != ".mcp.json.mcp-install.tmp")
+        .collect();
+    assert!(left.is_empty(), "no temporary file left: {left:?}");
+
+    // A parent folder that is a link outside (existing, or to be made): refused.
+    symlink(outside.join("cursor"), proj.join(".cursor")).unwrap();
+    let (ok, _, err) = h.run_in(&proj, &["cursor", "--project", "--", "srv"]);
+    assert!(!ok && err.contains("outside the project folder"), "{err}");
+    symlink(outside.join("made/deeper"), proj.join(".vscode")).unwrap();
+    let (ok, _, err) = h.run_in(&proj, &["vscode", "--project", "--", "srv"]);
+    assert!(!ok && err.contains("symbolic link"), "{err}");
+    // The file itself a link outside: refused, whatever the host.
+    std::fs::create_dir_all(proj.join(".gemini")).unwrap();
+    symlink(&bashrc, proj.join(".gemini/settings.json")).unwrap();
+    let (ok, _, err) = h.run_in(&proj, &["gemini", "--project", "--", "srv"]);
+    assert!(!ok && err.contains("outside the project folder"), "{err}");
+    symlink(&hook, proj.join("mcp.json")).unwrap();
+    let (ok, _, err) = h.run_in(&proj, &["json", "--", "srv"]);
+    assert!(!ok && err.contains("outside the project folder"), "{err}");
+    untouched("links outside");
+
+    // A link that stays inside the project is followed: the file it names changes, the link stays.
+    std::fs::create_dir_all(proj.join("conf")).unwrap();
+    std::fs::write(proj.join("conf/servers.json"), "{}").unwrap();
+    std::fs::remove_file(proj.join("mcp.json")).unwrap();
+    symlink("conf/servers.json", proj.join("mcp.json")).unwrap();
+    let (ok, _, err) = h.run_in(&proj, &["json", "--", "srv"]);
+    assert!(ok, "{err}");
+    assert!(std::fs::symlink_metadata(proj.join("mcp.json")).unwrap().file_type().is_symlink());
+    let inside: Value =
+        serde_json::from_str(&std::fs::read_to_string(proj.join("conf/servers.json")).unwrap()).unwrap();
+    assert_eq!(inside["mcpServers"]["srv"]["command"], "srv");
+    untouched("a link inside");
 }
