@@ -158,9 +158,13 @@ enum Command {
         /// Port of the page on 127.0.0.1 (default: any free one).
         #[arg(long, default_value_t = 0)]
         port: u16,
-        /// Port of the MCP Apps sandbox on localhost (default: any free one).
+        /// Port of the MCP Apps sandbox on 127.0.0.1 (default: any free one).
         #[arg(long, default_value_t = 0)]
         sandbox_port: u16,
+        /// MiB of events queued for a page that reads slowly; past it the oldest are dropped and
+        /// the page shows how many.
+        #[arg(long = "page-backlog-mib", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        backlog: u32,
         /// Do not open a browser (print the URL only).
         #[arg(long)]
         no_open: bool,
@@ -652,8 +656,9 @@ fn main() -> std::process::ExitCode {
             rt.shutdown_timeout(Duration::from_millis(100));
             code
         }),
-        Command::Inspect { pos, port, sandbox_port, no_open, target: t } => with_options(cli.global, |opts| {
-            let how = mcp_cli::inspect::InspectOptions { port, sandbox_port, open: !no_open };
+        Command::Inspect { pos, port, sandbox_port, backlog, no_open, target: t } => with_options(cli.global, |opts| {
+            let page_backlog = backlog as usize * 1024 * 1024;
+            let how = mcp_cli::inspect::InspectOptions { port, sandbox_port, open: !no_open, page_backlog };
             finish("mcp inspect", rt.block_on(mcp_cli::inspect::run(opts, target(pos, t), how)))
         }),
         Command::Dev { pos, cmd, watch, port, no_open, target: t } => with_options(cli.global, |opts| {
@@ -662,7 +667,7 @@ fn main() -> std::process::ExitCode {
                 eprintln!("mcp dev: give `-- COMMAND` (a stdio server), or `--cmd COMMAND URL` (an HTTP server)");
                 return std::process::ExitCode::from(2);
             }
-            let inspect = mcp_cli::inspect::InspectOptions { port, sandbox_port: 0, open: !no_open };
+            let inspect = mcp_cli::inspect::InspectOptions { port, open: !no_open, ..Default::default() };
             let dev = mcp_cli::inspect::dev::DevOptions { inspect, watch, http_command };
             finish("mcp dev", rt.block_on(mcp_cli::inspect::dev::run(opts, target(pos, t), dev)))
         }),

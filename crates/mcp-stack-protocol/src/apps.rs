@@ -35,6 +35,14 @@ pub const URI_SCHEME: &str = "ui://";
 /// The version of the host-view protocol (`ui/initialize`'s `protocolVersion`).
 pub const PROTOCOL_VERSION: &str = "2026-01-26";
 
+/// The `_meta` key naming an upstream: a gateway (`mcp proxy` with several upstreams) puts it
+/// on every tool, resource and resource template it lists (the upstream that owns it), and a
+/// host puts it on the `tools/call` and `resources/read` a view sends through its bridge (the
+/// upstream of the view), so a view reaches its own upstream only: the host refuses another
+/// upstream's item, and the gateway refuses a request naming another upstream than the
+/// target's owner. A plain server marks nothing, and nothing changes there.
+pub const UPSTREAM_META: &str = "dev.mcp-stack/upstream";
+
 /// What a client declares under `capabilities.extensions["io.modelcontextprotocol/ui"]` to
 /// say it renders HTML views: `{"mimeTypes": ["text/html;profile=mcp-app"]}`.
 pub fn client_capability() -> Value {

@@ -6,15 +6,31 @@
 const MI = (window.MI = {});
 
 // --- The token: from the URL fragment (then removed from the address bar), kept for reloads in
-// this tab's session storage (readable by this origin only; the views run on another site).
+// this tab's session storage (readable by this origin only; the views run on another origin).
+// A browser `mcp inspect` opened gets a one-time code instead (`#code=`), exchanged once for
+// the token, so the token is never on the browser's command line.
 (function () {
-  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
-  if (fromHash) {
-    sessionStorage.setItem("mcp-inspector-token", fromHash);
-    history.replaceState(null, "", location.pathname);
-  }
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const fromHash = fragment.get("token");
+  MI.code = fragment.get("code");
+  if (fromHash || MI.code) history.replaceState(null, "", location.pathname);
+  if (fromHash) sessionStorage.setItem("mcp-inspector-token", fromHash);
   MI.token = sessionStorage.getItem("mcp-inspector-token") || "";
 })();
+MI.exchange = async function () {
+  const code = MI.code;
+  MI.code = null;
+  if (!code) return null;
+  const r = await fetch("/api/exchange", {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code }),
+  });
+  if (!r.ok) return "HTTP " + r.status + ": " + (await r.text());
+  const token = (await r.json()).token;
+  if (typeof token !== "string") return "no token in the answer";
+  sessionStorage.setItem("mcp-inspector-token", token);
+  MI.token = token;
+  return null;
+};
 
 // --- DOM: `h("div", {class: "x"}, "text", child)`; strings become text nodes. Only the
 // attributes below are set, and never an event handler or a URL from the server.
@@ -312,15 +328,25 @@ MI.on("login", (e) => {
     if (!box.firstChild) box.hidden = true;
   }
 });
-MI.on("lagged", (e) => console.warn("missed " + e.missed + " events"));
+// A page that read too slowly: the inspector dropped the oldest events queued for it.
+let droppedEvents = 0;
+MI.on("dropped", (e) => {
+  droppedEvents += Number(e.count) || 0;
+  const badge = MI.$("dropped");
+  badge.hidden = false;
+  badge.textContent = droppedEvents + " events dropped";
+  badge.title = "this page read too slowly: the inspector dropped the oldest events queued for it";
+});
 MI.on("status", (s) => {
   if (!s.connected) setConn(false, "not connected: " + String(s.error || ""));
   else if (!MI.status || s.generation > MI.status.generation) MI.refresh(false);
 });
 
-document.addEventListener("DOMContentLoaded", () => {
+document.addEventListener("DOMContentLoaded", async () => {
+  const refused = await MI.exchange();
   if (!MI.token) {
-    MI.clear(MI.$("tab-server")).append(h("p", { class: "error" }, "No token: open the URL `mcp inspect` printed."));
+    MI.clear(MI.$("tab-server")).append(h("p", { class: "error" }, "No token: open the URL `mcp inspect` printed.",
+      refused ? " (the one-time code was refused: " + refused + ")" : ""));
     return;
   }
   MI.$("t-clear").addEventListener("click", () => { MI.clear(document.querySelector("#traffic tbody")); rows = 0; });

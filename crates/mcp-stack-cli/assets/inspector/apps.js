@@ -1,8 +1,10 @@
 // MCP Apps, rendered as a web host does (SEP-1865): the view's HTML goes to a sandbox proxy on
-// another site (`localhost:SANDBOX`), served with the CSP built from `_meta.ui.csp`; the proxy
+// another origin (`127.0.0.1:SANDBOX`), served with the CSP built from `_meta.ui.csp`; the proxy
 // loads it into an inner sandboxed frame and relays JSON-RPC over postMessage. This page is the
 // host: it answers `ui/initialize`, sends the tool input and result, forwards the view's
-// `tools/call` and `resources/read` to the server, resizes the frame, and tears it down.
+// `tools/call` and `resources/read` to the server (marked as the view's: the inspector lets a
+// view reach its own upstream only, behind a gateway), asks the user before opening a link the
+// view asks for, resizes the frame, and tears it down.
 "use strict";
 
 (function () {
@@ -63,6 +65,9 @@
     const origin = new URL(MI.status.sandbox).origin;
     let initialized = false, closed = false, nextId = 1, dropped = 0, windowStart = 0, inWindow = 0;
     const pending = new Map();
+    // Whose requests the bridge forwards: the inspector checks them against the view's upstream.
+    const view = { tool: String(tool.name), uri };
+    let linkAsked = null; // the link waiting for the user's answer (one at a time)
     const post = (msg) => { if (!closed && iframe.contentWindow) iframe.contentWindow.postMessage(Object.assign({ jsonrpc: "2.0" }, msg), origin); };
     const reply = (id, res) => post(res.error ? { id, error: res.error } : { id, result: res.result === undefined ? {} : res.result });
     const request = (method, params) => new Promise((resolve) => {
@@ -77,6 +82,20 @@
       if (answer.error) post({ method: "ui/notifications/tool-cancelled", params: { reason: String(answer.error.message) } });
       else post({ method: "ui/notifications/tool-result", params: answer.result });
     };
+
+    // Shows the whole URL the view asks to open, with Open and Don't open; true once opened.
+    function askToOpen(href) {
+      return new Promise((resolve) => {
+        const open = h("button", { type: "button", class: "link-open" }, "Open");
+        const no = h("button", { type: "button", class: "link-cancel" }, "Don't open");
+        const card = h("div", { class: "block link-ask" }, h("strong", {}, "The view asks to open this link:"),
+          h("pre", { class: "link-url" }, href), h("div", { class: "row" }, open, no));
+        linkAsked = (answer) => { linkAsked = null; card.remove(); resolve(answer); };
+        open.addEventListener("click", () => linkAsked && linkAsked(true));
+        no.addEventListener("click", () => linkAsked && linkAsked(false));
+        iframe.before(card);
+      });
+    }
 
     async function onRequest(m) {
       const p = m.params || {};
@@ -97,17 +116,23 @@
           const name = String(p.name || "");
           if (!appTool(name)) return { error: { code: -32602, message: "the view may not call " + name } };
           note("tools/call " + name);
-          const r = await MI.api("call", { name, arguments: p.arguments || {} });
+          const r = await MI.api("call", { name, arguments: p.arguments || {}, view });
           return r.error ? { error: { code: r.error.code || -32603, message: String(r.error.message) } } : { result: r.result };
         }
         case "resources/read": {
-          const r = await MI.api("read", { uri: String(p.uri || "") });
+          const r = await MI.api("read", { uri: String(p.uri || ""), view });
           return r.error ? { error: { code: r.error.code || -32603, message: String(r.error.message) } } : { result: r.result };
         }
         case "ui/open-link": {
           let u = null;
           try { u = new URL(String(p.url)); } catch (e) { /* below */ }
-          if (!u || (u.protocol !== "https:" && u.protocol !== "http:")) return { error: { code: -32000, message: "Invalid URL" } };
+          if (!u || (u.protocol !== "https:" && u.protocol !== "http:")) {
+            return { error: { code: -32602, message: "only http and https links are opened" } };
+          }
+          if (linkAsked) return { error: { code: -32000, message: "another link is waiting for the user" } };
+          note("open-link asked: " + u.href);
+          const yes = await askToOpen(u.href);
+          if (!yes) return { error: { code: -32000, message: "the user did not open the link" } };
           note("open-link " + u.href);
           window.open(u.href, "_blank", "noopener,noreferrer");
           return { result: {} };
@@ -176,6 +201,7 @@
         await Promise.race([request("ui/resource-teardown", { reason }), new Promise((r) => setTimeout(r, TEARDOWN_WAIT))]);
       }
       closed = true;
+      if (linkAsked) linkAsked(false);
       window.removeEventListener("message", listener);
       pending.clear();
       iframe.remove();

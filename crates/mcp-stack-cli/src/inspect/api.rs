@@ -3,6 +3,7 @@
 //! status 200: a server's error is data for the page, not a failure of the API.
 
 use super::state::Inspector;
+use super::views;
 use mcp_client::{ClientError, ServerEra, Started};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -93,6 +94,32 @@ async fn run(app: &Arc<Inspector>, name: &str, body: Map<String, Value>) -> Resu
                 other => return Err(refuse(format!("unknown list {other:?}"))),
             };
             Ok(timed(Value::Array(items)))
+        }
+        "call" | "read" if body.get("view").is_some() => {
+            // A view's request through the bridge: its own upstream only.
+            let view = object(&body, "view");
+            let upstream = views::upstream_of(&client, &view).await.map_err(fail)?;
+            let (method, mut params, target, what) = if name == "call" {
+                let tool = text(&body, "name");
+                let target = views::tool_target(&client, &tool).await.map_err(fail)?;
+                let arguments = Value::Object(object(&body, "arguments"));
+                let params = Map::from_iter([("name".to_owned(), json!(tool)), ("arguments".to_owned(), arguments)]);
+                ("tools/call", params, target, format!("tool {tool:?}"))
+            } else {
+                let uri = text(&body, "uri");
+                let target = views::resource_target(&client, &uri).await.map_err(fail)?;
+                (
+                    "resources/read",
+                    Map::from_iter([("uri".to_owned(), json!(uri))]),
+                    target,
+                    format!("resource {uri:?}"),
+                )
+            };
+            views::admit(upstream.as_deref(), &target, &what, &mut params)?;
+            if method == "tools/call" {
+                client.learn_tool_headers(&text(&body, "name")).await.map_err(fail)?;
+            }
+            client.request(method, params, &Default::default()).await.map(timed).map_err(fail)
         }
         "call" => {
             let (tool, args) = (text(&body, "name"), Value::Object(object(&body, "arguments")));

@@ -2,13 +2,19 @@
 //! rebinding), come from our own origin when a browser says where they come from (no other web
 //! page), and carry the random token of this run (shown once, in the URL's fragment) to reach
 //! the API. No CORS header is ever sent.
+//!
+//! Only the IP literal a listener is bound to is accepted as its `Host` (`127.0.0.1:PORT`, never
+//! `localhost:PORT`): a name can resolve to an address we did not bind (`::1`), where another
+//! local process may listen, so the inspector never names one and refuses to be reached by one.
 
 use http::{HeaderMap, HeaderValue, Method};
+use parking_lot::Mutex;
+use std::time::{Duration, Instant};
 
 /// The checks of one listener (the page's, or the sandbox's).
 #[derive(Debug, Clone)]
 pub(crate) struct Guard {
-    /// `Host` values accepted (`127.0.0.1:PORT`, `localhost:PORT`).
+    /// `Host` values accepted (`127.0.0.1:PORT`: the literal address bound, nothing else).
     hosts: Vec<String>,
     /// `Origin` values accepted (`http://` + each host).
     origins: Vec<String>,
@@ -22,10 +28,43 @@ pub(crate) struct Refusal(pub(crate) u16, pub(crate) &'static str);
 /// The token header the page sends with every API request.
 pub(crate) const TOKEN_HEADER: &str = "x-inspector-token";
 
+/// The only address the inspector binds and names (page and sandbox, on two ports).
+pub(crate) const LOOPBACK: &str = "127.0.0.1";
+
+/// How long the one-time code of an opened browser may be exchanged for the token.
+pub(crate) const CODE_LIFETIME: Duration = Duration::from_secs(60);
+
+/// A one-time code the page exchanges for the token (`POST /api/exchange`): what `mcp inspect`
+/// puts in the URL it opens, so the token is never on a browser's command line. Single use,
+/// expiring after [`CODE_LIFETIME`]; at most one is outstanding.
+#[derive(Debug, Default)]
+pub(crate) struct OneTimeCode(Mutex<Option<(String, Instant)>>);
+
+impl OneTimeCode {
+    /// A fresh code (replacing any outstanding one).
+    pub(crate) fn issue(&self) -> String {
+        let code = token();
+        *self.0.lock() = Some((code.clone(), Instant::now()));
+        code
+    }
+
+    /// Whether `given` is the outstanding code, still fresh; a match uses it up.
+    pub(crate) fn redeem(&self, given: &str) -> bool {
+        let mut slot = self.0.lock();
+        let fresh = slot.as_ref().is_some_and(|(code, at)| {
+            at.elapsed() < CODE_LIFETIME && constant_time_eq(given.as_bytes(), code.as_bytes())
+        });
+        if fresh || slot.as_ref().is_some_and(|(_, at)| at.elapsed() >= CODE_LIFETIME) {
+            *slot = None;
+        }
+        fresh
+    }
+}
+
 impl Guard {
-    /// Accepts `Host: 127.0.0.1:port` and `localhost:port`, and those origins.
+    /// Accepts `Host: 127.0.0.1:port` only (the address bound), and that origin.
     pub(crate) fn new(port: u16, token: &str) -> Self {
-        let hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+        let hosts = vec![format!("{LOOPBACK}:{port}")];
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
         Self { hosts, origins, token: token.to_owned() }
     }
@@ -82,6 +121,9 @@ pub(crate) fn hardening(headers: &mut HeaderMap) {
     set(headers, "referrer-policy", "no-referrer");
     set(headers, "cache-control", "no-store");
     set(headers, "cross-origin-resource-policy", "same-origin");
+    // The page and the sandbox share a site (127.0.0.1, two ports): ask for an agent cluster,
+    // so a process, per origin.
+    set(headers, "origin-agent-cluster", "?1");
 }
 
 #[cfg(test)]
@@ -101,7 +143,10 @@ mod tests {
         let g = Guard::new(4000, "t0k");
         let ok = headers(&[("host", "127.0.0.1:4000")]);
         assert_eq!(g.check_site(&Method::GET, &ok), Ok(()));
-        assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "LOCALHOST:4000")])), Ok(()));
+        // A name is refused: it may resolve to an address we did not bind (`::1`).
+        assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "localhost:4000")])).unwrap_err().0, 421);
+        assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "[::1]:4000")])).unwrap_err().0, 421);
+        assert_eq!(g.origins(), ["http://127.0.0.1:4000"]);
         let rebound = headers(&[("host", "evil.example:4000")]);
         assert_eq!(g.check_site(&Method::GET, &rebound).unwrap_err().0, 421);
         assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "127.0.0.1:4001")])).unwrap_err().0, 421);
@@ -125,5 +170,19 @@ mod tests {
         let t = token();
         assert_eq!(t.len(), 64);
         assert_ne!(t, token());
+    }
+
+    #[test]
+    fn a_code_works_once() {
+        let c = OneTimeCode::default();
+        assert!(!c.redeem(""), "none issued");
+        let code = c.issue();
+        assert!(!c.redeem("wrong"), "a wrong code does not match");
+        assert!(c.redeem(&code));
+        assert!(!c.redeem(&code), "used up");
+        let old = c.issue();
+        *c.0.lock() = Some((old.clone(), Instant::now() - CODE_LIFETIME));
+        assert!(!c.redeem(&old), "expired");
+        assert!(c.0.lock().is_none(), "an expired code is dropped");
     }
 }

@@ -1,23 +1,31 @@
 //! `mcp inspect [TARGET]`: a web inspector for any MCP server the CLI can reach, served on the
 //! loopback interface only.
 //!
-//! Two listeners, two sites: the page at `http://127.0.0.1:PORT/` and the MCP Apps sandbox at
-//! `http://localhost:PORT2/sandbox` (a different site, so a view runs in another browser
-//! process and can reach nothing of the page). The page's URL carries a random token in its
-//! fragment (never sent to a server, never in a `Referer`); the page sends it in a header with
-//! every API request. Requests naming another `Host`, or coming from another origin, are
-//! refused; no CORS header is ever sent. Static assets are compiled into the binary.
+//! Two listeners, two origins: the page at `http://127.0.0.1:PORT/` and the MCP Apps sandbox at
+//! `http://127.0.0.1:PORT2/sandbox` (another origin, so a view can reach nothing of the page;
+//! each asks for an origin-keyed agent cluster). Both are named by the IP literal bound, never
+//! by `localhost`, which may resolve to `::1`, where another local process could listen and
+//! would be framed as the sandbox. The page's URL carries a random token in its fragment (never
+//! sent to a server, never in a `Referer`); the page sends it in a header with every API
+//! request. The URL a browser is opened with carries a one-time code instead, which the page
+//! exchanges for the token (so the token is never on a command line). Requests naming another
+//! `Host`, or coming from another origin, are refused; no CORS header is ever sent. Static
+//! assets are compiled into the binary.
 
 mod api;
 pub mod dev;
 mod guard;
+mod pages;
 mod state;
+mod views;
+
+pub use pages::DEFAULT_PAGE_BACKLOG;
 
 use crate::client::{Options, Resolved, TargetArgs};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
-use guard::{Guard, Refusal};
+use guard::{Guard, OneTimeCode, Refusal, LOOPBACK};
 use http::{HeaderValue, Method, StatusCode};
 use mcp::protocol::apps::{Csp, ResourceUi};
 use serde_json::{Map, Value};
@@ -36,7 +44,7 @@ const SANDBOX_HTML: &str = include_str!("../../assets/inspector/sandbox.html");
 const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// How `mcp inspect` runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct InspectOptions {
     /// Port of the page (0: any free one).
     pub port: u16,
@@ -44,6 +52,15 @@ pub struct InspectOptions {
     pub sandbox_port: u16,
     /// Open the page in the default browser.
     pub open: bool,
+    /// Bytes of events queued for a page that reads slowly, at most (the oldest are dropped
+    /// past it, and the page is told how many).
+    pub page_backlog: usize,
+}
+
+impl Default for InspectOptions {
+    fn default() -> Self {
+        Self { port: 0, sandbox_port: 0, open: false, page_backlog: DEFAULT_PAGE_BACKLOG }
+    }
 }
 
 struct App {
@@ -52,6 +69,9 @@ struct App {
     sandbox: Guard,
     /// The sandbox's origin (what the page frames, and what the CSP allows it to frame).
     sandbox_origin: String,
+    /// The code in the URL a browser was opened with, exchanged once for the token.
+    code: OneTimeCode,
+    token: String,
 }
 
 /// Runs the inspector until Ctrl-C (or SIGTERM): prints the URL (with its token) on stderr.
@@ -69,23 +89,28 @@ pub(crate) async fn serve(
     label: &str,
     started: impl FnOnce(Arc<Inspector>),
 ) -> Result<(), String> {
-    let page = tokio::net::TcpListener::bind(("127.0.0.1", how.port)).await.map_err(|e| format!("bind: {e}"))?;
+    let page = tokio::net::TcpListener::bind((LOOPBACK, how.port)).await.map_err(|e| format!("bind: {e}"))?;
     let sandbox =
-        tokio::net::TcpListener::bind(("127.0.0.1", how.sandbox_port)).await.map_err(|e| format!("bind: {e}"))?;
+        tokio::net::TcpListener::bind((LOOPBACK, how.sandbox_port)).await.map_err(|e| format!("bind: {e}"))?;
     let (page_port, sandbox_port) = (port_of(&page)?, port_of(&sandbox)?);
     let token = guard::token();
-    let sandbox_origin = format!("http://localhost:{sandbox_port}");
-    let inspector = Inspector::new(opts, target, sandbox_origin.clone());
+    // The literal address bound: a name could lead the browser to an address we do not hold.
+    let sandbox_origin = format!("http://{LOOPBACK}:{sandbox_port}");
+    let inspector = Inspector::new(opts, target, sandbox_origin.clone(), how.page_backlog);
     let app = Arc::new(App {
         inspector: inspector.clone(),
         page: Guard::new(page_port, &token),
         sandbox: Guard::new(sandbox_port, &token),
         sandbox_origin,
+        code: OneTimeCode::default(),
+        token: token.clone(),
     });
-    let url = format!("http://127.0.0.1:{page_port}/#token={token}");
-    eprintln!("{label}: {} at {url}", inspector.target.describe());
+    let origin = format!("http://{LOOPBACK}:{page_port}");
+    eprintln!("{label}: {} at {origin}/#token={token}", inspector.target.describe());
     eprintln!("{label}: the URL carries this run's token; anyone with it can use the server as you");
     if how.open {
+        // A browser's command line is readable by other local users: it gets a one-time code.
+        let url = format!("{origin}/#code={}", app.code.issue());
         if let Err(e) = webbrowser::open(&url) {
             eprintln!("{label}: could not open a browser ({e}); open the URL above");
         }
@@ -186,8 +211,11 @@ async fn serve_page(State(app): State<Arc<App>>, req: Request) -> Response {
     let Some(name) = path.strip_prefix("/api/").filter(|_| parts.method == Method::POST) else {
         return plain(405, "method not allowed");
     };
-    if let Err(r) = app.page.check_token(&parts.headers) {
-        return refused(r);
+    // The one call without the token: the page trading the opened URL's code for it.
+    if name != "exchange" {
+        if let Err(r) = app.page.check_token(&parts.headers) {
+            return refused(r);
+        }
     }
     let json_body = parts.headers.get(http::header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"application/json");
     if !json_body {
@@ -201,7 +229,17 @@ async fn serve_page(State(app): State<Arc<App>>, req: Request) -> Response {
         Ok(b) => b,
         Err(e) => return plain(400, format!("not a JSON object: {e}")),
     };
-    let answer = api::call(&app.inspector, name, body).await;
+    if name == "exchange" {
+        let code = body.get("code").and_then(Value::as_str).unwrap_or_default();
+        if !app.code.redeem(code) {
+            return plain(403, "the one-time code is wrong, used or expired: open the URL `mcp inspect` printed");
+        }
+        return respond(200, "application/json", serde_json::json!({"token": app.token}).to_string());
+    }
+    let mut answer = api::call(&app.inspector, name, body).await;
+    if name == "status" && answer.get("result").is_some() {
+        answer["result"]["events"] = app.inspector.pages.stats();
+    }
     respond(200, "application/json", answer.to_string())
 }
 
@@ -210,34 +248,25 @@ fn events(app: &Arc<App>, headers: &http::HeaderMap) -> Response {
     if let Err(r) = app.page.check_token(headers) {
         return refused(r);
     }
-    let backlog = app.inspector.traffic();
-    let rx = app.inspector.events.subscribe();
-    let mut r = respond(200, "text/event-stream", Body::from_stream(sse(backlog, rx)));
+    let Some(sub) = app.inspector.pages.subscribe(app.inspector.traffic()) else {
+        return plain(429, "too many pages follow this inspector");
+    };
+    let mut r = respond(200, "text/event-stream", Body::from_stream(sse(sub)));
     r.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     r
 }
 
-/// The backlog, then every event, as SSE `data:` frames (a keep-alive comment every 15 s so a
-/// quiet stream is not closed; a page too slow to keep up is told how many it missed).
-fn sse(
-    backlog: Vec<Arc<str>>,
-    rx: tokio::sync::broadcast::Receiver<Arc<str>>,
-) -> impl futures::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
-    use tokio::sync::broadcast::error::RecvError;
-    fn frame(e: &str) -> Result<Bytes, std::convert::Infallible> {
-        Ok(Bytes::from(format!("data: {e}\n\n")))
-    }
-    let first = futures::stream::iter(backlog.into_iter().map(|e| frame(&e)));
-    let live = futures::stream::unfold(rx, |mut rx| async move {
-        let item = match tokio::time::timeout(std::time::Duration::from_secs(15), rx.recv()).await {
-            Ok(Ok(e)) => frame(&e),
-            Ok(Err(RecvError::Lagged(n))) => frame(&format!("{{\"type\":\"lagged\",\"missed\":{n}}}")),
-            Ok(Err(RecvError::Closed)) => return None,
-            Err(_) => Ok(Bytes::from_static(b": keep-alive\n\n")),
+/// The page's queue (the kept traffic first) as SSE `data:` frames, a keep-alive comment every
+/// 15 s so a quiet stream is not closed. A page too slow to keep up gets a `dropped` event
+/// where events were dropped (see [`pages`]).
+fn sse(sub: pages::Subscription) -> impl futures::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
+    futures::stream::unfold(sub, |sub| async move {
+        let item = match sub.next(std::time::Duration::from_secs(15)).await {
+            Some(e) => Bytes::from(format!("data: {e}\n\n")),
+            None => Bytes::from_static(b": keep-alive\n\n"),
         };
-        Some((item, rx))
-    });
-    futures::StreamExt::chain(first, live)
+        Some((Ok(item), sub))
+    })
 }
 
 /// The sandbox: `GET /sandbox?host=ORIGIN&csp=JSON`, served with the view's CSP (the default

@@ -3,6 +3,7 @@
 //! recent traffic, and the questions (elicitation, sampling) waiting for the page's answer.
 //! Every table is bounded.
 
+use super::pages::Pages;
 use crate::client::{Options, Resolved};
 use mcp_client::{Client, ClientBuilder, ClientError, Direction};
 use parking_lot::Mutex;
@@ -11,14 +12,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 
 /// Traffic entries kept for a page that opens late.
 const TRAFFIC_KEPT: usize = 500;
 /// Longest message text kept or sent in a traffic event (the rest is cut, marked).
 const TRAFFIC_TEXT: usize = 64 * 1024;
-/// Events queued per page before a slow page skips some (it is told how many).
-pub(crate) const EVENTS_QUEUED: usize = 1024;
 /// Questions waiting for an answer at once; past it the server's question is declined.
 const MAX_QUESTIONS: usize = 32;
 /// How long a question waits for the page.
@@ -28,10 +27,11 @@ const QUESTION_TIMEOUT: Duration = Duration::from_secs(600);
 pub(crate) struct Inspector {
     pub(crate) opts: Options,
     pub(crate) target: Resolved,
-    /// Where MCP Apps views are framed (`http://localhost:PORT`).
+    /// Where MCP Apps views are framed (`http://127.0.0.1:PORT`, the sandbox's own port).
     pub(crate) sandbox_origin: String,
     client: tokio::sync::Mutex<Option<Client>>,
-    pub(crate) events: broadcast::Sender<Arc<str>>,
+    /// The open pages' event queues (bounded in bytes each).
+    pub(crate) pages: Arc<Pages>,
     traffic: Mutex<VecDeque<Arc<str>>>,
     questions: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
     next_question: AtomicU64,
@@ -45,13 +45,15 @@ pub(crate) struct Inspector {
 }
 
 impl Inspector {
-    pub(crate) fn new(opts: Options, target: Resolved, sandbox_origin: String) -> Arc<Self> {
+    /// The inspector of `target`, its views framed from `sandbox_origin`, each page's events
+    /// bounded to `page_backlog` bytes.
+    pub(crate) fn new(opts: Options, target: Resolved, sandbox_origin: String, page_backlog: usize) -> Arc<Self> {
         Arc::new(Self {
             opts,
             target,
             sandbox_origin,
             client: tokio::sync::Mutex::new(None),
-            events: broadcast::channel(EVENTS_QUEUED).0,
+            pages: Pages::new(page_backlog),
             traffic: Mutex::new(VecDeque::with_capacity(TRAFFIC_KEPT)),
             questions: Mutex::new(HashMap::new()),
             next_question: AtomicU64::new(1),
@@ -69,7 +71,7 @@ impl Inspector {
 
     /// Sends `event` to every open page.
     pub(crate) fn publish(&self, event: &Value) {
-        let _ = self.events.send(Arc::from(event.to_string()));
+        self.pages.send(&Arc::from(event.to_string()));
     }
 
     fn record(&self, direction: Direction, message: &Value) {
@@ -92,7 +94,7 @@ impl Inspector {
             }
             kept.push_back(line.clone());
         }
-        let _ = self.events.send(line);
+        self.pages.send(&line);
     }
 
     /// The traffic kept so far, oldest first (as event JSON texts).

@@ -72,12 +72,12 @@ impl Drop for Inspect {
     }
 }
 
-fn everything() -> Vec<&'static str> {
+pub(crate) fn everything() -> Vec<&'static str> {
     vec!["--", BIN, "serve", "everything", "--stdio"]
 }
 
 /// A raw request to the inspector: status line and the whole answer.
-fn raw(port: u16, head: &str, body: &str) -> String {
+pub(crate) fn raw(port: u16, head: &str, body: &str) -> String {
     use std::io::{Read, Write};
     let text = format!("{head}content-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -143,9 +143,10 @@ fn the_sandbox_serves_our_page_only_with_the_views_policy() {
     );
     let body: Value = serde_json::from_str(&status[status.find("\r\n\r\n").unwrap() + 4..]).unwrap();
     let sandbox = body["result"]["sandbox"].as_str().unwrap().to_owned();
-    assert!(sandbox.starts_with("http://localhost:"), "another site: {sandbox}");
+    assert!(sandbox.starts_with("http://127.0.0.1:"), "the address bound: {sandbox}");
     let sport: u16 = sandbox.rsplit(':').next().unwrap().parse().unwrap();
-    let get = |query: &str| raw(sport, &format!("GET /sandbox?{query} HTTP/1.1\r\nhost: localhost:{sport}\r\n"), "");
+    assert_ne!(sport, i.port, "another origin");
+    let get = |query: &str| raw(sport, &format!("GET /sandbox?{query} HTTP/1.1\r\nhost: 127.0.0.1:{sport}\r\n"), "");
     let ours = format!("host={}", url_encode(&i.origin));
     let ok = get(&format!(
         "{ours}&csp={}",
@@ -162,7 +163,7 @@ fn the_sandbox_serves_our_page_only_with_the_views_policy() {
 }
 
 /// `POST /api/NAME` with the token: the answer's JSON.
-fn api(i: &Inspect, name: &str, body: &str) -> Value {
+pub(crate) fn api(i: &Inspect, name: &str, body: &str) -> Value {
     let head = format!(
         "POST /api/{name} HTTP/1.1\r\nhost: 127.0.0.1:{p}\r\norigin: http://127.0.0.1:{p}\r\nx-inspector-token: {t}\r\ncontent-type: application/json\r\n",
         p = i.port,
@@ -248,7 +249,7 @@ fn url_encode(s: &str) -> String {
 }
 
 /// The browser, or `None` (reported) when it is not installed and MCP_TEST_SKIP_MISSING is set.
-fn chromium() -> Option<String> {
+pub(crate) fn chromium() -> Option<String> {
     match browser::program() {
         Some(p) => Some(p),
         None if std::env::var_os("MCP_TEST_SKIP_MISSING").is_some() => {
@@ -260,7 +261,7 @@ fn chromium() -> Option<String> {
 }
 
 /// Clicks the tool `name` in the Tools pane.
-fn open_tool(b: &mut Browser, name: &str) {
+pub(crate) fn open_tool(b: &mut Browser, name: &str) {
     b.eval("MI.show('tools')");
     b.wait_for(
         &format!("the tool {name} listed"),
@@ -272,7 +273,7 @@ fn open_tool(b: &mut Browser, name: &str) {
 }
 
 /// Opens the tool `name`, types `value` into its form's `field`, and presses Call.
-fn call_with(b: &mut Browser, name: &str, field: &str, value: &str) {
+pub(crate) fn call_with(b: &mut Browser, name: &str, field: &str, value: &str) {
     open_tool(b, name);
     let input = format!("document.querySelector('#tool-detail input[name={field}]')");
     b.wait_for("the form", &input);
@@ -281,7 +282,7 @@ fn call_with(b: &mut Browser, name: &str, field: &str, value: &str) {
 }
 
 /// Opens the tool `name` and presses Call without filling anything in.
-fn call_without_arguments(b: &mut Browser, name: &str) {
+pub(crate) fn call_without_arguments(b: &mut Browser, name: &str) {
     open_tool(b, name);
     b.wait_for("the call button", "document.querySelector('#tool-detail button.call')");
     b.eval("document.querySelector('#tool-detail button.call').click()");

@@ -21,6 +21,8 @@ mod icons_cli;
 mod inspector;
 #[cfg(unix)]
 mod inspector_login;
+#[cfg(unix)]
+mod inspector_trust;
 mod install;
 mod oauth_issuer;
 mod policy;
