@@ -97,9 +97,15 @@ pub struct ServeLimits {
     #[arg(long, value_name = "QUOTA")]
     pub rate_limit_global: Option<Quota>,
     /// Counts anonymous callers by this header (the client address a trusted reverse proxy
-    /// sets, e.g. X-Forwarded-For) instead of the peer address.
+    /// sets, e.g. X-Forwarded-For) instead of the peer address, for every rate limit (the
+    /// flags' and the tools' own): the entry --trusted-proxy-hops from the right of its list.
     #[arg(long, value_name = "HEADER")]
     pub rate_limit_key_header: Option<http::HeaderName>,
+    /// How many reverse proxies in front append to --rate-limit-key-header (default 1, e.g.
+    /// one nginx with `proxy_add_x_forwarded_for`): the caller is the entry this many from the
+    /// right, so a client cannot pick its key by sending the header itself.
+    #[arg(long, value_name = "N", requires = "rate_limit_key_header", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub trusted_proxy_hops: Option<u32>,
     /// Writes one line per request (time, era, method, tool/prompt/URI, caller, outcome,
     /// microseconds) to FILE (appended), or to stderr with `-`.
     #[arg(long, value_name = "FILE", value_parser = access_log)]
@@ -181,7 +187,9 @@ impl ServeLimits {
         if let Some(n) = self.max_listen_filter.filter(|n| *n > 0) {
             b = b.listen_limits(mcp::server::ListenLimits::default().max_resource_subscriptions(n).max_task_ids(n));
         }
-        if self.rate_limit.is_some() || self.rate_limit_global.is_some() || !self.rate_limit_tool.is_empty() {
+        // The key header alone still matters: tools have per-caller quotas of their own.
+        let any = self.rate_limit.is_some() || self.rate_limit_global.is_some() || !self.rate_limit_tool.is_empty();
+        if any || self.rate_limit_key_header.is_some() {
             let mut limits = RateLimits::new();
             if let Some(q) = self.rate_limit {
                 limits = limits.per_caller(q);
@@ -194,6 +202,9 @@ impl ServeLimits {
             }
             if let Some(h) = &self.rate_limit_key_header {
                 limits = limits.anonymous_key_header(h.clone());
+            }
+            if let Some(n) = self.trusted_proxy_hops {
+                limits = limits.trusted_hops(n as usize);
             }
             b = b.rate_limits(limits);
         }

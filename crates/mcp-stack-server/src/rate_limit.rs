@@ -11,6 +11,12 @@
 //! Callers are keyed by their authenticated principal; anonymous callers by their peer IP
 //! address (Streamable HTTP), by a header a trusted front sets
 //! ([`RateLimits::anonymous_key_header`]), or else share one bucket (stdio: one client).
+//!
+//! A forwarding header such as `X-Forwarded-For` is a list each proxy appends to, so only its
+//! right end is written by proxies the server trusts: with [`RateLimits::trusted_hops`] `N`
+//! (default 1: one reverse proxy, e.g. nginx with `proxy_add_x_forwarded_for`), a caller is
+//! the `N`th entry from the right, never an entry the client wrote itself. A list shorter than
+//! `N` was written by trusted proxies alone: its leftmost entry is the caller.
 //! Buckets are checked from the most specific (this caller on this tool) to the least (the whole
 //! server), so a caller flooding one tool is refused before it spends the shared budgets.
 //!
@@ -252,6 +258,7 @@ pub struct RateLimits {
     global: Option<Quota>,
     tools: Vec<(String, Quota)>,
     anonymous_header: Option<http::HeaderName>,
+    trusted_hops: Option<usize>,
     store: Option<Arc<dyn RateLimitStore>>,
     max_buckets: Option<usize>,
 }
@@ -263,6 +270,7 @@ impl std::fmt::Debug for RateLimits {
             .field("global", &self.global)
             .field("tools", &self.tools)
             .field("anonymous_header", &self.anonymous_header)
+            .field("trusted_hops", &self.trusted_hops)
             .field("shared_store", &self.store.is_some())
             .finish()
     }
@@ -292,10 +300,22 @@ impl RateLimits {
         self
     }
 
-    /// Keys anonymous callers by this header's value (the client address a trusted reverse
-    /// proxy sets, e.g. `X-Forwarded-For`: its first entry) instead of the peer address.
+    /// Keys anonymous callers by this header (the client address a trusted reverse proxy
+    /// sets, e.g. `X-Forwarded-For`) instead of the peer address, for every limit: the entry
+    /// [`RateLimits::trusted_hops`] from the right of its comma-separated list (the last one by
+    /// default), so a client cannot choose its key by sending the header itself. A request
+    /// without the header (or with an entry over 128 bytes) is keyed by its peer address.
     pub fn anonymous_key_header(mut self, name: http::HeaderName) -> Self {
         self.anonymous_header = Some(name);
+        self
+    }
+
+    /// How many reverse proxies in front of the server append to the
+    /// [key header](RateLimits::anonymous_key_header) (default 1): the caller is that many
+    /// entries from the right. Count only proxies every request passes through; 0 fails
+    /// [`crate::ServerBuilder::build`] (to trust no header, name none).
+    pub fn trusted_hops(mut self, hops: usize) -> Self {
+        self.trusted_hops = Some(hops);
         self
     }
 
@@ -337,6 +357,12 @@ impl RateLimits {
                 return Err(BuildError::InvalidPolicy { policy: format!("rate limit {what}"), reason: p.into() });
             }
         }
+        if self.trusted_hops == Some(0) {
+            return Err(BuildError::InvalidPolicy {
+                policy: "rate limit trusted_hops".into(),
+                reason: "at least 1 proxy (to trust no header, set no key header)".into(),
+            });
+        }
         let store = match self.store {
             Some(s) => s,
             None => Arc::new(MemoryRateLimitStore::new(self.max_buckets.unwrap_or(100_000))),
@@ -346,6 +372,7 @@ impl RateLimits {
             global: self.global,
             tools: self.tools.into_iter().collect(),
             anonymous_header: self.anonymous_header,
+            trusted_hops: self.trusted_hops.unwrap_or(1),
             store,
         })
     }
@@ -357,7 +384,34 @@ pub(crate) struct Limiter {
     global: Option<Quota>,
     tools: HashMap<String, Quota>,
     anonymous_header: Option<http::HeaderName>,
+    trusted_hops: usize,
     store: Arc<dyn RateLimitStore>,
+}
+
+/// The longest key-header entry used as a key (an address is far shorter); a longer one is
+/// ignored, so buckets stay small whatever a front passes on.
+const MAX_KEY_ENTRY: usize = 128;
+
+/// The caller's entry of a forwarding header: its lines in order form one comma-separated
+/// list, and the caller is the entry `hops` from the right (the entries right of it were
+/// appended by the trusted proxies); a shorter list gives its leftmost entry. `None` without
+/// the header, for a line that is not visible ASCII, an empty or an over-long entry.
+pub fn forwarded_client<'h>(headers: &'h http::HeaderMap, name: &http::HeaderName, hops: usize) -> Option<&'h str> {
+    let mut seen = 0;
+    let mut leftmost = None;
+    for line in headers.get_all(name).iter().rev() {
+        for entry in line.to_str().ok()?.rsplit(',') {
+            seen += 1;
+            leftmost = Some(entry);
+            if seen >= hops {
+                break;
+            }
+        }
+        if seen >= hops {
+            break;
+        }
+    }
+    leftmost.map(str::trim).filter(|v| !v.is_empty() && v.len() <= MAX_KEY_ENTRY)
 }
 
 impl Limiter {
@@ -370,8 +424,9 @@ impl Limiter {
             return;
         }
         let http = env.http.as_deref();
-        let header = self.anonymous_header.as_ref().and_then(|h| http?.headers.get(h)?.to_str().ok());
-        if let Some(v) = header.and_then(|v| v.split(',').next()).map(str::trim).filter(|v| !v.is_empty()) {
+        let header =
+            self.anonymous_header.as_ref().and_then(|h| forwarded_client(&http?.headers, h, self.trusted_hops));
+        if let Some(v) = header {
             out.push_str("h:");
             out.push_str(v);
             return;
@@ -524,5 +579,71 @@ mod tests {
         }
         assert!(store.len() <= 8_000 + SHARDS, "{} buckets", store.len());
         assert!(store.spend("flooder", q).is_err(), "the active flooder is still limited");
+    }
+
+    fn xff(lines: &[&str]) -> http::HeaderMap {
+        let mut h = http::HeaderMap::new();
+        for l in lines {
+            h.append("x-forwarded-for", l.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_caller_is_the_entry_trusted_hops_from_the_right() {
+        let name = http::HeaderName::from_static("x-forwarded-for");
+        let pick = |lines: &[&str], hops| forwarded_client(&xff(lines), &name, hops).map(str::to_owned);
+        // nginx appended the address it saw to whatever the client sent.
+        assert_eq!(pick(&["forged, 203.0.113.7"], 1).as_deref(), Some("203.0.113.7"));
+        assert_eq!(pick(&["1.1.1.1,2.2.2.2, 203.0.113.7"], 1).as_deref(), Some("203.0.113.7"));
+        // Two trusted proxies (a CDN, then nginx): the CDN's entry is second from the right.
+        assert_eq!(pick(&["forged, 198.51.100.1, 10.0.0.5"], 2).as_deref(), Some("198.51.100.1"));
+        // Several header lines are one list, in order.
+        assert_eq!(pick(&["forged", "198.51.100.1", "10.0.0.5"], 2).as_deref(), Some("198.51.100.1"));
+        assert_eq!(pick(&["forged, 198.51.100.1", "10.0.0.5"], 2).as_deref(), Some("198.51.100.1"));
+        // A list shorter than the trusted chain: every entry is a proxy's, the leftmost wins.
+        assert_eq!(pick(&["198.51.100.1"], 3).as_deref(), Some("198.51.100.1"));
+        // Nothing usable: the peer address decides.
+        assert_eq!(pick(&[], 1), None);
+        assert_eq!(pick(&["a, "], 1), None);
+        assert_eq!(pick(&[&"9".repeat(MAX_KEY_ENTRY + 1)], 1), None);
+        assert_eq!(pick(&[&"9".repeat(MAX_KEY_ENTRY)], 1).map(|v| v.len()), Some(MAX_KEY_ENTRY));
+    }
+
+    fn behind_proxy(xff_value: &str, peer: [u8; 4]) -> RequestEnv {
+        let parts = http::Request::builder().header("x-forwarded-for", xff_value).body(()).unwrap().into_parts().0;
+        let mut env = RequestEnv::new(Default::default());
+        env.peer = Some(std::net::SocketAddr::from((peer, 4000)));
+        env.http = Some(Arc::new(parts));
+        env
+    }
+
+    #[tokio::test]
+    async fn a_forged_forwarded_for_neither_escapes_nor_locks_out() {
+        let limiter = RateLimits::new()
+            .per_caller(Quota::new(5, Duration::from_secs(3600)))
+            .anonymous_key_header(http::HeaderName::from_static("x-forwarded-for"))
+            .build(std::iter::empty())
+            .unwrap();
+        // The attacker (seen by nginx as 192.0.2.66) rotates the first entry: one budget.
+        let mut refused = 0;
+        for i in 0..12 {
+            let env = behind_proxy(&format!("10.0.0.{i}, 192.0.2.66"), [127, 0, 0, 1]);
+            refused += limiter.check(&env, None).await.is_err() as usize;
+        }
+        assert_eq!(refused, 7);
+        // Naming the victim's address spends the attacker's budget, not the victim's.
+        for _ in 0..5 {
+            let _ = limiter.check(&behind_proxy("192.0.2.10, 192.0.2.66", [127, 0, 0, 1]), None).await;
+        }
+        for _ in 0..5 {
+            limiter.check(&behind_proxy("192.0.2.10", [127, 0, 0, 1]), None).await.expect("the victim is served");
+        }
+    }
+
+    #[test]
+    fn zero_trusted_hops_fails_the_build() {
+        let e = RateLimits::new().trusted_hops(0).build(std::iter::empty()).err().expect("refused");
+        assert!(e.to_string().contains("trusted_hops"), "{e}");
     }
 }

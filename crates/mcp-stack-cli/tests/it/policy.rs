@@ -113,6 +113,11 @@ async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
 
 /// POSTs `body` to `addr` from the local address `from`; the status line and the rest.
 async fn post_from(from: &str, addr: SocketAddr, body: &Value) -> String {
+    post_from_with(from, addr, body, &[]).await
+}
+
+/// [`post_from`] with `extra` header lines.
+async fn post_from_with(from: &str, addr: SocketAddr, body: &Value, extra: &[(&str, &str)]) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
@@ -121,6 +126,9 @@ async fn post_from(from: &str, addr: SocketAddr, body: &Value) -> String {
     let mut head =
         format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-length: {}\r\n", text.len());
     for (k, v) in std_headers(body) {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    for (k, v) in extra {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     stream.write_all(format!("{head}\r\n{text}").as_bytes()).await.unwrap();
@@ -163,4 +171,52 @@ async fn the_proxy_front_hides_tools_by_scope_and_limits_them() {
     }
     let r = s.send(&admin, &tcall(12, "add", json!({"a": 1, "b": 2}))).await;
     assert_eq!((r.status, r.json()["error"]["code"].clone()), (429, json!(-32029)), "one budget for the tool");
+}
+
+/// The HTTP status of a raw answer.
+fn status_of(raw: &str) -> u16 {
+    raw.get(9..12).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status line: {raw}"))
+}
+
+/// Behind a real nginx (`proxy_add_x_forwarded_for`), `--rate-limit-key-header X-Forwarded-For`
+/// keys a caller by the address nginx saw (the last entry), not by the entries it sent: rotating
+/// a forged first entry does not reset the budget, and naming a victim's address spends the
+/// sender's budget, not the victim's. (127.0.0.2 and 127.0.0.3 are two loopback clients.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_nginx_a_forged_forwarded_for_neither_escapes_nor_locks_out() {
+    let (_child, addr) =
+        spawn_http_everything(&["--rate-limit", "5/h", "--rate-limit-key-header", "X-Forwarded-For"]).await;
+    let Some(nginx) = crate::support::nginx::Nginx::in_front_of(addr) else { return };
+    let body = tcall(1, "echo", json!({"text": "x"}));
+    let mut statuses = Vec::new();
+    for i in 0..12 {
+        let forged = format!("10.0.0.{i}");
+        statuses
+            .push(status_of(&post_from_with("127.0.0.2", nginx.addr, &body, &[("x-forwarded-for", &forged)]).await));
+    }
+    assert_eq!(statuses, [[200; 5].as_slice(), [429; 7].as_slice()].concat(), "one budget whatever the header says");
+    for _ in 0..5 {
+        let r = post_from_with("127.0.0.2", nginx.addr, &body, &[("x-forwarded-for", "127.0.0.3")]).await;
+        assert_eq!(status_of(&r), 429, "{r}");
+    }
+    for i in 0..5 {
+        let r = post_from("127.0.0.3", nginx.addr, &body).await;
+        assert_eq!(status_of(&r), 200, "the victim's call {i}: {r}");
+    }
+}
+
+/// `--rate-limit-key-header` without any quota flag still keys the tools' own per-caller
+/// quotas (`limited_echo`: 5 per caller per 10 s): two clients behind nginx are two callers,
+/// not one (nginx's address).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_header_alone_keys_a_tools_own_quota() {
+    let (_child, addr) = spawn_http_everything(&["--rate-limit-key-header", "X-Forwarded-For"]).await;
+    let Some(nginx) = crate::support::nginx::Nginx::in_front_of(addr) else { return };
+    let body = tcall(1, "limited_echo", json!({"text": "x"}));
+    for from in ["127.0.0.2", "127.0.0.3"] {
+        for i in 0..5 {
+            let r = post_from(from, nginx.addr, &body).await;
+            assert_eq!(status_of(&r), 200, "{from} call {i}: {r}");
+        }
+    }
 }

@@ -6,6 +6,7 @@ pub(crate) mod bounded;
 #[cfg(unix)]
 pub(crate) mod browser;
 pub(crate) mod http_server;
+pub(crate) mod nginx;
 pub(crate) mod proxy;
 pub(crate) mod raw_http;
 pub(crate) mod token_issuer;
