@@ -158,6 +158,17 @@ impl ServerBuilder {
         self
     }
 
+    /// The log messages a legacy (2025-era) client gets before it sends `logging/setLevel`:
+    /// those at `level` or above; `None` sends none until it asks. Default: `debug`, every
+    /// message, as the official TypeScript SDK and FastMCP do (the 2025-11-25 revision leaves
+    /// it to the server, and many clients never send `logging/setLevel`). A `logging/setLevel`
+    /// replaces it for the session. Modern requests are not affected: they get log messages
+    /// only at the `io.modelcontextprotocol/logLevel` they carry.
+    pub fn legacy_log_level(mut self, level: Option<mcp_protocol::types::LoggingLevel>) -> Self {
+        self.config.legacy_log_level = level.map(|l| l as u8);
+        self
+    }
+
     /// Whether to put `serverInfo` in every result's `_meta` (default true).
     pub fn server_info_in_results(mut self, on: bool) -> Self {
         self.config.server_info_in_results = on;

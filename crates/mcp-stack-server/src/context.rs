@@ -358,7 +358,9 @@ impl Context {
     /// Sends `notifications/message` when the request set a log level at or below `level`.
     ///
     /// Without `io.modelcontextprotocol/logLevel` in the request nothing is sent, nor inside a
-    /// task (the tasks extension has no log notifications; use [`Context::status`]).
+    /// task (the tasks extension has no log notifications; use [`Context::status`]). A legacy
+    /// session's requests carry the level its client set with `logging/setLevel`, or until it
+    /// does the server's default ([`crate::ServerBuilder::legacy_log_level`]: every level).
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
         let (Some(min), Some(sink)) = (self.inner.meta.log_level, &self.inner.env.sink) else {
             return;

@@ -92,6 +92,9 @@ pub(crate) struct ServerConfig {
     pub(crate) result_cache: Option<crate::cache::ResultCache>,
     /// Servers mounted into this one.
     pub(crate) mounts: Vec<crate::mount::Mount>,
+    /// The log level of a legacy session whose client never sent `logging/setLevel` (rank;
+    /// `None`: no log messages until it does).
+    pub(crate) legacy_log_level: Option<u8>,
 }
 
 impl ServerConfig {
@@ -122,6 +125,7 @@ impl ServerConfig {
             rate_limits: Default::default(),
             result_cache: None,
             mounts: Vec::new(),
+            legacy_log_level: Some(types::LoggingLevel::Debug as u8),
         }
     }
 }

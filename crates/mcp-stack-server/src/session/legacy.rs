@@ -151,8 +151,9 @@ impl LegacyState {
         Some(mcp_protocol::jsonrpc::notification(method, params))
     }
 
-    /// The per-request fields a modern request would carry, from the session.
-    pub(super) fn request_meta(&self, params: &Map<String, Value>) -> RequestMeta {
+    /// The per-request fields a modern request would carry, from the session; the log level
+    /// is `default_log_level` (a rank) until the client sends `logging/setLevel`.
+    pub(super) fn request_meta(&self, params: &Map<String, Value>, default_log_level: Option<u8>) -> RequestMeta {
         let progress_token = params
             .get("_meta")
             .and_then(|m| m.get(PROGRESS_TOKEN))
@@ -162,7 +163,7 @@ impl LegacyState {
             protocol_version: version::known_or_owned(&self.protocol_version),
             client_capabilities: self.client_capabilities.clone(),
             client_info: self.client_info.clone(),
-            log_level: self.log_level,
+            log_level: self.log_level.or(default_log_level),
             progress_token,
         }
     }
@@ -490,7 +491,8 @@ impl LegacySession {
 
     /// Queues one round of a legacy call, with `state` carried from the previous round.
     pub(super) fn serve_legacy(&mut self, key: RequestId, request: Request, state: Option<crate::server::RoundState>) {
-        let meta = self.state.as_ref().expect("a legacy session").request_meta(&request.params);
+        let default_level = self.modern.server().inner.config.legacy_log_level;
+        let meta = self.state.as_ref().expect("a legacy session").request_meta(&request.params, default_level);
         let preset = Some(Box::new(Preset { meta, state }));
         self.modern.push(Event::Dispatch(Dispatch { key, request, era: Era::Legacy, preset }));
     }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ChangeEvent;
+use mcp_protocol::types::LoggingLevel;
 use serde_json::json;
 
 fn session(config: SessionConfig) -> LegacySession {
@@ -407,4 +408,33 @@ fn a_call_future_fits_the_allocators_thread_cache() {
         Job::stateless(d, &server, tokio_util::sync::CancellationToken::new()).run_owned(crate::RequestEnv::default());
     let size = running.future_size();
     assert!(size <= 1032, "the request future is {size} bytes");
+}
+
+/// The log level a legacy call is served with (a rank), from its dispatch.
+fn dispatched_log_level(s: &mut LegacySession, id: i64) -> Option<u8> {
+    s.handle_bytes(&request(id, "tools/call", json!({"name": "x", "arguments": {}})), Instant::now());
+    dispatched(s).preset.expect("a legacy call is preset").meta.log_level
+}
+
+#[test]
+fn a_legacy_session_gets_log_messages_before_it_sets_a_level() {
+    let t = Instant::now();
+    // By default every level, as the TypeScript SDK and FastMCP send: clients that never send
+    // `logging/setLevel` see the server's log messages.
+    let mut s = session(SessionConfig::default());
+    initialize(&mut s, t);
+    assert_eq!(dispatched_log_level(&mut s, 1), Some(LoggingLevel::Debug as u8));
+    // `logging/setLevel` replaces the default.
+    s.handle_bytes(&request(2, "logging/setLevel", json!({"level": "error"})), t);
+    assert_eq!(sent(&mut s)[0]["result"], json!({}));
+    assert_eq!(dispatched_log_level(&mut s, 3), Some(LoggingLevel::Error as u8));
+    // The default is the server's to choose: none until the client asks.
+    let quiet = Server::builder("core", "1").legacy_log_level(None).build().unwrap();
+    let mut s = LegacySession::new(quiet, SessionConfig::default().seed(7));
+    initialize(&mut s, t);
+    assert_eq!(dispatched_log_level(&mut s, 1), None);
+    let warn = Server::builder("core", "1").legacy_log_level(Some(LoggingLevel::Warning)).build().unwrap();
+    let mut s = LegacySession::new(warn, SessionConfig::default().seed(7));
+    initialize(&mut s, t);
+    assert_eq!(dispatched_log_level(&mut s, 1), Some(LoggingLevel::Warning as u8));
 }

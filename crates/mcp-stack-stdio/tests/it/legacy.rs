@@ -151,3 +151,23 @@ async fn set_level_enables_log_messages_and_subscribe_is_accepted() {
     p.ok(3, "resources/subscribe", json!({"uri": "test://static-text"}), "EmptyResult").await;
     p.ok(4, "resources/unsubscribe", json!({"uri": "test://static-text"}), "EmptyResult").await;
 }
+
+/// A 2025-era client that never sends `logging/setLevel` (LangChain's adapters, many others)
+/// still gets the log messages a tool emits: legacy sessions log every level by default.
+#[tokio::test]
+async fn a_client_that_never_sets_a_level_gets_log_messages() {
+    let mut p = Proc::spawn();
+    p.initialize(json!({})).await;
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "test_tool_with_logging", "arguments": {}}}))
+        .await;
+    for expected in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+        let n = p.next().await;
+        assert_eq!(
+            (n["method"].as_str(), n["params"]["data"].as_str()),
+            (Some("notifications/message"), Some(expected)),
+            "{n}"
+        );
+    }
+    assert_eq!(p.next().await["id"], 1);
+}
