@@ -25,10 +25,14 @@ struct Squatter {
 }
 
 impl Squatter {
-    /// `None` when this machine has no IPv6 loopback.
+    /// `None` when this machine has no IPv6 loopback. The port is one that is free on
+    /// 127.0.0.1 too (for the inspector to take).
     fn on_ipv6_loopback() -> Option<Squatter> {
-        let listener = std::net::TcpListener::bind("[::1]:0").ok()?;
-        let port = listener.local_addr().ok()?.port();
+        let (listener, port) = (0..20).find_map(|_| {
+            let l = std::net::TcpListener::bind("[::1]:0").ok()?;
+            let port = l.local_addr().ok()?.port();
+            std::net::TcpListener::bind(("127.0.0.1", port)).ok().map(|_| (l, port))
+        })?;
         let hits = Arc::new(AtomicUsize::new(0));
         let counted = hits.clone();
         std::thread::spawn(move || {
