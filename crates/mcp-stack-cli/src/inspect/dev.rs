@@ -53,9 +53,10 @@ pub async fn run(opts: Options, target: TargetArgs, dev: DevOptions) -> Result<(
         Some(w) => w,
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
-    let server = match dev.http_command.is_empty() {
-        true => None,
-        false => Some(Arc::new(tokio::sync::Mutex::new(Some(Server::start(&dev.http_command)?)))),
+    let server = if dev.http_command.is_empty() {
+        None
+    } else {
+        Some(Arc::new(tokio::sync::Mutex::new(Some(Server::start(&dev.http_command)?))))
     };
     let command = dev.http_command.clone();
     let watcher = Arc::new(parking_lot::Mutex::new(None));

@@ -1,5 +1,5 @@
 //! A form's fields are asked in the order the server wrote them, not alphabetically (the JSON
-//! map of this workspace is sorted by key).
+//! map of this workspace is sorted by key). Unix only: the server is a python3 script.
 
 use crate::support::bounded;
 use std::process::Command;
@@ -34,7 +34,6 @@ for line in sys.stdin:
         send(json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}))
 "#;
 
-#[cfg(unix)]
 #[test]
 fn form_fields_are_asked_in_the_server_s_order() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp"));
