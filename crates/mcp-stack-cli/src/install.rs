@@ -3,12 +3,12 @@
 //! merging with what is there.
 //!
 //! Only the one entry is added (or replaced with `--force`); every other byte of the file is
-//! kept as it was (key order, spacing, numbers of any size: see [`doc`]). The old file is saved
+//! kept as it was (key order, spacing, numbers of any size). The old file is saved
 //! as `FILE.bak` first and the new one is written atomically (a fresh temporary file renamed
 //! over it). A file that is not plain JSON (comments, trailing commas) or that writes a key
 //! twice is left alone with an error rather than rewritten. A project folder (`--project`,
 //! `mcp.json` in the current folder, a relative `--file`) is untrusted: links in it that lead
-//! outside are refused and nothing is written through a link (see [`write`]). A new file that
+//! outside are refused and nothing is written through a link. A new file that
 //! holds `--header` or `--env` values is readable by its owner only; an existing file keeps its
 //! mode. `--dry-run` prints the file as it would be and writes nothing.
 //!

@@ -3,6 +3,9 @@
 use crate::error::ClientError;
 use serde_json::{Map, Value};
 
+pub mod order;
+pub use order::{property_order, PROPERTY_ORDER};
+
 /// Completes an accepted form answer: fills missing fields with the schema's `default`s and
 /// validates the content against `requestedSchema`. Declines and cancels pass through.
 pub fn finish_form(params: &Value, mut result: Value) -> Result<Value, ClientError> {

@@ -534,6 +534,8 @@ pub(crate) fn form_elicitation(params: &Value, server: &str, t: &mut Term<'_>) -
     let message = params.get("message").and_then(Value::as_str).unwrap_or("");
     let schema = params.get("requestedSchema").cloned().unwrap_or(json!({}));
     let props = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    // The fields in the server's order (the map itself is sorted by name).
+    let order = mcp_client::elicit::property_order(&schema);
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -550,7 +552,7 @@ pub(crate) fn form_elicitation(params: &Value, server: &str, t: &mut Term<'_>) -
     let cancel = json!({ "action": "cancel" });
     let mut values = Map::new();
     loop {
-        for (name, p) in &props {
+        for (name, p) in order.iter().filter_map(|n| props.get(n).map(|p| (n, p))) {
             let prev = values.get(name).cloned();
             match ask_field(name, p, required.contains(&name.as_str()), prev.as_ref(), t)? {
                 Field::Value(v) => {
@@ -564,7 +566,11 @@ pub(crate) fn form_elicitation(params: &Value, server: &str, t: &mut Term<'_>) -
             }
         }
         if !props.is_empty() {
-            writeln!(t.out, "  {} {}", dim("answer:"), Value::Object(values.clone()))?;
+            let shown: Vec<String> = order
+                .iter()
+                .filter_map(|n| values.get(n).map(|v| format!("{}:{v}", Value::String(n.clone()))))
+                .collect();
+            writeln!(t.out, "  {} {{{}}}", dim("answer:"), shown.join(","))?;
         }
         let choices = if props.is_empty() {
             "  [a]ccept / [d]ecline / [c]ancel (default: accept): "
@@ -746,6 +752,21 @@ mod tests {
             r,
             json!({"action": "accept", "content": {"age": 30, "color": "#0f0", "name": "Ann", "ok": true, "size": "L", "tags": ["a", "c"]}})
         );
+    }
+
+    #[test]
+    fn form_fields_are_asked_in_the_server_s_order() {
+        // As the client crate reads it: the written order next to the (sorted) properties.
+        let params = json!({"message": "Who?", "requestedSchema": {"type": "object", "properties": {
+            "age": {"type": "integer"}, "email": {"type": "string"}, "name": {"type": "string"}
+        }, "required": ["name"], mcp_client::elicit::PROPERTY_ORDER: ["name", "email", "age"]}});
+        let mut out = Vec::new();
+        let r = form_elicitation(&params, "srv", &mut term("Ada\nada@example.com\n36\n\n", &mut out)).unwrap();
+        assert_eq!(r, json!({"action": "accept", "content": {"name": "Ada", "email": "ada@example.com", "age": 36}}));
+        let out = String::from_utf8(out).unwrap();
+        let at = |f: &str| out.find(&format!("{f}\u{1b}")).or_else(|| out.find(&format!("{f} ("))).unwrap();
+        assert!(at("name") < at("email") && at("email") < at("age"), "{out}");
+        assert!(out.contains(r#"{"name":"Ada","email":"ada@example.com","age":36}"#), "{out}");
     }
 
     #[test]

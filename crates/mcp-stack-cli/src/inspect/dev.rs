@@ -7,6 +7,12 @@
 //! its port, then connects again. Either way the page stays open and follows the new
 //! connection.
 //!
+//! The `--cmd` command runs in its own process group, and stopping it (on a restart, and when
+//! `mcp dev` ends) stops the whole group: `SIGTERM` to the group, then `SIGKILL` to whatever is
+//! left after a grace period (5 s). A command that forks (`cargo run`, `npm run`, a shell script that
+//! starts the server in the background) leaves no old server on the port. On Windows the tree
+//! is ended with `taskkill /T /F`.
+//!
 //! Changes are found by polling the working folder's modification times every 500 ms (bounded
 //! to 20,000 files; `target/`, `.git/`, `node_modules/` and dot-folders are skipped): no native
 //! watcher dependency, and it works the same in containers and on network file systems. A
@@ -26,6 +32,8 @@ const POLL: Duration = Duration::from_millis(500);
 const QUIET: Duration = Duration::from_millis(300);
 /// How long an HTTP server may take to listen after a (re)start.
 const HTTP_START: Duration = Duration::from_secs(60);
+/// How long a stopped `--cmd` server's process group has to exit before it is killed.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// How `mcp dev` runs.
 #[derive(Debug, Clone, Default)]
@@ -45,32 +53,139 @@ pub async fn run(opts: Options, target: TargetArgs, dev: DevOptions) -> Result<(
         Some(w) => w,
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
-    let mut child = None;
-    if !dev.http_command.is_empty() {
-        child = Some(start_http(&dev.http_command).await?);
-    }
-    let command = dev.http_command.clone();
-    let started = move |inspector: Arc<Inspector>| {
-        tokio::spawn(watch_and_restart(inspector, watch, command, child));
+    let server = if dev.http_command.is_empty() {
+        None
+    } else {
+        Some(Arc::new(tokio::sync::Mutex::new(Some(Server::start(&dev.http_command)?))))
     };
-    super::serve(opts, target, dev.inspect, "mcp dev", started).await
+    let command = dev.http_command.clone();
+    let watcher = Arc::new(parking_lot::Mutex::new(None));
+    let (slot, handle) = (server.clone(), watcher.clone());
+    let started = move |inspector: Arc<Inspector>| {
+        *handle.lock() = Some(tokio::spawn(watch_and_restart(inspector, watch, command, slot)));
+    };
+    let served = super::serve(opts, target, dev.inspect, "mcp dev", started).await;
+    // No restart after this; then the server's whole group goes.
+    let watching = watcher.lock().take();
+    if let Some(w) = watching {
+        w.abort();
+        let _ = w.await;
+    }
+    if let Some(slot) = server {
+        let running = slot.lock().await.take();
+        if let Some(s) = running {
+            s.stop(STOP_GRACE).await;
+        }
+    }
+    served
 }
 
-async fn start_http(command: &[String]) -> Result<tokio::process::Child, String> {
-    let (program, args) = command.split_first().ok_or("--cmd needs a command")?;
-    tokio::process::Command::new(program)
-        .args(args)
-        .kill_on_drop(true)
-        .stdin(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| format!("{program}: {e}"))
+/// The `--cmd` server: a child in a process group of its own, stopped as a whole (killed if
+/// dropped without [`Server::stop`]).
+#[derive(Debug)]
+pub(crate) struct Server {
+    child: tokio::process::Child,
+    /// The group's id (the child's pid), kept after the child is reaped.
+    group: Option<u32>,
+}
+
+impl Server {
+    /// Starts `command` (program and arguments) in a new process group.
+    pub(crate) fn start(command: &[String]) -> Result<Self, String> {
+        let (program, args) = command.split_first().ok_or("--cmd needs a command")?;
+        let mut c = tokio::process::Command::new(program);
+        c.args(args).kill_on_drop(true).stdin(std::process::Stdio::null());
+        #[cfg(unix)]
+        c.process_group(0);
+        let child = c.spawn().map_err(|e| format!("{program}: {e}"))?;
+        let group = child.id();
+        Ok(Self { child, group })
+    }
+
+    /// Stops the whole process group: `SIGTERM`, up to `grace` for every process in it to
+    /// exit, then `SIGKILL` for the rest.
+    pub(crate) async fn stop(mut self, grace: Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        signal_group(self.group, false);
+        let _ = tokio::time::timeout_at(deadline, self.child.wait()).await;
+        while group_alive(self.group) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        if group_alive(self.group) {
+            signal_group(self.group, true);
+        }
+        let _ = self.child.kill().await;
+        self.group = None;
+    }
+
+    /// Stops this server and starts `command` again.
+    pub(crate) async fn restart(self, command: &[String], grace: Duration) -> Result<Self, String> {
+        self.stop(grace).await;
+        Self::start(command)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        signal_group(self.group, true);
+    }
+}
+
+/// Signals the process group `group` (`kill`: `SIGKILL`, else `SIGTERM`); on Windows ends the
+/// process tree.
+fn signal_group(group: Option<u32>, kill: bool) {
+    let Some(g) = group else { return };
+    #[cfg(unix)]
+    if let Some(pg) = rustix::process::Pid::from_raw(g as i32) {
+        use rustix::process::{kill_process_group, Signal};
+        let _ = kill_process_group(pg, if kill { Signal::KILL } else { Signal::TERM });
+    }
+    #[cfg(windows)]
+    {
+        let _ = kill;
+        let _ = std::process::Command::new("taskkill")
+            .args(["/PID", &g.to_string(), "/T", "/F"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+    #[cfg(not(any(unix, windows)))]
+    let _ = (g, kill);
+}
+
+/// Whether any process of `group` still runs. On Linux exited processes nobody reaped yet
+/// (zombies: in a container whose first process does not reap) do not count.
+fn group_alive(group: Option<u32>) -> bool {
+    let Some(g) = group else { return false };
+    #[cfg(unix)]
+    {
+        let Some(pg) = rustix::process::Pid::from_raw(g as i32) else { return false };
+        if rustix::process::test_kill_process_group(pg).is_err() {
+            return false;
+        }
+        let Ok(procs) = std::fs::read_dir("/proc") else { return true };
+        // Bounded by the process table; only read while the group answers a signal.
+        procs.flatten().any(|e| {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { return false };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            // `pid (comm) state ppid pgrp ...`: the fields after the last `)`.
+            let mut f = stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace();
+            let (state, pgrp) = (f.next(), f.nth(1));
+            state != Some("Z") && pgrp == Some(g.to_string().as_str())
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = g;
+        false
+    }
 }
 
 async fn watch_and_restart(
     inspector: Arc<Inspector>,
     root: PathBuf,
     http_command: Vec<String>,
-    mut child: Option<tokio::process::Child>,
+    server: Option<Arc<tokio::sync::Mutex<Option<Server>>>>,
 ) {
     let mut seen = snapshot(&root);
     loop {
@@ -91,15 +206,17 @@ async fn watch_and_restart(
         }
         seen = settled;
         eprintln!("mcp dev: files changed under {}; restarting the server", root.display());
-        if let Some(old) = child.as_mut() {
-            let _ = old.kill().await;
-            child = match start_http(&http_command).await {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    eprintln!("mcp dev: {e}");
-                    None
-                }
+        if let Some(slot) = &server {
+            let mut running = slot.lock().await;
+            let started = match running.take() {
+                Some(old) => old.restart(&http_command, STOP_GRACE).await,
+                None => Server::start(&http_command),
             };
+            match started {
+                Ok(s) => *running = Some(s),
+                Err(e) => eprintln!("mcp dev: {e}"),
+            }
+            drop(running);
             let deadline = tokio::time::Instant::now() + HTTP_START;
             while tokio::time::Instant::now() < deadline && inspector.client(true).await.is_err() {
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -154,6 +271,55 @@ fn snapshot(root: &Path) -> Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether process `pid` runs (an unreaped zombie does not).
+    #[cfg(unix)]
+    fn running(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')),
+            Err(_) if Path::new("/proc/self").exists() => false,
+            Err(_) => rustix::process::Pid::from_raw(pid as i32)
+                .is_some_and(|p| rustix::process::test_kill_process(p).is_ok()),
+        }
+    }
+
+    /// The pid a command wrote to `file` (written once the command runs).
+    #[cfg(unix)]
+    async fn pid_in(file: &Path, not: Option<u32>) -> u32 {
+        for _ in 0..400 {
+            if let Some(pid) = std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse().ok()) {
+                if Some(pid) != not {
+                    return pid;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no pid in {}", file.display());
+    }
+
+    /// A command that forks, as `cargo run` or `npm run` do: a shell that starts a background
+    /// process (standing for the server that holds the port) and writes its pid, then waits.
+    /// A restart must stop the background process too, not only the shell.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_restart_stops_the_command_s_forked_processes() {
+        let dir = std::env::temp_dir().join(format!("mcp-dev-group-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("server.pid");
+        let script = format!("sleep 300 & echo $! > '{}'; wait", pid_file.display());
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script];
+        let first = Server::start(&command).unwrap();
+        let old = pid_in(&pid_file, None).await;
+        assert!(running(old));
+        let second = first.restart(&command, Duration::from_secs(10)).await.unwrap();
+        assert!(!running(old), "the old command's forked process {old} is gone after a restart");
+        let new = pid_in(&pid_file, Some(old)).await;
+        assert!(running(new), "the new command runs");
+        second.stop(Duration::from_secs(10)).await;
+        assert!(!running(new), "stopping (as on exit) ends the forked process {new} too");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_scan_sees_changes_outside_skipped_folders_only() {

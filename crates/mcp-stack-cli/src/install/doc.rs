@@ -50,6 +50,8 @@ pub(super) enum Refusal {
     Duplicate { key: String, in_servers: bool },
     /// A server of that name is there (and no `--force`).
     Exists,
+    /// The edit would have changed more than the one entry (a bug; nothing is written).
+    Bug(&'static str),
 }
 
 impl Refusal {
@@ -69,6 +71,7 @@ impl Refusal {
                 )
             }
             Self::Exists => format!("a server named {name:?} is there already (--force replaces it)"),
+            Self::Bug(what) => format!("internal error: the edit would {what}; left as it is (please report this)"),
         }
     }
 }
@@ -268,7 +271,7 @@ pub(super) fn add_entry(text: &str, key: &str, name: &str, entry: &Value, force:
 /// text (the servers key possibly added at the end), and the same servers with the same text
 /// apart from `name`. A failure here is a bug; the file is then left alone.
 fn check(old: &str, new: &str, key: &str, name: &str) -> Result<(), Refusal> {
-    let bug = |what: &str| Refusal::NotJson(format!("internal error: the edit would {what}"));
+    let bug = Refusal::Bug;
     let whole = |t: &str| {
         let s = t.len() - t.trim_start().len();
         s..s + t.trim().len()

@@ -227,11 +227,11 @@ fn put(path: &Path, bytes: &[u8], mode: Mode<'_>) -> std::io::Result<()> {
             let _ = perms;
         }
         f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        f.sync_all()
     })();
+    // Closed before the rename (Windows renames open files less willingly).
     drop(f);
-    if let Err(e) = written {
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }

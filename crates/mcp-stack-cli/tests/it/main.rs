@@ -14,6 +14,8 @@ mod cluster;
 mod config_targets;
 mod docs_examples;
 mod doctor;
+#[cfg(unix)]
+mod elicit_order;
 mod hostile_http;
 mod hostile_stdio;
 mod icons_cli;

@@ -311,7 +311,8 @@ impl Exchange {
                 let r = rx.as_mut()?.await.ok();
                 *rx = None;
                 r.map(|text| {
-                    serde_json::from_slice(&text?).map_err(|e| TransportError::Malformed(format!("invalid JSON: {e}")))
+                    crate::elicit::order::parse(&text?)
+                        .map_err(|e| TransportError::Malformed(format!("invalid JSON: {e}")))
                 })
             }
             Messages::Ready(q) => q.pop_front().map(Ok),

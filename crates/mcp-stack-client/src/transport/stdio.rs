@@ -508,7 +508,7 @@ fn route_line(shared: &Shared, line: Vec<u8>) {
     if text.is_empty() {
         return;
     }
-    let parse = |text: &[u8]| match serde_json::from_slice::<Value>(text) {
+    let parse = |text: &[u8]| match crate::elicit::order::parse(text) {
         Ok(msg) => Some(msg),
         Err(e) => {
             tracing::warn!(error = %e, "ignoring a non-JSON line from the server");

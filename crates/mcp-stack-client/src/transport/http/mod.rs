@@ -126,7 +126,7 @@ fn adopt(mut m: Value, id: &Value) -> Value {
 
 /// Splits a JSON body into messages (a JSON-RPC batch is an array).
 fn parse_messages(bytes: &[u8]) -> Result<Vec<Value>, TransportError> {
-    match serde_json::from_slice::<Value>(bytes) {
+    match crate::elicit::order::parse(bytes) {
         Ok(Value::Array(items)) if items.iter().all(Value::is_object) => Ok(items),
         Ok(v @ Value::Object(_)) => Ok(vec![v]),
         Ok(_) => Err(TransportError::Malformed("the server sent JSON that is not a JSON-RPC message".into())),
