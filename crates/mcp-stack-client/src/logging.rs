@@ -21,9 +21,10 @@ impl ClientBuilder {
     /// Calls `f` with the params of each `notifications/message` that no call takes: a
     /// legacy server's messages between calls, or while several calls are in flight (over
     /// stdio they name no request), and those of a call made without
-    /// [`CallOptions::on_log`]. It runs on a task of its own, fed by a queue of
-    /// [`LOG_QUEUE_CAP`] (a handler that falls behind loses messages, counted, never memory).
-    /// Without it such messages are traced at `debug` (target `mcp_client::server_log`).
+    /// [`CallOptions::on_log`]. Keep it quick: it runs on a task of its own, fed by a queue of
+    /// [`LOG_QUEUE_CAP`] (a handler that falls behind loses messages, counted, never memory),
+    /// or, for a call's own messages, on that call's task. Without it such messages are traced
+    /// at `debug` (target `mcp_client::server_log`).
     pub fn on_log(mut self, f: impl Fn(&Value) + Send + Sync + 'static) -> Self {
         self.log_handler = Some(Arc::new(f) as NotificationCallback);
         self
