@@ -49,7 +49,7 @@ struct Global {
     /// Ask elicitation/sampling questions even when stdin is not a terminal (answers are read line by line).
     #[arg(long, global = true, conflicts_with = "no_input")]
     interactive: bool,
-    /// Ask the server for log messages at this level (shown on stderr).
+    /// Ask the server for log messages at this level (shown on stderr; a legacy server is sent logging/setLevel).
     #[arg(long, global = true, value_name = "LEVEL")]
     log_level: Option<String>,
     /// Follow a 307/308 redirect to another origin (refused by default). Custom headers,

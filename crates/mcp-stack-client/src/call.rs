@@ -80,11 +80,15 @@ impl Client {
             }
             _ => {
                 let version = negotiated.as_ref().map_or(mcp_protocol::version::LATEST, |(_, v)| v.as_str());
-                let meta = ClientMeta { progress, log_level: opts.log_level, extra, ..self.modern_meta(version) };
+                let log_level = opts.log_level.or(self.inner.config.log_level);
+                let meta = ClientMeta { progress, log_level, extra, ..self.modern_meta(version) };
                 (meta, self.modern_headers(version, method, params))
             }
         };
-        let req = OutgoingRequest::from_parts(Parts { id, method, params, meta }, headers);
+        // A legacy server's log messages name no request: a caller that reads them needs the
+        // stream they may arrive on (a modern request asks with its log level).
+        let req = OutgoingRequest::from_parts(Parts { id, method, params, meta }, headers)
+            .taking_notifications(opts.on_log.is_some());
         let mut response = self.exchange(req, opts).await?;
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
@@ -146,11 +150,10 @@ impl Client {
                     }
                     deadline = Instant::now() + idle;
                 }
-                (Some("notifications/message"), None) => {
-                    if let Some(cb) = &opts.on_log {
-                        cb(&m["params"]);
-                    }
-                }
+                (Some("notifications/message"), None) => match &opts.on_log {
+                    Some(cb) => cb(&m["params"]),
+                    None => self.log_unclaimed(&m["params"]),
+                },
                 (Some(_), None) => {}
                 (None, Some(rid)) if *rid == id => {
                     ex.complete();

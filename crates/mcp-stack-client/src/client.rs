@@ -108,6 +108,10 @@ pub struct ClientBuilder {
     pub(crate) tasks: bool,
     /// Sees every JSON-RPC message of a request exchange ([`ClientBuilder::on_traffic`]).
     pub(crate) traffic: Option<TrafficTap>,
+    /// Takes the log messages no call takes ([`ClientBuilder::on_log`]).
+    pub(crate) log_handler: Option<NotificationCallback>,
+    /// The log level asked of the server ([`ClientBuilder::log_level`]).
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
 /// Which way a message went (see [`ClientBuilder::on_traffic`]).
@@ -145,6 +149,8 @@ impl ClientBuilder {
             force_legacy: false,
             tasks: false,
             traffic: None,
+            log_handler: None,
+            log_level: None,
         }
     }
 
@@ -361,6 +367,7 @@ impl Client {
                 listeners: Default::default(),
             }),
         };
+        client.route_logs();
         let budget = client.inner.config.connect_timeout;
         let deadline = Instant::now() + budget;
         // One deadline for the whole handshake. Every exchange inside waits at most `budget`

@@ -27,6 +27,7 @@ impl Client {
             .send(mcp_protocol::jsonrpc::notification("notifications/initialized", Value::Null), self.legacy_headers())
             .await?;
         self.spawn_unsolicited_handler();
+        self.send_log_level(opts).await;
         Ok(())
     }
 
@@ -64,6 +65,9 @@ impl Client {
                     if let Err(e) = client.inner.transport.send(reply, client.legacy_headers()).await {
                         tracing::warn!(error = %e, "could not answer a server request");
                     }
+                } else if m.get("method").and_then(Value::as_str) == Some("notifications/message") {
+                    // Only when the client has no log handler (else they have their own route).
+                    client.log_unclaimed(&m["params"]);
                 } else if m.get("method").is_some() {
                     client.inner.listeners.lock().retain(|tx| match tx.try_send(m.clone()) {
                         Ok(()) => true,

@@ -25,6 +25,7 @@ mod handlers;
 pub mod icons;
 mod legacy;
 mod listen;
+mod logging;
 #[cfg(feature = "multi")]
 pub mod multi;
 pub mod protocol;
@@ -48,6 +49,7 @@ pub use client::{
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
 pub use listen::{ListenEvent, Subscription};
+pub use logging::LOG_QUEUE_CAP;
 /// The schema types the client API speaks (`mcp_protocol::types`).
 pub use mcp_protocol::types;
 pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};

@@ -428,6 +428,13 @@ fn http_transport(url: &str, headers: &[(String, String)], opts: &Options) -> Re
 async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client, Failure> {
     // The CLI follows tasks (spinner, Ctrl-C cancels), so it declares the extension.
     let mut b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).tasks(true);
+    // Log messages no call takes (a legacy server's, between or across calls) are shown too;
+    // `--log-level` also reaches a legacy server, as `logging/setLevel`.
+    let l = ui.clone();
+    b = b.on_log(move |p| l.log(p));
+    if let Some(level) = opts.log_level.as_deref().and_then(level) {
+        b = b.log_level(level);
+    }
     if !opts.no_input {
         let e = ui.clone();
         // The prompts show the questions as the server sent them: the raw handlers.

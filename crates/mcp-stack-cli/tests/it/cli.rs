@@ -162,3 +162,23 @@ fn usage_errors_exit_2() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("missing NAME"), "{}", r.stderr);
 }
+
+/// Issue 42, items 17 and 18: `mcp serve everything --stdio`'s log messages reach the CLI in
+/// both eras, and `--log-level` reaches a legacy server (as `logging/setLevel`): at `error`
+/// the tool's `info` messages are not sent.
+#[test]
+fn log_messages_reach_the_cli_in_both_eras_at_its_level() {
+    let call = ["tools", "call", "count_with_progress", r#"{"steps":2,"delay_ms":5}"#];
+    for era in [&[][..], &["--force-legacy", "2025-11-25"][..]] {
+        for (level, shown) in [("info", true), ("error", false)] {
+            let args: Vec<&str> = era.iter().chain(&["--log-level", level]).chain(&call).copied().collect();
+            let r = mcp(&args);
+            assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+            assert!(r.stdout.contains("counted to 2"), "{args:?}: {}", r.stdout);
+            for step in ["reached 1", "reached 2"] {
+                assert_eq!(r.stderr.contains(step), shown, "{args:?}: {}", r.stderr);
+            }
+            assert!(!r.stderr.contains("dropping"), "{args:?}: {}", r.stderr);
+        }
+    }
+}

@@ -47,6 +47,8 @@ pub(crate) struct Unsolicited {
 struct Route {
     /// Where messages go now; `None`: dropped as they come (no consumer, or closed).
     tx: Option<mpsc::Sender<Value>>,
+    /// Where `notifications/message` go, when not to `tx`: the client's log handler.
+    logs: Option<mpsc::Sender<Value>>,
     /// The queue of what came before a consumer was named.
     early: Option<mpsc::Receiver<Value>>,
     /// The transport closed: a consumer named later gets what was queued, then the end.
@@ -57,7 +59,7 @@ impl Unsolicited {
     /// Messages wait (at most [`UNSOLICITED_CAP`]) for a consumer to be named.
     pub(crate) fn new() -> Self {
         let (tx, rx) = mpsc::channel(UNSOLICITED_CAP);
-        let route = Route { tx: Some(tx), early: Some(rx), closed: false };
+        let route = Route { tx: Some(tx), logs: None, early: Some(rx), closed: false };
         Self { state: parking_lot::Mutex::new(route), dropped: AtomicU64::new(0) }
     }
 
@@ -78,18 +80,42 @@ impl Unsolicited {
         }
     }
 
-    /// Hands `m` to the consumer. When its queue is full, or there is none (nobody consumes
-    /// unsolicited messages: a modern session), `m` is dropped; for a server request the error
-    /// response it is owed is returned, for the transport to send.
+    /// Sends log messages (`notifications/message`) that belong to no request to `sink` from
+    /// now on (a bounded queue: when it is full they are dropped, counted), rather than with
+    /// the other unsolicited messages; `None`: with them again.
+    pub(crate) fn route_logs(&self, sink: Option<mpsc::Sender<Value>>) {
+        let mut st = self.lock();
+        st.logs = sink.filter(|_| !st.closed);
+    }
+
+    /// Hands `m` to the consumer (a log message to the log sink, if there is one). When its
+    /// queue is full, or there is none (nobody consumes unsolicited messages: a modern
+    /// session), `m` is dropped; for a server request the error response it is owed is
+    /// returned, for the transport to send.
     pub(crate) fn deliver(&self, m: Value) -> Option<Value> {
-        let sent = match &self.lock().tx {
-            Some(tx) => tx.try_send(m),
-            None => Err(mpsc::error::TrySendError::Closed(m)),
+        let is_log = m.get("method").and_then(Value::as_str) == Some("notifications/message");
+        let sent = match &*self.lock() {
+            Route { logs: Some(logs), .. } if is_log => logs.try_send(m),
+            Route { tx: Some(tx), .. } => tx.try_send(m),
+            _ => Err(mpsc::error::TrySendError::Closed(m)),
         };
         let (m, why) = match sent {
             Ok(()) => return None,
+            Err(mpsc::error::TrySendError::Full(m)) if is_log => {
+                (m, "the client's log handler is behind: too many log messages are queued")
+            }
             Err(mpsc::error::TrySendError::Full(m)) => (m, "the client is busy: too many server messages are queued"),
-            Err(mpsc::error::TrySendError::Closed(m)) => (m, "the client takes no server requests outside a request"),
+            Err(mpsc::error::TrySendError::Closed(m)) => {
+                let why = if m.get("id").is_some() {
+                    "the client takes no server requests outside a request"
+                } else if is_log {
+                    "a log message for no single request in flight, and no log handler \
+                     (ClientBuilder::on_log) to take it"
+                } else {
+                    "a notification for no request in flight, and nothing listens for it"
+                };
+                (m, why)
+            }
         };
         self.count_drop(why);
         refusal(&m, why)
@@ -102,7 +128,7 @@ impl Unsolicited {
                 dropped,
                 cap = UNSOLICITED_CAP,
                 reason = why,
-                "dropping unsolicited messages from the server"
+                "dropping server messages that belong to no request"
             );
         }
     }
@@ -116,6 +142,7 @@ impl Unsolicited {
         let mut st = self.lock();
         st.closed = true;
         st.tx = None;
+        st.logs = None;
     }
 
     /// Queued and dropped counts.
@@ -131,7 +158,7 @@ impl Unsolicited {
 impl Default for Unsolicited {
     /// No queue and no consumer: everything is dropped as it arrives.
     fn default() -> Self {
-        let route = Route { tx: None, early: None, closed: false };
+        let route = Route { tx: None, logs: None, early: None, closed: false };
         Self { state: parking_lot::Mutex::new(route), dropped: AtomicU64::new(0) }
     }
 }
@@ -366,6 +393,13 @@ pub trait Transport: Send + Sync + 'static {
     /// Until the first call they wait in a queue of [`UNSOLICITED_CAP`]; a sink that is full
     /// loses messages (counted), never memory. Default: nothing (no such messages).
     fn route_unsolicited(&self, sink: Option<mpsc::Sender<Value>>) {
+        drop(sink);
+    }
+
+    /// Where the log messages (`notifications/message`) that belong to no request of ours go
+    /// from now on: to `sink` (bounded: when it is full they are dropped, counted), or, with
+    /// `None`, with the other unsolicited messages. Default: nothing (they stay with them).
+    fn route_logs(&self, sink: Option<mpsc::Sender<Value>>) {
         drop(sink);
     }
 

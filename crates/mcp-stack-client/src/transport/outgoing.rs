@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 pub struct OutgoingRequest<'a> {
     id: Value,
     streams: bool,
+    listen: bool,
     initialize: bool,
     body: Body<'a>,
     /// HTTP headers to send with it (lower-case names). Ignored by stdio.
@@ -45,8 +46,8 @@ impl OutgoingRequest<'static> {
         };
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
         let streams = streams(method, message.pointer("/params/_meta"));
-        let initialize = method == "initialize";
-        Ok(Self { id, streams, initialize, body: Body::Whole(message), headers })
+        let (listen, initialize) = (is_listen(method), method == "initialize");
+        Ok(Self { id, streams, listen, initialize, body: Body::Whole(message), headers })
     }
 }
 
@@ -55,7 +56,10 @@ impl<'a> OutgoingRequest<'a> {
     pub(crate) fn from_parts(parts: Parts<'a>, headers: Vec<(String, String)>) -> Self {
         Self {
             id: Value::from(parts.id),
-            streams: parts.meta.progress.is_some() || streams(parts.method, parts.params.get("_meta")),
+            streams: parts.meta.progress.is_some()
+                || parts.meta.log_level.is_some()
+                || streams(parts.method, parts.params.get("_meta")),
+            listen: is_listen(parts.method),
             initialize: parts.method == "initialize",
             body: Body::Parts(parts),
             headers,
@@ -73,10 +77,23 @@ impl<'a> OutgoingRequest<'a> {
     }
 
     /// Whether messages other than the response may come for this request: it carries a
-    /// progress token, or it is `subscriptions/listen`. Any other request gets exactly one
-    /// message, its response.
+    /// progress token or a log level, it is `subscriptions/listen`, or the caller takes log
+    /// messages ([`OutgoingRequest::taking_notifications`]). Any other request gets exactly
+    /// one message, its response.
     pub fn streams(&self) -> bool {
         self.streams
+    }
+
+    /// Marks the request as one that takes notifications when `on` (a legacy call whose caller
+    /// reads its log messages: they carry no sign of the request they belong to).
+    pub fn taking_notifications(mut self, on: bool) -> Self {
+        self.streams |= on;
+        self
+    }
+
+    /// Whether this is `subscriptions/listen` (its stream never carries log messages).
+    pub fn is_listen(&self) -> bool {
+        self.listen
     }
 
     /// Whether this is `initialize` (a legacy session begins with its answer).
@@ -102,10 +119,14 @@ impl<'a> OutgoingRequest<'a> {
 }
 
 /// Whether a request of `method` with `_meta` may get more messages than its response: it is
-/// `subscriptions/listen`, or it carries a progress token.
+/// `subscriptions/listen`, or it carries a progress token or a log level.
 fn streams(method: &str, meta: Option<&Value>) -> bool {
+    is_listen(method) || meta.is_some_and(|m| m.get(PROGRESS_TOKEN).is_some() || m.get(LOG_LEVEL).is_some())
+}
+
+/// Whether `method` is `subscriptions/listen`.
+fn is_listen(method: &str) -> bool {
     mcp_protocol::Method::parse(method) == Some(mcp_protocol::Method::SubscriptionsListen)
-        || meta.and_then(|m| m.get(PROGRESS_TOKEN)).is_some()
 }
 
 /// A request from its parts: `{"jsonrpc":"2.0","id":..,"method":..,"params":{..}}`, where

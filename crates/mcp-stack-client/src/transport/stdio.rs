@@ -75,11 +75,16 @@ impl StdioCommand {
 }
 
 /// Where a pending request's messages go: a stream when the server may send notifications
-/// about it (progress, subscriptions), else a one-shot for the response alone, which carries
-/// the response's JSON text: the caller parses it on its own thread, so the reader task only
-/// finds the id (no allocation per response there, and none freed across threads).
+/// about it (progress, log messages, subscriptions), else a one-shot for the response alone,
+/// which carries the response's JSON text: the caller parses it on its own thread, so the
+/// reader task only finds the id (no allocation per response there, and none freed across
+/// threads).
 enum Route {
-    Stream(SplitTx),
+    /// `listen`: a `subscriptions/listen` stream, which never carries log messages.
+    Stream {
+        tx: SplitTx,
+        listen: bool,
+    },
     Once(oneshot::Sender<Result<Vec<u8>, TransportError>>),
 }
 
@@ -87,7 +92,7 @@ impl Route {
     /// Delivers a failure.
     fn fail(self, e: TransportError) {
         let _ = match self {
-            Route::Stream(tx) => {
+            Route::Stream { tx, .. } => {
                 tx.finish(Err(e));
                 Ok(())
             }
@@ -124,6 +129,26 @@ impl Pending {
 
     fn remove(&self, k: &RequestId) -> Option<Route> {
         self.shard(k).remove(k)
+    }
+
+    /// The request a log message that names none belongs to: the one request in flight
+    /// (listen streams aside: log messages never travel on them), when there is exactly one and
+    /// it takes notifications. Over stdio a `notifications/message` belongs to the request in
+    /// flight; with several in flight nothing says which.
+    fn sole_call(&self) -> Option<RequestId> {
+        let mut found = None;
+        for shard in &self.0 {
+            for (k, route) in shard.lock().iter() {
+                if matches!(route, Route::Stream { listen: true, .. }) {
+                    continue;
+                }
+                if found.is_some() {
+                    return None;
+                }
+                found = Some((k.clone(), matches!(route, Route::Stream { .. })));
+            }
+        }
+        found.and_then(|(k, streams)| streams.then_some(k))
     }
 
     fn drain(&self) -> Vec<Route> {
@@ -535,7 +560,7 @@ fn route_line(shared: &Shared, line: Vec<u8>) {
                 let _ = tx.send(Ok(line));
                 return;
             }
-            Some(Route::Stream(tx)) => {
+            Some(Route::Stream { tx, .. }) => {
                 if let Some(m) = msg.or_else(|| parse(text)) {
                     tx.finish(Ok(m));
                 }
@@ -544,14 +569,26 @@ fn route_line(shared: &Shared, line: Vec<u8>) {
             None => {}
         },
         Some((k, false)) => {
-            if let Some(Route::Stream(tx)) = shared.pending.shard(&k).get(&k) {
+            if let Some(Route::Stream { tx, .. }) = shared.pending.shard(&k).get(&k) {
                 if let Some(m) = msg.take() {
                     tx.note(m);
                 }
                 return;
             }
         }
-        None => {}
+        None => {
+            // A log message names no request: it belongs to the one in flight, if only one is.
+            let is_log =
+                msg.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str) == Some("notifications/message");
+            if let Some(k) = is_log.then(|| shared.pending.sole_call()).flatten() {
+                if let Some(Route::Stream { tx, .. }) = shared.pending.shard(&k).get(&k) {
+                    if let Some(m) = msg.take() {
+                        tx.note(m);
+                    }
+                    return;
+                }
+            }
+        }
     }
     if let Some(m) = msg.or_else(|| parse(text)) {
         if let Some(reply) = shared.unsolicited.deliver(m) {
@@ -574,7 +611,7 @@ pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
     let shared = Shared { unsolicited: Unsolicited::new(), ..Shared::default() };
     shared.unsolicited.route(Some(tx));
     let (tx, mut exchange) = Exchange::split();
-    shared.pending.insert(RequestId::Integer(1), Route::Stream(tx));
+    shared.pending.insert(RequestId::Integer(1), Route::Stream { tx, listen: false });
     route_line(&shared, line.to_vec());
     // Whatever reached the request is ready at once (a response ended the exchange).
     drop(shared.pending.drain());
@@ -591,11 +628,11 @@ impl Transport for StdioTransport {
     fn request<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, Result<Exchange, TransportError>> {
         Box::pin(async move {
             let (id, k) = (req.id().clone(), req.key());
-            // Notifications name their request by progress token or subscription id: only
-            // such requests need a stream; any other gets its response through a one-shot.
+            // Only requests that may get notifications (a progress token, a log level, a
+            // listen) need a stream; any other gets its response through a one-shot.
             let (route, exchange) = if req.streams() {
                 let (tx, exchange) = Exchange::split();
-                (Route::Stream(tx), exchange)
+                (Route::Stream { tx, listen: req.is_listen() }, exchange)
             } else {
                 let (tx, rx) = oneshot::channel();
                 (Route::Once(tx), Exchange::once_text(rx))
@@ -625,6 +662,10 @@ impl Transport for StdioTransport {
 
     fn route_unsolicited(&self, sink: Option<mpsc::Sender<Value>>) {
         self.shared.unsolicited.route(sink);
+    }
+
+    fn route_logs(&self, sink: Option<mpsc::Sender<Value>>) {
+        self.shared.unsolicited.route_logs(sink);
     }
 
     fn unsolicited_stats(&self) -> UnsolicitedStats {

@@ -8,6 +8,7 @@
 //! - `https`: TLS (trusted, untrusted, a plain port), and a `CONNECT` proxy.
 //! - `tasks`: the tasks and skills extensions over both transports.
 //! - `legacy_listen`: `subscriptions/listen` fed by a legacy session.
+//! - `logs`: log messages in both eras over stdio.
 //! - `apps`: MCP Apps (the extension declared, app-only tools, views) in both eras.
 
 mod apps;
@@ -15,6 +16,7 @@ mod http;
 mod https;
 mod in_flight;
 mod legacy_listen;
+mod logs;
 mod stdio;
 mod tasks;
 
@@ -28,6 +30,10 @@ fn main() -> std::process::ExitCode {
         stdio::timeout_cancels_the_request_and_the_server_keeps_serving,
         stdio::legacy_server_over_stdio,
         stdio::killed_server_fails_pending_calls_promptly_and_leaves_no_process,
+        logs::log_messages_reach_the_call_in_both_eras,
+        logs::log_messages_no_call_takes_reach_the_client_handler,
+        logs::the_log_level_is_sent_to_a_legacy_server,
+        logs::no_set_level_without_the_logging_capability,
         http::modern_server_over_http,
         http::killed_http_server_fails_pending_calls_promptly,
         https::a_modern_server_over_https,

@@ -102,6 +102,8 @@ pub(crate) async fn progress_and_logs_reach_callbacks() {
     let r = c.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5})).options(opts.clone()).await.unwrap();
     assert_eq!(r.text(), "counted to 3");
     assert_eq!(progress.load(Ordering::SeqCst), 3);
+    // The log messages (one per step) came before the response: all are in.
+    assert_eq!(logs.load(Ordering::SeqCst), 3);
     c.close().await;
 }
 
@@ -137,7 +139,7 @@ pub(crate) async fn timeout_cancels_the_request_and_the_server_keeps_serving() {
 
 /// A legacy (2025-06-18) stdio server: initialize handshake, then tools that make real
 /// server-to-client requests.
-const LEGACY_SERVER: &str = r#"
+pub(crate) const LEGACY_SERVER: &str = r#"
 import json, sys
 def send(m):
     sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()

@@ -679,6 +679,10 @@ impl Transport for HttpTransport {
         self.inner.unsolicited.route(sink);
     }
 
+    fn route_logs(&self, sink: Option<mpsc::Sender<Value>>) {
+        self.inner.unsolicited.route_logs(sink);
+    }
+
     fn unsolicited_stats(&self) -> UnsolicitedStats {
         self.inner.unsolicited.stats()
     }

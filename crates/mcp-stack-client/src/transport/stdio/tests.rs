@@ -27,7 +27,7 @@ fn lines_reach_their_request_or_the_unsolicited_channel() {
     let (once_tx, mut once_rx) = oneshot::channel();
     shared.pending.insert(RequestId::Integer(1), Route::Once(once_tx));
     let (stream_tx, mut stream_rx) = Exchange::split();
-    shared.pending.insert(RequestId::String("s".into()), Route::Stream(stream_tx));
+    shared.pending.insert(RequestId::String("s".into()), Route::Stream { tx: stream_tx, listen: false });
 
     route_line(&shared, br#"{"method":"notifications/progress","params":{"progressToken":"s"}}"#.to_vec());
     route_line(&shared, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n".to_vec());
@@ -47,6 +47,54 @@ fn lines_reach_their_request_or_the_unsolicited_channel() {
     assert_eq!(other.try_recv().unwrap()["id"], 9);
     assert!(other.try_recv().is_err());
     assert!(shared.pending.drain().is_empty());
+}
+
+/// A stream route for request `id` (a listen stream if `listen`), and its exchange.
+fn stream(shared: &Shared, id: i64, listen: bool) -> Exchange {
+    let (tx, exchange) = Exchange::split();
+    shared.pending.insert(RequestId::Integer(id), Route::Stream { tx, listen });
+    exchange
+}
+
+/// The next message already delivered to `ex`, if any.
+fn ready(ex: &mut Exchange) -> Option<Value> {
+    futures::FutureExt::now_or_never(ex.next()).flatten().map(Result::unwrap)
+}
+
+#[test]
+fn a_log_message_goes_to_the_one_call_in_flight_or_else_to_the_client() {
+    const LOG: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+    let (tx, mut other) = mpsc::channel(crate::transport::UNSOLICITED_CAP);
+    let shared = Shared { unsolicited: Unsolicited::new(), ..Shared::default() };
+    shared.unsolicited.route(Some(tx));
+    // One call in flight (a listen stream aside, which never carries log messages): its log.
+    let mut listen = stream(&shared, 1, true);
+    let mut call = stream(&shared, 2, false);
+    route_line(&shared, LOG.to_vec());
+    assert_eq!(ready(&mut call).unwrap()["params"]["data"], "x");
+    assert!(ready(&mut listen).is_none() && other.try_recv().is_err());
+    // Two calls in flight: nothing says whose it is, so it goes to the client's handler.
+    let mut second = stream(&shared, 3, false);
+    route_line(&shared, LOG.to_vec());
+    assert_eq!(other.try_recv().unwrap()["method"], "notifications/message");
+    assert!(ready(&mut call).is_none() && ready(&mut second).is_none());
+    // One call in flight that reads no notifications (a one-shot): to the client as well.
+    drop(shared.pending.remove(&RequestId::Integer(2)));
+    drop(shared.pending.remove(&RequestId::Integer(3)));
+    let (once, _rx) = oneshot::channel();
+    shared.pending.insert(RequestId::Integer(4), Route::Once(once));
+    route_line(&shared, LOG.to_vec());
+    assert_eq!(other.try_recv().unwrap()["method"], "notifications/message");
+    // A log sink (the client's log handler) takes them rather than the unsolicited consumer;
+    // it is bounded: past its capacity they are dropped and counted.
+    let (logs_tx, mut logs) = mpsc::channel(2);
+    shared.unsolicited.route_logs(Some(logs_tx));
+    for _ in 0..3 {
+        route_line(&shared, LOG.to_vec());
+    }
+    assert!(logs.try_recv().is_ok() && logs.try_recv().is_ok() && logs.try_recv().is_err());
+    assert!(other.try_recv().is_err());
+    assert_eq!(shared.unsolicited.stats().dropped, 1);
 }
 
 #[tokio::test]
