@@ -16,6 +16,7 @@ pub mod sse;
 pub mod state;
 pub mod strict;
 pub mod telemetry;
+pub mod text;
 pub mod types;
 pub mod version;
 

@@ -1,8 +1,15 @@
 //! `ProxyConfig::tools` (globs) and `ProxyConfig::prefix`: which upstream tools are exposed, and
 //! under what names.
+//!
+//! Every policy glob (`ProxyConfig::tools`, `ProxyConfig::tool_access`) matches the name
+//! clients see, prefix included (a gateway's `NAME_tool`), as the front's rate limits do: one
+//! naming for every flag. A glob that matches no listed tool is reported once in the log
+//! ([`GlobCheck`]), after every upstream listed its tools once (at start when it can).
+
+use parking_lot::Mutex;
 
 /// The name filter and prefix.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Names {
     /// Tool name globs (`*` any run, `?` one character); empty means every tool.
     pub(crate) tools: Vec<String>,
@@ -12,6 +19,63 @@ pub(crate) struct Names {
     pub(crate) access: Vec<(String, mcp::server::Access)>,
     /// The authority `ui://` URIs are served under (`ProxyConfig::view_authority`, encoded).
     pub(crate) views: Option<String>,
+    /// Where this upstream reports which globs matched (shared by a gateway's upstreams).
+    pub(crate) check: std::sync::Arc<GlobCheck>,
+    /// Whether this upstream reported its tools to `check` already.
+    pub(crate) checked: std::sync::atomic::AtomicBool,
+}
+
+/// Which policy globs matched a listed tool, across every upstream that uses them: once each
+/// upstream reported its first tool list, each glob that matched none is logged once (a
+/// misspelt or unprefixed name protects nothing, and would otherwise say nothing).
+#[derive(Debug, Default)]
+pub(crate) struct GlobCheck {
+    state: Mutex<GlobState>,
+}
+
+#[derive(Debug, Default)]
+struct GlobState {
+    /// Each glob, whether it matched, and what it is for (`tools` or `tool_access`).
+    globs: Vec<(String, bool, &'static str)>,
+    /// Upstreams that have not reported yet.
+    waiting: usize,
+    /// Whether the report was made.
+    done: bool,
+}
+
+impl GlobCheck {
+    /// Counts one more upstream, whose globs are these.
+    pub(crate) fn register(&self, names: &Names) {
+        let mut s = self.state.lock();
+        s.waiting += 1;
+        let globs =
+            names.tools.iter().map(|g| (g, "tools")).chain(names.access.iter().map(|(g, _)| (g, "tool_access")));
+        for (g, what) in globs {
+            if !s.globs.iter().any(|(have, _, w)| have == g && *w == what) {
+                s.globs.push((g.clone(), false, what));
+            }
+        }
+    }
+
+    /// Whether no upstream has a glob to check.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.state.lock().globs.is_empty()
+    }
+
+    /// One upstream's tools, by the names clients see; the globs that matched none, once every
+    /// upstream reported (else empty).
+    fn report<'a>(&self, outward: impl Iterator<Item = &'a str> + Clone) -> Vec<(String, &'static str)> {
+        let mut s = self.state.lock();
+        for (g, matched, _) in s.globs.iter_mut().filter(|(_, m, _)| !*m) {
+            *matched = outward.clone().any(|n| glob(g.as_bytes(), n.as_bytes()));
+        }
+        s.waiting = s.waiting.saturating_sub(1);
+        if s.waiting > 0 || s.done {
+            return Vec::new();
+        }
+        s.done = true;
+        s.globs.iter().filter(|(_, m, _)| !*m).map(|(g, _, w)| (g.clone(), *w)).collect()
+    }
 }
 
 /// `name` as a URI authority: unreserved characters kept, anything else percent-encoded.
@@ -33,19 +97,43 @@ pub(crate) fn view_authority(name: &str) -> String {
 const UI: &str = "ui://";
 
 impl Names {
+    /// Whether `pattern` matches the upstream tool `name` as clients see it (prefixed).
+    fn matches(&self, pattern: &str, name: &str) -> bool {
+        let p = pattern.as_bytes();
+        match p.strip_prefix(self.prefix.as_bytes()) {
+            // The common case: the glob spells the prefix out; match the rest on the name.
+            Some(rest) if !self.prefix.contains(['*', '?']) => glob(rest, name.as_bytes()),
+            _ if self.prefix.is_empty() => glob(p, name.as_bytes()),
+            _ => glob(p, self.outward(name).as_bytes()),
+        }
+    }
+
     /// Whether the upstream tool `name` is exposed.
     pub(crate) fn tool_allowed(&self, name: &str) -> bool {
-        self.tools.is_empty() || self.tools.iter().any(|g| glob(g.as_bytes(), name.as_bytes()))
+        self.tools.is_empty() || self.tools.iter().any(|g| self.matches(g, name))
     }
 
     /// Whether `caller` may see and call the exposed upstream tool `name`.
     pub(crate) fn tool_visible(&self, name: &str, caller: &mcp::server::Caller<'_>) -> bool {
         self.tool_allowed(name)
-            && self
-                .access
-                .iter()
-                .find(|(g, _)| glob(g.as_bytes(), name.as_bytes()))
-                .is_none_or(|(_, a)| a.allows(caller))
+            && self.access.iter().find(|(g, _)| self.matches(g, name)).is_none_or(|(_, a)| a.allows(caller))
+    }
+
+    /// Reports this upstream's first tool list (upstream names) to the [`GlobCheck`]; logs
+    /// the globs that matched no tool of any upstream, once all have reported.
+    pub(crate) fn check_listed<'a>(&self, upstream_names: impl Iterator<Item = &'a str> + Clone) {
+        use std::sync::atomic::Ordering;
+        if self.checked.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let outward: Vec<String> = upstream_names.map(|n| self.outward(n)).collect();
+        for (g, what) in self.check.report(outward.iter().map(String::as_str)) {
+            let g = mcp::server::mcp_protocol::text::escape_line(&g);
+            tracing::warn!(
+                "{what} glob {g:?} matches no tool: globs match the names clients see (with a gateway's \
+                 NAME_ prefix), and none is listed"
+            );
+        }
     }
 
     /// The downstream name of an upstream tool or prompt.
@@ -160,7 +248,7 @@ mod tests {
 
     #[test]
     fn prefix_and_filter() {
-        let n = Names { tools: vec!["e*".into()], prefix: "up_".into(), ..Names::default() };
+        let n = Names { tools: vec!["up_e*".into()], prefix: "up_".into(), ..Names::default() };
         let anyone = mcp::server::Caller::new(None, &[]);
         assert_eq!(n.outward("echo"), "up_echo");
         assert_eq!(n.inward_tool("up_echo", &anyone), Some("echo"));
@@ -184,6 +272,48 @@ mod tests {
         assert_eq!(tool["_meta"]["ui"]["resourceUri"], "ui://docs/a/v");
         assert_eq!(view_authority("my server/1"), "my%20server%2F1");
         assert_eq!(Names::default().inward_uri("ui://any/x"), Ok("ui://any/x".to_owned()));
+    }
+
+    #[test]
+    fn globs_match_the_names_clients_see() {
+        use mcp::server::{Access, Caller};
+        let admin_only = |g: &str| vec![(g.to_owned(), Access::scopes(["mcp:admin"]))];
+        let (scopes, user) = (["mcp:admin".to_owned()], Caller::new(Some("u"), &[]));
+        let admin = Caller::new(Some("a"), &scopes);
+        // A gateway's upstream `ev`: its `echo` is `ev_echo` to clients and to every glob.
+        let ev = |access| Names { prefix: "ev_".into(), access, ..Names::default() };
+        for rule in ["ev_echo", "ev_*", "*_echo", "e*o", "ev_ech?"] {
+            let n = ev(admin_only(rule));
+            assert!(!n.tool_visible("echo", &user) && n.tool_visible("echo", &admin), "{rule}");
+        }
+        // The upstream-internal name matches nothing: `add` does not hide `ev_add`.
+        assert!(ev(admin_only("add")).tool_visible("add", &user));
+        assert!(ev(admin_only("echo")).tool_visible("echo", &user));
+        let shown = Names { prefix: "ev_".into(), tools: vec!["ev_e*".into()], ..Names::default() };
+        assert!(shown.tool_allowed("echo") && !shown.tool_allowed("add"));
+        // Without a prefix the names are the upstream's own.
+        assert!(!Names { access: admin_only("echo"), ..Names::default() }.tool_visible("echo", &user));
+    }
+
+    #[test]
+    fn a_glob_matching_no_upstreams_tool_is_reported_once_all_listed() {
+        use mcp::server::Access;
+        let check = std::sync::Arc::new(GlobCheck::default());
+        let access = || vec![("ev_echo".into(), Access::authenticated()), ("add".into(), Access::authenticated())];
+        let upstream = |prefix: &str| Names {
+            prefix: prefix.into(),
+            access: access(),
+            tools: vec!["*".into(), "nope_*".into()],
+            check: check.clone(),
+            ..Names::default()
+        };
+        let (ev, lg) = (upstream("ev_"), upstream("lg_"));
+        check.register(&ev);
+        check.register(&lg);
+        assert!(check.report(["ev_echo", "ev_add"].into_iter()).is_empty(), "lg has not listed yet");
+        let unmatched = check.report(["lg_echo"].into_iter());
+        assert_eq!(unmatched, [("nope_*".to_owned(), "tools"), ("add".to_owned(), "tool_access")]);
+        assert!(check.report(["lg_echo"].into_iter()).is_empty(), "reported once");
     }
 
     #[test]

@@ -457,6 +457,11 @@ pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
             _ => ProtocolError::Custom { code: c, message, data },
         },
         ClientError::ResourceNotFound(uri) => ProtocolError::resource_not_found(&uri),
+        // The upstream does not offer the tool (the client lists an HTTP upstream's tools
+        // before a call, to mirror its `x-mcp-header` parameters, and refuses a name it does
+        // not find there, or one with invalid annotations): the caller's mistake, answered as
+        // the spec answers an unknown tool, not an outage.
+        ClientError::InvalidTool { tool, .. } => ProtocolError::invalid_params(format!("Unknown tool: {tool}")),
         // The proxy's own words about the call (an unanswered question, too many rounds).
         e @ (ClientError::Handler(_) | ClientError::TooManyRounds(_)) => {
             ProtocolError::Internal(format!("upstream call: {e}"))
@@ -473,7 +478,7 @@ pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
 pub(crate) fn hop_error(detail: &str) -> ProtocolError {
     use rand::RngCore;
     let id = format!("{:016x}", rand::thread_rng().next_u64());
-    tracing::warn!("upstream unavailable (ref {id}): {}", super::upstream::redact_urls(detail));
+    tracing::warn!("upstream unavailable (ref {id}): {}", super::upstream::loggable(detail));
     ProtocolError::Internal(format!("upstream unavailable (ref {id})"))
 }
 
@@ -498,6 +503,9 @@ mod tests {
             assert_eq!(e.code(), -32603, "{hop}");
             assert!(e.message().contains("upstream unavailable (ref "), "{}", e.message());
         }
+        let unknown = ClientError::InvalidTool { tool: "nope".into(), reason: "not offered".into() };
+        let e = upstream_error(unknown);
+        assert_eq!((e.code(), e.http_status().as_u16(), e.message()), (-32602, 400, "Unknown tool: nope".to_owned()));
         let auth = ClientError::AuthRequired { status: 401, www_authenticate: Some("Bearer secret-detail".into()) };
         let e = upstream_error(auth);
         assert_eq!(e.code(), -32603);

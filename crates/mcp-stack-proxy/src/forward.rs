@@ -1,7 +1,9 @@
 //! The proxy's [`Fallback`]: every catalog request is forwarded to an upstream session.
 //!
 //! - Lists are read in full from the upstream (every page, bounded) and served as one page,
-//!   filtered and renamed (`ProxyConfig::tools`, `ProxyConfig::prefix`).
+//!   filtered and renamed (`ProxyConfig::tools`, `ProxyConfig::prefix`), through a session
+//!   that declares the caller's input capabilities, as its calls would (what a server lists
+//!   may depend on them).
 //! - `tools/call`, `prompts/get` and `resources/read` of a request that declared input
 //!   capabilities run as [`Flight`]s: the upstream's questions become `input_required` rounds
 //!   (see `flight.rs`). Without them nothing can be asked, and the call is made in place.
@@ -208,16 +210,25 @@ impl Forward {
     async fn lease(&self, ctx: &Context, interactive: bool) -> Result<super::pool::Lease, HandlerError> {
         let declared = InputCaps::from_client(ctx.client_capabilities());
         let caps = if interactive { declared } else { InputCaps { apps: declared.apps, ..InputCaps::default() } };
-        let key = Key { caps, principal: ctx.principal().map(str::to_owned), tasks: self.wants_tasks(ctx) };
-        self.pool.lease(&key).await.map_err(|e| match e {
-            ClientError::Handler(m) => refuse(ProtocolError::unavailable("upstream", m)),
-            other => refuse(upstream_error(other)),
-        })
+        leased(self.pool.lease(&self.key(ctx, caps)).await)
+    }
+
+    /// A session for a list: one declaring what the caller declared, as its calls get (an
+    /// upstream may list some tools only to clients that can answer questions), shared with
+    /// the calls on it (a list asks nothing).
+    async fn lease_for_list(&self, ctx: &Context) -> Result<super::pool::Lease, HandlerError> {
+        let key = self.key(ctx, InputCaps::from_client(ctx.client_capabilities()));
+        leased(self.pool.lease_alongside(&key).await)
+    }
+
+    /// The pool key of this request's session declaring `caps`.
+    fn key(&self, ctx: &Context, caps: InputCaps) -> Key {
+        Key { caps, principal: ctx.principal().map(str::to_owned), tasks: self.wants_tasks(ctx) }
     }
 
     /// Every item of an upstream list, filtered and renamed, as one page.
     pub(crate) async fn list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, HandlerError> {
-        let lease = self.lease(ctx, false).await?;
+        let lease = self.lease_for_list(ctx).await?;
         let r = all_pages(lease.session().client(), method, key).await;
         lease.outcome(&r);
         let items = match r {
@@ -225,6 +236,9 @@ impl Forward {
             Err(ClientError::Server { code: -32601, .. }) if key == "resourceTemplates" => Vec::new(),
             r => r.map_err(|e| refuse(upstream_error(e)))?,
         };
+        if key == "tools" {
+            self.names.check_listed(items.iter().filter_map(|t| t.get("name")?.as_str()));
+        }
         let renamed = matches!(key, "tools" | "prompts");
         let items: Vec<Value> = items
             .into_iter()
@@ -278,6 +292,14 @@ impl Forward {
     }
 }
 
+/// A lease, or the refusal of a pool that had none to give.
+fn leased(r: Result<super::pool::Lease, ClientError>) -> Result<super::pool::Lease, HandlerError> {
+    r.map_err(|e| match e {
+        ClientError::Handler(m) => refuse(ProtocolError::unavailable("upstream", m)),
+        other => refuse(upstream_error(other)),
+    })
+}
+
 /// One upstream call (`tools/call` through the client's tool call, which mirrors
 /// `x-mcp-header` parameters into headers for modern HTTP upstreams). On a session that
 /// declares tasks the call is sent as is, so a `CreateTaskResult` comes back unfollowed (the
@@ -301,7 +323,7 @@ async fn call(
 }
 
 /// Every page of an upstream list (bounded to [`MAX_PAGES`]).
-async fn all_pages(client: &Client, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+pub(crate) async fn all_pages(client: &Client, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
     let mut out = Vec::new();
     let mut cursor: Option<Value> = None;
     for _ in 0..MAX_PAGES {

@@ -215,6 +215,7 @@ impl Multi {
             let list = match list {
                 Ok(l) => l,
                 Err(e) => {
+                    let e = super::upstream::loggable(&e.to_string());
                     tracing::warn!("upstream {}: {method}: {e}; left out of the list", self.upstreams[i].name);
                     continue;
                 }
@@ -350,7 +351,9 @@ impl Gateway {
         customize: impl FnOnce(mcp::server::ServerBuilder) -> mcp::server::ServerBuilder,
     ) -> Result<Self, ProxyError> {
         let mut backends = Vec::with_capacity(config.upstreams.len());
+        let globs = Arc::default(); // A policy glob is checked against every upstream's tools.
         for (name, mut upstream) in config.upstreams {
+            upstream.glob_check = Some(Arc::clone(&globs));
             if config.no_prefix {
                 upstream.prefix.clear();
             } else {

@@ -73,8 +73,9 @@ const IDLE_SESSION: Duration = Duration::from_secs(300);
 pub struct ProxyConfig {
     /// The upstream server.
     pub upstream: Upstream,
-    /// Expose only the upstream tools whose names match one of these globs (`*`, `?`); empty
-    /// exposes every tool.
+    /// Expose only the upstream tools whose names, as clients see them ([`ProxyConfig::prefix`]
+    /// included), match one of these globs (`*`, `?`); empty exposes every tool. A glob that
+    /// matches no listed tool is logged once.
     pub tools: Vec<String>,
     /// Prefix every tool and prompt name with this (stripped again when forwarding).
     pub prefix: String,
@@ -92,14 +93,18 @@ pub struct ProxyConfig {
     /// Skip era detection: open legacy sessions upstream at this protocol version.
     pub force_legacy: Option<String>,
     /// Who may see and call which upstream tools: the first rule whose glob matches a tool's
-    /// upstream name decides (no match: every caller). A tool hidden from a caller is left out
-    /// of its lists and called as an unknown one.
+    /// name as clients see it ([`ProxyConfig::prefix`] included, as with [`ProxyConfig::tools`])
+    /// decides (no match: every caller). A tool hidden from a caller is left out of its lists
+    /// and called as an unknown one. A glob that matches no listed tool is logged once.
     pub tool_access: Vec<(String, mcp::server::Access)>,
     /// Serve the upstream's MCP Apps views (`ui://` URIs) under `ui://NAME/...` (the upstream's
     /// `ui://x/view` becomes `ui://NAME/x/view` in tool links, resource lists and read results,
     /// and back when read), so views of several upstreams stay unique; the gateway sets it to
     /// each upstream's name when it prefixes names. `None` (the default) leaves URIs alone.
     pub view_authority: Option<String>,
+    /// Where the globs' matches are reported (a gateway shares one among its upstreams, so a
+    /// glob is reported only when it matches no tool of any of them).
+    pub(crate) glob_check: Option<Arc<filter::GlobCheck>>,
 }
 
 impl ProxyConfig {
@@ -117,6 +122,7 @@ impl ProxyConfig {
             force_legacy: None,
             tool_access: Vec::new(),
             view_authority: None,
+            glob_check: None,
         }
     }
 
@@ -303,7 +309,7 @@ impl Backend {
         let pool = Pool::new(upstream.clone(), limits, changes.clone());
         let failed = |e: mcp_client::ClientError| ProxyError::Upstream {
             upstream: upstream.describe(),
-            message: upstream::redact_urls(&e.to_string()),
+            message: upstream::loggable(&e.to_string()),
             source: e,
         };
         let first = pool.lease(&Key::default()).await.map_err(failed)?;
@@ -320,8 +326,10 @@ impl Backend {
         let version = server_info.get("version").and_then(Value::as_str).unwrap_or("0").to_owned();
         let era = pool::era(&client);
         tracing::info!(
-            "upstream {} is {name} {version} ({era}, protocol {})",
+            "upstream {} is {} {} ({era}, protocol {})",
             upstream.describe(),
+            upstream::loggable(&name),
+            upstream::loggable(&version),
             client.protocol_version()
         );
         let names = filter::Names {
@@ -329,7 +337,10 @@ impl Backend {
             prefix: config.prefix.clone(),
             access: config.tool_access.clone(),
             views: config.view_authority.as_deref().map(filter::view_authority),
+            check: config.glob_check.clone().unwrap_or_default(),
+            checked: Default::default(),
         };
+        names.check.register(&names);
         let flights = flight::Flights::new(
             config.max_waiting.max(1),
             config.max_waiting_per_caller.max(1),
@@ -358,8 +369,15 @@ impl Backend {
                 }
                 Err(e) => tracing::warn!(
                     "upstream resources/list: {}; resource updates are not followed",
-                    upstream::redact_urls(&e.to_string())
+                    upstream::loggable(&e.to_string())
                 ),
+            }
+        }
+        // The policy globs are checked against the tools listed now (else the first list a
+        // client asks for), so a glob that matches nothing is reported at start.
+        if !self.forward.names.check.is_empty() {
+            if let Ok(tools) = forward::all_pages(&self.client, "tools/list", "tools").await {
+                self.forward.names.check_listed(tools.iter().filter_map(|t| t.get("name")?.as_str()));
             }
         }
         let (announcer, changes) = (server.clone(), self.changes.clone());

@@ -341,9 +341,21 @@ impl Pool {
 
     /// A session for `key`: shared when the key has no input capabilities, exclusive otherwise.
     pub(crate) async fn lease(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
+        self.lease_with(key, false).await
+    }
+
+    /// A session of `key` for a request that asks nothing of the caller (a list): any live
+    /// session of the key serves it, busy or not, so it sees what a call of the key would see
+    /// (an upstream may list some tools only to sessions that declare, e.g., elicitation).
+    /// Its questions still go to the call the session serves, if any; a list has none.
+    pub(crate) async fn lease_alongside(self: &Arc<Self>, key: &Key) -> Result<Lease, mcp_client::ClientError> {
+        self.lease_with(key, true).await
+    }
+
+    async fn lease_with(self: &Arc<Self>, key: &Key, alongside: bool) -> Result<Lease, mcp_client::ClientError> {
         let deadline = Instant::now() + self.limits.lease_wait;
         loop {
-            match self.pick(key) {
+            match self.pick(key, alongside) {
                 Pick::Got(lease) => return Ok(lease),
                 Pick::Connect(evicted) => {
                     drop(evicted);
@@ -370,10 +382,18 @@ impl Pool {
         (self.limits.max_sessions.saturating_sub(1) / 2).max(1)
     }
 
-    fn pick(self: &Arc<Self>, key: &Key) -> Pick {
+    /// Picks for `key`; `alongside`: any live session of the key will do (see
+    /// [`Pool::lease_alongside`]).
+    fn pick(self: &Arc<Self>, key: &Key, alongside: bool) -> Pick {
         let mut guard = self.slots.lock();
         let Slots { sessions, connecting } = &mut *guard;
         sessions.retain(|s| s.usable());
+        if alongside {
+            if let Some(session) = sessions.iter().find(|s| s.key == *key).cloned() {
+                session.leases.fetch_add(1, Ordering::AcqRel);
+                return Pick::Got(Lease { pool: self.clone(), session });
+            }
+        }
         let asks = key.caps.any();
         let shared = !asks || self.modern.load(Ordering::Relaxed);
         if !shared && key.principal.is_some() {
@@ -487,7 +507,10 @@ impl Pool {
         let Ok(filter) = serde_json::from_value(filter) else { return };
         let mut sub = match tokio::time::timeout(WATCH_OPEN, session.client.listen(filter)).await {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return tracing::debug!(error = %e, "upstream session has no change notifications"),
+            Ok(Err(e)) => {
+                let e = super::upstream::loggable(&e.to_string());
+                return tracing::debug!(error = %e, "upstream session has no change notifications");
+            }
             Err(_) => return tracing::debug!("upstream session did not open its change notifications"),
         };
         let changes = self.changes.clone();
@@ -517,6 +540,7 @@ impl Pool {
     fn reopen_shared(self: Arc<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
         Box::pin(async move {
             if let Err(e) = self.lease(&Key::default()).await {
+                let e = super::upstream::loggable(&e.to_string());
                 tracing::warn!(error = %e, "could not reopen the upstream session that feeds notifications");
             }
         })
@@ -538,7 +562,7 @@ impl Pool {
         tracing::warn!(
             "upstream {}: {}; restarting it on the next request (attempt {}, after {} ms)",
             self.upstream.describe(),
-            super::upstream::redact_urls(why),
+            super::upstream::loggable(why),
             b.failures,
             delay.as_millis()
         );

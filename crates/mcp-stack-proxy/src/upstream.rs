@@ -263,6 +263,14 @@ pub(crate) fn redact_url(url: &str) -> String {
     format!("{scheme}://{host}{path}")
 }
 
+/// An upstream's `text` (an error message, a name) as a log line carries it: URLs redacted
+/// ([`redact_urls`]) and every control and bidi character escaped
+/// ([`mcp::server::mcp_protocol::text::escape_line`]), so an upstream cannot forge, overwrite
+/// or reorder the proxy's log lines on a terminal.
+pub(crate) fn loggable(text: &str) -> String {
+    mcp::server::mcp_protocol::text::escape_line(&redact_urls(text)).into_owned()
+}
+
 /// `text` (an error message, a log line) with every `http://` or `https://` URL in it
 /// redacted as [`redact_url`] does.
 pub(crate) fn redact_urls(text: &str) -> String {
@@ -299,6 +307,12 @@ mod tests {
         let out = redact_urls(text);
         assert!(!out.contains("SECRET") && !out.contains("a:b"), "{out}");
         assert!(out.contains("(http://127.0.0.1:9/mcp): refused") && out.ends_with("https://x/y"), "{out}");
+    }
+
+    #[test]
+    fn upstream_text_in_a_log_line_is_redacted_and_escaped() {
+        let out = loggable("bad\r\u{1b}[2K\u{202e}gnp.exe see http://u:pw@h/mcp?k=S\nforged");
+        assert_eq!(out, "bad\\r\\u{1b}[2K\\u{202e}gnp.exe see http://h/mcp\\nforged");
     }
 
     #[test]

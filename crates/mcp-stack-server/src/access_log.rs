@@ -19,8 +19,9 @@
 //!
 //! Names and principals come from the caller, so every value is checked before it is written:
 //! anything but plain printable ASCII without spaces, quotes, `=` or `\` is written quoted, with
-//! `"`, `\` and control characters escaped (`\n`, `\u{1b}`), so a tool named `"x\nts=..."`
-//! cannot forge a line. Values are cut at 256 bytes.
+//! `"`, `\`, control characters and bidi controls escaped (`\n`, `\u{1b}`, `\u{202e}`: see
+//! [`mcp_protocol::text`]), so a tool named `"x\nts=..."` cannot forge a line, nor one named
+//! with U+202E reorder what a reader sees. Values are cut at 256 bytes.
 //!
 //! Each line is formatted into a buffer and handed to the writer in one `write_all`, under a
 //! lock; the writer decides about buffering (stderr writes each line as it comes; wrap a file in
@@ -35,8 +36,7 @@
 use crate::catalog::BoxFuture;
 use crate::layers::{Era, Next, Operation, OperationLayer};
 use crate::reply::Reply;
-use mcp_protocol::ProtocolError;
-use std::fmt::Write as _;
+use mcp_protocol::{text, ProtocolError};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -148,12 +148,7 @@ fn push_field(line: &mut String, key: &str, value: &str) {
         match c {
             '"' => line.push_str("\\\""),
             '\\' => line.push_str("\\\\"),
-            '\n' => line.push_str("\\n"),
-            '\r' => line.push_str("\\r"),
-            '\t' => line.push_str("\\t"),
-            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
-                let _ = write!(line, "\\u{{{:x}}}", c as u32);
-            }
+            c if text::needs_escape(c) => text::push_escaped(line, c),
             c => line.push(c),
         }
     }
@@ -283,6 +278,15 @@ mod tests {
         s.clear();
         push_field(&mut s, "target", "k=v");
         assert_eq!(s, r#" target="k=v""#);
+    }
+
+    #[test]
+    fn bidi_controls_from_callers_are_escaped() {
+        let mut s = String::new();
+        // `exe.txt` on screen with the override; the line shows what was sent, in order.
+        push_field(&mut s, "target", "report\u{202e}txt.exe\u{2066}\u{2069}\u{200f}\u{61c}\r");
+        assert_eq!(s, r#" target="report\u{202e}txt.exe\u{2066}\u{2069}\u{200f}\u{61c}\r""#);
+        assert!(!s.chars().any(mcp_protocol::text::needs_escape), "{s:?}");
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!
 //! Everything written through [`Stream`](super::render::Stream) goes through [`clean`], which
 //! escapes, on a terminal, every C0 control character except `\n` and `\t`, DEL, the C1
-//! controls U+0080..U+009F, and the bidi controls U+202A..U+202E and U+2066..U+2069, and lets
+//! controls U+0080..U+009F, and the bidi controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+//! U+2066..U+2069), and lets
 //! through only the SGR sequences (`ESC [ ... m`) of this tool's own styling: reset, bold, dim,
 //! underline, and red/green/yellow text (server text may use those too, harmlessly: none hides
 //! text, moves the cursor or sets a background). Table cells are escaped whole before layout. `MCP_ESCAPE=always|never|auto` (default `auto`: when the stream is a
@@ -56,9 +57,11 @@ fn applies(tty: bool) -> bool {
     }
 }
 
-/// Whether `c` must not reach a terminal raw.
+/// Whether `c` must not reach a terminal raw (the bidi controls as the SDK's log lines name
+/// them: `mcp_protocol::text`).
 fn dangerous(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+        || mcp::server::mcp_protocol::text::is_bidi_control(c)
 }
 
 fn push_escaped(out: &mut String, c: char) {

@@ -27,15 +27,18 @@ pub struct ProxyArgs {
     /// Extra Host names to accept on --http (loopback names only by default).
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
-    /// Expose only the upstream tools whose names match this glob (`*`, `?`; repeatable).
+    /// Expose only the upstream tools whose names, as clients see them (with --prefix or a
+    /// gateway's NAME_ prefix), match this glob (`*`, `?`; repeatable). A glob that matches no
+    /// tool is reported at start.
     #[arg(long = "tools", value_name = "GLOB")]
     pub tools: Vec<String>,
     /// Prefix every tool and prompt name with this (stripped again when forwarding).
     #[arg(long, value_name = "NAME_")]
     pub prefix: Option<String>,
     /// Serve the upstream tools matching GLOB only to callers whose token grants every one of
-    /// the SCOPES (comma-separated); to others they do not exist. Repeatable: the first
-    /// matching GLOB decides.
+    /// the SCOPES (comma-separated); to others they do not exist. GLOB names tools as clients
+    /// see them (`ev_echo` in front of a gateway, as --rate-limit-tool does). Repeatable: the
+    /// first matching GLOB decides. A glob that matches no tool is reported at start.
     #[arg(long = "tool-scopes", value_name = "GLOB=SCOPES", value_parser = glob_scopes)]
     pub tool_scopes: Vec<(String, Vec<String>)>,
     /// Most upstream sessions open at once (child processes for a stdio upstream).

@@ -31,6 +31,7 @@ mod policy;
 mod proxy;
 mod proxy_auth;
 mod proxy_gateway;
+mod proxy_policy;
 mod proxy_stdio;
 mod proxy_tasks;
 mod serve_signals;

@@ -220,3 +220,26 @@ async fn the_key_header_alone_keys_a_tools_own_quota() {
         }
     }
 }
+
+/// `--trusted-proxy-hops 2` (a CDN, then nginx): the caller is the CDN's entry, second from the
+/// right, whichever address reached nginx; 0 hops is refused at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_trusted_hop_keys_by_the_outer_proxys_entry() {
+    let flags = ["--rate-limit", "5/h", "--rate-limit-key-header", "X-Forwarded-For", "--trusted-proxy-hops", "2"];
+    let (_child, addr) = spawn_http_everything(&flags).await;
+    let Some(nginx) = crate::support::nginx::Nginx::in_front_of(addr) else { return };
+    let body = tcall(1, "echo", json!({"text": "x"}));
+    let cdn = [("x-forwarded-for", "198.51.100.7")];
+    let mut statuses = Vec::new();
+    for from in ["127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3"] {
+        statuses.push(status_of(&post_from_with(from, nginx.addr, &body, &cdn).await));
+    }
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 429], "one caller: the CDN's client 198.51.100.7");
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "everything", "--http", "127.0.0.1:0", "--rate-limit-key-header", "X-Forwarded-For"])
+        .args(["--trusted-proxy-hops", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--trusted-proxy-hops"), "{refused:?}");
+}

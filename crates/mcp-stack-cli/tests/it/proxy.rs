@@ -330,7 +330,8 @@ async fn an_upstream_that_dies_between_calls_is_replaced_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_filters_and_prefix() {
-    let proxy = Proxy::http(&["--tools", "e*", "--tools", "pid", "--prefix", "up_"], &legacy_upstream());
+    // Globs name the tools as clients see them, prefix included.
+    let proxy = Proxy::http(&["--tools", "up_e*", "--tools", "up_pid", "--prefix", "up_"], &legacy_upstream());
     let c = client(&proxy.url, builder()).await;
     let tools = within("tools/list", c.list_tools()).await.unwrap();
     assert_eq!(names(&tools), ["up_echo", "up_pid"]);
