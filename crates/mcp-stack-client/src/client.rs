@@ -108,7 +108,19 @@ pub struct ClientBuilder {
     pub(crate) tasks: bool,
     /// Sees every JSON-RPC message of a request exchange ([`ClientBuilder::on_traffic`]).
     pub(crate) traffic: Option<TrafficTap>,
+    /// Most bytes and items of one paginated list ([`ClientBuilder::max_list`]).
+    pub(crate) max_list_bytes: usize,
+    pub(crate) max_list_items: usize,
 }
+
+/// The default bound on the items of one paginated list, all pages together, in bytes of
+/// JSON (16 MiB: the largest single message the transports accept, so any list a server can
+/// send unpaginated fits).
+pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
+
+/// The default bound on the items of one paginated list (100,000: far more tools, prompts or
+/// resources than a client can use, while each item's bookkeeping stays bounded).
+pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
 
 /// Which way a message went (see [`ClientBuilder::on_traffic`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +157,8 @@ impl ClientBuilder {
             force_legacy: false,
             tasks: false,
             traffic: None,
+            max_list_bytes: DEFAULT_MAX_LIST_BYTES,
+            max_list_items: DEFAULT_MAX_LIST_ITEMS,
         }
     }
 
@@ -297,6 +311,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Bounds every paginated list read in full ([`Client::list_tools`] and the other `list_*`):
+    /// at most `bytes` of items (as JSON) and `items` items, all pages together (defaults
+    /// [`DEFAULT_MAX_LIST_BYTES`], [`DEFAULT_MAX_LIST_ITEMS`]). Past a bound the list fails with
+    /// [`ClientError::ListTooLarge`] and no further page is asked for.
+    pub fn max_list(mut self, bytes: usize, items: usize) -> Self {
+        self.max_list_bytes = bytes;
+        self.max_list_items = items;
+        self
+    }
+
     /// Whether to fall back to legacy (initialize-based) servers (default true).
     pub fn allow_legacy(mut self, on: bool) -> Self {
         self.allow_legacy = on;
@@ -316,6 +340,9 @@ pub(crate) struct Inner {
     pub(crate) era: RwLock<Option<ServerEra>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) tool_headers: RwLock<HashMap<String, Arc<[HeaderParam]>>>,
+    /// When the tool list was last read in full for an unknown tool name (one such read at a
+    /// time; `None` after a `tools/list` change notification).
+    pub(crate) tools_relisted: tokio::sync::Mutex<Option<Instant>>,
     pub(crate) cache: Cache,
     /// The `clientCapabilities` of modern requests, as JSON text (computed once: every
     /// request sends it).
@@ -357,6 +384,7 @@ impl Client {
                 era: RwLock::new(None),
                 next_id: AtomicI64::new(1),
                 tool_headers: RwLock::new(HashMap::new()),
+                tools_relisted: tokio::sync::Mutex::new(None),
                 cache: Cache::default(),
                 listeners: Default::default(),
             }),
