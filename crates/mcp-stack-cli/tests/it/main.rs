@@ -14,6 +14,7 @@ mod cluster;
 mod config_targets;
 mod docs_examples;
 mod doctor;
+mod gateway_trust;
 mod hostile_http;
 mod hostile_stdio;
 mod icons_cli;
