@@ -113,8 +113,9 @@ async fn recorder(name: &str, seen: Seen, tools: fn(&Value) -> Option<Value>) ->
     TestServer::start(server, mcp::http::EndpointConfig::default()).await
 }
 
+/// An empty tool list the client may not cache (`ttlMs: 0`): every read reaches the upstream.
 fn no_tools(_: &Value) -> Option<Value> {
-    Some(json!({ "tools": [] }))
+    Some(json!({ "tools": [], "ttlMs": 0 }))
 }
 
 /// Item 3: everything listed carries its upstream, whatever the upstream claimed; a request
