@@ -74,6 +74,13 @@ struct Global {
     /// With --save-icons: save at most this many bytes in all, then stop with a message.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     max_icon_bytes: u64,
+    /// Most bytes (JSON) of one list read in full, all pages together (`mcp tools list`; with
+    /// `mcp proxy`, each upstream's list and each merged one): past it, an error.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = mcp_client::DEFAULT_MAX_LIST_BYTES)]
+    max_list_bytes: usize,
+    /// Most items of one list read in full, all pages together (as --max-list-bytes).
+    #[arg(long, global = true, value_name = "N", default_value_t = mcp_client::DEFAULT_MAX_LIST_ITEMS)]
+    max_list_items: usize,
     /// OpenTelemetry export: --otlp-endpoint.
     #[command(flatten)]
     telemetry: mcp_cli::telemetry::TelemetryArgs,
@@ -556,6 +563,7 @@ fn client_command(c: Command) -> (TargetArgs, Action) {
 }
 
 fn options(g: Global) -> Result<Options, String> {
+    let bounds = list_bounds(&g);
     let timeout = match g.timeout {
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(format!("--timeout must be a positive number of seconds, got {s}")),
@@ -574,7 +582,13 @@ fn options(g: Global) -> Result<Options, String> {
         force_legacy: g.force_legacy,
         trust_project_config: g.trust_project_config,
         icon_limits: mcp_cli::client::IconLimits { max_icons: g.max_icons, max_bytes: g.max_icon_bytes },
+        list_bounds: bounds,
     })
+}
+
+/// `--max-list-bytes` and `--max-list-items`.
+fn list_bounds(g: &Global) -> mcp_cli::client::ListBounds {
+    mcp_cli::client::ListBounds { max_bytes: g.max_list_bytes, max_items: g.max_list_items }
 }
 
 /// Whether log lines on stderr may carry ANSI colours: only on a terminal, and not when
@@ -643,6 +657,7 @@ fn main() -> std::process::ExitCode {
         }
         Command::Proxy(args) => {
             let globals = mcp_cli::proxy::ProxyGlobals {
+                list_bounds: list_bounds(&cli.global),
                 headers: cli.global.headers,
                 timeout: cli.global.timeout.map(Duration::from_secs_f64),
                 force_legacy: cli.global.force_legacy,

@@ -5,10 +5,61 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-/// Cached results keyed by method + parameters (without `_meta`).
+/// Most bytes (keys and results as JSON) the cache holds: two lists of the largest size a
+/// client reads by default. A result that does not fit (after expired entries are dropped) is
+/// not cached.
+const MAX_BYTES: usize = 2 * crate::client::DEFAULT_MAX_LIST_BYTES;
+
+/// Cached results keyed by method + parameters (without `_meta`), bounded to [`MAX_BYTES`].
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    entries: Mutex<HashMap<String, (Instant, Value)>>,
+    entries: Mutex<Entries>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    /// Key -> (fresh until, result, its size).
+    map: HashMap<String, (Instant, Value, usize)>,
+    /// The sizes of every entry together.
+    bytes: usize,
+}
+
+impl Entries {
+    fn remove(&mut self, key: &str) {
+        if let Some((_, _, size)) = self.map.remove(key) {
+            self.bytes -= size;
+        }
+    }
+
+    fn retain(&mut self, keep: impl Fn(&str, &Instant) -> bool) {
+        let mut bytes = self.bytes;
+        self.map.retain(|k, (until, _, size)| {
+            let kept = keep(k, until);
+            if !kept {
+                bytes -= *size;
+            }
+            kept
+        });
+        self.bytes = bytes;
+    }
+}
+
+/// The length of `v` as JSON text, counted without writing it anywhere.
+pub(crate) fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing a `Value` to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }
 
 /// The cache key of a request.
@@ -22,8 +73,8 @@ impl Cache {
     /// A fresh cached result for `key`, if any.
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
         let mut e = self.entries.lock();
-        match e.get(key) {
-            Some((until, v)) if Instant::now() < *until => Some(v.clone()),
+        match e.map.get(key) {
+            Some((until, v, _)) if Instant::now() < *until => Some(v.clone()),
             Some(_) => {
                 e.remove(key);
                 None
@@ -32,12 +83,24 @@ impl Cache {
         }
     }
 
-    /// Stores `result` if it carries a positive `ttlMs` (negative or absent means do not cache).
+    /// Stores `result` if it carries a positive `ttlMs` (negative or absent means do not cache)
+    /// and fits in [`MAX_BYTES`] with the fresh entries.
     pub(crate) fn put(&self, key: String, result: &Value) {
         let ttl = result.get("ttlMs").and_then(Value::as_i64).unwrap_or(0);
-        if ttl > 0 {
+        if ttl <= 0 {
+            return;
+        }
+        let size = key.len().saturating_add(json_len(result));
+        let mut e = self.entries.lock();
+        e.remove(&key);
+        if e.bytes.saturating_add(size) > MAX_BYTES {
+            let now = Instant::now();
+            e.retain(|_, until| now < *until);
+        }
+        if e.bytes.saturating_add(size) <= MAX_BYTES {
             let until = Instant::now() + Duration::from_millis(ttl as u64);
-            self.entries.lock().insert(key, (until, result.clone()));
+            e.bytes += size;
+            e.map.insert(key, (until, result.clone(), size));
         }
     }
 

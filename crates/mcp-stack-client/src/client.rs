@@ -112,7 +112,19 @@ pub struct ClientBuilder {
     pub(crate) log_handler: Option<NotificationCallback>,
     /// The log level asked of the server ([`ClientBuilder::log_level`]).
     pub(crate) log_level: Option<LoggingLevel>,
+    /// Most bytes and items of one paginated list ([`ClientBuilder::max_list`]).
+    pub(crate) max_list_bytes: usize,
+    pub(crate) max_list_items: usize,
 }
+
+/// The default bound on the items of one paginated list, all pages together, in bytes of
+/// JSON (16 MiB: the largest single message the transports accept, so any list a server can
+/// send unpaginated fits).
+pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
+
+/// The default bound on the items of one paginated list (100,000: far more tools, prompts or
+/// resources than a client can use, while each item's bookkeeping stays bounded).
+pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
 
 /// Which way a message went (see [`ClientBuilder::on_traffic`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +163,8 @@ impl ClientBuilder {
             traffic: None,
             log_handler: None,
             log_level: None,
+            max_list_bytes: DEFAULT_MAX_LIST_BYTES,
+            max_list_items: DEFAULT_MAX_LIST_ITEMS,
         }
     }
 
@@ -303,6 +317,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Bounds every paginated list read in full ([`Client::list_tools`] and the other `list_*`):
+    /// at most `bytes` of items (as JSON) and `items` items, all pages together (defaults
+    /// [`DEFAULT_MAX_LIST_BYTES`], [`DEFAULT_MAX_LIST_ITEMS`]). Past a bound the list fails with
+    /// [`ClientError::ListTooLarge`] and no further page is asked for.
+    pub fn max_list(mut self, bytes: usize, items: usize) -> Self {
+        self.max_list_bytes = bytes;
+        self.max_list_items = items;
+        self
+    }
+
     /// Whether to fall back to legacy (initialize-based) servers (default true).
     pub fn allow_legacy(mut self, on: bool) -> Self {
         self.allow_legacy = on;
@@ -322,6 +346,9 @@ pub(crate) struct Inner {
     pub(crate) era: RwLock<Option<ServerEra>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) tool_headers: RwLock<HashMap<String, Arc<[HeaderParam]>>>,
+    /// When the tool list was last read in full for an unknown tool name (one such read at a
+    /// time; `None` after a `tools/list` change notification).
+    pub(crate) tools_relisted: tokio::sync::Mutex<Option<Instant>>,
     pub(crate) cache: Cache,
     /// The `clientCapabilities` of modern requests, as JSON text (computed once: every
     /// request sends it).
@@ -363,6 +390,7 @@ impl Client {
                 era: RwLock::new(None),
                 next_id: AtomicI64::new(1),
                 tool_headers: RwLock::new(HashMap::new()),
+                tools_relisted: tokio::sync::Mutex::new(None),
                 cache: Cache::default(),
                 listeners: Default::default(),
             }),

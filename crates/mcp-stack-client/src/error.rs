@@ -51,6 +51,15 @@ pub enum ClientError {
         /// Why.
         reason: String,
     },
+    /// A paginated list passed the client's bound ([`crate::ClientBuilder::max_list`]); no
+    /// further page was asked for.
+    #[error("{method}: the server's list is larger than this client's bound of {bound}; not read further")]
+    ListTooLarge {
+        /// The list method.
+        method: String,
+        /// The bound passed, in words (`16777216 bytes`, `100000 items`).
+        bound: String,
+    },
     /// The task was cancelled before it finished (by this client, another, or the server).
     #[error("task {0} was cancelled")]
     TaskCancelled(String),

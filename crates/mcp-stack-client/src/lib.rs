@@ -44,7 +44,7 @@ mod typed;
 pub use auth::{AuthChallenge, AuthProvider};
 pub use client::{
     CallOptions, Client, ClientBuilder, Direction, ElicitationModes, NotificationCallback, Sampling, ServerEra,
-    TrafficTap,
+    TrafficTap, DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS,
 };
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};

@@ -1,7 +1,7 @@
 //! The typed surface: one method per request of the protocol, each returning the schema's type
 //! (with the JSON it came as: [`Typed`]).
 
-use crate::cache;
+use crate::cache::{self, json_len};
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
 use crate::result::CallTool;
@@ -14,6 +14,11 @@ use mcp_protocol::types::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often a tool name the client does not know may make it read the tool list again.
+const RELIST_INTERVAL: Duration = Duration::from_secs(10);
 
 /// `params` with `key` set to `value`.
 fn with(mut params: Map<String, Value>, key: &str, value: impl Into<Value>) -> Map<String, Value> {
@@ -38,9 +43,15 @@ impl Client {
         Ok(result)
     }
 
-    /// Forgets cached results of `method` (call on a list-changed notification).
+    /// Forgets cached results of `method` (call on a list-changed notification; for
+    /// `tools/list`, an unknown tool name may read the list again at once).
     pub fn invalidate_cache(&self, method: &str) {
         self.inner.cache.invalidate(method);
+        if method == "tools/list" {
+            if let Ok(mut relisted) = self.inner.tools_relisted.try_lock() {
+                *relisted = None;
+            }
+        }
     }
 
     /// `server/discover` (cached per its `ttlMs`). For a legacy server, its `initialize`
@@ -55,7 +66,8 @@ impl Client {
     }
 
     /// Every `key` item of the paginated list `method` as a `T` (cached; bounded to 1000
-    /// pages). An item of another shape is an [`ClientError::InvalidResponse`] naming it.
+    /// pages and to [`crate::ClientBuilder::max_list`]). An item of another shape is an
+    /// [`ClientError::InvalidResponse`] naming it.
     pub(crate) async fn list_all<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -66,7 +78,9 @@ impl Client {
     }
 
     /// The `key` items of every page of `method` with `params` (plus each page's `cursor`),
-    /// from the cache when `cached`; bounded to 1000 pages.
+    /// from the cache when `cached`; bounded to 1000 pages and to the client's list bounds
+    /// ([`crate::ClientBuilder::max_list`]: the pages are counted as they come, and the read
+    /// stops at the first page past a bound).
     pub(crate) async fn pages(
         &self,
         method: &str,
@@ -74,7 +88,10 @@ impl Client {
         params: Map<String, Value>,
         cached: bool,
     ) -> Result<Vec<Value>, ClientError> {
+        let (max_bytes, max_items) = (self.inner.config.max_list_bytes, self.inner.config.max_list_items);
+        let too_large = |bound: String| ClientError::ListTooLarge { method: method.to_owned(), bound };
         let mut out = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor: Option<Value> = None;
         for _ in 0..1000 {
             let mut params = params.clone();
@@ -90,7 +107,16 @@ impl Client {
                 return Err(ClientError::InvalidResponse(format!("{method}: the result is not an object")));
             };
             match page.remove(key) {
-                Some(Value::Array(items)) => out.extend(items),
+                Some(Value::Array(items)) => {
+                    bytes = items.iter().map(json_len).fold(bytes, usize::saturating_add);
+                    if out.len().saturating_add(items.len()) > max_items {
+                        return Err(too_large(format!("{max_items} items")));
+                    }
+                    if bytes > max_bytes {
+                        return Err(too_large(format!("{max_bytes} bytes")));
+                    }
+                    out.extend(items);
+                }
                 None => {}
                 Some(_) => return Err(ClientError::InvalidResponse(format!("{method}: `{key}` is not an array"))),
             }
@@ -109,6 +135,8 @@ impl Client {
         let http = self.inner.transport.kind() == TransportKind::Http;
         let mut kept = Vec::with_capacity(tools.len());
         let mut headers = self.inner.tool_headers.write();
+        // The table is the last list's (bounded as the list is), not every name ever listed.
+        headers.clear();
         for t in tools {
             match header_params(&t.input_schema) {
                 Ok(hp) => {
@@ -142,9 +170,18 @@ impl Client {
         }
         let known = || self.inner.tool_headers.read().contains_key(name);
         if !known() {
-            // Boxed: this runs once per tool; inline, its future would make every call's future
-            // (boxed by `CallTool`) about 600 bytes larger.
-            Box::pin(self.list_tools()).await?;
+            // An unknown name reads the whole list again at most once per interval (and one
+            // read at a time), not once per call: a caller naming tools that do not exist
+            // must not make every call a full list.
+            let mut relisted = self.inner.tools_relisted.lock().await;
+            let fresh = relisted.is_some_and(|at| at.elapsed() < RELIST_INTERVAL);
+            if !known() && !fresh {
+                // Boxed: this runs once per tool; inline, its future would make every call's
+                // future (boxed by `CallTool`) about 600 bytes larger.
+                Box::pin(self.list_tools()).await?;
+                *relisted = Some(Instant::now());
+            }
+            drop(relisted);
             if !known() {
                 return Err(ClientError::InvalidTool {
                     tool: name.to_owned(),

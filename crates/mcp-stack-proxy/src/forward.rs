@@ -20,6 +20,7 @@
 
 use super::filter::Names;
 use super::flight::{upstream_error, Flight, Flights, Relay};
+use super::lists::{all_pages, ListLimits};
 use super::pool::{Key, Pool};
 use super::tasks::Tasks;
 use super::upstream::InputCaps;
@@ -29,9 +30,6 @@ use mcp::server::{BoxFuture, Context, HandlerError};
 use mcp_client::{CallOptions, Client, ClientError};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-
-/// Most pages read from the upstream for one list.
-const MAX_PAGES: usize = 100;
 
 /// Forwards catalog requests (see the module docs).
 #[derive(Clone)]
@@ -44,6 +42,8 @@ pub(crate) struct Forward {
     pub(crate) names: Arc<Names>,
     /// Where the upstream's tasks live, when the upstream offers the tasks extension.
     pub(crate) tasks: Option<Arc<Tasks>>,
+    /// The bounds of a list read from the upstream.
+    pub(crate) limits: ListLimits,
 }
 
 impl std::fmt::Debug for Forward {
@@ -229,7 +229,7 @@ impl Forward {
     /// Every item of an upstream list, filtered and renamed, as one page.
     pub(crate) async fn list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, HandlerError> {
         let lease = self.lease_for_list(ctx).await?;
-        let r = all_pages(lease.session().client(), method, key).await;
+        let r = all_pages(lease.session().client(), method, key, &self.limits).await;
         lease.outcome(&r);
         let items = match r {
             // An upstream without resource templates (-32601) has none to list.
@@ -320,23 +320,4 @@ async fn call(
     }
     let args = params.remove("arguments").unwrap_or_else(|| json!({}));
     client.call_tool(&name, args).options(opts.clone()).await.map(mcp_client::ToolResult::into_value)
-}
-
-/// Every page of an upstream list (bounded to [`MAX_PAGES`]).
-pub(crate) async fn all_pages(client: &Client, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
-    let mut out = Vec::new();
-    let mut cursor: Option<Value> = None;
-    for _ in 0..MAX_PAGES {
-        let mut params = Map::new();
-        if let Some(c) = cursor.take() {
-            params.insert("cursor".into(), c);
-        }
-        let page = client.request(method, params, &CallOptions::default()).await?;
-        out.extend(page.get(key).and_then(Value::as_array).cloned().unwrap_or_default());
-        match page.get("nextCursor") {
-            Some(c @ Value::String(_)) => cursor = Some(c.clone()),
-            _ => return Ok(out),
-        }
-    }
-    Err(ClientError::InvalidResponse(format!("{method}: more than {MAX_PAGES} pages")))
 }

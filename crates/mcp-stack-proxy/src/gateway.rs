@@ -2,15 +2,27 @@
 //!
 //! Each upstream is proxied as by [`crate::Proxy`] (its own sessions, MRTR flights, tasks,
 //! tool filter and access rules) and the front routes every request to one of them:
-//! - lists are every upstream's items together (an upstream that fails is left out of that
-//!   list, with a warning; the others are served);
+//! - lists are every upstream's items together, each item marked with its upstream
+//!   ([`crate::UPSTREAM_META`] in its `_meta`); an upstream that fails, or has not answered
+//!   within [`GatewayConfig::list_timeout`], is left out of that list (named in the result's
+//!   `_meta` [`crate::MISSING_META`]; a slow upstream is reported once until it answers again),
+//!   the others are served; a list is bounded in bytes and items
+//!   ([`GatewayConfig::max_list_bytes`], and each upstream's [`ProxyConfig::max_list_bytes`]):
+//!   past a bound it is answered with an error naming the bound and the upstream;
 //! - `tools/call`, `prompts/get` and prompt completions go to the upstream whose prefix the name
-//!   has (by default each upstream's tools and prompts are prefixed `NAME_`); without prefixes
-//!   ([`GatewayConfig::no_prefix`]), to the upstream that listed the name, the first in the
-//!   configuration order when several do (the clash is reported once in the log);
-//! - `resources/read` goes to the upstream that listed the URI, else to each in turn until one
-//!   knows it; with prefixes, MCP Apps views (`ui://` URIs) are served as `ui://NAME/...` and
-//!   routed by that authority ([`ProxyConfig::view_authority`]);
+//!   has (by default each upstream's tools and prompts are prefixed `NAME_`; prefixes of which
+//!   one starts another, as `a_` and `a_b_`, are refused at start, so at most one upstream owns
+//!   a name); without prefixes ([`GatewayConfig::no_prefix`]), to the upstream that listed the
+//!   name, the first in the configuration order when several do (the clash is reported once in
+//!   the log);
+//! - `resources/read` and resource-template completions go to the upstream that listed the
+//!   URI, else (with prefixes) whose view authority it has (MCP Apps views, `ui://` URIs, are
+//!   served as `ui://NAME/...`, [`ProxyConfig::view_authority`]), else whose resource template
+//!   matches it; a URI that templates of several upstreams match is refused, and one no
+//!   upstream owns is not found (never tried on each upstream in turn). A name or URI that no
+//!   table knows makes the gateway list again at most once per 10 s;
+//! - a request acting for an upstream (`_meta` [`crate::UPSTREAM_META`], set by hosts for MCP
+//!   Apps views) is refused when its target belongs to another upstream;
 //! - `tasks/*` go to the upstream that owns the task (task ids are the proxy's own).
 //!
 //! Per upstream the gateway counts calls, errors and time ([`Gateway::stats`]); with
@@ -21,6 +33,8 @@
 //! an OpenTelemetry histogram per upstream.
 
 use crate::forward::Forward;
+use crate::lists::{self, ListLimits, Tally};
+use crate::routes::{self, Templates};
 use crate::{capabilities, Backend, ProxyConfig, ProxyError};
 use mcp::server::fallback::Fallback;
 use mcp::server::mcp_protocol::ProtocolError;
@@ -28,7 +42,7 @@ use mcp::server::{BoxFuture, Context, HandlerError};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,12 +58,32 @@ pub struct GatewayConfig {
     pub stats_interval: Option<Duration>,
     /// The front's `serverInfo` name (default `mcp-gateway`).
     pub name: String,
+    /// How long a merged list waits for each upstream's part (default 5 s): an upstream that
+    /// has not answered by then is left out of that list (named in its `_meta`
+    /// [`crate::MISSING_META`]), and reported in the log once until it answers again.
+    pub list_timeout: Duration,
+    /// Most bytes (serialized JSON) of a merged list, every upstream's items together
+    /// (default [`crate::DEFAULT_MAX_LIST_BYTES`]); past it the list is answered with an error
+    /// naming the bound and the upstream where it was passed. Each upstream's own list is
+    /// bounded by its [`ProxyConfig::max_list_bytes`].
+    pub max_list_bytes: usize,
+    /// Most items of a merged list (default [`crate::DEFAULT_MAX_LIST_ITEMS`]), as
+    /// [`GatewayConfig::max_list_bytes`].
+    pub max_list_items: usize,
 }
 
 impl GatewayConfig {
     /// A gateway of these upstreams, each prefixed `NAME_` unless its config sets a prefix.
     pub fn new(upstreams: Vec<(String, ProxyConfig)>) -> Self {
-        Self { upstreams, no_prefix: false, stats_interval: None, name: "mcp-gateway".into() }
+        Self {
+            upstreams,
+            no_prefix: false,
+            stats_interval: None,
+            name: "mcp-gateway".into(),
+            list_timeout: Duration::from_secs(5),
+            max_list_bytes: crate::DEFAULT_MAX_LIST_BYTES,
+            max_list_items: crate::DEFAULT_MAX_LIST_ITEMS,
+        }
     }
 
     /// Sets [`GatewayConfig::no_prefix`].
@@ -61,6 +95,19 @@ impl GatewayConfig {
     /// Sets [`GatewayConfig::stats_interval`].
     pub fn stats_interval(mut self, every: Duration) -> Self {
         self.stats_interval = Some(every);
+        self
+    }
+
+    /// Sets [`GatewayConfig::list_timeout`].
+    pub fn list_timeout(mut self, wait: Duration) -> Self {
+        self.list_timeout = wait;
+        self
+    }
+
+    /// Sets [`GatewayConfig::max_list_bytes`] and [`GatewayConfig::max_list_items`].
+    pub fn max_list(mut self, bytes: usize, items: usize) -> Self {
+        self.max_list_bytes = bytes;
+        self.max_list_items = items;
         self
     }
 }
@@ -92,6 +139,8 @@ struct Routed {
     name: String,
     forward: Forward,
     counters: Counters,
+    /// Whether it missed the deadline of its last list (reported once until it answers).
+    slow: AtomicBool,
 }
 
 /// Which list a name belongs to.
@@ -100,6 +149,19 @@ enum Kind {
     Tool,
     Prompt,
     Resource,
+    Template,
+}
+
+impl Kind {
+    /// The list method, its result's key and the key naming an item.
+    fn list(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Kind::Tool => ("tools/list", "tools", "name"),
+            Kind::Prompt => ("prompts/list", "prompts", "name"),
+            Kind::Resource => ("resources/list", "resources", "uri"),
+            Kind::Template => ("resources/templates/list", "resourceTemplates", "uriTemplate"),
+        }
+    }
 }
 
 /// The forwarding fallback of every upstream, and the routes learnt from their lists.
@@ -108,12 +170,23 @@ struct Multi {
     upstreams: Arc<[Routed]>,
     no_prefix: bool,
     routes: Arc<Mutex<HashMap<Kind, HashMap<String, usize>>>>,
+    /// The resource templates of the last merged template list, with their upstreams.
+    templates: Arc<Mutex<Arc<Templates>>>,
+    /// When each list was last merged: a name no route knows lists again at most once per
+    /// [`RELIST_INTERVAL`], and one request at a time.
+    listed: Arc<Mutex<HashMap<Kind, Instant>>>,
+    relisting: Arc<tokio::sync::Mutex<()>>,
     /// Clashes already reported (bounded: the names of the lists).
     reported: Arc<Mutex<HashSet<String>>>,
+    list_timeout: Duration,
+    limits: ListLimits,
 }
 
 /// Most names one route table keeps (per kind).
 const MAX_ROUTES: usize = 100_000;
+
+/// How often an unknown name (or URI) may make the gateway list again.
+const RELIST_INTERVAL: Duration = Duration::from_secs(10);
 
 fn refuse(e: ProtocolError) -> HandlerError {
     HandlerError::Protocol(e)
@@ -135,59 +208,55 @@ impl Multi {
         let method = ctx.method().to_owned();
         let field = |k: &str| ctx.params().get(k).and_then(Value::as_str).map(str::to_owned);
         match method.as_str() {
-            "tools/list" => self.list(&ctx, Kind::Tool, "tools/list", "tools").await,
-            "prompts/list" => self.list(&ctx, Kind::Prompt, "prompts/list", "prompts").await,
-            "resources/list" => self.list(&ctx, Kind::Resource, "resources/list", "resources").await,
-            "resources/templates/list" => {
-                self.list(&ctx, Kind::Resource, "resources/templates/list", "resourceTemplates").await
-            }
+            "tools/list" => self.list(&ctx, Kind::Tool).await,
+            "prompts/list" => self.list(&ctx, Kind::Prompt).await,
+            "resources/list" => self.list(&ctx, Kind::Resource).await,
+            "resources/templates/list" => self.list(&ctx, Kind::Template).await,
             "tools/call" | "prompts/get" => {
                 let (kind, what) = if method == "tools/call" { (Kind::Tool, "tool") } else { (Kind::Prompt, "prompt") };
                 let name = field("name").unwrap_or_default();
                 match self.owner(&ctx, kind, &name).await {
-                    Some(i) => self.timed(i, ctx).await,
+                    Some(i) => {
+                        self.provenance(&ctx, i, &format!("{what} {name:?}"))?;
+                        self.timed(i, ctx).await
+                    }
                     None => Err(refuse(ProtocolError::invalid_params(format!("Unknown {what}: {name}")))),
                 }
             }
             "resources/read" => {
                 let uri = field("uri").unwrap_or_default();
-                // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
-                let view_owner = || {
-                    let under =
-                        |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(&uri).is_ok();
-                    uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten()
-                };
-                if let Some(i) = self.route(Kind::Resource, &uri).or_else(view_owner) {
-                    return self.timed(i, ctx).await;
-                }
-                let mut last = refuse(ProtocolError::resource_not_found(&uri));
-                for i in 0..self.upstreams.len() {
-                    match self.timed(i, ctx.clone()).await {
-                        Err(HandlerError::Protocol(e)) if is_not_found(&e) => last = refuse(e),
-                        other => return other,
-                    }
-                }
-                Err(last)
+                let i = self.resource_owner(&ctx, &uri).await?;
+                let i = i.ok_or_else(|| refuse(ProtocolError::resource_not_found(&uri)))?;
+                self.provenance(&ctx, i, &format!("resource {uri:?}"))?;
+                self.timed(i, ctx).await
             }
             "completion/complete" => {
                 let reference = ctx.params().get("ref").cloned().unwrap_or_default();
-                let owner = match reference.get("type").and_then(Value::as_str) {
+                let text = |k: &str| reference.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+                let (owner, target) = match reference.get("type").and_then(Value::as_str) {
                     Some("ref/prompt") => {
-                        let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
-                        self.owner(&ctx, Kind::Prompt, name).await
+                        let name = text("name");
+                        let owner = self.owner(&ctx, Kind::Prompt, &name).await;
+                        (owner.ok_or_else(|| format!("Unknown prompt: {name}")), format!("prompt {name:?}"))
                     }
-                    _ => None,
+                    // A template's completions go to the upstream that lists the template.
+                    Some("ref/resource") => {
+                        let uri = text("uri");
+                        let owner = self.resource_owner(&ctx, &uri).await?;
+                        (owner.ok_or_else(|| format!("Unknown resource template: {uri}")), format!("resource {uri:?}"))
+                    }
+                    _ => (Err("completion/complete: unknown reference type".to_owned()), String::new()),
                 };
-                // A template's completions: the first upstream (templates are not routed).
-                let owner = owner.or((!self.upstreams.is_empty()).then_some(0));
-                match owner {
-                    Some(i) => self.timed(i, ctx).await,
-                    None => Err(refuse(ProtocolError::method_not_found(method))),
-                }
+                let i = owner.map_err(|m| refuse(ProtocolError::invalid_params(m)))?;
+                self.provenance(&ctx, i, &target)?;
+                self.timed(i, ctx).await
             }
             "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                // A view's request reaches only its own upstream's tasks.
+                let claim = routes::claimed(ctx.params()).map_err(refuse)?.map(str::to_owned);
                 let mut last = refuse(crate::tasks::not_found());
-                for i in (0..self.upstreams.len()).filter(|i| self.upstreams[*i].forward.tasks.is_some()) {
+                let ours = |u: &Routed| u.forward.tasks.is_some() && claim.as_ref().is_none_or(|c| *c == u.name);
+                for i in (0..self.upstreams.len()).filter(|i| ours(&self.upstreams[*i])) {
                     match self.timed(i, ctx.clone()).await {
                         Err(HandlerError::Protocol(e)) if e == crate::tasks::not_found() => last = refuse(e),
                         other => return other,
@@ -199,48 +268,114 @@ impl Multi {
         }
     }
 
-    /// Every upstream's list together; the routes of `kind` learnt from it.
-    async fn list(&self, ctx: &Context, kind: Kind, method: &str, key: &str) -> Result<Value, HandlerError> {
-        let lists = futures::future::join_all(self.upstreams.iter().map(|u| u.forward.list(ctx, method, key))).await;
+    /// Refuses a request acting for an upstream other than `owner` (see [`crate::UPSTREAM_META`]).
+    fn provenance(&self, ctx: &Context, owner: usize, target: &str) -> Result<(), HandlerError> {
+        routes::check(ctx.params(), &self.upstreams[owner].name, target).map_err(refuse)
+    }
+
+    /// Every upstream's list together, each item marked with its upstream, within the list
+    /// deadline and bounds; the routes of `kind` learnt from it.
+    async fn list(&self, ctx: &Context, kind: Kind) -> Result<Value, HandlerError> {
+        let (method, key, id) = kind.list();
+        let wait = self.list_timeout;
+        let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.list(ctx, method, key)));
+        let lists = futures::future::join_all(reads).await;
         let mut items = Vec::new();
         let mut routes = HashMap::new();
-        let id = if key == "resources" {
-            "uri"
-        } else if key == "resourceTemplates" {
-            "uriTemplate"
-        } else {
-            "name"
-        };
+        let mut templates = Vec::new();
+        let mut missing = Vec::new();
+        let mut tally = Tally::default();
         for (i, list) in lists.into_iter().enumerate() {
+            let u = &self.upstreams[i];
             let list = match list {
-                Ok(l) => l,
-                Err(e) => {
+                Ok(Ok(l)) => {
+                    if u.slow.swap(false, Relaxed) {
+                        tracing::info!("upstream {}: answers its lists again", u.name);
+                    }
+                    l
+                }
+                Ok(Err(HandlerError::Protocol(e))) if lists::is_too_large(&e) => {
+                    let bound = e.data().and_then(|d| d[lists::BOUND_KEY].as_str().map(str::to_owned));
+                    let who = format!("upstream {}", u.name);
+                    return Err(refuse(lists::too_large(&who, method, &bound.unwrap_or_default())));
+                }
+                Ok(Err(e)) => {
                     let e = super::upstream::loggable(&e.to_string());
-                    tracing::warn!("upstream {}: {method}: {e}; left out of the list", self.upstreams[i].name);
+                    tracing::warn!("upstream {}: {method}: {e}; left out of the list", u.name);
+                    missing.push(u.name.clone());
+                    continue;
+                }
+                Err(_) => {
+                    if !u.slow.swap(true, Relaxed) {
+                        tracing::warn!(
+                            "upstream {}: no {method} answer within {wait:?}; left out of merged lists until it \
+                             answers (reported once)",
+                            u.name
+                        );
+                    }
+                    missing.push(u.name.clone());
                     continue;
                 }
             };
-            for item in list.get(key).and_then(Value::as_array).into_iter().flatten() {
+            let Value::Object(mut list) = list else { continue };
+            let Some(Value::Array(got)) = list.remove(key) else { continue };
+            for mut item in got {
                 let name = item.get(id).and_then(Value::as_str).unwrap_or_default().to_owned();
-                match routes.get(&name) {
-                    Some(first) => self.clash(kind, &name, *first, i),
-                    None => {
-                        if routes.len() < MAX_ROUTES {
-                            routes.insert(name, i);
-                        }
-                        items.push(item.clone());
-                    }
+                if kind == Kind::Template && templates.len() < MAX_ROUTES {
+                    templates.push((name.clone(), i));
                 }
+                if let Some(first) = routes.get(&name) {
+                    self.clash(kind, &name, *first, i);
+                    continue;
+                }
+                routes::tag(&mut item, &u.name);
+                tally.add(1, lists::json_len(&item), &self.limits).map_err(|bound| {
+                    let who = format!("the merged list (at upstream {})", u.name);
+                    refuse(lists::too_large(&who, method, &bound))
+                })?;
+                if routes.len() < MAX_ROUTES {
+                    routes.insert(name, i);
+                }
+                items.push(item);
             }
         }
-        if key != "resourceTemplates" {
-            self.routes.lock().insert(kind, routes);
+        // What the upstreams left out had in the last tables stays routed to them.
+        let left_out = |i: &usize| missing.contains(&self.upstreams[*i].name);
+        let mut tables = self.routes.lock();
+        for (name, i) in tables.get(&kind).into_iter().flatten() {
+            if left_out(i) && routes.len() < MAX_ROUTES && !routes.contains_key(name) {
+                routes.insert(name.clone(), *i);
+            }
         }
+        tables.insert(kind, routes);
+        drop(tables);
+        if kind == Kind::Template {
+            let mut current = self.templates.lock();
+            templates
+                .extend(current.listed().filter(|(_, i)| left_out(i)).take(MAX_ROUTES.saturating_sub(templates.len())));
+            *current = Arc::new(Templates::new(templates));
+        }
+        self.listed.lock().insert(kind, Instant::now());
         let mut out = Map::new();
         out.insert(key.into(), Value::Array(items));
         out.insert("ttlMs".into(), json!(0));
         out.insert("cacheScope".into(), json!("private"));
+        if !missing.is_empty() {
+            out.insert("_meta".into(), json!({ crate::MISSING_META: missing }));
+        }
         Ok(Value::Object(out))
+    }
+
+    /// Merges the lists of `kinds` again unless that was done less than [`RELIST_INTERVAL`]
+    /// ago (one request at a time: others wait for its tables).
+    async fn relist(&self, ctx: &Context, kinds: &[Kind]) {
+        let _one = self.relisting.lock().await;
+        for kind in kinds {
+            let fresh = self.listed.lock().get(kind).is_some_and(|at| at.elapsed() < RELIST_INTERVAL);
+            if !fresh {
+                let _ = self.list(ctx, *kind).await;
+            }
+        }
     }
 
     fn clash(&self, kind: Kind, name: &str, first: usize, other: usize) {
@@ -255,24 +390,50 @@ impl Multi {
         self.routes.lock().get(&kind)?.get(name).copied()
     }
 
-    /// The upstream serving the tool or prompt `name`: by prefix, or by the routes of the last
-    /// list (listing again when the name is not there yet).
+    /// The upstream serving the tool or prompt `name`: the one whose prefix it has (at most
+    /// one: prefixes that start one another are refused at start), or without prefixes the
+    /// routes of the last list (listing again, at most once per interval, when the name is
+    /// not there).
     async fn owner(&self, ctx: &Context, kind: Kind, name: &str) -> Option<usize> {
         if !self.no_prefix {
-            return self
-                .upstreams
-                .iter()
-                .enumerate()
-                .filter(|(_, u)| name.starts_with(u.forward.names.prefix.as_str()))
-                .max_by_key(|(_, u)| u.forward.names.prefix.len())
-                .map(|(i, _)| i);
+            return self.upstreams.iter().position(|u| name.starts_with(u.forward.names.prefix.as_str()));
         }
         if let Some(i) = self.route(kind, name) {
             return Some(i);
         }
-        let (method, key) = if kind == Kind::Tool { ("tools/list", "tools") } else { ("prompts/list", "prompts") };
-        self.list(ctx, kind, method, key).await.ok()?;
+        self.relist(ctx, &[kind]).await;
         self.route(kind, name)
+    }
+
+    /// The upstream of the resource (or template) `uri`: the one that listed it, whose view
+    /// authority it has, or whose template it matches (listing again, at most once per
+    /// interval, when none does). Several templates of different upstreams: an error.
+    async fn resource_owner(&self, ctx: &Context, uri: &str) -> Result<Option<usize>, HandlerError> {
+        if let Some(i) = self.known_resource(uri)? {
+            return Ok(Some(i));
+        }
+        self.relist(ctx, &[Kind::Resource, Kind::Template]).await;
+        self.known_resource(uri)
+    }
+
+    fn known_resource(&self, uri: &str) -> Result<Option<usize>, HandlerError> {
+        if let Some(i) = self.route(Kind::Resource, uri) {
+            return Ok(Some(i));
+        }
+        // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
+        let under = |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(uri).is_ok();
+        if let Some(i) = uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten() {
+            return Ok(Some(i));
+        }
+        let templates = self.templates.lock().clone();
+        match templates.owners(uri).as_slice() {
+            [] => Ok(None),
+            [i] => Ok(Some(*i)),
+            many => {
+                let names: Vec<&str> = many.iter().map(|i| self.upstreams[*i].name.as_str()).collect();
+                Err(refuse(routes::ambiguous(uri, &names)))
+            }
+        }
     }
 
     /// Forwards `ctx` to upstream `i`, counting it (and recording its duration for
@@ -321,14 +482,6 @@ impl Multi {
     }
 }
 
-/// A resource-not-found answer (2026-07-28's `-32602` with the URI, or the legacy `-32002`).
-fn is_not_found(e: &ProtocolError) -> bool {
-    let code = e.code();
-    code == mcp::server::mcp_protocol::error::code::LEGACY_RESOURCE_NOT_FOUND
-        || (code == -32602 && e.data().is_some_and(|d| d.get("uri").is_some()))
-        || e.message().starts_with("Resource not found")
-}
-
 /// A running gateway: the front [`mcp::server::Server`] and the upstreams behind it.
 #[derive(Clone)]
 pub struct Gateway {
@@ -350,9 +503,9 @@ impl Gateway {
         config: GatewayConfig,
         customize: impl FnOnce(mcp::server::ServerBuilder) -> mcp::server::ServerBuilder,
     ) -> Result<Self, ProxyError> {
-        let mut backends = Vec::with_capacity(config.upstreams.len());
+        let mut upstreams = config.upstreams;
         let globs = Arc::default(); // A policy glob is checked against every upstream's tools.
-        for (name, mut upstream) in config.upstreams {
+        for (name, upstream) in &mut upstreams {
             upstream.glob_check = Some(Arc::clone(&globs));
             if config.no_prefix {
                 upstream.prefix.clear();
@@ -363,6 +516,14 @@ impl Gateway {
                 // Views of several upstreams stay apart: `ui://x` of NAME is `ui://NAME/x`.
                 upstream.view_authority.get_or_insert_with(|| name.clone());
             }
+        }
+        if !config.no_prefix {
+            let prefixes: Vec<(String, String)> =
+                upstreams.iter().map(|(n, u)| (n.clone(), u.prefix.clone())).collect();
+            routes::check_prefixes(&prefixes).map_err(ProxyError::AmbiguousNames)?;
+        }
+        let mut backends = Vec::with_capacity(upstreams.len());
+        for (name, upstream) in upstreams {
             let backend = Backend::connect(&upstream).await.map_err(|e| match e {
                 ProxyError::Upstream { upstream, message, source } => {
                     ProxyError::Upstream { upstream: format!("{name} ({upstream})"), message, source }
@@ -387,10 +548,24 @@ impl Gateway {
         }
         let upstreams: Arc<[Routed]> = backends
             .iter()
-            .map(|(name, b)| Routed { name: name.clone(), forward: b.forward.clone(), counters: Counters::default() })
+            .map(|(name, b)| Routed {
+                name: name.clone(),
+                forward: b.forward.clone(),
+                counters: Counters::default(),
+                slow: AtomicBool::new(false),
+            })
             .collect();
-        let multi =
-            Multi { upstreams, no_prefix: config.no_prefix, routes: Default::default(), reported: Default::default() };
+        let multi = Multi {
+            upstreams,
+            no_prefix: config.no_prefix,
+            routes: Default::default(),
+            templates: Default::default(),
+            listed: Default::default(),
+            relisting: Default::default(),
+            reported: Default::default(),
+            list_timeout: config.list_timeout,
+            limits: ListLimits { max_bytes: config.max_list_bytes, max_items: config.max_list_items },
+        };
         let mut builder =
             mcp::server::Server::builder(&config.name, env!("CARGO_PKG_VERSION")).fallback(Arc::new(multi.clone()));
         for (k, v) in caps {

@@ -18,6 +18,9 @@
 //! - `flight`: upstream calls kept alive across MRTR rounds.
 //! - `forward`: the fallback that forwards each catalog method.
 //! - `filter`: [`ProxyConfig::tools`] and [`ProxyConfig::prefix`].
+//! - `lists`: upstream lists read page by page within [`ProxyConfig::max_list_bytes`] and
+//!   [`ProxyConfig::max_list_items`].
+//! - `gateway`, `routes`: [`Gateway`], many upstreams as one, and how it keeps them apart.
 //! - `tasks`: which upstream session owns each task (the tasks extension, passed through when
 //!   a modern upstream offers it).
 //!
@@ -35,11 +38,15 @@ mod filter;
 mod flight;
 mod forward;
 mod gateway;
+mod lists;
 mod pool;
+mod routes;
 mod tasks;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayConfig, UpstreamStats};
+pub use lists::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
+pub use routes::{MISSING_META, UPSTREAM_META};
 pub use upstream::Upstream;
 
 use pool::{Change, Key, Pool, PoolLimits};
@@ -105,6 +112,13 @@ pub struct ProxyConfig {
     /// Where the globs' matches are reported (a gateway shares one among its upstreams, so a
     /// glob is reported only when it matches no tool of any of them).
     pub(crate) glob_check: Option<Arc<filter::GlobCheck>>,
+    /// Most bytes (serialized JSON) of one upstream list, all pages together: the read stops
+    /// at the page that passes it and the list is answered with an error naming the bound.
+    /// Default [`DEFAULT_MAX_LIST_BYTES`] (16 MiB).
+    pub max_list_bytes: usize,
+    /// Most items of one upstream list, all pages together (as [`ProxyConfig::max_list_bytes`]).
+    /// Default [`DEFAULT_MAX_LIST_ITEMS`] (100,000).
+    pub max_list_items: usize,
 }
 
 impl ProxyConfig {
@@ -123,7 +137,16 @@ impl ProxyConfig {
             tool_access: Vec::new(),
             view_authority: None,
             glob_check: None,
+            max_list_bytes: DEFAULT_MAX_LIST_BYTES,
+            max_list_items: DEFAULT_MAX_LIST_ITEMS,
         }
+    }
+
+    /// Sets [`ProxyConfig::max_list_bytes`] and [`ProxyConfig::max_list_items`].
+    pub fn max_list(mut self, bytes: usize, items: usize) -> Self {
+        self.max_list_bytes = bytes;
+        self.max_list_items = items;
+        self
     }
 
     /// Serves the upstream tools matching `glob` only to callers `access` allows (rules are
@@ -204,6 +227,9 @@ pub enum ProxyError {
         #[source]
         source: mcp_client::ClientError,
     },
+    /// The gateway's upstreams would make names ambiguous (one's prefix starts another's).
+    #[error("{0}")]
+    AmbiguousNames(String),
     /// The front server could not be built.
     #[error("front server: {0}")]
     Build(#[from] mcp::server::BuildError),
@@ -349,7 +375,8 @@ impl Backend {
         // The tasks extension is passed through exactly when the (modern) upstream offers it.
         let tasks = (client.is_modern() && client.server_supports_tasks())
             .then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
-        let forward = forward::Forward { pool, flights, names: Arc::new(names), tasks };
+        let limits = lists::ListLimits { max_bytes: config.max_list_bytes, max_items: config.max_list_items };
+        let forward = forward::Forward { pool, flights, names: Arc::new(names), tasks, limits };
         let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
         let instructions = info.get("instructions").and_then(Value::as_str).map(str::to_owned);
         Ok(Self { forward, name, version, capabilities, instructions, changes, client })

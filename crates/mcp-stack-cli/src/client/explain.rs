@@ -158,6 +158,10 @@ fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, meth
                 Failure::new(format!("the server asked for {what}, which this client does not support"))
             }
         }
+        ClientError::ListTooLarge { method, bound } => {
+            Failure::new(format!("{t}: the {method} answer is larger than {bound}; stopped reading it there"))
+                .hint("raise the bound with --max-list-bytes BYTES or --max-list-items N")
+        }
         other => Failure::new(other.to_string()),
     }
 }

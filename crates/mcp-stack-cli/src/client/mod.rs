@@ -61,6 +61,24 @@ pub struct Options {
     pub trust_project_config: bool,
     /// `--max-icons`, `--max-icon-bytes`: the bounds of `--save-icons`.
     pub icon_limits: IconLimits,
+    /// `--max-list-bytes`, `--max-list-items`: the bounds of a list read in full.
+    pub list_bounds: ListBounds,
+}
+
+/// The bounds of one paginated list read in full (`mcp tools list`, and with `mcp proxy` each
+/// upstream list and each merged one): past either, the command stops with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListBounds {
+    /// Most bytes of items, as JSON, all pages together (default 16 MiB).
+    pub max_bytes: usize,
+    /// Most items, all pages together (default 100,000).
+    pub max_items: usize,
+}
+
+impl Default for ListBounds {
+    fn default() -> Self {
+        Self { max_bytes: mcp_client::DEFAULT_MAX_LIST_BYTES, max_items: mcp_client::DEFAULT_MAX_LIST_ITEMS }
+    }
 }
 
 /// The bounds of one `--save-icons` run.
@@ -447,6 +465,7 @@ async fn connect(opts: &Options, target: &Target, ui: Arc<Ui>) -> Result<Client,
 
 /// Connects `b` (its handlers set) to `target` with the options' timeout, version and roots.
 async fn connect_with(opts: &Options, target: &Target, mut b: ClientBuilder) -> Result<Client, Failure> {
+    b = b.max_list(opts.list_bounds.max_bytes, opts.list_bounds.max_items);
     if let Some(t) = opts.timeout {
         b = b.timeout(t).probe_timeout(t).connect_timeout(t);
     }

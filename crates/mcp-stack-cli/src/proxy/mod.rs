@@ -76,6 +76,10 @@ pub struct ProxyArgs {
     /// With --config: report each upstream's calls, errors and latency on stderr this often.
     #[arg(long, value_name = "SECS")]
     pub stats_interval: Option<u64>,
+    /// With --config: how long a merged list (tools/list...) waits for each upstream; one that
+    /// has not answered by then is left out of that list (and reported once until it answers).
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub list_timeout: f64,
     /// Environment variable for a stdio upstream (repeatable).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
@@ -111,6 +115,9 @@ pub struct ProxyGlobals {
     pub force_legacy: Option<String>,
     /// `--config FILE`: serve every server of this `mcpServers` file as one (a gateway).
     pub config: Option<PathBuf>,
+    /// `--max-list-bytes`, `--max-list-items`: the bounds of each upstream list and each
+    /// merged one.
+    pub list_bounds: crate::client::ListBounds,
 }
 
 fn err(m: impl Into<String>) -> std::io::Error {
@@ -215,7 +222,14 @@ impl ProxyArgs {
         if upstreams.is_empty() {
             return Err(err(format!("{}: no servers configured", file.display())));
         }
-        let mut config = GatewayConfig::new(upstreams).no_prefix(self.no_prefix);
+        if !(self.list_timeout.is_finite() && self.list_timeout > 0.0) {
+            return Err(err(format!("--list-timeout must be a positive number of seconds, got {}", self.list_timeout)));
+        }
+        let bounds = globals.list_bounds;
+        let mut config = GatewayConfig::new(upstreams)
+            .no_prefix(self.no_prefix)
+            .list_timeout(Duration::from_secs_f64(self.list_timeout))
+            .max_list(bounds.max_bytes, bounds.max_items);
         if let Some(secs) = self.stats_interval.filter(|s| *s > 0) {
             config = config.stats_interval(Duration::from_secs(secs));
         }
@@ -229,7 +243,8 @@ impl ProxyArgs {
             .max_sessions(self.max_sessions)
             .input_timeout(Duration::from_secs(self.input_timeout.max(1)))
             .max_waiting(self.max_waiting, self.max_waiting_per_caller)
-            .connect_timeout(globals.timeout.unwrap_or(Duration::from_secs(30)));
+            .connect_timeout(globals.timeout.unwrap_or(Duration::from_secs(30)))
+            .max_list(globals.list_bounds.max_bytes, globals.list_bounds.max_items);
         if let Some(v) = &globals.force_legacy {
             config = config.force_legacy(v.as_str());
         }

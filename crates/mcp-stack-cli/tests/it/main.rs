@@ -16,6 +16,7 @@ mod docs_examples;
 mod doctor;
 #[cfg(unix)]
 mod elicit_order;
+mod gateway_trust;
 mod hostile_http;
 mod hostile_stdio;
 mod icons_cli;

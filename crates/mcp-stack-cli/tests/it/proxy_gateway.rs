@@ -33,12 +33,12 @@ fn config_file(web: &TestServer) -> std::path::PathBuf {
     path
 }
 
-async fn rpc(addr: std::net::SocketAddr, body: &Value) -> Value {
+pub(crate) async fn rpc(addr: std::net::SocketAddr, body: &Value) -> Value {
     let r = post(addr, &std_headers(body), body.to_string()).await;
     r.message()
 }
 
-fn tool_names(v: &Value) -> Vec<String> {
+pub(crate) fn tool_names(v: &Value) -> Vec<String> {
     v["result"]["tools"].as_array().expect("tools").iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
 }
 

@@ -1,0 +1,155 @@
+//! Reading an upstream's paginated list, bounded in pages, items and bytes.
+//!
+//! A list is read page by page into one answer (the proxy serves it as one page), so what an
+//! upstream may make the proxy hold is bounded by [`ListLimits`]: the items of every page read
+//! so far are counted (in serialized JSON bytes) and the read stops with an error at the first
+//! page that passes the bound; the pages after it are never asked for.
+
+use mcp::server::mcp_protocol::ProtocolError;
+use mcp_client::{CallOptions, Client, ClientError};
+use serde_json::{json, Map, Value};
+
+/// The default bound on one list's items in bytes (16 MiB: the largest single message the
+/// client transports accept, so any list an upstream can send unpaginated fits).
+pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
+
+/// The default bound on one list's items (100,000: the size of the gateway's route tables;
+/// each item costs a few hundred bytes of bookkeeping beyond its JSON).
+pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
+
+/// Most pages read from the upstream for one list.
+const MAX_PAGES: usize = 100;
+
+/// The `error.data` key of an answer refused at a list bound (its value names the bound).
+pub(crate) const BOUND_KEY: &str = "listBound";
+
+/// The bounds of one list (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListLimits {
+    /// Most bytes of items (serialized JSON).
+    pub(crate) max_bytes: usize,
+    /// Most items.
+    pub(crate) max_items: usize,
+}
+
+impl Default for ListLimits {
+    fn default() -> Self {
+        Self { max_bytes: DEFAULT_MAX_LIST_BYTES, max_items: DEFAULT_MAX_LIST_ITEMS }
+    }
+}
+
+/// The length of `v` as JSON text, counted without writing it anywhere.
+pub(crate) fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing a `Value` to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// A running count of a list's items and bytes against its [`ListLimits`].
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) items: usize,
+    pub(crate) bytes: usize,
+}
+
+impl Tally {
+    /// Counts `n` more items of `bytes`; `Err` names the bound passed (`"16777216 bytes"`).
+    pub(crate) fn add(&mut self, n: usize, bytes: usize, limits: &ListLimits) -> Result<(), String> {
+        self.items = self.items.saturating_add(n);
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.items > limits.max_items {
+            return Err(format!("{} items", limits.max_items));
+        }
+        if self.bytes > limits.max_bytes {
+            return Err(format!("{} bytes", limits.max_bytes));
+        }
+        Ok(())
+    }
+}
+
+/// The error of a list refused at a bound: `-32603` with `data.listBound` naming the bound
+/// (`who` says whose list it was, `what` which bound).
+pub(crate) fn too_large(who: &str, method: &str, bound: &str) -> ProtocolError {
+    ProtocolError::Custom {
+        code: mcp::server::mcp_protocol::error::code::INTERNAL_ERROR,
+        message: format!(
+            "{who}: {method} is larger than the proxy's bound of {bound} (--max-list-bytes, --max-list-items); \
+             the list was not served"
+        ),
+        data: Some(json!({ BOUND_KEY: bound })),
+    }
+}
+
+/// Whether `e` is an answer refused at a list bound (see [`too_large`]).
+pub(crate) fn is_too_large(e: &ProtocolError) -> bool {
+    e.code() == mcp::server::mcp_protocol::error::code::INTERNAL_ERROR
+        && e.data().is_some_and(|d| d.get(BOUND_KEY).is_some())
+}
+
+/// Every page of an upstream list, within `limits` (and [`MAX_PAGES`]). At a bound, the
+/// error of [`too_large`] as a [`ClientError::Server`].
+pub(crate) async fn all_pages(
+    client: &Client,
+    method: &str,
+    key: &str,
+    limits: &ListLimits,
+) -> Result<Vec<Value>, ClientError> {
+    let mut out = Vec::new();
+    let mut tally = Tally::default();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = Map::new();
+        if let Some(c) = cursor.take() {
+            params.insert("cursor".into(), c);
+        }
+        let page = client.request(method, params, &CallOptions::default()).await?;
+        let Value::Object(mut page) = page else { return Ok(out) };
+        if let Some(Value::Array(items)) = page.remove(key) {
+            let bytes = items.iter().map(json_len).sum();
+            if let Err(bound) = tally.add(items.len(), bytes, limits) {
+                let e = too_large("the upstream", method, &bound);
+                return Err(ClientError::Server { code: e.code(), message: e.message(), data: e.data() });
+            }
+            out.extend(items);
+        }
+        match page.remove("nextCursor") {
+            Some(c @ Value::String(_)) => cursor = Some(c),
+            _ => return Ok(out),
+        }
+    }
+    Err(ClientError::InvalidResponse(format!("{method}: more than {MAX_PAGES} pages")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_len_is_the_length_of_the_text() {
+        let v = json!({"name": "écho", "n": [1, 2, {"a": null}]});
+        assert_eq!(json_len(&v), serde_json::to_string(&v).unwrap().len());
+    }
+
+    #[test]
+    fn a_tally_stops_at_either_bound() {
+        let limits = ListLimits { max_bytes: 100, max_items: 3 };
+        let mut t = Tally::default();
+        assert!(t.add(2, 60, &limits).is_ok());
+        assert_eq!(t.add(1, 41, &limits), Err("100 bytes".to_owned()));
+        let mut t = Tally::default();
+        assert_eq!(t.add(4, 1, &limits), Err("3 items".to_owned()));
+        let e = too_large("upstream a", "tools/list", "100 bytes");
+        assert!(is_too_large(&e) && e.message().contains("upstream a: tools/list"), "{}", e.message());
+    }
+}
