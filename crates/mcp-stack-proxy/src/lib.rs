@@ -403,7 +403,7 @@ impl Backend {
         // The policy globs are checked against the tools listed now (else the first list a
         // client asks for), so a glob that matches nothing is reported at start.
         if !self.forward.names.check.is_empty() {
-            if let Ok(tools) = forward::all_pages(&self.client, "tools/list", "tools").await {
+            if let Ok(tools) = lists::all_pages(&self.client, "tools/list", "tools", &self.forward.limits).await {
                 self.forward.names.check_listed(tools.iter().filter_map(|t| t.get("name")?.as_str()));
             }
         }
