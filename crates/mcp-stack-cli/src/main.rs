@@ -165,7 +165,8 @@ enum Command {
         /// Port of the page on 127.0.0.1 (default: any free one).
         #[arg(long, default_value_t = 0)]
         port: u16,
-        /// Port of the MCP Apps sandbox on 127.0.0.1 (default: any free one).
+        /// Port of the MCP Apps sandbox on [::1] (127.0.0.1 without IPv6 loopback; default: any
+        /// free one).
         #[arg(long, default_value_t = 0)]
         sandbox_port: u16,
         /// MiB of events queued for a page that reads slowly; past it the oldest are dropped and

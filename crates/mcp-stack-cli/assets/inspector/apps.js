@@ -1,5 +1,5 @@
 // MCP Apps, rendered as a web host does (SEP-1865): the view's HTML goes to a sandbox proxy on
-// another origin (`127.0.0.1:SANDBOX`), served with the CSP built from `_meta.ui.csp`; the proxy
+// another site (`[::1]:SANDBOX`; `127.0.0.1:SANDBOX` without IPv6 loopback), served with the CSP built from `_meta.ui.csp`; the proxy
 // loads it into an inner sandboxed frame and relays JSON-RPC over postMessage. This page is the
 // host: it answers `ui/initialize`, sends the tool input and result, forwards the view's
 // `tools/call` and `resources/read` to the server (marked as the view's: the inspector lets a
@@ -17,8 +17,9 @@
 
   MI.sandboxOrigin = null; // learnt from the page's CSP-free config below
 
-  // The sandbox's origin: the page is served from 127.0.0.1:P; the server tells the sandbox
-  // port in the status (`sandbox`), else the frame-src of our own policy is unknown to JS.
+  // The sandbox's origin: the page is served from 127.0.0.1:P; the server tells the sandbox's
+  // origin (`http://[::1]:Q`, the literal it bound) in the status (`sandbox`). Frames are
+  // loaded from it and messages posted to it only.
   function sandboxUrl(csp) {
     const q = new URLSearchParams({ host: location.origin, csp: JSON.stringify(csp || {}) });
     return MI.status.sandbox + "/sandbox?" + q.toString();

@@ -3,9 +3,10 @@
 //! page), and carry the random token of this run (shown once, in the URL's fragment) to reach
 //! the API. No CORS header is ever sent.
 //!
-//! Only the IP literal a listener is bound to is accepted as its `Host` (`127.0.0.1:PORT`, never
-//! `localhost:PORT`): a name can resolve to an address we did not bind (`::1`), where another
-//! local process may listen, so the inspector never names one and refuses to be reached by one.
+//! Only the IP literal a listener is bound to is accepted as its `Host` (`127.0.0.1:PORT` for
+//! the page, `[::1]:PORT` for the sandbox where IPv6 loopback exists; never `localhost:PORT`): a
+//! name can resolve to an address we did not bind, where another local process may listen, so
+//! the inspector never names one and refuses to be reached by one.
 
 use http::{HeaderMap, HeaderValue, Method};
 use parking_lot::Mutex;
@@ -14,7 +15,8 @@ use std::time::{Duration, Instant};
 /// The checks of one listener (the page's, or the sandbox's).
 #[derive(Debug, Clone)]
 pub(crate) struct Guard {
-    /// `Host` values accepted (`127.0.0.1:PORT`: the literal address bound, nothing else).
+    /// `Host` values accepted (`127.0.0.1:PORT` or `[::1]:PORT`: the literal address bound,
+    /// nothing else).
     hosts: Vec<String>,
     /// `Origin` values accepted (`http://` + each host).
     origins: Vec<String>,
@@ -28,8 +30,21 @@ pub(crate) struct Refusal(pub(crate) u16, pub(crate) &'static str);
 /// The token header the page sends with every API request.
 pub(crate) const TOKEN_HEADER: &str = "x-inspector-token";
 
-/// The only address the inspector binds and names (page and sandbox, on two ports).
+/// The address of the page (and of the sandbox where IPv6 loopback cannot be bound).
 pub(crate) const LOOPBACK: &str = "127.0.0.1";
+
+/// The address of the sandbox where it can be bound: an IP literal other than the page's, so
+/// the sandbox is another site than the page, not only another origin. As a URL host it is
+/// written `[::1]`.
+pub(crate) const LOOPBACK_V6: std::net::Ipv6Addr = std::net::Ipv6Addr::LOCALHOST;
+
+/// The loopback address `ip` as a URL host (`127.0.0.1`, `[::1]`).
+pub(crate) fn url_host(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+    }
+}
 
 /// How long the one-time code of an opened browser may be exchanged for the token.
 pub(crate) const CODE_LIFETIME: Duration = Duration::from_secs(60);
@@ -62,9 +77,10 @@ impl OneTimeCode {
 }
 
 impl Guard {
-    /// Accepts `Host: 127.0.0.1:port` only (the address bound), and that origin.
-    pub(crate) fn new(port: u16, token: &str) -> Self {
-        let hosts = vec![format!("{LOOPBACK}:{port}")];
+    /// Accepts `Host: HOST:port` only (`host` the literal address bound, as a URL writes it:
+    /// `127.0.0.1`, `[::1]`), and that origin.
+    pub(crate) fn new(host: &str, port: u16, token: &str) -> Self {
+        let hosts = vec![format!("{host}:{port}")];
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
         Self { hosts, origins, token: token.to_owned() }
     }
@@ -121,8 +137,8 @@ pub(crate) fn hardening(headers: &mut HeaderMap) {
     set(headers, "referrer-policy", "no-referrer");
     set(headers, "cache-control", "no-store");
     set(headers, "cross-origin-resource-policy", "same-origin");
-    // The page and the sandbox share a site (127.0.0.1, two ports): ask for an agent cluster,
-    // so a process, per origin.
+    // Where IPv6 loopback is missing, the page and the sandbox share a site (127.0.0.1, two
+    // ports): ask for an agent cluster, so a process, per origin.
     set(headers, "origin-agent-cluster", "?1");
 }
 
@@ -140,7 +156,7 @@ mod tests {
 
     #[test]
     fn only_our_host_and_origin_pass() {
-        let g = Guard::new(4000, "t0k");
+        let g = Guard::new(LOOPBACK, 4000, "t0k");
         let ok = headers(&[("host", "127.0.0.1:4000")]);
         assert_eq!(g.check_site(&Method::GET, &ok), Ok(()));
         // A name is refused: it may resolve to an address we did not bind (`::1`).
@@ -161,8 +177,22 @@ mod tests {
     }
 
     #[test]
+    fn the_sandbox_on_ipv6_loopback_answers_only_at_that_literal() {
+        let host = url_host(LOOPBACK_V6.into());
+        assert_eq!(host, "[::1]");
+        let g = Guard::new(&host, 4001, "t0k");
+        assert_eq!(g.origins(), ["http://[::1]:4001"]);
+        assert_eq!(g.check_site(&Method::GET, &headers(&[("host", "[::1]:4001")])), Ok(()));
+        for other in ["127.0.0.1:4001", "localhost:4001", "[0:0:0:0:0:0:0:1]:4001", "[::1]:4000"] {
+            assert_eq!(g.check_site(&Method::GET, &headers(&[("host", other)])).unwrap_err().0, 421, "{other}");
+        }
+        let from_page = headers(&[("host", "[::1]:4001"), ("origin", "http://127.0.0.1:4000")]);
+        assert_eq!(g.check_site(&Method::GET, &from_page).unwrap_err().0, 403, "the sandbox is not the page");
+    }
+
+    #[test]
     fn the_token_must_match_exactly() {
-        let g = Guard::new(4000, "t0k");
+        let g = Guard::new(LOOPBACK, 4000, "t0k");
         assert!(g.check_token(&headers(&[(TOKEN_HEADER, "t0k")])).is_ok());
         assert!(g.check_token(&headers(&[(TOKEN_HEADER, "t0K")])).is_err());
         assert!(g.check_token(&headers(&[(TOKEN_HEADER, "t0k0")])).is_err());

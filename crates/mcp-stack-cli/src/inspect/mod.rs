@@ -1,11 +1,13 @@
 //! `mcp inspect [TARGET]`: a web inspector for any MCP server the CLI can reach, served on the
 //! loopback interface only.
 //!
-//! Two listeners, two origins: the page at `http://127.0.0.1:PORT/` and the MCP Apps sandbox at
-//! `http://127.0.0.1:PORT2/sandbox` (another origin, so a view can reach nothing of the page;
-//! each asks for an origin-keyed agent cluster). Both are named by the IP literal bound, never
-//! by `localhost`, which may resolve to `::1`, where another local process could listen and
-//! would be framed as the sandbox. The page's URL carries a random token in its fragment (never
+//! Two listeners, two sites: the page at `http://127.0.0.1:PORT/` and the MCP Apps sandbox at
+//! `http://[::1]:PORT2/sandbox` (another IP literal, so another site: a view can reach nothing
+//! of the page, not even its cookies). Where IPv6 loopback cannot be bound the sandbox is at
+//! `http://127.0.0.1:PORT2/sandbox` (another origin but the same site; a warning says so; each
+//! asks for an origin-keyed agent cluster). Both are named by the IP literal bound, never by
+//! `localhost`, which may resolve to an address another local process listens on, which would
+//! then be framed as the sandbox. The page's URL carries a random token in its fragment (never
 //! sent to a server, never in a `Referer`); the page sends it in a header with every API
 //! request. The URL a browser is opened with carries a one-time code instead, which the page
 //! exchanges for the token (so the token is never on a command line). Requests naming another
@@ -25,7 +27,7 @@ use crate::client::{Options, Resolved, TargetArgs};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
-use guard::{Guard, OneTimeCode, Refusal, LOOPBACK};
+use guard::{url_host, Guard, OneTimeCode, Refusal, LOOPBACK, LOOPBACK_V6};
 use http::{HeaderValue, Method, StatusCode};
 use mcp::protocol::apps::{Csp, ResourceUi};
 use serde_json::{Map, Value};
@@ -67,8 +69,8 @@ struct App {
     inspector: Arc<Inspector>,
     page: Guard,
     sandbox: Guard,
-    /// The sandbox's origin (what the page frames, and what the CSP allows it to frame).
-    sandbox_origin: String,
+    /// What the page's CSP allows it to frame (the sandbox's origin, or as near as CSP can say).
+    frame_src: String,
     /// The code in the URL a browser was opened with, exchanged once for the token.
     code: OneTimeCode,
     token: String,
@@ -90,18 +92,17 @@ pub(crate) async fn serve(
     started: impl FnOnce(Arc<Inspector>),
 ) -> Result<(), String> {
     let page = tokio::net::TcpListener::bind((LOOPBACK, how.port)).await.map_err(|e| format!("bind: {e}"))?;
-    let sandbox =
-        tokio::net::TcpListener::bind((LOOPBACK, how.sandbox_port)).await.map_err(|e| format!("bind: {e}"))?;
+    let (sandbox, sandbox_host) = bind_sandbox(how.sandbox_port, label).await?;
     let (page_port, sandbox_port) = (port_of(&page)?, port_of(&sandbox)?);
     let token = guard::token();
     // The literal address bound: a name could lead the browser to an address we do not hold.
-    let sandbox_origin = format!("http://{LOOPBACK}:{sandbox_port}");
-    let inspector = Inspector::new(opts, target, sandbox_origin.clone(), how.page_backlog);
+    let sandbox_origin = format!("http://{sandbox_host}:{sandbox_port}");
+    let inspector = Inspector::new(opts, target, sandbox_origin, how.page_backlog);
     let app = Arc::new(App {
         inspector: inspector.clone(),
-        page: Guard::new(page_port, &token),
-        sandbox: Guard::new(sandbox_port, &token),
-        sandbox_origin,
+        page: Guard::new(LOOPBACK, page_port, &token),
+        sandbox: Guard::new(&sandbox_host, sandbox_port, &token),
+        frame_src: frame_source(&sandbox_host, sandbox_port),
         code: OneTimeCode::default(),
         token: token.clone(),
     });
@@ -152,6 +153,39 @@ pub(crate) async fn serve(
     a.and(b).map_err(|e| e.to_string())
 }
 
+/// Binds the sandbox's listener: on `[::1]` (another site than the page's `127.0.0.1`) when
+/// IPv6 loopback can be bound, else on `127.0.0.1` with a warning on stderr. A port taken on
+/// `[::1]` is an error, not a reason to fall back: the sandbox's origin must be an address this
+/// process holds. Returns the listener and its address as a URL host.
+async fn bind_sandbox(port: u16, label: &str) -> Result<(tokio::net::TcpListener, String), String> {
+    match tokio::net::TcpListener::bind((LOOPBACK_V6, port)).await {
+        Ok(l) => Ok((l, url_host(LOOPBACK_V6.into()))),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            Err(format!("bind [::1]:{port} for the Apps sandbox: {e} (another process holds it)"))
+        }
+        Err(e) => {
+            eprintln!(
+                "{label}: warning: IPv6 loopback [::1] cannot be bound ({e}): the Apps sandbox is served on \
+                 {LOOPBACK}, another origin than the page but the same site"
+            );
+            let l = tokio::net::TcpListener::bind((LOOPBACK, port)).await.map_err(|e| format!("bind: {e}"))?;
+            Ok((l, LOOPBACK.to_owned()))
+        }
+    }
+}
+
+/// The page's `frame-src` for the sandbox at `host:port`. CSP cannot name an IPv6 literal
+/// (browsers drop `http://[::1]:PORT` as an invalid source), so `[::1]` is allowed as
+/// `http://*:PORT`: plain HTTP on the sandbox's port only. The page frames nothing but the
+/// sandbox's origin it is told (its scripts are its own files only).
+fn frame_source(host: &str, port: u16) -> String {
+    if host.starts_with('[') {
+        format!("http://*:{port}")
+    } else {
+        format!("http://{host}:{port}")
+    }
+}
+
 fn port_of(l: &tokio::net::TcpListener) -> Result<u16, String> {
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
@@ -175,10 +209,10 @@ fn refused(Refusal(status, why): Refusal) -> Response {
 
 /// The page's own policy: scripts and styles only from the page's files, nothing inline, no
 /// network but the API, frames only from the sandbox, and nobody may frame the page.
-fn page_csp(sandbox_origin: &str) -> String {
+fn page_csp(frame_src: &str) -> String {
     format!(
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
-         media-src 'self' data: blob:; connect-src 'self'; frame-src {sandbox_origin}; base-uri 'none'; \
+         media-src 'self' data: blob:; connect-src 'self'; frame-src {frame_src}; base-uri 'none'; \
          form-action 'none'; frame-ancestors 'none'"
     )
 }
@@ -202,7 +236,7 @@ async fn serve_page(State(app): State<Arc<App>>, req: Request) -> Response {
         };
         let mut r = respond(200, ctype, body);
         if ctype.starts_with("text/html") {
-            let csp = HeaderValue::from_str(&page_csp(&app.sandbox_origin)).expect("ASCII policy");
+            let csp = HeaderValue::from_str(&page_csp(&app.frame_src)).expect("ASCII policy");
             r.headers_mut().insert("content-security-policy", csp);
             r.headers_mut().insert("x-frame-options", HeaderValue::from_static("DENY"));
         }

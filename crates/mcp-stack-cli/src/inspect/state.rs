@@ -27,7 +27,8 @@ const QUESTION_TIMEOUT: Duration = Duration::from_secs(600);
 pub(crate) struct Inspector {
     pub(crate) opts: Options,
     pub(crate) target: Resolved,
-    /// Where MCP Apps views are framed (`http://127.0.0.1:PORT`, the sandbox's own port).
+    /// Where MCP Apps views are framed (`http://[::1]:PORT`, or `http://127.0.0.1:PORT` without
+    /// IPv6 loopback: the sandbox's own address and port).
     pub(crate) sandbox_origin: String,
     client: tokio::sync::Mutex<Option<Client>>,
     /// The open pages' event queues (bounded in bytes each).

@@ -7,6 +7,7 @@
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::ops::Range;
 
 /// The members of one JSON object, in the order written: each key and its value's byte span
@@ -90,14 +91,19 @@ fn members(text: &str, span: Range<usize>, in_servers: bool) -> Result<Members, 
         _ => Refusal::NotJson(e.to_string()),
     })?;
     let base = part.as_ptr() as usize;
-    let mut out: Vec<(String, Range<usize>)> = Vec::with_capacity(raw.0.len());
-    for (key, value) in raw.0 {
-        if out.iter().any(|(k, _)| *k == key) {
-            return Err(Refusal::Duplicate { key, in_servers });
-        }
-        // A borrowed raw value is a slice of `part`: its offset is where it was written.
-        let start = span.start + (value.get().as_ptr() as usize - base);
-        out.push((key, start..start + value.get().len()));
+    let out: Vec<(String, Range<usize>)> = raw
+        .0
+        .into_iter()
+        .map(|(key, value)| {
+            // A borrowed raw value is a slice of `part`: its offset is where it was written.
+            let start = span.start + (value.get().as_ptr() as usize - base);
+            (key, start..start + value.get().len())
+        })
+        .collect();
+    // One pass with a set: a file of up to 64 MiB can hold millions of keys.
+    let mut seen = HashSet::with_capacity(out.len());
+    if let Some((key, _)) = out.iter().find(|(k, _)| !seen.insert(k.as_str())) {
+        return Err(Refusal::Duplicate { key: key.clone(), in_servers });
     }
     Ok(Members(out))
 }

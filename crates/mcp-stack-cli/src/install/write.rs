@@ -6,7 +6,9 @@
 //! symbolic link leading outside it; the target is only replaced by renaming a new file over
 //! it, never written through; the new file and the backup are each written to a fresh
 //! randomly named file created exclusively (`O_CREAT|O_EXCL`, and `O_NOFOLLOW`) in the same
-//! folder, with their mode set on the open handle, synced, then renamed into place; a backup
+//! folder, with their mode set on the open handle, synced, then renamed into place (both are
+//! written before either is renamed, and an old backup is set aside until the new file is in
+//! place, so a write that fails leaves the file and its old backup as they were); a backup
 //! path that exists and is not a regular file is refused; missing folders are made one at a
 //! time, never through a link. Everything is checked before anything is written, so a refusal
 //! leaves every file as it was.
@@ -135,19 +137,52 @@ impl HostFile {
                 Err(e) => return Err(format!("{}: {e}", dir.display())),
             }
         }
-        let mut saved = None;
-        if let Some((old, perms)) = &self.current {
-            let bak = backup_path(&self.real);
-            put(&bak, old.as_bytes(), Mode::Keep(perms)).map_err(|e| format!("backup {}: {e}", bak.display()))?;
-            saved = Some(bak);
-        }
         let mode = match &self.current {
             Some((_, perms)) => Mode::Keep(perms),
             None if secrets => Mode::Private,
             None => Mode::Default,
         };
-        put(&self.real, text.as_bytes(), mode).map_err(|e| format!("{}: {e}", self.shown.display()))?;
-        Ok(saved)
+        // Both new files are written in full before anything is renamed, so a failed write
+        // (a full disk) leaves the old file and the old backup as they were.
+        let main =
+            Temp::write(&self.real, text.as_bytes(), mode).map_err(|e| format!("{}: {e}", self.shown.display()))?;
+        let Some((old, perms)) = &self.current else {
+            main.rename_over(&self.real).map_err(|e| format!("{}: {e}", self.shown.display()))?;
+            sync_dir(&self.real);
+            return Ok(None);
+        };
+        let bak = backup_path(&self.real);
+        let backup = Temp::write(&bak, old.as_bytes(), Mode::Keep(perms))
+            .map_err(|e| format!("backup {}: {e}", bak.display()))?;
+        // The old backup is set aside (not deleted) until the new file is in place, and put
+        // back if the last rename fails.
+        let held = Temp::hold(&bak).map_err(|e| format!("backup {}: {e}", bak.display()))?;
+        if let Err(e) = backup.rename_over(&bak) {
+            restore(held.as_ref(), &bak);
+            return Err(format!("backup {}: {e}", bak.display()));
+        }
+        if let Err(e) = main.rename_over(&self.real) {
+            match &held {
+                Some(h) => restore(Some(h), &bak),
+                None => {
+                    let _ = std::fs::remove_file(&bak);
+                }
+            }
+            return Err(format!("{}: {e}; the file and its backup are as they were", self.shown.display()));
+        }
+        if let Some(h) = held {
+            let _ = std::fs::remove_file(h);
+        }
+        sync_dir(&self.real);
+        Ok(Some(bak))
+    }
+}
+
+/// Puts a backup set aside by [`Temp::hold`] back in place (best effort: this runs when a
+/// rename has just failed; if it fails too, the old backup stays under its held name).
+fn restore(held: Option<&PathBuf>, bak: &Path) {
+    if let Some(h) = held {
+        let _ = std::fs::rename(h, bak);
     }
 }
 
@@ -195,7 +230,7 @@ fn nofollow() -> i32 {
     rustix::fs::OFlags::NOFOLLOW.bits() as i32
 }
 
-/// The mode of a file written by [`put`].
+/// The mode of a file written by [`Temp::write`].
 #[derive(Debug, Clone, Copy)]
 enum Mode<'a> {
     /// As the file it replaces.
@@ -206,20 +241,33 @@ enum Mode<'a> {
     Default,
 }
 
-/// Writes `bytes` to a new, randomly named file next to `path` and renames it over `path`.
-fn put(path: &Path, bytes: &[u8], mode: Mode<'_>) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{:016x}.mcp-install.tmp", rand::random::<u64>()));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(nofollow()).mode(if matches!(mode, Mode::Default) { 0o666 } else { 0o600 });
+/// A randomly named file next to the one it stands for, removed on drop unless renamed
+/// into place.
+#[derive(Debug)]
+struct Temp(PathBuf);
+
+impl Temp {
+    /// A fresh name next to `path` (same folder, so a rename is atomic).
+    fn name(path: &Path, what: &str) -> PathBuf {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        dir.join(format!(".{name}.{:016x}.mcp-install.{what}", rand::random::<u64>()))
     }
-    let mut f = opts.open(&tmp)?;
-    let written = (|| {
+
+    /// Writes `bytes` to a new file next to `path`, created exclusively without following
+    /// links, its mode set on the handle, synced.
+    fn write(path: &Path, bytes: &[u8], mode: Mode<'_>) -> std::io::Result<Self> {
+        let tmp = Self::name(path, "tmp");
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.custom_flags(nofollow()).mode(if matches!(mode, Mode::Default) { 0o666 } else { 0o600 });
+        }
+        let mut f = opts.open(&tmp)?;
+        // Ours from here on: removed again if anything below fails.
+        let tmp = Self(tmp);
         if let Mode::Keep(perms) = mode {
             #[cfg(unix)]
             f.set_permissions(perms.clone())?;
@@ -227,18 +275,49 @@ fn put(path: &Path, bytes: &[u8], mode: Mode<'_>) -> std::io::Result<()> {
             let _ = perms;
         }
         f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    // Closed before the rename (Windows renames open files less willingly).
-    drop(f);
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+        f.sync_all()?;
+        // Closed (at return) before any rename: Windows renames open files less willingly.
+        Ok(tmp)
     }
-    // The rename itself reaches the disk with its folder.
+
+    /// Moves whatever is at `path` (a regular file, checked when the host file was opened)
+    /// to a fresh name next to it, kept until the new file is in place (or put back by
+    /// [`restore`]); `None` when nothing is there.
+    fn hold(path: &Path) -> std::io::Result<Option<PathBuf>> {
+        let to = Self::name(path, "old");
+        match std::fs::rename(path, &to) {
+            Ok(()) => Ok(Some(to)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Renames this file over `path` (a link there is replaced, never followed).
+    fn rename_over(mut self, path: &Path) -> std::io::Result<()> {
+        std::fs::rename(&self.0, path)?;
+        // Renamed: nothing left to remove.
+        self.0 = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.0.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+/// Syncs the folder of `path`, so renames in it reach the disk.
+fn sync_dir(path: &Path) {
     #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(dir) {
+    if let Ok(d) = std::fs::File::open(path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))) {
         let _ = d.sync_all();
     }
-    Ok(())
+    #[cfg(not(unix))]
+    let _ = path;
 }
+
+#[cfg(test)]
+mod tests;

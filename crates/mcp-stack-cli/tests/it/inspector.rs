@@ -76,11 +76,16 @@ pub(crate) fn everything() -> Vec<&'static str> {
     vec!["--", BIN, "serve", "everything", "--stdio"]
 }
 
-/// A raw request to the inspector: status line and the whole answer.
+/// A raw request to the inspector's page (127.0.0.1): status line and the whole answer.
 pub(crate) fn raw(port: u16, head: &str, body: &str) -> String {
+    raw_at(std::net::Ipv4Addr::LOCALHOST.into(), port, head, body)
+}
+
+/// A raw request to `ip:port`: status line and the whole answer.
+pub(crate) fn raw_at(ip: std::net::IpAddr, port: u16, head: &str, body: &str) -> String {
     use std::io::{Read, Write};
     let text = format!("{head}content-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut s = std::net::TcpStream::connect((ip, port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s.write_all(text.as_bytes()).unwrap();
     let mut out = String::new();
@@ -143,10 +148,12 @@ fn the_sandbox_serves_our_page_only_with_the_views_policy() {
     );
     let body: Value = serde_json::from_str(&status[status.find("\r\n\r\n").unwrap() + 4..]).unwrap();
     let sandbox = body["result"]["sandbox"].as_str().unwrap().to_owned();
-    assert!(sandbox.starts_with("http://127.0.0.1:"), "the address bound: {sandbox}");
-    let sport: u16 = sandbox.rsplit(':').next().unwrap().parse().unwrap();
+    let (ip, sport) = sandbox_address(&sandbox);
+    let literal = if ipv6_loopback() { "http://[::1]:" } else { "http://127.0.0.1:" };
+    assert!(sandbox.starts_with(literal), "the address bound: {sandbox}");
     assert_ne!(sport, i.port, "another origin");
-    let get = |query: &str| raw(sport, &format!("GET /sandbox?{query} HTTP/1.1\r\nhost: 127.0.0.1:{sport}\r\n"), "");
+    let host = sandbox.strip_prefix("http://").unwrap().to_owned();
+    let get = |query: &str| raw_at(ip, sport, &format!("GET /sandbox?{query} HTTP/1.1\r\nhost: {host}\r\n"), "");
     let ours = format!("host={}", url_encode(&i.origin));
     let ok = get(&format!(
         "{ours}&csp={}",
@@ -160,6 +167,28 @@ fn the_sandbox_serves_our_page_only_with_the_views_policy() {
     assert!(default.contains("connect-src 'none'"), "the restrictive default: {default}");
     let other = get(&format!("host={}", url_encode("http://evil.example")));
     assert!(other.starts_with("HTTP/1.1 403"), "{other}");
+    // The page may frame it: CSP cannot name an IPv6 literal, so `[::1]` is allowed by its port.
+    let index = raw(i.port, &format!("GET / HTTP/1.1\r\nhost: 127.0.0.1:{}\r\n", i.port), "");
+    let frame_src =
+        if ipv6_loopback() { format!("frame-src http://*:{sport};") } else { format!("frame-src {sandbox};") };
+    assert!(index.contains(&frame_src), "{index}");
+}
+
+/// Whether this machine has an IPv6 loopback this process can bind.
+pub(crate) fn ipv6_loopback() -> bool {
+    std::net::TcpListener::bind("[::1]:0").is_ok()
+}
+
+/// The address and port of a sandbox origin the inspector names (`http://IP:PORT`, an IP
+/// literal: a name would panic here).
+pub(crate) fn sandbox_address(origin: &str) -> (std::net::IpAddr, u16) {
+    let url = url::Url::parse(origin).unwrap();
+    let ip = match url.host() {
+        Some(url::Host::Ipv4(v4)) => v4.into(),
+        Some(url::Host::Ipv6(v6)) => v6.into(),
+        other => panic!("the sandbox is named by an IP literal, not {other:?}"),
+    };
+    (ip, url.port().expect("an explicit port"))
 }
 
 /// `POST /api/NAME` with the token: the answer's JSON.

@@ -1,10 +1,11 @@
 //! How far `mcp inspect` trusts the local machine and the views it frames: origins naming only
-//! the addresses bound (a squatter on `[::1]` never becomes the sandbox), a one-time code
+//! the addresses bound (the sandbox on `[::1]`, another site than the page on `127.0.0.1`; a
+//! squatter on the other loopback never becomes either), a one-time code
 //! instead of the token on a browser's command line, a slow page's backlog bounded in bytes,
 //! links a view asks for opened only when the user says so, and a view reaching its own
 //! upstream only behind a gateway.
 
-use crate::inspector::{api, call_without_arguments, chromium, raw, Inspect};
+use crate::inspector::{api, call_without_arguments, chromium, everything, ipv6_loopback, raw, raw_at, Inspect};
 use crate::support::browser::Browser;
 use mcp::protocol::apps::UPSTREAM_META;
 use mcp::server::apps::UiResource;
@@ -17,21 +18,21 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp");
 
-/// A process listening on `[::1]` that answers every request with a page of its own, counting
-/// them.
+/// A process listening on a loopback address that answers every request with a page of its
+/// own, counting them.
 struct Squatter {
     port: u16,
     hits: Arc<AtomicUsize>,
 }
 
 impl Squatter {
-    /// `None` when this machine has no IPv6 loopback. The port is one that is free on
-    /// 127.0.0.1 too (for the inspector to take).
-    fn on_ipv6_loopback() -> Option<Squatter> {
+    /// A squatter on `squat` (`[::1]` or `127.0.0.1`) at a port that is free at `free` (the
+    /// other one, for the inspector to take); `None` when this machine has no IPv6 loopback.
+    fn at(squat: &str, free: &str) -> Option<Squatter> {
         let (listener, port) = (0..20).find_map(|_| {
-            let l = std::net::TcpListener::bind("[::1]:0").ok()?;
+            let l = std::net::TcpListener::bind(format!("{squat}:0")).ok()?;
             let port = l.local_addr().ok()?.port();
-            std::net::TcpListener::bind(("127.0.0.1", port)).ok().map(|_| (l, port))
+            std::net::TcpListener::bind(format!("{free}:{port}")).ok().map(|_| (l, port))
         })?;
         let hits = Arc::new(AtomicUsize::new(0));
         let counted = hits.clone();
@@ -48,39 +49,49 @@ impl Squatter {
     }
 }
 
-fn get(port: u16, host: &str) -> String {
-    raw(port, &format!("GET / HTTP/1.1\r\nhost: {host}\r\n"), "")
+fn get(ip: std::net::IpAddr, port: u16, host: &str) -> String {
+    raw_at(ip, port, &format!("GET / HTTP/1.1\r\nhost: {host}\r\n"), "")
 }
 
 #[test]
-fn a_squatter_on_ipv6_loopback_never_becomes_the_sandbox() {
-    // Squatters on [::1] at the very port numbers the inspector then takes on 127.0.0.1.
-    let squatters = Squatter::on_ipv6_loopback().zip(Squatter::on_ipv6_loopback());
-    if squatters.is_none() {
+fn squatters_on_the_other_loopback_never_become_the_page_or_the_sandbox() {
+    if !ipv6_loopback() {
+        // The fallback: the sandbox on 127.0.0.1 (another origin, the same site), named by
+        // the literal bound.
         eprintln!("no [::1] here: checking the origins name only bound addresses");
+        let i = Inspect::start(&everything());
+        let sandbox = api(&i, "status", "{}")["result"]["sandbox"].as_str().unwrap().to_owned();
+        assert!(sandbox.starts_with("http://127.0.0.1:"), "{sandbox}");
+        return;
     }
-    let ports =
-        squatters.as_ref().map_or(("0".to_owned(), "0".to_owned()), |(p, s)| (p.port.to_string(), s.port.to_string()));
-    let i =
-        Inspect::start(&["--port", &ports.0, "--sandbox-port", &ports.1, "--", BIN, "serve", "everything", "--stdio"]);
-    let status = api(&i, "status", "{}");
-    let sandbox = status["result"]["sandbox"].as_str().expect("the sandbox origin").to_owned();
-    let sport: u16 = sandbox.strip_prefix("http://127.0.0.1:").expect("an IP-literal origin").parse().unwrap();
-    assert_ne!(sport, i.port, "another origin than the page's");
-    assert!(i.origin.starts_with("http://127.0.0.1:"), "{}", i.origin);
-    if let Some((page, sb)) = &squatters {
-        assert_eq!((i.port, sport), (page.port, sb.port), "the inspector took the squatted port numbers");
-    }
-    // Only the literal host served: a name (which may lead elsewhere) is refused.
-    for port in [i.port, sport] {
-        assert!(get(port, &format!("127.0.0.1:{port}")).starts_with("HTTP/1.1 "), "answers");
-        let named = get(port, &format!("localhost:{port}"));
-        assert!(named.starts_with("HTTP/1.1 421"), "{named}");
-        let v6 = get(port, &format!("[::1]:{port}"));
-        assert!(v6.starts_with("HTTP/1.1 421"), "{v6}");
+    // The page goes on 127.0.0.1:P with a squatter on [::1]:P; the sandbox on [::1]:Q with a
+    // squatter on 127.0.0.1:Q.
+    let page_squatter = Squatter::at("[::1]", "127.0.0.1").expect("a port for the page");
+    let sandbox_squatter = Squatter::at("127.0.0.1", "[::1]").expect("a port for the sandbox");
+    let (p, q) = (page_squatter.port.to_string(), sandbox_squatter.port.to_string());
+    let i = Inspect::start(&[&["--port", &p, "--sandbox-port", &q][..], &everything()].concat());
+    let sandbox = api(&i, "status", "{}")["result"]["sandbox"].as_str().expect("the sandbox origin").to_owned();
+    assert_eq!(sandbox, format!("http://[::1]:{q}"), "the sandbox on the IPv6 literal bound");
+    assert_eq!(i.origin, format!("http://127.0.0.1:{p}"));
+    let (v4, v6) = (std::net::Ipv4Addr::LOCALHOST.into(), std::net::Ipv6Addr::LOCALHOST.into());
+    let sport = sandbox_squatter.port;
+    // We hold [::1]:Q: nobody else can take it now.
+    assert!(std::net::TcpListener::bind(("::1", sport)).is_err(), "[::1]:{sport} is the inspector's");
+    // Only the literal host served: a name (which may lead elsewhere) or the other literal is
+    // refused.
+    assert!(get(v4, i.port, &format!("127.0.0.1:{p}")).starts_with("HTTP/1.1 200"), "the page answers");
+    assert!(get(v6, sport, &format!("[::1]:{q}")).starts_with("HTTP/1.1 404"), "the sandbox answers");
+    for (ip, port, host) in [
+        (v4, i.port, format!("localhost:{p}")),
+        (v4, i.port, format!("[::1]:{p}")),
+        (v6, sport, format!("localhost:{q}")),
+        (v6, sport, format!("127.0.0.1:{q}")),
+    ] {
+        let answer = get(ip, port, &host);
+        assert!(answer.starts_with("HTTP/1.1 421"), "{host}: {answer}");
     }
     // An Apps view session in a real browser: the squatters never hear of it.
-    let (Some(program), Some((page, sb))) = (chromium(), squatters) else { return };
+    let Some(program) = chromium() else { return };
     let mut b = Browser::start(&program);
     b.open(&i.url());
     b.wait_for("connected", "document.getElementById('conn').textContent === 'connected'");
@@ -89,8 +100,74 @@ fn a_squatter_on_ipv6_loopback_never_becomes_the_sandbox() {
     let (view, ctx) = b.app_frame(&sandbox, "document.getElementById('status') !== null");
     b.wait_in(&view, ctx, "the view", "document.getElementById('status').textContent === 'connected to mcp-inspector'");
     b.wait_in(&view, ctx, "the result", "document.getElementById('result').textContent.includes('Dashboard squat')");
-    assert_eq!(page.hits.load(Ordering::SeqCst), 0, "no request reached the squatter of the page's port");
-    assert_eq!(sb.hits.load(Ordering::SeqCst), 0, "no request reached the squatter of the sandbox's port");
+    assert_eq!(page_squatter.hits.load(Ordering::SeqCst), 0, "no request reached the squatter at the page's port");
+    assert_eq!(sandbox_squatter.hits.load(Ordering::SeqCst), 0, "no request reached the squatter at the sandbox's");
+}
+
+#[test]
+fn a_sandbox_port_taken_on_ipv6_loopback_is_refused_not_named() {
+    let Some(squatter) = Squatter::at("[::1]", "127.0.0.1") else {
+        eprintln!("no [::1] here");
+        return;
+    };
+    let q = squatter.port.to_string();
+    let mut child = std::process::Command::new(BIN)
+        .args(["inspect", "--no-open", "--sandbox-port", &q, "--", BIN, "serve", "everything", "--stdio"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = (0..300).find_map(|_| {
+        let s = child.try_wait().unwrap();
+        if s.is_none() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        s
+    });
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("mcp inspect served although [::1]:{q} is another process's");
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(!status.success());
+    assert!(err.contains(&format!("[::1]:{q}")) && !err.contains(" at http://"), "{err}");
+    assert_eq!(squatter.hits.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn the_sandbox_is_another_site_than_the_page_where_ipv6_loopback_exists() {
+    if !ipv6_loopback() {
+        eprintln!("no [::1] here: the sandbox shares the page's site (a warning says so)");
+        return;
+    }
+    let i = Inspect::start(&everything());
+    let sandbox = api(&i, "status", "{}")["result"]["sandbox"].as_str().unwrap().to_owned();
+    let (page_url, sandbox_url) = (url::Url::parse(&i.origin).unwrap(), url::Url::parse(&sandbox).unwrap());
+    // Both IP literals (a site is the whole address then), and not the same one.
+    assert!(matches!(page_url.host(), Some(url::Host::Ipv4(_))), "{page_url}");
+    assert!(matches!(sandbox_url.host(), Some(url::Host::Ipv6(_))), "{sandbox_url}");
+    assert_ne!(page_url.host(), sandbox_url.host(), "another site");
+    // What a site shares, a browser shows: the page's cookies are not the sandbox's.
+    let Some(program) = chromium() else { return };
+    let mut b = Browser::start(&program);
+    b.open(&i.url());
+    b.wait_for("connected", "document.getElementById('conn').textContent === 'connected'");
+    b.eval("document.cookie = 'probe=page; SameSite=Lax'; 1");
+    let page = b.page.clone();
+    let cookies = |b: &mut Browser, url: &str| {
+        let got = b.send(Some(&page), "Network.getCookies", json!({"urls": [url]}));
+        got["cookies"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(cookies(&mut b, &format!("{}/", i.origin)), ["probe"], "the page's own cookie");
+    assert!(cookies(&mut b, &format!("{sandbox}/sandbox")).is_empty(), "the sandbox gets none of the page's cookies");
+    // And the view still works from there.
+    crate::inspector::call_with(&mut b, "show_dashboard", "label", "site");
+    b.wait_for("the frame", "document.querySelector('#tool-detail iframe.app')");
+    let (view, ctx) = b.app_frame(&sandbox, "document.getElementById('status') !== null");
+    b.wait_in(&view, ctx, "the result", "document.getElementById('result').textContent.includes('Dashboard site')");
 }
 
 /// `POST /api/exchange` from the page's origin: the status line and the body.

@@ -86,3 +86,25 @@ fn escaped_keys_are_compared_by_their_value() {
     let after = add_entry(before, "mcpServers", "b", &json!({}), false).unwrap();
     assert_eq!(after, r#"{"mcp\u0053ervers": {"\u0061": {}, "b": {}}}"#);
 }
+
+/// An object of `n` members `"k0": 0, ...`, with `extra` members appended.
+fn many_keys(n: usize, extra: &str) -> String {
+    let mut s = String::from("{\"mcpServers\": {");
+    for i in 0..n {
+        s.push_str(&format!("\"k{i}\": {i}, "));
+    }
+    s.push_str(extra);
+    s.push_str("}}");
+    s
+}
+
+#[test]
+fn many_keys_are_checked_for_duplicates_in_one_pass() {
+    // 200,000 members: a pairwise check (about 2e10 key comparisons, once for the edit and
+    // once for its proof) does not finish in any reasonable time; a set check is instant.
+    const N: usize = 200_000;
+    let after = add_entry(&many_keys(N, "\"last\": 0"), "mcpServers", "x", &json!({}), false).unwrap();
+    assert!(after.ends_with("\"last\": 0, \"x\": {}}}"), "{}", &after[after.len() - 40..]);
+    let r = add_entry(&many_keys(N, "\"k7\": 1"), "mcpServers", "x", &json!({}), false).unwrap_err();
+    assert_eq!(r, Refusal::Duplicate { key: "k7".into(), in_servers: true });
+}
