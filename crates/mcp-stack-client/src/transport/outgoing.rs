@@ -77,16 +77,24 @@ impl<'a> OutgoingRequest<'a> {
     }
 
     /// Whether messages other than the response may come for this request: it carries a
-    /// progress token or a log level, it is `subscriptions/listen`, or the caller takes log
-    /// messages ([`OutgoingRequest::taking_notifications`]). Any other request gets exactly
-    /// one message, its response.
+    /// progress token or a log level, it is `subscriptions/listen`, or the [`crate::Client`]
+    /// that made it passes log messages to its caller. Any other request gets exactly one
+    /// message, its response.
+    ///
+    /// Only the client marks a request as taking notifications; a transport cannot:
+    ///
+    /// ```compile_fail,E0624
+    /// # use mcp_client::transport::OutgoingRequest;
+    /// # let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"});
+    /// let req = OutgoingRequest::new(message, Vec::new()).unwrap().taking_notifications(true);
+    /// ```
     pub fn streams(&self) -> bool {
         self.streams
     }
 
     /// Marks the request as one that takes notifications when `on` (a legacy call whose caller
     /// reads its log messages: they carry no sign of the request they belong to).
-    pub fn taking_notifications(mut self, on: bool) -> Self {
+    pub(crate) fn taking_notifications(mut self, on: bool) -> Self {
         self.streams |= on;
         self
     }
