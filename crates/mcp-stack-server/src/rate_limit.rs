@@ -680,7 +680,7 @@ mod tests {
         // The attacker (seen by nginx as 192.0.2.66) rotates the first entry: one budget.
         let mut refused = 0;
         for i in 0..12 {
-            let env = behind_proxy(&format!("10.0.0.{i}, 192.0.2.66"), [127, 0, 0, 1]);
+            let env = behind_proxy(format!("10.0.0.{i}, 192.0.2.66"), [127, 0, 0, 1]);
             refused += limiter.check(&env, None).await.is_err() as usize;
         }
         assert_eq!(refused, 7);
