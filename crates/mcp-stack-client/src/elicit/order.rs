@@ -102,6 +102,11 @@ where
 /// The method that asks for a form.
 const ELICIT: &str = "elicitation/create";
 
+/// Whether `req` is an `elicitation/create` request.
+fn elicits(req: &Map<String, Value>) -> bool {
+    req.get("method").and_then(Value::as_str) == Some(ELICIT)
+}
+
 /// The form of an `elicitation/create` request (`params.requestedSchema`).
 fn request_form<F>(req: &mut Map<String, Value>, shape: Option<&Shape>, f: &mut F)
 where
@@ -121,11 +126,29 @@ where
     let Some(Value::Object(requests)) = msg.get_mut(under).and_then(|v| v.get_mut("inputRequests")) else {
         return;
     };
-    let shape = shape.and_then(|s| s.member(under)).and_then(|s| s.member("inputRequests"));
-    for (key, req) in requests.iter_mut() {
-        if let Value::Object(req) = req {
-            if req.get("method").and_then(Value::as_str) == Some(ELICIT) {
-                request_form(req, shape.and_then(|s| s.member(key)), f);
+    let Some(shape) = shape else {
+        for req in requests.values_mut() {
+            if let Value::Object(req) = req {
+                if elicits(req) {
+                    request_form(req, None, f);
+                }
+            }
+        }
+        return;
+    };
+    let Some(Shape::Object(written)) = shape.member(under).and_then(|s| s.member("inputRequests")) else {
+        return;
+    };
+    // Each request by its written shape (the last one of a key written twice, the one read),
+    // found in the map by key: no scan of the shapes per request.
+    let mut seen = std::collections::HashSet::with_capacity(written.len());
+    for (key, s) in written.iter().rev() {
+        if !seen.insert(key.as_str()) {
+            continue;
+        }
+        if let Some(Value::Object(req)) = requests.get_mut(key) {
+            if elicits(req) {
+                request_form(req, Some(s), f);
             }
         }
     }
@@ -244,6 +267,12 @@ mod tests {
         let form = |k: &str| property_order(&v["result"]["inputRequests"][k]["params"]["requestedSchema"]);
         assert_eq!(form("z"), ["b", "a"]);
         assert_eq!(form("y"), ["c", "d", "a"]);
+        // A request key written twice: the order of the one read.
+        let twice = br#"{"jsonrpc": "2.0", "id": 1, "result": {"inputRequests": {
+            "z": {"method": "elicitation/create", "params": {"requestedSchema": {"properties": {"a": {}, "b": {}}}}},
+            "z": {"method": "elicitation/create", "params": {"requestedSchema": {"properties": {"d": {}, "c": {}}}}}}}}"#;
+        let v = parse(twice).unwrap();
+        assert_eq!(property_order(&v["result"]["inputRequests"]["z"]["params"]["requestedSchema"]), ["d", "c"]);
         // A task waiting for input, polled or pushed, and a request in a batch.
         let polled = br#"{"jsonrpc": "2.0", "id": 2, "result": {"taskId": "t", "status": "input_required",
             "inputRequests": {"q": {"method": "elicitation/create", "params": {"requestedSchema": {"properties": {"b": {}, "a": {}}}}}}}}"#;
