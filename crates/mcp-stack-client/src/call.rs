@@ -101,6 +101,7 @@ impl Client {
 
     /// Sends one request and drives its exchange to the response.
     pub(crate) async fn exchange(&self, req: OutgoingRequest<'_>, opts: &CallOptions) -> Result<Value, ClientError> {
+        let req = req.taking_unnamed_logs(self.inner.config.log_attribution);
         let id = req.id().clone();
         let tap = self.inner.config.traffic.as_ref();
         if let Some(tap) = tap {

@@ -112,6 +112,9 @@ pub struct ClientBuilder {
     pub(crate) log_handler: Option<NotificationCallback>,
     /// The log level asked of the server ([`ClientBuilder::log_level`]).
     pub(crate) log_level: Option<LoggingLevel>,
+    /// Whether a log message that names no request goes to the one call in flight
+    /// ([`ClientBuilder::log_attribution`]).
+    pub(crate) log_attribution: bool,
     /// Most bytes and items of one paginated list ([`ClientBuilder::max_list`]).
     pub(crate) max_list_bytes: usize,
     pub(crate) max_list_items: usize,
@@ -163,6 +166,7 @@ impl ClientBuilder {
             traffic: None,
             log_handler: None,
             log_level: None,
+            log_attribution: true,
             max_list_bytes: DEFAULT_MAX_LIST_BYTES,
             max_list_items: DEFAULT_MAX_LIST_ITEMS,
         }

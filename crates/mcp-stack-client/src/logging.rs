@@ -38,6 +38,16 @@ impl ClientBuilder {
         self.log_level = Some(level);
         self
     }
+
+    /// Whether a log message that names no request (a stdio server's, in either era) goes to
+    /// the call in flight when exactly one is (default: on). Turn it off when calls of
+    /// different callers share the client: a message sent late for a call that has ended would
+    /// reach whichever other call is in flight then. Off, such messages go to the client's log
+    /// handler ([`ClientBuilder::on_log`]); messages that name their request are unaffected.
+    pub fn log_attribution(mut self, on: bool) -> Self {
+        self.log_attribution = on;
+        self
+    }
 }
 
 impl Client {

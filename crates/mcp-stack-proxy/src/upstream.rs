@@ -202,7 +202,8 @@ impl Upstream {
             .connect_timeout(timeout)
             .probe_timeout(timeout / 3)
             .tasks(tasks)
-            .apps(caps.apps);
+            .apps(caps.apps)
+            .log_attribution(caps.any()); // without input caps, calls of many callers share it
         if let Some(v) = force_legacy {
             b = b.force_legacy(v);
         }

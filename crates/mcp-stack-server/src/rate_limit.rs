@@ -395,23 +395,31 @@ const MAX_KEY_ENTRY: usize = 128;
 /// The caller's entry of a forwarding header: its lines in order form one comma-separated
 /// list, and the caller is the entry `hops` from the right (the entries right of it were
 /// appended by the trusted proxies); a shorter list gives its leftmost entry. `None` without
-/// the header, for a line that is not visible ASCII, an empty or an over-long entry.
-pub fn forwarded_client<'h>(headers: &'h http::HeaderMap, name: &http::HeaderName, hops: usize) -> Option<&'h str> {
+/// the header, or when that entry is empty, over-long or not visible ASCII. Only that entry is
+/// checked: the part left of it is the client's own text (nginx joins whatever the client sent,
+/// any bytes, into the same line), and it must not make the trusted entry unreadable.
+pub(crate) fn forwarded_client<'h>(
+    headers: &'h http::HeaderMap,
+    name: &http::HeaderName,
+    hops: usize,
+) -> Option<&'h str> {
     let mut seen = 0;
     let mut leftmost = None;
-    for line in headers.get_all(name).iter().rev() {
-        for entry in line.to_str().ok()?.rsplit(',') {
+    'lines: for line in headers.get_all(name).iter().rev() {
+        for entry in line.as_bytes().rsplit(|&b| b == b',') {
             seen += 1;
             leftmost = Some(entry);
             if seen >= hops {
-                break;
+                break 'lines;
             }
         }
-        if seen >= hops {
-            break;
-        }
     }
-    leftmost.map(str::trim).filter(|v| !v.is_empty() && v.len() <= MAX_KEY_ENTRY)
+    let entry = leftmost?.trim_ascii();
+    let visible = entry.iter().all(|b| b.is_ascii_graphic());
+    if entry.is_empty() || entry.len() > MAX_KEY_ENTRY || !visible {
+        return None;
+    }
+    std::str::from_utf8(entry).ok()
 }
 
 impl Limiter {
@@ -610,8 +618,52 @@ mod tests {
         assert_eq!(pick(&[&"9".repeat(MAX_KEY_ENTRY)], 1).map(|v| v.len()), Some(MAX_KEY_ENTRY));
     }
 
-    fn behind_proxy(xff_value: &str, peer: [u8; 4]) -> RequestEnv {
-        let parts = http::Request::builder().header("x-forwarded-for", xff_value).body(()).unwrap().into_parts().0;
+    #[test]
+    fn bytes_the_client_wrote_do_not_hide_the_trusted_entry() {
+        let name = http::HeaderName::from_static("x-forwarded-for");
+        let raw = |lines: &[&[u8]]| {
+            let mut h = http::HeaderMap::new();
+            for l in lines {
+                h.append(name.clone(), http::HeaderValue::from_bytes(l).unwrap());
+            }
+            h
+        };
+        // nginx joined the client's `\xff` into the line it appended to.
+        let h = raw(&[b"\xff, 192.0.2.66"]);
+        assert_eq!(forwarded_client(&h, &name, 1), Some("192.0.2.66"));
+        let h = raw(&[b"caf\xc3\xa9,\x80\x81, 198.51.100.1, 10.0.0.5"]);
+        assert_eq!(forwarded_client(&h, &name, 2), Some("198.51.100.1"));
+        // The client's bytes on a line of their own, before the proxy's.
+        let h = raw(&[b"\xfe\xff", b"192.0.2.66"]);
+        assert_eq!(forwarded_client(&h, &name, 1), Some("192.0.2.66"));
+        // The selected entry itself must be visible ASCII, else the peer address decides.
+        let h = raw(&[b"a, 192.0.2.\xff"]);
+        assert_eq!(forwarded_client(&h, &name, 1), None);
+        let h = raw(&[b"\xff"]);
+        assert_eq!(forwarded_client(&h, &name, 1), None);
+        assert_eq!(forwarded_client(&raw(&[b"a b, 1.2.3.4"]), &name, 2), None);
+    }
+
+    #[tokio::test]
+    async fn a_non_ascii_forwarded_for_does_not_escape_the_bucket() {
+        let limiter = RateLimits::new()
+            .per_caller(Quota::new(5, Duration::from_secs(3600)))
+            .anonymous_key_header(http::HeaderName::from_static("x-forwarded-for"))
+            .build(std::iter::empty())
+            .unwrap();
+        // The attacker (seen by nginx as 192.0.2.66) spends its budget with a byte nginx passes.
+        for i in 0..5u8 {
+            let line = [b"\xff".as_slice(), &[b'0' + i], b", 192.0.2.66"].concat();
+            limiter.check(&behind_proxy(line, [127, 0, 0, 1]), None).await.expect("within the budget");
+        }
+        let plain = limiter.check(&behind_proxy("192.0.2.66", [127, 0, 0, 1]), None).await;
+        assert!(plain.is_err(), "the attacker's own bucket was spent");
+        limiter.check(&behind_proxy("192.0.2.10", [127, 0, 0, 1]), None).await.expect("another client is served");
+    }
+
+    fn behind_proxy(xff_value: impl AsRef<[u8]>, peer: [u8; 4]) -> RequestEnv {
+        let value = http::HeaderValue::from_bytes(xff_value.as_ref()).unwrap();
+        let parts = http::Request::builder().header("x-forwarded-for", value).body(()).unwrap().into_parts().0;
         let mut env = RequestEnv::new(Default::default());
         env.peer = Some(std::net::SocketAddr::from((peer, 4000)));
         env.http = Some(Arc::new(parts));
@@ -628,7 +680,7 @@ mod tests {
         // The attacker (seen by nginx as 192.0.2.66) rotates the first entry: one budget.
         let mut refused = 0;
         for i in 0..12 {
-            let env = behind_proxy(&format!("10.0.0.{i}, 192.0.2.66"), [127, 0, 0, 1]);
+            let env = behind_proxy(format!("10.0.0.{i}, 192.0.2.66"), [127, 0, 0, 1]);
             refused += limiter.check(&env, None).await.is_err() as usize;
         }
         assert_eq!(refused, 7);

@@ -22,6 +22,8 @@ pub struct OutgoingRequest<'a> {
     streams: bool,
     listen: bool,
     initialize: bool,
+    /// Takes the log messages that name no request while it is the one in flight.
+    unnamed_logs: bool,
     body: Body<'a>,
     /// HTTP headers to send with it (lower-case names). Ignored by stdio.
     pub headers: Vec<(String, String)>,
@@ -47,7 +49,7 @@ impl OutgoingRequest<'static> {
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
         let streams = streams(method, message.pointer("/params/_meta"));
         let (listen, initialize) = (is_listen(method), method == "initialize");
-        Ok(Self { id, streams, listen, initialize, body: Body::Whole(message), headers })
+        Ok(Self { id, streams, listen, initialize, unnamed_logs: true, body: Body::Whole(message), headers })
     }
 }
 
@@ -61,6 +63,7 @@ impl<'a> OutgoingRequest<'a> {
                 || streams(parts.method, parts.params.get("_meta")),
             listen: is_listen(parts.method),
             initialize: parts.method == "initialize",
+            unnamed_logs: true,
             body: Body::Parts(parts),
             headers,
         }
@@ -77,17 +80,37 @@ impl<'a> OutgoingRequest<'a> {
     }
 
     /// Whether messages other than the response may come for this request: it carries a
-    /// progress token or a log level, it is `subscriptions/listen`, or the caller takes log
-    /// messages ([`OutgoingRequest::taking_notifications`]). Any other request gets exactly
-    /// one message, its response.
+    /// progress token or a log level, it is `subscriptions/listen`, or the [`crate::Client`]
+    /// that made it passes log messages to its caller. Any other request gets exactly one
+    /// message, its response.
+    ///
+    /// Only the client marks a request as taking notifications; a transport cannot:
+    ///
+    /// ```compile_fail,E0624
+    /// # use mcp_client::transport::OutgoingRequest;
+    /// # let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"});
+    /// let req = OutgoingRequest::new(message, Vec::new()).unwrap().taking_notifications(true);
+    /// ```
     pub fn streams(&self) -> bool {
         self.streams
     }
 
     /// Marks the request as one that takes notifications when `on` (a legacy call whose caller
     /// reads its log messages: they carry no sign of the request they belong to).
-    pub fn taking_notifications(mut self, on: bool) -> Self {
+    pub(crate) fn taking_notifications(mut self, on: bool) -> Self {
         self.streams |= on;
+        self
+    }
+
+    /// Whether the request takes a log message that names no request while it is the only one
+    /// in flight (default: yes; see `ClientBuilder::log_attribution`).
+    pub(crate) fn takes_unnamed_logs(&self) -> bool {
+        self.unnamed_logs
+    }
+
+    /// Marks whether the request takes log messages that name no request.
+    pub(crate) fn taking_unnamed_logs(mut self, on: bool) -> Self {
+        self.unnamed_logs = on;
         self
     }
 

@@ -80,10 +80,12 @@ impl StdioCommand {
 /// reader task only finds the id (no allocation per response there, and none freed across
 /// threads).
 enum Route {
-    /// `listen`: a `subscriptions/listen` stream, which never carries log messages.
+    /// `listen`: a `subscriptions/listen` stream, which never carries log messages; `logs`:
+    /// it takes a log message that names no request while it is the one in flight.
     Stream {
         tx: SplitTx,
         listen: bool,
+        logs: bool,
     },
     Once(oneshot::Sender<Result<Vec<u8>, TransportError>>),
 }
@@ -133,7 +135,8 @@ impl Pending {
 
     /// The request a log message that names none belongs to: the one request in flight
     /// (listen streams aside: log messages never travel on them), when there is exactly one and
-    /// it takes notifications. Over stdio a `notifications/message` belongs to the request in
+    /// it takes notifications and such log messages (see `ClientBuilder::log_attribution`).
+    /// Over stdio a `notifications/message` belongs to the request in
     /// flight; with several in flight nothing says which.
     fn sole_call(&self) -> Option<RequestId> {
         let mut found = None;
@@ -145,7 +148,7 @@ impl Pending {
                 if found.is_some() {
                     return None;
                 }
-                found = Some((k.clone(), matches!(route, Route::Stream { .. })));
+                found = Some((k.clone(), matches!(route, Route::Stream { logs: true, .. })));
             }
         }
         found.and_then(|(k, streams)| streams.then_some(k))
@@ -611,7 +614,7 @@ pub(crate) fn fuzz_line(line: &[u8]) -> Option<bool> {
     let shared = Shared { unsolicited: Unsolicited::new(), ..Shared::default() };
     shared.unsolicited.route(Some(tx));
     let (tx, mut exchange) = Exchange::split();
-    shared.pending.insert(RequestId::Integer(1), Route::Stream { tx, listen: false });
+    shared.pending.insert(RequestId::Integer(1), Route::Stream { tx, listen: false, logs: true });
     route_line(&shared, line.to_vec());
     // Whatever reached the request is ready at once (a response ended the exchange).
     drop(shared.pending.drain());
@@ -632,7 +635,7 @@ impl Transport for StdioTransport {
             // listen) need a stream; any other gets its response through a one-shot.
             let (route, exchange) = if req.streams() {
                 let (tx, exchange) = Exchange::split();
-                (Route::Stream { tx, listen: req.is_listen() }, exchange)
+                (Route::Stream { tx, listen: req.is_listen(), logs: req.takes_unnamed_logs() }, exchange)
             } else {
                 let (tx, rx) = oneshot::channel();
                 (Route::Once(tx), Exchange::once_text(rx))

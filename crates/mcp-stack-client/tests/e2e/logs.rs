@@ -82,6 +82,28 @@ pub(crate) async fn log_messages_no_call_takes_reach_the_client_handler() {
     }
 }
 
+/// Review B14: with `log_attribution(false)` (a client whose calls belong to different
+/// callers) a log message that names no request reaches the client's log handler, not the one
+/// call in flight, in both eras; by default it reaches the call.
+pub(crate) async fn log_attribution_off_sends_logs_to_the_client_handler() {
+    for legacy in [false, true] {
+        let (tx, mut rx) = mpsc::channel(16);
+        let b = ClientBuilder::new("logs", "1")
+            .log_attribution(false)
+            .on_log(move |p: &Value| drop(tx.try_send(p["data"].as_str().unwrap_or_default().to_owned())));
+        let c = connect(b, legacy).await;
+        let opts = CallOptions { log_level: Some(LoggingLevel::Info), ..CallOptions::default() };
+        assert_eq!(count(&c, opts).await, Vec::<String>::new(), "the call took messages, legacy: {legacy}");
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            let next = tokio::time::timeout(T, rx.recv()).await;
+            got.push(next.expect("three log messages reach the handler").unwrap());
+        }
+        assert_eq!(got, REACHED, "legacy: {legacy}");
+        c.close().await;
+    }
+}
+
 /// Issue 42, item 18: the builder's level reaches a legacy server as `logging/setLevel`
 /// right after `initialize` (it declares `logging`), and the server honours it: at `error`
 /// the tool's `info` messages are not sent, at `info` they are.

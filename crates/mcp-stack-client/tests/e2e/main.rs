@@ -32,6 +32,7 @@ fn main() -> std::process::ExitCode {
         stdio::killed_server_fails_pending_calls_promptly_and_leaves_no_process,
         logs::log_messages_reach_the_call_in_both_eras,
         logs::log_messages_no_call_takes_reach_the_client_handler,
+        logs::log_attribution_off_sends_logs_to_the_client_handler,
         logs::the_log_level_is_sent_to_a_legacy_server,
         logs::no_set_level_without_the_logging_capability,
         http::modern_server_over_http,

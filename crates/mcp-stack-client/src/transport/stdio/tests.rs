@@ -27,7 +27,7 @@ fn lines_reach_their_request_or_the_unsolicited_channel() {
     let (once_tx, mut once_rx) = oneshot::channel();
     shared.pending.insert(RequestId::Integer(1), Route::Once(once_tx));
     let (stream_tx, mut stream_rx) = Exchange::split();
-    shared.pending.insert(RequestId::String("s".into()), Route::Stream { tx: stream_tx, listen: false });
+    shared.pending.insert(RequestId::String("s".into()), Route::Stream { tx: stream_tx, listen: false, logs: true });
 
     route_line(&shared, br#"{"method":"notifications/progress","params":{"progressToken":"s"}}"#.to_vec());
     route_line(&shared, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n".to_vec());
@@ -52,7 +52,7 @@ fn lines_reach_their_request_or_the_unsolicited_channel() {
 /// A stream route for request `id` (a listen stream if `listen`), and its exchange.
 fn stream(shared: &Shared, id: i64, listen: bool) -> Exchange {
     let (tx, exchange) = Exchange::split();
-    shared.pending.insert(RequestId::Integer(id), Route::Stream { tx, listen });
+    shared.pending.insert(RequestId::Integer(id), Route::Stream { tx, listen, logs: true });
     exchange
 }
 
