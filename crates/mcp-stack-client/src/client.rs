@@ -3,6 +3,7 @@
 use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
 use crate::handlers::{boxed, typed, Handlers};
+use crate::list::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 use crate::protocol::{Negotiation, Probed, Step};
 use crate::transport::{ClientMeta, OutgoingRequest, Parts, Transport, TransportKind};
 use crate::typed::Typed;
@@ -116,15 +117,6 @@ pub struct ClientBuilder {
     pub(crate) max_list_bytes: usize,
     pub(crate) max_list_items: usize,
 }
-
-/// The default bound on the items of one paginated list, all pages together, in bytes of
-/// JSON (16 MiB: the largest single message the transports accept, so any list a server can
-/// send unpaginated fits).
-pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
-
-/// The default bound on the items of one paginated list (100,000: far more tools, prompts or
-/// resources than a client can use, while each item's bookkeeping stays bounded).
-pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
 
 /// Which way a message went (see [`ClientBuilder::on_traffic`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,9 +1,10 @@
 //! The typed surface: one method per request of the protocol, each returning the schema's type
 //! (with the JSON it came as: [`Typed`]).
 
-use crate::cache::{self, json_len};
+use crate::cache;
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
+use crate::list::json_len;
 use crate::result::CallTool;
 use crate::transport::TransportKind;
 use crate::typed::{discover_result, Typed};

@@ -45,7 +45,8 @@ mod tasks;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayConfig, UpstreamStats};
-pub use lists::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
+/// The default list bounds of [`ProxyConfig`] and [`GatewayConfig`]: the client's own.
+pub use mcp_client::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 pub use routes::{MISSING_META, UPSTREAM_META};
 pub use upstream::Upstream;
 

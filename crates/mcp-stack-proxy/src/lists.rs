@@ -6,16 +6,9 @@
 //! page that passes the bound; the pages after it are never asked for.
 
 use mcp::server::mcp_protocol::ProtocolError;
-use mcp_client::{CallOptions, Client, ClientError};
+pub(crate) use mcp_client::list::json_len;
+use mcp_client::{CallOptions, Client, ClientError, DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 use serde_json::{json, Map, Value};
-
-/// The default bound on one list's items in bytes (16 MiB: the largest single message the
-/// client transports accept, so any list an upstream can send unpaginated fits).
-pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
-
-/// The default bound on one list's items (100,000: the size of the gateway's route tables;
-/// each item costs a few hundred bytes of bookkeeping beyond its JSON).
-pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
 
 /// Most pages read from the upstream for one list.
 const MAX_PAGES: usize = 100;
@@ -36,24 +29,6 @@ impl Default for ListLimits {
     fn default() -> Self {
         Self { max_bytes: DEFAULT_MAX_LIST_BYTES, max_items: DEFAULT_MAX_LIST_ITEMS }
     }
-}
-
-/// The length of `v` as JSON text, counted without writing it anywhere.
-pub(crate) fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    // Writing a `Value` to a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
 }
 
 /// A running count of a list's items and bytes against its [`ListLimits`].
@@ -134,12 +109,6 @@ pub(crate) async fn all_pages(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn json_len_is_the_length_of_the_text() {
-        let v = json!({"name": "écho", "n": [1, 2, {"a": null}]});
-        assert_eq!(json_len(&v), serde_json::to_string(&v).unwrap().len());
-    }
 
     #[test]
     fn a_tally_stops_at_either_bound() {
