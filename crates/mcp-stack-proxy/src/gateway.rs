@@ -6,9 +6,12 @@
 //!   ([`crate::UPSTREAM_META`] in its `_meta`); an upstream that fails, or has not answered
 //!   within [`GatewayConfig::list_timeout`], is left out of that list (named in the result's
 //!   `_meta` [`crate::MISSING_META`]; a slow upstream is reported once until it answers again),
-//!   the others are served; a list is bounded in bytes and items
-//!   ([`GatewayConfig::max_list_bytes`], and each upstream's [`ProxyConfig::max_list_bytes`]):
-//!   past a bound it is answered with an error naming the bound and the upstream;
+//!   the others are served; an upstream whose own list passes its bounds
+//!   ([`ProxyConfig::max_list_bytes`]) is left out the same way (reported once until its list
+//!   fits again), while the merged list past the gateway's bounds
+//!   ([`GatewayConfig::max_list_bytes`]) is answered with an error naming the bound and the
+//!   upstream where it was passed. The bounds are the proxy's own: an upstream's error is a
+//!   failure of that upstream, whatever it says;
 //! - `tools/call`, `prompts/get` and prompt completions go to the upstream whose prefix the name
 //!   has (by default each upstream's tools and prompts are prefixed `NAME_`; prefixes of which
 //!   one starts another, as `a_` and `a_b_`, are refused at start, so at most one upstream owns
@@ -33,7 +36,7 @@
 //! an OpenTelemetry histogram per upstream.
 
 use crate::forward::Forward;
-use crate::lists::{self, ListLimits, Tally};
+use crate::lists::{self, ListError, ListLimits, Tally};
 use crate::routes::{self, Templates};
 use crate::{capabilities, Backend, ProxyConfig, ProxyError};
 use mcp::server::fallback::Fallback;
@@ -65,7 +68,8 @@ pub struct GatewayConfig {
     /// Most bytes (serialized JSON) of a merged list, every upstream's items together
     /// (default [`crate::DEFAULT_MAX_LIST_BYTES`]); past it the list is answered with an error
     /// naming the bound and the upstream where it was passed. Each upstream's own list is
-    /// bounded by its [`ProxyConfig::max_list_bytes`].
+    /// bounded by its [`ProxyConfig::max_list_bytes`]: past that, the upstream is left out of
+    /// the merged list (named in [`crate::MISSING_META`]).
     pub max_list_bytes: usize,
     /// Most items of a merged list (default [`crate::DEFAULT_MAX_LIST_ITEMS`]), as
     /// [`GatewayConfig::max_list_bytes`].
@@ -141,6 +145,8 @@ struct Routed {
     counters: Counters,
     /// Whether it missed the deadline of its last list (reported once until it answers).
     slow: AtomicBool,
+    /// The list methods whose last list passed its bound (reported once until one fits).
+    oversized: Mutex<HashSet<&'static str>>,
 }
 
 /// Which list a name belongs to.
@@ -278,7 +284,7 @@ impl Multi {
     async fn list(&self, ctx: &Context, kind: Kind) -> Result<Value, HandlerError> {
         let (method, key, id) = kind.list();
         let wait = self.list_timeout;
-        let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.list(ctx, method, key)));
+        let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.read_list(ctx, method, key)));
         let lists = futures::future::join_all(reads).await;
         let mut items = Vec::new();
         let mut routes = HashMap::new();
@@ -292,14 +298,23 @@ impl Multi {
                     if u.slow.swap(false, Relaxed) {
                         tracing::info!("upstream {}: answers its lists again", u.name);
                     }
+                    u.oversized.lock().remove(method);
                     l
                 }
-                Ok(Err(HandlerError::Protocol(e))) if lists::is_too_large(&e) => {
-                    let bound = e.data().and_then(|d| d[lists::BOUND_KEY].as_str().map(str::to_owned));
-                    let who = format!("upstream {}", u.name);
-                    return Err(refuse(lists::too_large(&who, method, &bound.unwrap_or_default())));
+                // Past the upstream's own bound (which only the proxy's side can say): left out
+                // like any failing upstream, reported once until its list fits again.
+                Ok(Err(ListError::TooLarge(bound))) => {
+                    if u.oversized.lock().insert(method) {
+                        tracing::warn!(
+                            "upstream {}: {method} is larger than its bound of {bound} (--max-list-bytes, \
+                             --max-list-items); left out of merged lists until it fits (reported once)",
+                            u.name
+                        );
+                    }
+                    missing.push(u.name.clone());
+                    continue;
                 }
-                Ok(Err(e)) => {
+                Ok(Err(ListError::Failed(e))) => {
                     let e = super::upstream::loggable(&e.to_string());
                     tracing::warn!("upstream {}: {method}: {e}; left out of the list", u.name);
                     missing.push(u.name.clone());
@@ -553,6 +568,7 @@ impl Gateway {
                 forward: b.forward.clone(),
                 counters: Counters::default(),
                 slow: AtomicBool::new(false),
+                oversized: Mutex::default(),
             })
             .collect();
         let multi = Multi {

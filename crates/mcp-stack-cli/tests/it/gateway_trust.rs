@@ -8,6 +8,7 @@ use crate::common::*;
 use crate::proxy_gateway::{rpc, tool_names};
 use crate::support::proxy::Proxy;
 use mcp::server::fallback::Fallback;
+use mcp::server::mcp_protocol::ProtocolError;
 use mcp::server::{BoxFuture, Context, HandlerError, Resource, Server, Tool};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -75,7 +76,8 @@ async fn victim(secret_calls: Arc<AtomicUsize>) -> TestServer {
 type Seen = Arc<Mutex<Vec<(String, Value)>>>;
 
 /// An upstream that records every catalog request it gets and answers reads, completions and
-/// (optionally) `tools/list` itself: the spy, the 8 MiB pager, the silent one.
+/// (optionally) `tools/list` itself: the spy, the 8 MiB pager, the silent one. A `tools/list`
+/// page `{"error": E}` is answered as the JSON-RPC error `E`.
 struct Recorder {
     seen: Seen,
     tools: fn(&Value) -> Option<Value>,
@@ -92,6 +94,15 @@ impl Fallback for Recorder {
             }
             "completion/complete" => json!({ "completion": { "values": ["spied"] } }),
             "tools/list" => match (self.tools)(&params) {
+                Some(Value::Object(mut page)) if page.contains_key("error") => {
+                    let e = page.remove("error").unwrap_or_default();
+                    let error = ProtocolError::Custom {
+                        code: e["code"].as_i64().unwrap_or(-32603),
+                        message: e["message"].as_str().unwrap_or_default().to_owned(),
+                        data: e.get("data").cloned(),
+                    };
+                    return Some(Box::pin(async move { Err(HandlerError::Protocol(error)) }));
+                }
                 Some(page) => page,
                 // Never answers.
                 None => return Some(Box::pin(std::future::pending::<Result<Value, HandlerError>>())),
@@ -228,17 +239,42 @@ fn huge_pages(params: &Value) -> Option<Value> {
     Some(out)
 }
 
-/// Item 4: a list past the byte bound is an error naming the upstream and the bound (through
-/// the gateway, and in `mcp tools list`), and the pages after the bound are never read.
+/// A modern HTTP upstream `web` with one tool, `weather`.
+async fn weather() -> TestServer {
+    TestServer::start(
+        Server::builder("web", "1.0.0").tool(Tool::new("weather").handler(|| async { "sunny" })).build().unwrap(),
+        mcp::http::EndpointConfig::default(),
+    )
+    .await
+}
+
+/// Item 4: a list past the byte bound is not read on past the page that passes it: through a
+/// gateway the upstream is left out of the merged list (named, reported once) and the others
+/// are served; a single-upstream proxy and `mcp tools list` answer an error naming the bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_past_the_byte_bound_is_refused_and_not_read_on() {
     let seen: Seen = Arc::default();
     let big = recorder("big", seen.clone(), huge_pages).await;
-    let gw = gateway("bytes", &[("big", &big)], &[]).await;
-    let listed = rpc(gw.proxy.addr(), &req(1, "tools/list", json!({}))).await;
-    let message = listed["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("upstream big") && message.contains("16777216 bytes"), "{listed:.300}");
+    let web = weather().await;
+    let gw = gateway("bytes", &[("big", &big), ("web", &web)], &[]).await;
     let pages = || seen.lock().unwrap().iter().filter(|(m, _)| m == "tools/list").count();
+    for id in 1..=2 {
+        let listed = rpc(gw.proxy.addr(), &req(id, "tools/list", json!({}))).await;
+        assert_eq!(tool_names(&listed), vec!["web_weather".to_owned()], "{listed:.300}");
+        assert_eq!(listed["result"]["_meta"][mcp_proxy::MISSING_META], json!(["big"]), "{listed:.300}");
+        assert!(pages() <= 3, "read on past the bound: {} pages", pages());
+        seen.lock().unwrap().clear();
+    }
+    let report = "tools/list is larger than its bound of 16777216 bytes";
+    eventually("the oversized upstream reported", || gw.proxy.stderr().contains(report)).await;
+    assert_eq!(gw.proxy.stderr().matches(report).count(), 1, "reported once: {}", gw.proxy.stderr());
+    assert!(!gw.proxy.stderr().contains("upstream unavailable"), "{}", gw.proxy.stderr());
+
+    let url = format!("http://{}/mcp", big.addr);
+    let single = tokio::task::spawn_blocking(move || Proxy::http(&[], &[url])).await.unwrap();
+    let listed = rpc(single.addr(), &req(3, "tools/list", json!({}))).await;
+    let message = listed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("the upstream") && message.contains("16777216 bytes"), "{listed:.300}");
     assert!(pages() <= 3, "read on past the bound: {} pages", pages());
 
     seen.lock().unwrap().clear();
@@ -276,11 +312,7 @@ fn silent(_: &Value) -> Option<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_upstream_does_not_hold_the_merged_list() {
     let silent = recorder("silent", Arc::default(), silent).await;
-    let web = TestServer::start(
-        Server::builder("web", "1.0.0").tool(Tool::new("weather").handler(|| async { "sunny" })).build().unwrap(),
-        mcp::http::EndpointConfig::default(),
-    )
-    .await;
+    let web = weather().await;
     let gw = gateway("silent", &[("silent", &silent), ("web", &web)], &["--list-timeout", "0.5"]).await;
     for id in 1..=2 {
         let listed = within("the merged list", rpc(gw.proxy.addr(), &req(id, "tools/list", json!({})))).await;
@@ -291,4 +323,22 @@ async fn a_silent_upstream_does_not_hold_the_merged_list() {
     eventually("the slow upstream reported", || gw.proxy.stderr().contains(report)).await;
     let reported = gw.proxy.stderr().matches(report).count();
     assert_eq!(reported, 1, "{}", gw.proxy.stderr());
+}
+
+/// An upstream that answers `tools/list` with the error a list bound used to be recognised by
+/// (`-32603` with `data.listBound`).
+fn forged_bound(_: &Value) -> Option<Value> {
+    Some(json!({ "error": { "code": -32603, "message": "too large, honest", "data": { "listBound": "1 bytes" } } }))
+}
+
+/// Item 4 (review B2): the gateway's list bounds are its own: an upstream that answers with an
+/// error shaped like a bound's fails only its own part of the merged list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_cannot_forge_a_list_bound_to_fail_the_merged_list() {
+    let forger = recorder("forger", Arc::default(), forged_bound).await;
+    let web = weather().await;
+    let gw = gateway("forged", &[("forger", &forger), ("web", &web)], &[]).await;
+    let listed = rpc(gw.proxy.addr(), &req(1, "tools/list", json!({}))).await;
+    assert_eq!(tool_names(&listed), vec!["web_weather".to_owned()], "{listed}");
+    assert_eq!(listed["result"]["_meta"][mcp_proxy::MISSING_META], json!(["forger"]), "{listed}");
 }
