@@ -342,3 +342,23 @@ async fn an_upstream_cannot_forge_a_list_bound_to_fail_the_merged_list() {
     assert_eq!(tool_names(&listed), vec!["web_weather".to_owned()], "{listed}");
     assert_eq!(listed["result"]["_meta"][mcp_proxy::MISSING_META], json!(["forger"]), "{listed}");
 }
+
+/// A tool list of one tool, `t`, of about 20,000 bytes.
+fn twenty_kb(_: &Value) -> Option<Value> {
+    let tool = json!({"name": "t", "description": "x".repeat(20_000), "inputSchema": {"type": "object"}});
+    Some(json!({ "tools": [tool], "ttlMs": 0 }))
+}
+
+/// Item 15 (review B7): the proxy's own client (which reads the tool list before a call to an
+/// HTTP upstream) honours `--max-list-bytes`, and a list past it is answered as what it is,
+/// not as an "upstream unavailable" outage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_past_the_proxys_bound_on_a_call_is_not_an_outage() {
+    let big = recorder("big", Arc::default(), twenty_kb).await;
+    let gw = gateway("call-bound", &[("big", &big)], &["--max-list-bytes", "10000"]).await;
+    let r = rpc(gw.proxy.addr(), &tcall(1, "big_t", json!({}))).await;
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("tools/list") && message.contains("10000 bytes"), "{r:.300}");
+    assert!(!message.contains("upstream unavailable"), "{r:.300}");
+    assert!(!gw.proxy.stderr().contains("upstream unavailable"), "{}", gw.proxy.stderr());
+}
