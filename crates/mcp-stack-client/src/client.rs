@@ -338,9 +338,12 @@ pub(crate) struct Inner {
     pub(crate) era: RwLock<Option<ServerEra>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) tool_headers: RwLock<HashMap<String, Arc<[HeaderParam]>>>,
-    /// When the tool list was last read in full for an unknown tool name (one such read at a
-    /// time; `None` after a `tools/list` change notification).
+    /// When the tool list was last read in full for an unknown tool name, whatever came of
+    /// the read (one such read at a time).
     pub(crate) tools_relisted: tokio::sync::Mutex<Option<Instant>>,
+    /// Whether a `tools/list` change was announced since that read began (the next unknown
+    /// name reads the list again at once).
+    pub(crate) tools_stale: std::sync::atomic::AtomicBool,
     pub(crate) cache: Cache,
     /// The `clientCapabilities` of modern requests, as JSON text (computed once: every
     /// request sends it).
@@ -383,6 +386,7 @@ impl Client {
                 next_id: AtomicI64::new(1),
                 tool_headers: RwLock::new(HashMap::new()),
                 tools_relisted: tokio::sync::Mutex::new(None),
+                tools_stale: std::sync::atomic::AtomicBool::new(false),
                 cache: Cache::default(),
                 listeners: Default::default(),
             }),

@@ -178,8 +178,8 @@ struct Multi {
     routes: Arc<Mutex<HashMap<Kind, HashMap<String, usize>>>>,
     /// The resource templates of the last merged template list, with their upstreams.
     templates: Arc<Mutex<Arc<Templates>>>,
-    /// When each list was last merged: a name no route knows lists again at most once per
-    /// [`RELIST_INTERVAL`], and one request at a time.
+    /// When each list was last read (whether or not it could be served): a name no route
+    /// knows lists again at most once per [`RELIST_INTERVAL`], and one request at a time.
     listed: Arc<Mutex<HashMap<Kind, Instant>>>,
     relisting: Arc<tokio::sync::Mutex<()>>,
     /// Clashes already reported (bounded: the names of the lists).
@@ -283,6 +283,9 @@ impl Multi {
     /// deadline and bounds; the routes of `kind` learnt from it.
     async fn list(&self, ctx: &Context, kind: Kind) -> Result<Value, HandlerError> {
         let (method, key, id) = kind.list();
+        // Stamped before the read, whatever comes of it: a list that fails (past the merged
+        // bound, say) is not read again for every unknown name either.
+        self.listed.lock().insert(kind, Instant::now());
         let wait = self.list_timeout;
         let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.read_list(ctx, method, key)));
         let lists = futures::future::join_all(reads).await;
@@ -370,7 +373,6 @@ impl Multi {
                 .extend(current.listed().filter(|(_, i)| left_out(i)).take(MAX_ROUTES.saturating_sub(templates.len())));
             *current = Arc::new(Templates::new(templates));
         }
-        self.listed.lock().insert(kind, Instant::now());
         let mut out = Map::new();
         out.insert(key.into(), Value::Array(items));
         out.insert("ttlMs".into(), json!(0));

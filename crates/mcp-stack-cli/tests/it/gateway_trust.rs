@@ -343,6 +343,60 @@ async fn an_upstream_cannot_forge_a_list_bound_to_fail_the_merged_list() {
     assert_eq!(listed["result"]["_meta"][mcp_proxy::MISSING_META], json!(["forger"]), "{listed}");
 }
 
+/// A tool list of one tool, `name`, of about 6,000 bytes (`ttlMs: 0`).
+fn six_kb(name: &str) -> Option<Value> {
+    let tool = json!({"name": name, "description": "x".repeat(6000), "inputSchema": {"type": "object"}});
+    Some(json!({ "tools": [tool], "ttlMs": 0 }))
+}
+
+fn wide_one(_: &Value) -> Option<Value> {
+    six_kb("wide_one")
+}
+
+fn wide_two(_: &Value) -> Option<Value> {
+    six_kb("wide_two")
+}
+
+/// Item 4 (review B2, B3): two upstreams each within `--max-list-bytes` but not together: the
+/// merged list is an error naming the bound, and unknown names do not read it again per call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merged_list_past_the_bound_fails_and_is_not_read_again_per_unknown_name() {
+    let seen: Seen = Arc::default();
+    let one = recorder("one", seen.clone(), wide_one).await;
+    let two = recorder("two", seen.clone(), wide_two).await;
+    let gw = gateway("merged", &[("one", &one), ("two", &two)], &["--no-prefix", "--max-list-bytes", "10000"]).await;
+    let listed = rpc(gw.proxy.addr(), &req(1, "tools/list", json!({}))).await;
+    let message = listed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("merged list") && message.contains("10000 bytes"), "{listed:.300}");
+    seen.lock().unwrap().clear();
+    for id in 2..=5 {
+        let r = rpc(gw.proxy.addr(), &tcall(id, "nope", json!({}))).await;
+        assert_eq!(r["error"]["code"], -32602, "{r:.300}");
+    }
+    let lists = seen.lock().unwrap().iter().filter(|(m, _)| m == "tools/list").count();
+    assert_eq!(lists, 0, "{lists} upstream tools/list for 4 calls of an unknown tool after a failed list");
+}
+
+/// A tool list the client cannot read (`tools` is not an array).
+fn broken_list(_: &Value) -> Option<Value> {
+    Some(json!({ "tools": "not an array", "ttlMs": 0 }))
+}
+
+/// Item 4 (review B3): the proxy's client reads an HTTP upstream's tool list to learn a tool's
+/// headers; when that read fails, calls of unknown tools do not read it again each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_tool_list_is_not_read_again_per_unknown_tool() {
+    let seen: Seen = Arc::default();
+    let web = recorder("web", seen.clone(), broken_list).await;
+    let gw = gateway("broken", &[("web", &web)], &[]).await;
+    for id in 1..=4 {
+        let r = rpc(gw.proxy.addr(), &tcall(id, "web_nope", json!({}))).await;
+        assert!(r["error"].is_object(), "{r}");
+    }
+    let lists = seen.lock().unwrap().iter().filter(|(m, _)| m == "tools/list").count();
+    assert!(lists <= 1, "{lists} tools/list for 4 calls of an unknown tool");
+}
+
 /// A tool list of one tool, `t`, of about 20,000 bytes.
 fn twenty_kb(_: &Value) -> Option<Value> {
     let tool = json!({"name": "t", "description": "x".repeat(20_000), "inputSchema": {"type": "object"}});
