@@ -18,12 +18,14 @@
 //!   a name); without prefixes ([`GatewayConfig::no_prefix`]), to the upstream that listed the
 //!   name, the first in the configuration order when several do (the clash is reported once in
 //!   the log);
-//! - `resources/read` and resource-template completions go to the upstream that listed the
-//!   URI, else (with prefixes) whose view authority it has (MCP Apps views, `ui://` URIs, are
-//!   served as `ui://NAME/...`, [`ProxyConfig::view_authority`]), else whose resource template
-//!   matches it; a URI that templates of several upstreams match is refused, and one no
-//!   upstream owns is not found (never tried on each upstream in turn). A name or URI that no
-//!   table knows makes the gateway list again at most once per 10 s;
+//! - `resources/read` goes to the upstream that listed the URI, else (with prefixes) whose
+//!   view authority it has (MCP Apps views, `ui://` URIs, are served as `ui://NAME/...`,
+//!   [`ProxyConfig::view_authority`]), else whose resource template matches it; a URI that
+//!   templates of several upstreams match, or that one upstream lists and another's template
+//!   matches, is refused, and one no upstream owns is not found (never tried on each upstream
+//!   in turn). Resource-template completions go to the upstream that lists a template of
+//!   exactly the reference's text (never to one that lists a resource of that URI). A name or
+//!   URI that no table knows makes the gateway list again at most once per 10 s;
 //! - a request acting for an upstream (`_meta` [`crate::UPSTREAM_META`], set by hosts for MCP
 //!   Apps views) is refused when its target belongs to another upstream;
 //! - `tasks/*` go to the upstream that owns the task (task ids are the proxy's own).
@@ -248,7 +250,7 @@ impl Multi {
                     // A template's completions go to the upstream that lists the template.
                     Some("ref/resource") => {
                         let uri = text("uri");
-                        let owner = self.resource_owner(&ctx, &uri).await?;
+                        let owner = self.template_owner(&ctx, &uri).await?;
                         (owner.ok_or_else(|| format!("Unknown resource template: {uri}")), format!("resource {uri:?}"))
                     }
                     _ => (Err("completion/complete: unknown reference type".to_owned()), String::new()),
@@ -422,10 +424,15 @@ impl Multi {
         self.route(kind, name)
     }
 
-    /// The upstream of the resource (or template) `uri`: the one that listed it, whose view
-    /// authority it has, or whose template it matches (listing again, at most once per
-    /// interval, when none does). Several templates of different upstreams: an error.
+    /// The upstream of the resource `uri`: the one that listed it, whose view authority it
+    /// has, or whose template it matches (listing again, at most once per interval, when none
+    /// does). Several upstreams' templates, or a listing upstream other than the one whose
+    /// template matches: an error (never routed to either).
     async fn resource_owner(&self, ctx: &Context, uri: &str) -> Result<Option<usize>, HandlerError> {
+        // A listed URI is checked against the templates: they are known first.
+        if !self.listed.lock().contains_key(&Kind::Template) {
+            self.relist(ctx, &[Kind::Template]).await;
+        }
         if let Some(i) = self.known_resource(uri)? {
             return Ok(Some(i));
         }
@@ -434,16 +441,49 @@ impl Multi {
     }
 
     fn known_resource(&self, uri: &str) -> Result<Option<usize>, HandlerError> {
-        if let Some(i) = self.route(Kind::Resource, uri) {
-            return Ok(Some(i));
-        }
-        // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
-        let under = |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(uri).is_ok();
-        if let Some(i) = uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten() {
-            return Ok(Some(i));
+        let listed = self.route(Kind::Resource, uri);
+        if listed.is_none() {
+            // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
+            let under = |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(uri).is_ok();
+            if let Some(i) = uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten() {
+                return Ok(Some(i));
+            }
         }
         let templates = self.templates.lock().clone();
-        match templates.owners(uri).as_slice() {
+        let mut owners = templates.owners(uri);
+        if let Some(i) = listed {
+            // Listing a URI does not take it from the upstream whose template it matches (a
+            // `spy` listing `victim://doc/7`): only an upstream that both lists and templates
+            // it, or lists it alone, owns it.
+            if owners.iter().all(|o| *o == i) {
+                return Ok(Some(i));
+            }
+            owners.push(i);
+            owners.sort_unstable();
+            owners.dedup();
+        }
+        match owners.as_slice() {
+            [] => Ok(None),
+            [i] => Ok(Some(*i)),
+            many => {
+                let names: Vec<&str> = many.iter().map(|i| self.upstreams[*i].name.as_str()).collect();
+                Err(refuse(routes::ambiguous(uri, &names)))
+            }
+        }
+    }
+
+    /// The upstream of the resource template `uri` (what a completion's `ref/resource` names):
+    /// the one that lists a template of exactly that text (listing again, at most once per
+    /// interval, when none does), never one that lists a resource of that URI. Several: an
+    /// error.
+    async fn template_owner(&self, ctx: &Context, uri: &str) -> Result<Option<usize>, HandlerError> {
+        let named = || self.templates.lock().named(uri);
+        let mut owners = named();
+        if owners.is_empty() {
+            self.relist(ctx, &[Kind::Template]).await;
+            owners = named();
+        }
+        match owners.as_slice() {
             [] => Ok(None),
             [i] => Ok(Some(*i)),
             many => {
