@@ -17,7 +17,8 @@
 //!   one starts another, as `a_` and `a_b_`, are refused at start, so at most one upstream owns
 //!   a name); without prefixes ([`GatewayConfig::no_prefix`]), to the upstream that listed the
 //!   name, the first in the configuration order when several do (the clash is reported once in
-//!   the log);
+//!   the log); lists are per caller, and the names each one learns are kept (bounded) for
+//!   every caller, whose access is checked again when the call is served;
 //! - `resources/read` goes to the upstream that listed the URI, else (with prefixes) whose
 //!   view authority it has (MCP Apps views, `ui://` URIs, are served as `ui://NAME/...`,
 //!   [`ProxyConfig::view_authority`]), else whose resource template matches it; a URI that
@@ -359,15 +360,24 @@ impl Multi {
                 items.push(item);
             }
         }
-        // What the upstreams left out had in the last tables stays routed to them.
+        // A list is the caller's (what its access and capabilities let it see): its routes are
+        // merged into the table, so a name another caller listed stays routed (a call's access
+        // is checked again where it is served). At the table's bound it is rebuilt from this
+        // list, with what the upstreams left out of it had.
         let left_out = |i: &usize| missing.contains(&self.upstreams[*i].name);
         let mut tables = self.routes.lock();
-        for (name, i) in tables.get(&kind).into_iter().flatten() {
-            if left_out(i) && routes.len() < MAX_ROUTES && !routes.contains_key(name) {
-                routes.insert(name.clone(), *i);
+        let table = tables.entry(kind).or_default();
+        let added = routes.keys().filter(|n| !table.contains_key(*n)).count();
+        if table.len().saturating_add(added) <= MAX_ROUTES {
+            table.extend(routes);
+        } else {
+            for (name, i) in table.iter() {
+                if left_out(i) && routes.len() < MAX_ROUTES && !routes.contains_key(name) {
+                    routes.insert(name.clone(), *i);
+                }
             }
+            *table = routes;
         }
-        tables.insert(kind, routes);
         drop(tables);
         if kind == Kind::Template {
             let mut current = self.templates.lock();

@@ -7,6 +7,7 @@
 //! the merged lists.
 
 use crate::common::*;
+use crate::oauth_issuer::{mint, rsa, AuthServer};
 use crate::proxy_gateway::{rpc, tool_names};
 use crate::support::proxy::Proxy;
 use mcp::server::fallback::Fallback;
@@ -459,5 +460,40 @@ async fn a_spy_listing_the_victims_uris_gets_neither_reads_nor_completions() {
     assert!(
         !asked.iter().any(|a| a.starts_with("resources/read") || a.starts_with("completion/complete")),
         "the spy got {asked:?}"
+    );
+}
+
+/// Item 7 (review B4): without prefixes, a caller's list (which leaves out what it may not
+/// see) does not take the routes of another caller's tools: an admin's tool stays callable by
+/// the admin right after a user listed, and stays refused to the user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_list_does_not_unroute_an_admins_tool() {
+    const RESOURCE: &str = "http://127.0.0.1/mcp";
+    let auth = AuthServer::start(&[rsa(0)], true).await;
+    let web = weather().await;
+    let iss = auth.issuer.clone();
+    let flags =
+        ["--no-prefix", "--auth-issuer", &iss, "--auth-audience", RESOURCE, "--tool-scopes", "weather=mcp:admin"];
+    let gw = gateway("scoped", &[("web", &web)], &flags).await;
+    let bearer = |sub: &str, scope: &str| {
+        let claims =
+            json!({"iss": auth.issuer, "aud": RESOURCE, "sub": sub, "exp": mcp_auth::now_secs() + 300, "scope": scope});
+        format!("Bearer {}", mint(rsa(0), &claims))
+    };
+    let (admin, user) = (bearer("ann", "mcp:admin"), bearer("bob", "mcp:read"));
+    let addr = gw.proxy.addr();
+    let send = |who: String, body: Value| async move {
+        post(addr, &set_header(std_headers(&body), "authorization", Some(&who)), body.to_string()).await.message()
+    };
+    let as_admin = send(admin.clone(), req(1, "tools/list", json!({}))).await;
+    assert_eq!(tool_names(&as_admin), vec!["weather".to_owned()], "{as_admin}");
+    let as_user = send(user.clone(), req(2, "tools/list", json!({}))).await;
+    assert!(tool_names(&as_user).is_empty(), "{as_user}");
+    let r = send(admin, tcall(3, "weather", json!({}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "sunny", "{r}");
+    let r = send(user, tcall(4, "weather", json!({}))).await;
+    assert_eq!(
+        (r["error"]["code"].clone(), r["error"]["message"].clone()),
+        (json!(-32602), json!("Unknown tool: weather"))
     );
 }
