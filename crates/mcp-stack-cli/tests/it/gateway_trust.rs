@@ -497,3 +497,61 @@ async fn a_users_list_does_not_unroute_an_admins_tool() {
         (json!(-32602), json!("Unknown tool: weather"))
     );
 }
+
+/// An upstream whose first `tools/list` (empty) waits for `release` after signalling
+/// `started`; later lists have the tool `late`, which it answers.
+#[derive(Default)]
+struct Lag {
+    lists: AtomicUsize,
+    started: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+struct Lagging(Arc<Lag>);
+
+impl Fallback for Lagging {
+    fn serve(&self, ctx: Context) -> Option<BoxFuture<Result<Value, HandlerError>>> {
+        let this = self.0.clone();
+        match ctx.method() {
+            "tools/list" => Some(Box::pin(async move {
+                if this.lists.fetch_add(1, SeqCst) == 0 {
+                    this.started.notify_one();
+                    this.release.notified().await;
+                    return Ok(json!({ "tools": [], "ttlMs": 0 }));
+                }
+                Ok(json!({ "tools": [{ "name": "late", "inputSchema": { "type": "object" } }], "ttlMs": 0 }))
+            })),
+            "tools/call" => Some(Box::pin(async { Ok(json!({ "content": [{ "type": "text", "text": "late" }] })) })),
+            _ => None,
+        }
+    }
+}
+
+/// Item 4 (review B3): a `tools/list` change announced while the client reads the tool list
+/// for an unknown name is not lost: the next unknown name reads the list again at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_list_change_during_a_relist_is_not_lost() {
+    let state = Arc::new(Lag::default());
+    let server = Server::builder("lagging", "1.0.0")
+        .capability("tools", json!({ "listChanged": true }))
+        .fallback(Arc::new(Lagging(state.clone())))
+        .build()
+        .unwrap();
+    let upstream = TestServer::start(server, mcp::http::EndpointConfig::default()).await;
+    let transport =
+        mcp_client::transport::http::HttpTransport::builder(&format!("http://{}/mcp", upstream.addr)).build().unwrap();
+    let client = within("connect", mcp_client::ClientBuilder::new("t", "1").connect(transport)).await.unwrap();
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("late", json!({})).await.map(|r| r.text()) }
+    });
+    within("the first list to start", state.started.notified()).await;
+    client.invalidate_cache("tools/list");
+    state.release.notify_one();
+    let first = within("the first call", first).await.unwrap();
+    assert!(matches!(first, Err(mcp_client::ClientError::InvalidTool { .. })), "{first:?}");
+    let second =
+        within("the second call", std::future::IntoFuture::into_future(client.call_tool("late", json!({})))).await;
+    assert_eq!(second.map(|r| r.text()).ok().as_deref(), Some("late"));
+    assert_eq!(state.lists.load(SeqCst), 2);
+}
