@@ -75,7 +75,8 @@ struct Global {
     #[arg(long, global = true, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     max_icon_bytes: u64,
     /// Most bytes (JSON) of one list read in full, all pages together (`mcp tools list`; with
-    /// `mcp proxy`, each upstream's list and each merged one): past it, an error.
+    /// `mcp proxy`, each upstream's list and each merged one): past it, an error (a gateway
+    /// leaves an upstream past it out of the merged list instead).
     #[arg(long, global = true, value_name = "BYTES", default_value_t = mcp_client::DEFAULT_MAX_LIST_BYTES)]
     max_list_bytes: usize,
     /// Most items of one list read in full, all pages together (as --max-list-bytes).

@@ -1,5 +1,6 @@
 //! A response cache honouring `ttlMs` (and keyed so private entries never leave their scope).
 
+use crate::list::json_len;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 /// Most bytes (keys and results as JSON) the cache holds: two lists of the largest size a
 /// client reads by default. A result that does not fit (after expired entries are dropped) is
 /// not cached.
-const MAX_BYTES: usize = 2 * crate::client::DEFAULT_MAX_LIST_BYTES;
+const MAX_BYTES: usize = 2 * crate::list::DEFAULT_MAX_LIST_BYTES;
 
 /// Cached results keyed by method + parameters (without `_meta`), bounded to [`MAX_BYTES`].
 #[derive(Debug, Default)]
@@ -42,24 +43,6 @@ impl Entries {
         });
         self.bytes = bytes;
     }
-}
-
-/// The length of `v` as JSON text, counted without writing it anywhere.
-pub(crate) fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    // Writing a `Value` to a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
 }
 
 /// The cache key of a request.

@@ -3,6 +3,7 @@
 use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
 use crate::handlers::{boxed, typed, Handlers};
+use crate::list::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 use crate::protocol::{Negotiation, Probed, Step};
 use crate::transport::{ClientMeta, OutgoingRequest, Parts, Transport, TransportKind};
 use crate::typed::Typed;
@@ -119,15 +120,6 @@ pub struct ClientBuilder {
     pub(crate) max_list_bytes: usize,
     pub(crate) max_list_items: usize,
 }
-
-/// The default bound on the items of one paginated list, all pages together, in bytes of
-/// JSON (16 MiB: the largest single message the transports accept, so any list a server can
-/// send unpaginated fits).
-pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
-
-/// The default bound on the items of one paginated list (100,000: far more tools, prompts or
-/// resources than a client can use, while each item's bookkeeping stays bounded).
-pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
 
 /// Which way a message went (see [`ClientBuilder::on_traffic`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -350,9 +342,12 @@ pub(crate) struct Inner {
     pub(crate) era: RwLock<Option<ServerEra>>,
     pub(crate) next_id: AtomicI64,
     pub(crate) tool_headers: RwLock<HashMap<String, Arc<[HeaderParam]>>>,
-    /// When the tool list was last read in full for an unknown tool name (one such read at a
-    /// time; `None` after a `tools/list` change notification).
+    /// When the tool list was last read in full for an unknown tool name, whatever came of
+    /// the read (one such read at a time).
     pub(crate) tools_relisted: tokio::sync::Mutex<Option<Instant>>,
+    /// Whether a `tools/list` change was announced since that read began (the next unknown
+    /// name reads the list again at once).
+    pub(crate) tools_stale: std::sync::atomic::AtomicBool,
     pub(crate) cache: Cache,
     /// The `clientCapabilities` of modern requests, as JSON text (computed once: every
     /// request sends it).
@@ -395,6 +390,7 @@ impl Client {
                 next_id: AtomicI64::new(1),
                 tool_headers: RwLock::new(HashMap::new()),
                 tools_relisted: tokio::sync::Mutex::new(None),
+                tools_stale: std::sync::atomic::AtomicBool::new(false),
                 cache: Cache::default(),
                 listeners: Default::default(),
             }),

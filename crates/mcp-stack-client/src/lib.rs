@@ -24,6 +24,7 @@ mod handlers;
 #[cfg(feature = "icons")]
 pub mod icons;
 mod legacy;
+pub mod list;
 mod listen;
 mod logging;
 #[cfg(feature = "multi")]
@@ -44,10 +45,11 @@ mod typed;
 pub use auth::{AuthChallenge, AuthProvider};
 pub use client::{
     CallOptions, Client, ClientBuilder, Direction, ElicitationModes, NotificationCallback, Sampling, ServerEra,
-    TrafficTap, DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS,
+    TrafficTap,
 };
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
+pub use list::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 pub use listen::{ListenEvent, Subscription};
 pub use logging::LOG_QUEUE_CAP;
 /// The schema types the client API speaks (`mcp_protocol::types`).

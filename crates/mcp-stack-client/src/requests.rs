@@ -1,9 +1,10 @@
 //! The typed surface: one method per request of the protocol, each returning the schema's type
 //! (with the JSON it came as: [`Typed`]).
 
-use crate::cache::{self, json_len};
+use crate::cache;
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
+use crate::list::json_len;
 use crate::result::CallTool;
 use crate::transport::TransportKind;
 use crate::typed::{discover_result, Typed};
@@ -48,9 +49,9 @@ impl Client {
     pub fn invalidate_cache(&self, method: &str) {
         self.inner.cache.invalidate(method);
         if method == "tools/list" {
-            if let Ok(mut relisted) = self.inner.tools_relisted.try_lock() {
-                *relisted = None;
-            }
+            // Recorded, not written into `tools_relisted`: a read in progress holds that lock,
+            // and the change must outlive it (the list it reads may be the old one).
+            self.inner.tools_stale.store(true, std::sync::atomic::Ordering::Release);
         }
     }
 
@@ -174,12 +175,17 @@ impl Client {
             // read at a time), not once per call: a caller naming tools that do not exist
             // must not make every call a full list.
             let mut relisted = self.inner.tools_relisted.lock().await;
-            let fresh = relisted.is_some_and(|at| at.elapsed() < RELIST_INTERVAL);
+            let stale = &self.inner.tools_stale;
+            let fresh = relisted.is_some_and(|at| at.elapsed() < RELIST_INTERVAL)
+                && !stale.load(std::sync::atomic::Ordering::Acquire);
             if !known() && !fresh {
+                // Stamped before the read, whatever comes of it: a list that fails (or passes
+                // the client's bound) is not read again for every unknown name either.
+                *relisted = Some(Instant::now());
+                stale.store(false, std::sync::atomic::Ordering::Release);
                 // Boxed: this runs once per tool; inline, its future would make every call's
                 // future (boxed by `CallTool`) about 600 bytes larger.
                 Box::pin(self.list_tools()).await?;
-                *relisted = Some(Instant::now());
             }
             drop(relisted);
             if !known() {

@@ -462,6 +462,9 @@ pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
         // not find there, or one with invalid annotations): the caller's mistake, answered as
         // the spec answers an unknown tool, not an outage.
         ClientError::InvalidTool { tool, .. } => ProtocolError::invalid_params(format!("Unknown tool: {tool}")),
+        // A list the proxy's client read in full (the tool list, to learn a tool's headers)
+        // passed the proxy's own bound: the operator's setting, not an outage of the upstream.
+        ClientError::ListTooLarge { method, bound } => super::lists::too_large("the upstream", &method, &bound),
         // The proxy's own words about the call (an unanswered question, too many rounds).
         e @ (ClientError::Handler(_) | ClientError::TooManyRounds(_)) => {
             ProtocolError::Internal(format!("upstream call: {e}"))
@@ -506,6 +509,11 @@ mod tests {
         let unknown = ClientError::InvalidTool { tool: "nope".into(), reason: "not offered".into() };
         let e = upstream_error(unknown);
         assert_eq!((e.code(), e.http_status().as_u16(), e.message()), (-32602, 400, "Unknown tool: nope".to_owned()));
+        let big = ClientError::ListTooLarge { method: "tools/list".into(), bound: "10000 bytes".into() };
+        let e = upstream_error(big);
+        assert_eq!(e.code(), -32603);
+        assert!(e.message().contains("tools/list") && e.message().contains("10000 bytes"), "{}", e.message());
+        assert!(!e.message().contains("upstream unavailable"), "not an outage: {}", e.message());
         let auth = ClientError::AuthRequired { status: 401, www_authenticate: Some("Bearer secret-detail".into()) };
         let e = upstream_error(auth);
         assert_eq!(e.code(), -32603);

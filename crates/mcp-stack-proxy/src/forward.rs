@@ -20,7 +20,7 @@
 
 use super::filter::Names;
 use super::flight::{upstream_error, Flight, Flights, Relay};
-use super::lists::{all_pages, ListLimits};
+use super::lists::{all_pages, too_large, ListError, ListLimits};
 use super::pool::{Key, Pool};
 use super::tasks::Tasks;
 use super::upstream::InputCaps;
@@ -226,15 +226,25 @@ impl Forward {
         Key { caps, principal: ctx.principal().map(str::to_owned), tasks: self.wants_tasks(ctx) }
     }
 
-    /// Every item of an upstream list, filtered and renamed, as one page.
+    /// Every item of an upstream list, filtered and renamed, as one page; past a bound, the
+    /// error of [`too_large`] naming it.
     pub(crate) async fn list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, HandlerError> {
-        let lease = self.lease_for_list(ctx).await?;
+        self.read_list(ctx, method, key).await.map_err(|e| match e {
+            ListError::TooLarge(bound) => refuse(too_large("the upstream", method, &bound)),
+            ListError::Failed(e) => e,
+        })
+    }
+
+    /// [`Forward::list`], telling a list past the proxy's bound from any other failure.
+    pub(crate) async fn read_list(&self, ctx: &Context, method: &str, key: &str) -> Result<Value, ListError> {
+        let lease = self.lease_for_list(ctx).await.map_err(ListError::Failed)?;
         let r = all_pages(lease.session().client(), method, key, &self.limits).await;
         lease.outcome(&r);
         let items = match r {
             // An upstream without resource templates (-32601) has none to list.
             Err(ClientError::Server { code: -32601, .. }) if key == "resourceTemplates" => Vec::new(),
-            r => r.map_err(|e| refuse(upstream_error(e)))?,
+            Err(ClientError::ListTooLarge { bound, .. }) => return Err(ListError::TooLarge(bound)),
+            r => r.map_err(|e| ListError::Failed(refuse(upstream_error(e))))?,
         };
         if key == "tools" {
             self.names.check_listed(items.iter().filter_map(|t| t.get("name")?.as_str()));

@@ -6,21 +6,27 @@
 //!   ([`crate::UPSTREAM_META`] in its `_meta`); an upstream that fails, or has not answered
 //!   within [`GatewayConfig::list_timeout`], is left out of that list (named in the result's
 //!   `_meta` [`crate::MISSING_META`]; a slow upstream is reported once until it answers again),
-//!   the others are served; a list is bounded in bytes and items
-//!   ([`GatewayConfig::max_list_bytes`], and each upstream's [`ProxyConfig::max_list_bytes`]):
-//!   past a bound it is answered with an error naming the bound and the upstream;
+//!   the others are served; an upstream whose own list passes its bounds
+//!   ([`ProxyConfig::max_list_bytes`]) is left out the same way (reported once until its list
+//!   fits again), while the merged list past the gateway's bounds
+//!   ([`GatewayConfig::max_list_bytes`]) is answered with an error naming the bound and the
+//!   upstream where it was passed. The bounds are the proxy's own: an upstream's error is a
+//!   failure of that upstream, whatever it says;
 //! - `tools/call`, `prompts/get` and prompt completions go to the upstream whose prefix the name
 //!   has (by default each upstream's tools and prompts are prefixed `NAME_`; prefixes of which
 //!   one starts another, as `a_` and `a_b_`, are refused at start, so at most one upstream owns
 //!   a name); without prefixes ([`GatewayConfig::no_prefix`]), to the upstream that listed the
 //!   name, the first in the configuration order when several do (the clash is reported once in
-//!   the log);
-//! - `resources/read` and resource-template completions go to the upstream that listed the
-//!   URI, else (with prefixes) whose view authority it has (MCP Apps views, `ui://` URIs, are
-//!   served as `ui://NAME/...`, [`ProxyConfig::view_authority`]), else whose resource template
-//!   matches it; a URI that templates of several upstreams match is refused, and one no
-//!   upstream owns is not found (never tried on each upstream in turn). A name or URI that no
-//!   table knows makes the gateway list again at most once per 10 s;
+//!   the log); lists are per caller, and the names each one learns are kept (bounded) for
+//!   every caller, whose access is checked again when the call is served;
+//! - `resources/read` goes to the upstream that listed the URI, else (with prefixes) whose
+//!   view authority it has (MCP Apps views, `ui://` URIs, are served as `ui://NAME/...`,
+//!   [`ProxyConfig::view_authority`]), else whose resource template matches it; a URI that
+//!   templates of several upstreams match, or that one upstream lists and another's template
+//!   matches, is refused, and one no upstream owns is not found (never tried on each upstream
+//!   in turn). Resource-template completions go to the upstream that lists a template of
+//!   exactly the reference's text (never to one that lists a resource of that URI). A name or
+//!   URI that no table knows makes the gateway list again at most once per 10 s;
 //! - a request acting for an upstream (`_meta` [`crate::UPSTREAM_META`], set by hosts for MCP
 //!   Apps views) is refused when its target belongs to another upstream;
 //! - `tasks/*` go to the upstream that owns the task (task ids are the proxy's own).
@@ -33,7 +39,7 @@
 //! an OpenTelemetry histogram per upstream.
 
 use crate::forward::Forward;
-use crate::lists::{self, ListLimits, Tally};
+use crate::lists::{self, ListError, ListLimits, Tally};
 use crate::routes::{self, Templates};
 use crate::{capabilities, Backend, ProxyConfig, ProxyError};
 use mcp::server::fallback::Fallback;
@@ -65,7 +71,8 @@ pub struct GatewayConfig {
     /// Most bytes (serialized JSON) of a merged list, every upstream's items together
     /// (default [`crate::DEFAULT_MAX_LIST_BYTES`]); past it the list is answered with an error
     /// naming the bound and the upstream where it was passed. Each upstream's own list is
-    /// bounded by its [`ProxyConfig::max_list_bytes`].
+    /// bounded by its [`ProxyConfig::max_list_bytes`]: past that, the upstream is left out of
+    /// the merged list (named in [`crate::MISSING_META`]).
     pub max_list_bytes: usize,
     /// Most items of a merged list (default [`crate::DEFAULT_MAX_LIST_ITEMS`]), as
     /// [`GatewayConfig::max_list_bytes`].
@@ -141,6 +148,8 @@ struct Routed {
     counters: Counters,
     /// Whether it missed the deadline of its last list (reported once until it answers).
     slow: AtomicBool,
+    /// The list methods whose last list passed its bound (reported once until one fits).
+    oversized: Mutex<HashSet<&'static str>>,
 }
 
 /// Which list a name belongs to.
@@ -172,8 +181,8 @@ struct Multi {
     routes: Arc<Mutex<HashMap<Kind, HashMap<String, usize>>>>,
     /// The resource templates of the last merged template list, with their upstreams.
     templates: Arc<Mutex<Arc<Templates>>>,
-    /// When each list was last merged: a name no route knows lists again at most once per
-    /// [`RELIST_INTERVAL`], and one request at a time.
+    /// When each list was last read (whether or not it could be served): a name no route
+    /// knows lists again at most once per [`RELIST_INTERVAL`], and one request at a time.
     listed: Arc<Mutex<HashMap<Kind, Instant>>>,
     relisting: Arc<tokio::sync::Mutex<()>>,
     /// Clashes already reported (bounded: the names of the lists).
@@ -242,7 +251,7 @@ impl Multi {
                     // A template's completions go to the upstream that lists the template.
                     Some("ref/resource") => {
                         let uri = text("uri");
-                        let owner = self.resource_owner(&ctx, &uri).await?;
+                        let owner = self.template_owner(&ctx, &uri).await?;
                         (owner.ok_or_else(|| format!("Unknown resource template: {uri}")), format!("resource {uri:?}"))
                     }
                     _ => (Err("completion/complete: unknown reference type".to_owned()), String::new()),
@@ -277,8 +286,11 @@ impl Multi {
     /// deadline and bounds; the routes of `kind` learnt from it.
     async fn list(&self, ctx: &Context, kind: Kind) -> Result<Value, HandlerError> {
         let (method, key, id) = kind.list();
+        // Stamped before the read, whatever comes of it: a list that fails (past the merged
+        // bound, say) is not read again for every unknown name either.
+        self.listed.lock().insert(kind, Instant::now());
         let wait = self.list_timeout;
-        let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.list(ctx, method, key)));
+        let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.read_list(ctx, method, key)));
         let lists = futures::future::join_all(reads).await;
         let mut items = Vec::new();
         let mut routes = HashMap::new();
@@ -292,14 +304,23 @@ impl Multi {
                     if u.slow.swap(false, Relaxed) {
                         tracing::info!("upstream {}: answers its lists again", u.name);
                     }
+                    u.oversized.lock().remove(method);
                     l
                 }
-                Ok(Err(HandlerError::Protocol(e))) if lists::is_too_large(&e) => {
-                    let bound = e.data().and_then(|d| d[lists::BOUND_KEY].as_str().map(str::to_owned));
-                    let who = format!("upstream {}", u.name);
-                    return Err(refuse(lists::too_large(&who, method, &bound.unwrap_or_default())));
+                // Past the upstream's own bound (which only the proxy's side can say): left out
+                // like any failing upstream, reported once until its list fits again.
+                Ok(Err(ListError::TooLarge(bound))) => {
+                    if u.oversized.lock().insert(method) {
+                        tracing::warn!(
+                            "upstream {}: {method} is larger than its bound of {bound} (--max-list-bytes, \
+                             --max-list-items); left out of merged lists until it fits (reported once)",
+                            u.name
+                        );
+                    }
+                    missing.push(u.name.clone());
+                    continue;
                 }
-                Ok(Err(e)) => {
+                Ok(Err(ListError::Failed(e))) => {
                     let e = super::upstream::loggable(&e.to_string());
                     tracing::warn!("upstream {}: {method}: {e}; left out of the list", u.name);
                     missing.push(u.name.clone());
@@ -339,15 +360,24 @@ impl Multi {
                 items.push(item);
             }
         }
-        // What the upstreams left out had in the last tables stays routed to them.
+        // A list is the caller's (what its access and capabilities let it see): its routes are
+        // merged into the table, so a name another caller listed stays routed (a call's access
+        // is checked again where it is served). At the table's bound it is rebuilt from this
+        // list, with what the upstreams left out of it had.
         let left_out = |i: &usize| missing.contains(&self.upstreams[*i].name);
         let mut tables = self.routes.lock();
-        for (name, i) in tables.get(&kind).into_iter().flatten() {
-            if left_out(i) && routes.len() < MAX_ROUTES && !routes.contains_key(name) {
-                routes.insert(name.clone(), *i);
+        let table = tables.entry(kind).or_default();
+        let added = routes.keys().filter(|n| !table.contains_key(*n)).count();
+        if table.len().saturating_add(added) <= MAX_ROUTES {
+            table.extend(routes);
+        } else {
+            for (name, i) in table.iter() {
+                if left_out(i) && routes.len() < MAX_ROUTES && !routes.contains_key(name) {
+                    routes.insert(name.clone(), *i);
+                }
             }
+            *table = routes;
         }
-        tables.insert(kind, routes);
         drop(tables);
         if kind == Kind::Template {
             let mut current = self.templates.lock();
@@ -355,7 +385,6 @@ impl Multi {
                 .extend(current.listed().filter(|(_, i)| left_out(i)).take(MAX_ROUTES.saturating_sub(templates.len())));
             *current = Arc::new(Templates::new(templates));
         }
-        self.listed.lock().insert(kind, Instant::now());
         let mut out = Map::new();
         out.insert(key.into(), Value::Array(items));
         out.insert("ttlMs".into(), json!(0));
@@ -405,10 +434,15 @@ impl Multi {
         self.route(kind, name)
     }
 
-    /// The upstream of the resource (or template) `uri`: the one that listed it, whose view
-    /// authority it has, or whose template it matches (listing again, at most once per
-    /// interval, when none does). Several templates of different upstreams: an error.
+    /// The upstream of the resource `uri`: the one that listed it, whose view authority it
+    /// has, or whose template it matches (listing again, at most once per interval, when none
+    /// does). Several upstreams' templates, or a listing upstream other than the one whose
+    /// template matches: an error (never routed to either).
     async fn resource_owner(&self, ctx: &Context, uri: &str) -> Result<Option<usize>, HandlerError> {
+        // A listed URI is checked against the templates: they are known first.
+        if !self.listed.lock().contains_key(&Kind::Template) {
+            self.relist(ctx, &[Kind::Template]).await;
+        }
         if let Some(i) = self.known_resource(uri)? {
             return Ok(Some(i));
         }
@@ -417,16 +451,49 @@ impl Multi {
     }
 
     fn known_resource(&self, uri: &str) -> Result<Option<usize>, HandlerError> {
-        if let Some(i) = self.route(Kind::Resource, uri) {
-            return Ok(Some(i));
-        }
-        // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
-        let under = |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(uri).is_ok();
-        if let Some(i) = uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten() {
-            return Ok(Some(i));
+        let listed = self.route(Kind::Resource, uri);
+        if listed.is_none() {
+            // A view (`ui://NAME/...`) belongs to the upstream whose authority it carries.
+            let under = |u: &Routed| u.forward.names.views.is_some() && u.forward.names.inward_uri(uri).is_ok();
+            if let Some(i) = uri.starts_with("ui://").then(|| self.upstreams.iter().position(under)).flatten() {
+                return Ok(Some(i));
+            }
         }
         let templates = self.templates.lock().clone();
-        match templates.owners(uri).as_slice() {
+        let mut owners = templates.owners(uri);
+        if let Some(i) = listed {
+            // Listing a URI does not take it from the upstream whose template it matches (a
+            // `spy` listing `victim://doc/7`): only an upstream that both lists and templates
+            // it, or lists it alone, owns it.
+            if owners.iter().all(|o| *o == i) {
+                return Ok(Some(i));
+            }
+            owners.push(i);
+            owners.sort_unstable();
+            owners.dedup();
+        }
+        match owners.as_slice() {
+            [] => Ok(None),
+            [i] => Ok(Some(*i)),
+            many => {
+                let names: Vec<&str> = many.iter().map(|i| self.upstreams[*i].name.as_str()).collect();
+                Err(refuse(routes::ambiguous(uri, &names)))
+            }
+        }
+    }
+
+    /// The upstream of the resource template `uri` (what a completion's `ref/resource` names):
+    /// the one that lists a template of exactly that text (listing again, at most once per
+    /// interval, when none does), never one that lists a resource of that URI. Several: an
+    /// error.
+    async fn template_owner(&self, ctx: &Context, uri: &str) -> Result<Option<usize>, HandlerError> {
+        let named = || self.templates.lock().named(uri);
+        let mut owners = named();
+        if owners.is_empty() {
+            self.relist(ctx, &[Kind::Template]).await;
+            owners = named();
+        }
+        match owners.as_slice() {
             [] => Ok(None),
             [i] => Ok(Some(*i)),
             many => {
@@ -553,6 +620,7 @@ impl Gateway {
                 forward: b.forward.clone(),
                 counters: Counters::default(),
                 slow: AtomicBool::new(false),
+                oversized: Mutex::default(),
             })
             .collect();
         let multi = Multi {

@@ -45,7 +45,8 @@ mod tasks;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayConfig, UpstreamStats};
-pub use lists::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
+/// The default list bounds of [`ProxyConfig`] and [`GatewayConfig`]: the client's own.
+pub use mcp_client::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 pub use routes::{MISSING_META, UPSTREAM_META};
 pub use upstream::Upstream;
 
@@ -325,10 +326,12 @@ impl Backend {
             return Err(ProxyError::NotLegacy { version: v.to_owned(), known: legacy.join(", ") });
         }
         let upstream = config.upstream.clone();
+        let list = lists::ListLimits { max_bytes: config.max_list_bytes, max_items: config.max_list_items };
         let limits = PoolLimits {
             max_sessions: config.max_sessions.max(1),
             connect_timeout: config.connect_timeout,
             force_legacy: config.force_legacy.clone(),
+            list,
             ..PoolLimits::default()
         };
         let changes = Arc::new(pool::Changes::default());
@@ -375,8 +378,7 @@ impl Backend {
         // The tasks extension is passed through exactly when the (modern) upstream offers it.
         let tasks = (client.is_modern() && client.server_supports_tasks())
             .then(|| Arc::new(tasks::Tasks::new(tasks::MAX_TASKS)));
-        let limits = lists::ListLimits { max_bytes: config.max_list_bytes, max_items: config.max_list_items };
-        let forward = forward::Forward { pool, flights, names: Arc::new(names), tasks, limits };
+        let forward = forward::Forward { pool, flights, names: Arc::new(names), tasks, limits: list };
         let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
         let instructions = info.get("instructions").and_then(Value::as_str).map(str::to_owned);
         Ok(Self { forward, name, version, capabilities, instructions, changes, client })

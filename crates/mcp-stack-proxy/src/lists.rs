@@ -6,22 +6,18 @@
 //! page that passes the bound; the pages after it are never asked for.
 
 use mcp::server::mcp_protocol::ProtocolError;
-use mcp_client::{CallOptions, Client, ClientError};
+pub(crate) use mcp_client::list::json_len;
+use mcp_client::{CallOptions, Client, ClientError, DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 use serde_json::{json, Map, Value};
-
-/// The default bound on one list's items in bytes (16 MiB: the largest single message the
-/// client transports accept, so any list an upstream can send unpaginated fits).
-pub const DEFAULT_MAX_LIST_BYTES: usize = 16 << 20;
-
-/// The default bound on one list's items (100,000: the size of the gateway's route tables;
-/// each item costs a few hundred bytes of bookkeeping beyond its JSON).
-pub const DEFAULT_MAX_LIST_ITEMS: usize = 100_000;
 
 /// Most pages read from the upstream for one list.
 const MAX_PAGES: usize = 100;
 
-/// The `error.data` key of an answer refused at a list bound (its value names the bound).
-pub(crate) const BOUND_KEY: &str = "listBound";
+/// The `error.data` key of an answer refused at a list bound (its value names the bound), for
+/// the caller's information only: the proxy itself recognises its bounds by type
+/// ([`ClientError::ListTooLarge`], which only this side makes), never by what an upstream
+/// could write in an error of its own.
+const BOUND_KEY: &str = "listBound";
 
 /// The bounds of one list (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,24 +32,6 @@ impl Default for ListLimits {
     fn default() -> Self {
         Self { max_bytes: DEFAULT_MAX_LIST_BYTES, max_items: DEFAULT_MAX_LIST_ITEMS }
     }
-}
-
-/// The length of `v` as JSON text, counted without writing it anywhere.
-pub(crate) fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    // Writing a `Value` to a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
 }
 
 /// A running count of a list's items and bytes against its [`ListLimits`].
@@ -79,26 +57,31 @@ impl Tally {
 }
 
 /// The error of a list refused at a bound: `-32603` with `data.listBound` naming the bound
-/// (`who` says whose list it was, `what` which bound).
+/// (`who` says whose list it was, `bound` which bound).
 pub(crate) fn too_large(who: &str, method: &str, bound: &str) -> ProtocolError {
     ProtocolError::Custom {
         code: mcp::server::mcp_protocol::error::code::INTERNAL_ERROR,
         message: format!(
             "{who}: {method} is larger than the proxy's bound of {bound} (--max-list-bytes, --max-list-items); \
-             the list was not served"
+             not read further"
         ),
         data: Some(json!({ BOUND_KEY: bound })),
     }
 }
 
-/// Whether `e` is an answer refused at a list bound (see [`too_large`]).
-pub(crate) fn is_too_large(e: &ProtocolError) -> bool {
-    e.code() == mcp::server::mcp_protocol::error::code::INTERNAL_ERROR
-        && e.data().is_some_and(|d| d.get(BOUND_KEY).is_some())
+/// Why an upstream's list was not read: past one of the proxy's own bounds (only this side
+/// makes it: an upstream's error, whatever its code and data, is [`ListError::Failed`]), or
+/// any other failure, as the downstream client gets it.
+#[derive(Debug)]
+pub(crate) enum ListError {
+    /// Past a bound (which, in words: `"16777216 bytes"`).
+    TooLarge(String),
+    /// Anything else.
+    Failed(mcp::server::HandlerError),
 }
 
-/// Every page of an upstream list, within `limits` (and [`MAX_PAGES`]). At a bound, the
-/// error of [`too_large`] as a [`ClientError::Server`].
+/// Every page of an upstream list, within `limits` (and [`MAX_PAGES`]). At a bound,
+/// [`ClientError::ListTooLarge`] naming it (answered downstream as [`too_large`]).
 pub(crate) async fn all_pages(
     client: &Client,
     method: &str,
@@ -118,8 +101,7 @@ pub(crate) async fn all_pages(
         if let Some(Value::Array(items)) = page.remove(key) {
             let bytes = items.iter().map(json_len).sum();
             if let Err(bound) = tally.add(items.len(), bytes, limits) {
-                let e = too_large("the upstream", method, &bound);
-                return Err(ClientError::Server { code: e.code(), message: e.message(), data: e.data() });
+                return Err(ClientError::ListTooLarge { method: method.to_owned(), bound });
             }
             out.extend(items);
         }
@@ -136,12 +118,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_len_is_the_length_of_the_text() {
-        let v = json!({"name": "écho", "n": [1, 2, {"a": null}]});
-        assert_eq!(json_len(&v), serde_json::to_string(&v).unwrap().len());
-    }
-
-    #[test]
     fn a_tally_stops_at_either_bound() {
         let limits = ListLimits { max_bytes: 100, max_items: 3 };
         let mut t = Tally::default();
@@ -150,6 +126,7 @@ mod tests {
         let mut t = Tally::default();
         assert_eq!(t.add(4, 1, &limits), Err("3 items".to_owned()));
         let e = too_large("upstream a", "tools/list", "100 bytes");
-        assert!(is_too_large(&e) && e.message().contains("upstream a: tools/list"), "{}", e.message());
+        assert_eq!(e.code(), -32603);
+        assert!(e.message().contains("upstream a: tools/list") && e.message().contains("100 bytes"), "{}", e.message());
     }
 }

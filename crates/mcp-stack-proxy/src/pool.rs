@@ -56,6 +56,8 @@ pub(crate) struct PoolLimits {
     pub(crate) connect_timeout: Duration,
     /// Skip era detection: open legacy sessions at this protocol version (`ProxyConfig::force_legacy`).
     pub(crate) force_legacy: Option<String>,
+    /// The bounds of a list a session's client reads in full (`ProxyConfig::max_list_bytes`).
+    pub(crate) list: crate::lists::ListLimits,
 }
 
 impl Default for PoolLimits {
@@ -65,6 +67,7 @@ impl Default for PoolLimits {
             lease_wait: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(30),
             force_legacy: None,
+            list: crate::lists::ListLimits::default(),
         }
     }
 }
@@ -448,7 +451,8 @@ impl Pool {
         }
         let asker = Arc::new(Asker::default());
         let (timeout, legacy) = (self.limits.connect_timeout, self.limits.force_legacy.as_deref());
-        let client = match self.upstream.connect(key.caps, key.tasks, asker.clone(), timeout, legacy).await {
+        let list = self.limits.list;
+        let client = match self.upstream.connect(key.caps, key.tasks, asker.clone(), timeout, legacy, list).await {
             Ok(c) => c,
             Err(e) => {
                 self.failed(&format!("could not connect: {e}"));

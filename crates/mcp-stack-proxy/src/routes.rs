@@ -100,8 +100,16 @@ impl Templates {
         self.0.iter().map(|(text, _, i)| (text.clone(), *i))
     }
 
-    /// The upstreams (indices, ascending) whose templates are `uri` itself (a completion's
-    /// reference names the template) or match it.
+    /// The upstreams (indices, ascending) whose templates are exactly the text `template`
+    /// (what a completion's reference names).
+    pub(crate) fn named(&self, template: &str) -> Vec<usize> {
+        let mut out: Vec<usize> = self.0.iter().filter(|(text, _, _)| text == template).map(|(_, _, i)| *i).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The upstreams (indices, ascending) whose templates are `uri` itself or match it.
     pub(crate) fn owners(&self, uri: &str) -> Vec<usize> {
         let mut out: Vec<usize> = self
             .0
@@ -115,10 +123,15 @@ impl Templates {
     }
 }
 
-/// The error of a URI that several upstreams' templates claim.
+/// The error of a URI that several upstreams claim (by their templates, or one by listing it
+/// and another by a template that matches it).
 pub(crate) fn ambiguous(uri: &str, names: &[&str]) -> ProtocolError {
     ProtocolError::InvalidParams {
-        message: format!("{uri:?} matches resource templates of several upstreams ({}): not routed", names.join(", ")),
+        message: format!(
+            "{uri:?} is claimed by several upstreams ({}: a resource one lists, or resource templates that match \
+             it): not routed",
+            names.join(", ")
+        ),
         data: Some(json!({ "uri": uri, "upstreams": names })),
     }
 }
@@ -167,5 +180,7 @@ mod tests {
         assert_eq!(t.owners("other://x"), Vec::<usize>::new());
         let both = Templates::new(vec![("victim://doc/{id}".into(), 1), ("victim://{+rest}".into(), 0)]);
         assert_eq!(both.owners("victim://doc/7"), vec![0, 1]);
+        assert_eq!(both.named("victim://doc/{id}"), vec![1], "a completion names the template exactly");
+        assert_eq!(both.named("victim://doc/7"), Vec::<usize>::new());
     }
 }

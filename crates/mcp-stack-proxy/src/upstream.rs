@@ -188,7 +188,9 @@ impl Upstream {
 
     /// Connects one session declaring `caps` (and the tasks extension when `tasks`), its
     /// questions going to `asker`; with `force_legacy`, an `initialize` session at that version
-    /// without the era probe.
+    /// without the era probe. The lists its client reads in full (the tool list it reads to
+    /// learn a tool's headers, the resources it subscribes to) are bounded by `list`, the
+    /// proxy's own list bounds.
     pub(crate) async fn connect(
         &self,
         caps: InputCaps,
@@ -196,8 +198,10 @@ impl Upstream {
         asker: Arc<Asker>,
         timeout: Duration,
         force_legacy: Option<&str>,
+        list: crate::lists::ListLimits,
     ) -> Result<Client, ClientError> {
         let mut b = ClientBuilder::new("mcp-proxy", env!("CARGO_PKG_VERSION"))
+            .max_list(list.max_bytes, list.max_items)
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(timeout)
             .probe_timeout(timeout / 3)
