@@ -415,6 +415,19 @@ impl Multi {
         }
     }
 
+    /// `uri` belongs to several upstreams. With prefixes that is refused as ambiguous (an
+    /// upstream could otherwise answer, or learn the values typed for, another's URIs); without
+    /// them the operator has chosen one namespace, and the first upstream is served as for any
+    /// name several offer (reported once).
+    fn several(&self, kind: Kind, uri: &str, owners: &[usize]) -> Result<Option<usize>, HandlerError> {
+        if self.no_prefix {
+            self.clash(kind, uri, owners[0], owners[1]);
+            return Ok(Some(owners[0]));
+        }
+        let names: Vec<&str> = owners.iter().map(|i| self.upstreams[*i].name.as_str()).collect();
+        Err(refuse(routes::ambiguous(uri, &names)))
+    }
+
     fn route(&self, kind: Kind, name: &str) -> Option<usize> {
         self.routes.lock().get(&kind)?.get(name).copied()
     }
@@ -475,10 +488,7 @@ impl Multi {
         match owners.as_slice() {
             [] => Ok(None),
             [i] => Ok(Some(*i)),
-            many => {
-                let names: Vec<&str> = many.iter().map(|i| self.upstreams[*i].name.as_str()).collect();
-                Err(refuse(routes::ambiguous(uri, &names)))
-            }
+            many => self.several(Kind::Template, uri, many),
         }
     }
 
@@ -496,10 +506,7 @@ impl Multi {
         match owners.as_slice() {
             [] => Ok(None),
             [i] => Ok(Some(*i)),
-            many => {
-                let names: Vec<&str> = many.iter().map(|i| self.upstreams[*i].name.as_str()).collect();
-                Err(refuse(routes::ambiguous(uri, &names)))
-            }
+            many => self.several(Kind::Template, uri, many),
         }
     }
 
