@@ -183,7 +183,7 @@ struct Multi {
     templates: Arc<Mutex<Arc<Templates>>>,
     /// When each list was last read (whether or not it could be served): a name no route
     /// knows lists again at most once per [`RELIST_INTERVAL`], and one request at a time.
-    listed: Arc<Mutex<HashMap<Kind, Instant>>>,
+    listed: Arc<Mutex<HashMap<Lister, Instant>>>,
     relisting: Arc<tokio::sync::Mutex<()>>,
     /// Clashes already reported (bounded: the names of the lists).
     reported: Arc<Mutex<HashSet<String>>>,
@@ -196,6 +196,12 @@ const MAX_ROUTES: usize = 100_000;
 
 /// How often an unknown name (or URI) may make the gateway list again.
 const RELIST_INTERVAL: Duration = Duration::from_secs(10);
+
+/// A list kind and the caller (its principal; `None`: anonymous) it was listed for.
+type Lister = (Kind, Option<String>);
+
+/// Most callers whose last list time the relist gate keeps (see `Multi::stamp`).
+const MAX_LISTERS: usize = 4096;
 
 fn refuse(e: ProtocolError) -> HandlerError {
     HandlerError::Protocol(e)
@@ -288,7 +294,7 @@ impl Multi {
         let (method, key, id) = kind.list();
         // Stamped before the read, whatever comes of it: a list that fails (past the merged
         // bound, say) is not read again for every unknown name either.
-        self.listed.lock().insert(kind, Instant::now());
+        self.stamp(ctx, kind);
         let wait = self.list_timeout;
         let reads = self.upstreams.iter().map(|u| tokio::time::timeout(wait, u.forward.read_list(ctx, method, key)));
         let lists = futures::future::join_all(reads).await;
@@ -395,12 +401,29 @@ impl Multi {
         Ok(Value::Object(out))
     }
 
+    /// Records that the caller of `ctx` had `kind` listed now. Lists are shaped by the caller
+    /// (its scopes and input capabilities), so the relist gate is per caller: one user's list
+    /// does not close the gate for another whose tools it did not show. Anonymous callers share
+    /// one entry; past [`MAX_LISTERS`] callers the entries older than the interval go, and if
+    /// none is that old, all of them (a caller then relists once more).
+    fn stamp(&self, ctx: &Context, kind: Kind) {
+        let mut listed = self.listed.lock();
+        if listed.len() >= MAX_LISTERS {
+            listed.retain(|_, at| at.elapsed() < RELIST_INTERVAL);
+            if listed.len() >= MAX_LISTERS {
+                listed.clear();
+            }
+        }
+        listed.insert((kind, ctx.principal().map(str::to_owned)), Instant::now());
+    }
+
     /// Merges the lists of `kinds` again unless that was done less than [`RELIST_INTERVAL`]
-    /// ago (one request at a time: others wait for its tables).
+    /// ago for this caller (one request at a time: others wait for its tables).
     async fn relist(&self, ctx: &Context, kinds: &[Kind]) {
         let _one = self.relisting.lock().await;
         for kind in kinds {
-            let fresh = self.listed.lock().get(kind).is_some_and(|at| at.elapsed() < RELIST_INTERVAL);
+            let key = (*kind, ctx.principal().map(str::to_owned));
+            let fresh = self.listed.lock().get(&key).is_some_and(|at| at.elapsed() < RELIST_INTERVAL);
             if !fresh {
                 let _ = self.list(ctx, *kind).await;
             }
@@ -453,7 +476,7 @@ impl Multi {
     /// template matches: an error (never routed to either).
     async fn resource_owner(&self, ctx: &Context, uri: &str) -> Result<Option<usize>, HandlerError> {
         // A listed URI is checked against the templates: they are known first.
-        if !self.listed.lock().contains_key(&Kind::Template) {
+        if !self.listed.lock().keys().any(|(k, _)| *k == Kind::Template) {
             self.relist(ctx, &[Kind::Template]).await;
         }
         if let Some(i) = self.known_resource(uri)? {

@@ -498,6 +498,36 @@ async fn a_users_list_does_not_unroute_an_admins_tool() {
     );
 }
 
+/// Item 7 with item 4's relist gate (review B4): the gate is per caller, so an admin who never
+/// listed reaches an admin-only tool right after a user's list (which hides it) closed the
+/// gate for the user.
+#[tokio::test]
+async fn a_users_list_does_not_close_the_relist_gate_for_an_admin() {
+    const RESOURCE: &str = "http://127.0.0.1/mcp";
+    let auth = AuthServer::start(&[rsa(0)], true).await;
+    let web = weather().await;
+    let iss = auth.issuer.clone();
+    let flags =
+        ["--no-prefix", "--auth-issuer", &iss, "--auth-audience", RESOURCE, "--tool-scopes", "weather=mcp:admin"];
+    let gw = gateway("gated", &[("web", &web)], &flags).await;
+    let bearer = |sub: &str, scope: &str| {
+        let claims =
+            json!({"iss": auth.issuer, "aud": RESOURCE, "sub": sub, "exp": mcp_auth::now_secs() + 300, "scope": scope});
+        format!("Bearer {}", mint(rsa(0), &claims))
+    };
+    let (admin, user) = (bearer("ann", "mcp:admin"), bearer("bob", "mcp:read"));
+    let addr = gw.proxy.addr();
+    let send = |who: String, body: Value| async move {
+        post(addr, &set_header(std_headers(&body), "authorization", Some(&who)), body.to_string()).await.message()
+    };
+    let as_user = send(user.clone(), req(1, "tools/list", json!({}))).await;
+    assert!(tool_names(&as_user).is_empty(), "{as_user}");
+    let r = send(admin, tcall(2, "weather", json!({}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "sunny", "{r}");
+    let r = send(user, tcall(3, "weather", json!({}))).await;
+    assert_eq!(r["error"]["message"], "Unknown tool: weather", "{r}");
+}
+
 /// An upstream whose first `tools/list` (empty) waits for `release` after signalling
 /// `started`; later lists have the tool `late`, which it answers.
 #[derive(Default)]
