@@ -39,13 +39,20 @@ pub fn push_escaped(out: &mut String, c: char) {
 /// `s` with every character [`needs_escape`] names escaped ([`push_escaped`]); borrowed when
 /// there is none. Other text, quotes and backslashes included, is left as it is.
 pub fn escape_line(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(needs_escape) {
+    escape_where(s, needs_escape, push_escaped)
+}
+
+/// `s` with every character `needs` names written by `push` (a terminal keeps `\n` and
+/// writes ESC as `\x1b`; a log line escapes `\n` too and writes `\u{1b}`); borrowed when
+/// there is none.
+pub fn escape_where(s: &str, needs: impl Fn(char) -> bool, push: impl Fn(&mut String, char)) -> Cow<'_, str> {
+    if !s.chars().any(&needs) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if needs_escape(c) {
-            push_escaped(&mut out, c);
+        if needs(c) {
+            push(&mut out, c);
         } else {
             out.push(c);
         }

@@ -75,18 +75,7 @@ fn push_escaped(out: &mut String, c: char) {
 
 /// `s` with every dangerous character escaped (always; see [`clean`] for the terminal check).
 pub(super) fn escape(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(dangerous) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if dangerous(c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    mcp::server::mcp_protocol::text::escape_where(s, dangerous, push_escaped)
 }
 
 /// The SGR parameters this tool's own styling uses (reset, bold, dim, underline, their resets,
