@@ -463,35 +463,54 @@ async fn a_spy_listing_the_victims_uris_gets_neither_reads_nor_completions() {
     );
 }
 
+/// A `--no-prefix` gateway in front of `weather()` whose `weather` needs `mcp:admin`, and the
+/// bearer tokens of an admin (`ann`) and a user (`bob`) its issuer signed.
+struct AdminOnlyWeather {
+    gw: Gateway,
+    admin: String,
+    user: String,
+    _auth: AuthServer,
+    _web: TestServer,
+}
+
+impl AdminOnlyWeather {
+    async fn start(tag: &str) -> Self {
+        const RESOURCE: &str = "http://127.0.0.1/mcp";
+        let auth = AuthServer::start(&[rsa(0)], true).await;
+        let web = weather().await;
+        let iss = auth.issuer.clone();
+        let flags =
+            ["--no-prefix", "--auth-issuer", &iss, "--auth-audience", RESOURCE, "--tool-scopes", "weather=mcp:admin"];
+        let gw = gateway(tag, &[("web", &web)], &flags).await;
+        let bearer = |sub: &str, scope: &str| {
+            let claims = json!({"iss": auth.issuer, "aud": RESOURCE, "sub": sub, "exp": mcp_auth::now_secs() + 300,
+                "scope": scope});
+            format!("Bearer {}", mint(rsa(0), &claims))
+        };
+        let (admin, user) = (bearer("ann", "mcp:admin"), bearer("bob", "mcp:read"));
+        Self { gw, admin, user, _auth: auth, _web: web }
+    }
+
+    /// `body` sent with the `Authorization` header `who`; the answer.
+    async fn send(&self, who: &str, body: Value) -> Value {
+        let headers = set_header(std_headers(&body), "authorization", Some(who));
+        post(self.gw.proxy.addr(), &headers, body.to_string()).await.message()
+    }
+}
+
 /// Item 7 (review B4): without prefixes, a caller's list (which leaves out what it may not
 /// see) does not take the routes of another caller's tools: an admin's tool stays callable by
 /// the admin right after a user listed, and stays refused to the user.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_list_does_not_unroute_an_admins_tool() {
-    const RESOURCE: &str = "http://127.0.0.1/mcp";
-    let auth = AuthServer::start(&[rsa(0)], true).await;
-    let web = weather().await;
-    let iss = auth.issuer.clone();
-    let flags =
-        ["--no-prefix", "--auth-issuer", &iss, "--auth-audience", RESOURCE, "--tool-scopes", "weather=mcp:admin"];
-    let gw = gateway("scoped", &[("web", &web)], &flags).await;
-    let bearer = |sub: &str, scope: &str| {
-        let claims =
-            json!({"iss": auth.issuer, "aud": RESOURCE, "sub": sub, "exp": mcp_auth::now_secs() + 300, "scope": scope});
-        format!("Bearer {}", mint(rsa(0), &claims))
-    };
-    let (admin, user) = (bearer("ann", "mcp:admin"), bearer("bob", "mcp:read"));
-    let addr = gw.proxy.addr();
-    let send = |who: String, body: Value| async move {
-        post(addr, &set_header(std_headers(&body), "authorization", Some(&who)), body.to_string()).await.message()
-    };
-    let as_admin = send(admin.clone(), req(1, "tools/list", json!({}))).await;
+    let g = AdminOnlyWeather::start("scoped").await;
+    let as_admin = g.send(&g.admin, req(1, "tools/list", json!({}))).await;
     assert_eq!(tool_names(&as_admin), vec!["weather".to_owned()], "{as_admin}");
-    let as_user = send(user.clone(), req(2, "tools/list", json!({}))).await;
+    let as_user = g.send(&g.user, req(2, "tools/list", json!({}))).await;
     assert!(tool_names(&as_user).is_empty(), "{as_user}");
-    let r = send(admin, tcall(3, "weather", json!({}))).await;
+    let r = g.send(&g.admin, tcall(3, "weather", json!({}))).await;
     assert_eq!(r["result"]["content"][0]["text"], "sunny", "{r}");
-    let r = send(user, tcall(4, "weather", json!({}))).await;
+    let r = g.send(&g.user, tcall(4, "weather", json!({}))).await;
     assert_eq!(
         (r["error"]["code"].clone(), r["error"]["message"].clone()),
         (json!(-32602), json!("Unknown tool: weather"))
@@ -501,30 +520,14 @@ async fn a_users_list_does_not_unroute_an_admins_tool() {
 /// Item 7 with item 4's relist gate (review B4): the gate is per caller, so an admin who never
 /// listed reaches an admin-only tool right after a user's list (which hides it) closed the
 /// gate for the user.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_list_does_not_close_the_relist_gate_for_an_admin() {
-    const RESOURCE: &str = "http://127.0.0.1/mcp";
-    let auth = AuthServer::start(&[rsa(0)], true).await;
-    let web = weather().await;
-    let iss = auth.issuer.clone();
-    let flags =
-        ["--no-prefix", "--auth-issuer", &iss, "--auth-audience", RESOURCE, "--tool-scopes", "weather=mcp:admin"];
-    let gw = gateway("gated", &[("web", &web)], &flags).await;
-    let bearer = |sub: &str, scope: &str| {
-        let claims =
-            json!({"iss": auth.issuer, "aud": RESOURCE, "sub": sub, "exp": mcp_auth::now_secs() + 300, "scope": scope});
-        format!("Bearer {}", mint(rsa(0), &claims))
-    };
-    let (admin, user) = (bearer("ann", "mcp:admin"), bearer("bob", "mcp:read"));
-    let addr = gw.proxy.addr();
-    let send = |who: String, body: Value| async move {
-        post(addr, &set_header(std_headers(&body), "authorization", Some(&who)), body.to_string()).await.message()
-    };
-    let as_user = send(user.clone(), req(1, "tools/list", json!({}))).await;
+    let g = AdminOnlyWeather::start("gated").await;
+    let as_user = g.send(&g.user, req(1, "tools/list", json!({}))).await;
     assert!(tool_names(&as_user).is_empty(), "{as_user}");
-    let r = send(admin, tcall(2, "weather", json!({}))).await;
+    let r = g.send(&g.admin, tcall(2, "weather", json!({}))).await;
     assert_eq!(r["result"]["content"][0]["text"], "sunny", "{r}");
-    let r = send(user, tcall(3, "weather", json!({}))).await;
+    let r = g.send(&g.user, tcall(3, "weather", json!({}))).await;
     assert_eq!(r["error"]["message"], "Unknown tool: weather", "{r}");
 }
 
