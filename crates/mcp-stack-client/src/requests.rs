@@ -4,7 +4,7 @@
 use crate::cache;
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
-use crate::list::json_len;
+use crate::list::{json_len, ListLimits, Tally};
 use crate::result::CallTool;
 use crate::transport::TransportKind;
 use crate::typed::{discover_result, Typed};
@@ -89,10 +89,10 @@ impl Client {
         params: Map<String, Value>,
         cached: bool,
     ) -> Result<Vec<Value>, ClientError> {
-        let (max_bytes, max_items) = (self.inner.config.max_list_bytes, self.inner.config.max_list_items);
-        let too_large = |bound: String| ClientError::ListTooLarge { method: method.to_owned(), bound };
+        let limits =
+            ListLimits { max_bytes: self.inner.config.max_list_bytes, max_items: self.inner.config.max_list_items };
         let mut out = Vec::new();
-        let mut bytes = 0usize;
+        let mut tally = Tally::default();
         let mut cursor: Option<Value> = None;
         for _ in 0..1000 {
             let mut params = params.clone();
@@ -109,12 +109,9 @@ impl Client {
             };
             match page.remove(key) {
                 Some(Value::Array(items)) => {
-                    bytes = items.iter().map(json_len).fold(bytes, usize::saturating_add);
-                    if out.len().saturating_add(items.len()) > max_items {
-                        return Err(too_large(format!("{max_items} items")));
-                    }
-                    if bytes > max_bytes {
-                        return Err(too_large(format!("{max_bytes} bytes")));
+                    let bytes = items.iter().map(json_len).fold(0, usize::saturating_add);
+                    if let Err(bound) = tally.add(items.len(), bytes, &limits) {
+                        return Err(ClientError::ListTooLarge { method: method.to_owned(), bound });
                     }
                     out.extend(items);
                 }

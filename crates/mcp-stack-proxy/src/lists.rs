@@ -6,8 +6,8 @@
 //! page that passes the bound; the pages after it are never asked for.
 
 use mcp::server::mcp_protocol::ProtocolError;
-pub(crate) use mcp_client::list::json_len;
-use mcp_client::{CallOptions, Client, ClientError, DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
+pub(crate) use mcp_client::list::{json_len, ListLimits, Tally};
+use mcp_client::{CallOptions, Client, ClientError};
 use serde_json::{json, Map, Value};
 
 /// Most pages read from the upstream for one list.
@@ -18,43 +18,6 @@ const MAX_PAGES: usize = 100;
 /// ([`ClientError::ListTooLarge`], which only this side makes), never by what an upstream
 /// could write in an error of its own.
 const BOUND_KEY: &str = "listBound";
-
-/// The bounds of one list (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ListLimits {
-    /// Most bytes of items (serialized JSON).
-    pub(crate) max_bytes: usize,
-    /// Most items.
-    pub(crate) max_items: usize,
-}
-
-impl Default for ListLimits {
-    fn default() -> Self {
-        Self { max_bytes: DEFAULT_MAX_LIST_BYTES, max_items: DEFAULT_MAX_LIST_ITEMS }
-    }
-}
-
-/// A running count of a list's items and bytes against its [`ListLimits`].
-#[derive(Debug, Default)]
-pub(crate) struct Tally {
-    pub(crate) items: usize,
-    pub(crate) bytes: usize,
-}
-
-impl Tally {
-    /// Counts `n` more items of `bytes`; `Err` names the bound passed (`"16777216 bytes"`).
-    pub(crate) fn add(&mut self, n: usize, bytes: usize, limits: &ListLimits) -> Result<(), String> {
-        self.items = self.items.saturating_add(n);
-        self.bytes = self.bytes.saturating_add(bytes);
-        if self.items > limits.max_items {
-            return Err(format!("{} items", limits.max_items));
-        }
-        if self.bytes > limits.max_bytes {
-            return Err(format!("{} bytes", limits.max_bytes));
-        }
-        Ok(())
-    }
-}
 
 /// The error of a list refused at a bound: `-32603` with `data.listBound` naming the bound
 /// (`who` says whose list it was, `bound` which bound).
