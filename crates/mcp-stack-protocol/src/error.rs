@@ -126,6 +126,58 @@ pub enum ProtocolError {
         /// The limit, in words (`5/10s (tool search per caller)`).
         limit: String,
     },
+    /// The request ran past its time limit.
+    #[error("Internal error: request timed out after {} ms", limit.as_millis())]
+    Timeout {
+        /// The limit that passed.
+        limit: std::time::Duration,
+    },
+    /// The request ended before its answer: [`Cancellation`] says why.
+    #[error("Internal error: {reason}")]
+    Cancelled {
+        /// Who or what ended it.
+        reason: Cancellation,
+    },
+    /// A handler failed or panicked. The cause is in the server's log under `reference`;
+    /// `message` is what the peer may read (the handler's own text only where the server
+    /// exposes internal errors).
+    #[error("Internal error: {message} (ref {reference})")]
+    HandlerFailed {
+        /// What the peer reads.
+        message: String,
+        /// The correlation id the server logged the cause under.
+        reference: String,
+    },
+    /// A handler's result does not fit the method's result shape (not a JSON object, not
+    /// valid under the tool's `outputSchema`, not a completion, ...).
+    #[error("Internal error: {message}")]
+    InvalidResult {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The server is set up wrongly for this request (a tool's schema does not compile, a
+    /// handler's state was never given): a defect of the server, not of the request.
+    #[error("Internal error: {message}")]
+    Misconfigured {
+        /// What is wrong.
+        message: String,
+    },
+    /// A server-to-client exchange of a request failed (legacy sessions, where the server asks
+    /// the client in the middle of a call).
+    #[error("Internal error: {0}")]
+    Input(InputFailure),
+    /// A backing store (tasks, sessions, rate limits) failed. The cause is logged under
+    /// `reference`; the peer reads only `operation` and the reference.
+    #[error("Internal error: {operation} (ref {reference})")]
+    Store {
+        /// What the server was doing, in words (`task store failure`, `cannot create the task`).
+        operation: &'static str,
+        /// The correlation id the server logged the cause under.
+        reference: String,
+        /// The store's error.
+        #[source]
+        source: ErrorSource,
+    },
     /// An application-defined error with its own code.
     #[error("{message}")]
     Custom {
@@ -136,6 +188,96 @@ pub enum ProtocolError {
         /// Optional data.
         data: Option<Value>,
     },
+}
+
+/// Why a request ended before its answer ([`ProtocolError::Cancelled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cancellation {
+    /// The client cancelled it (`notifications/cancelled`, or it closed the stream it waited on).
+    ByClient,
+    /// The server shut down before it finished.
+    Shutdown,
+    /// The peer the request depended on went away (the client of a legacy session, an upstream).
+    PeerGone,
+}
+
+impl std::fmt::Display for Cancellation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::ByClient => "request cancelled by the client",
+            Self::Shutdown => "the server shut down before the request finished",
+            Self::PeerGone => "the peer is gone",
+        })
+    }
+}
+
+/// How a server-to-client exchange failed ([`ProtocolError::Input`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputFailure {
+    /// The handler asked for client input more rounds than allowed.
+    #[error("the handler asked for client input more than {max} times")]
+    TooManyRounds {
+        /// The bound.
+        max: usize,
+    },
+    /// The handler answered `input_required` with no input request in it.
+    #[error("input_required without input requests")]
+    NoRequests,
+    /// An input request has no `method`.
+    #[error("input request {key} has no method")]
+    NoMethod {
+        /// The input request's key.
+        key: String,
+    },
+    /// The client did not answer in time.
+    #[error("the client did not answer within {} s", limit.as_secs())]
+    NoAnswer {
+        /// The limit that passed.
+        limit: std::time::Duration,
+    },
+}
+
+/// A shared, cloneable error kept as the `source` of a [`ProtocolError`]. Two are equal when
+/// they are the same error (one `Arc`), so `ProtocolError` stays `Clone + PartialEq`.
+#[derive(Clone)]
+pub struct ErrorSource(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl ErrorSource {
+    /// Wraps an error.
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(e))
+    }
+
+    /// Wraps an already boxed error.
+    pub fn boxed(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        Self(std::sync::Arc::from(e))
+    }
+}
+
+impl PartialEq for ErrorSource {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for ErrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for ErrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for ErrorSource {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 impl ProtocolError {
@@ -182,7 +324,14 @@ impl ProtocolError {
             Self::InvalidRequest(_) => code::INVALID_REQUEST,
             Self::MethodNotFound { .. } => code::METHOD_NOT_FOUND,
             Self::InvalidParams { .. } => code::INVALID_PARAMS,
-            Self::Internal(_) => code::INTERNAL_ERROR,
+            Self::Internal(_)
+            | Self::Timeout { .. }
+            | Self::Cancelled { .. }
+            | Self::HandlerFailed { .. }
+            | Self::InvalidResult { .. }
+            | Self::Misconfigured { .. }
+            | Self::Input(_)
+            | Self::Store { .. } => code::INTERNAL_ERROR,
             Self::HeaderMismatch { .. } => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -201,7 +350,14 @@ impl ProtocolError {
         use http::StatusCode as S;
         match self {
             Self::MethodNotFound { .. } | Self::SessionNotFound => S::NOT_FOUND,
-            Self::Internal(_) => S::INTERNAL_SERVER_ERROR,
+            Self::Internal(_)
+            | Self::Timeout { .. }
+            | Self::Cancelled { .. }
+            | Self::HandlerFailed { .. }
+            | Self::InvalidResult { .. }
+            | Self::Misconfigured { .. }
+            | Self::Input(_)
+            | Self::Store { .. } => S::INTERNAL_SERVER_ERROR,
             Self::Unavailable { .. } => S::SERVICE_UNAVAILABLE,
             Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout { .. } => S::REQUEST_TIMEOUT,
@@ -271,6 +427,21 @@ mod tests {
             (ProtocolError::method_not_found("x"), -32601, 404),
             (ProtocolError::invalid_params("x"), -32602, 400),
             (ProtocolError::Internal("x".into()), -32603, 500),
+            (ProtocolError::Timeout { limit: std::time::Duration::from_secs(1) }, -32603, 500),
+            (ProtocolError::Cancelled { reason: Cancellation::ByClient }, -32603, 500),
+            (ProtocolError::HandlerFailed { message: "x".into(), reference: "r".into() }, -32603, 500),
+            (ProtocolError::InvalidResult { message: "x".into() }, -32603, 500),
+            (ProtocolError::Misconfigured { message: "x".into() }, -32603, 500),
+            (ProtocolError::Input(InputFailure::NoRequests), -32603, 500),
+            (
+                ProtocolError::Store {
+                    operation: "x",
+                    reference: "r".into(),
+                    source: ErrorSource::new(std::io::Error::other("disk")),
+                },
+                -32603,
+                500,
+            ),
             (ProtocolError::header_mismatch("Mcp-Method", "x"), -32020, 400),
             (ProtocolError::MissingRequiredClientCapability { required: json!({}) }, -32021, 400),
             (ProtocolError::UnsupportedProtocolVersion { requested: None, supported: vec![] }, -32022, 400),
@@ -304,6 +475,24 @@ mod tests {
         assert_eq!(e.data(), Some(json!({"retryAfterMs": 2500})));
         let soon = ProtocolError::rate_limited(std::time::Duration::from_micros(10), "x");
         assert_eq!(soon.data(), Some(json!({"retryAfterMs": 1})), "never 0: that reads as 'now'");
+    }
+
+    #[test]
+    fn internal_kinds_read_as_internal_errors_and_keep_their_cause() {
+        let e = ProtocolError::Timeout { limit: std::time::Duration::from_secs(5) };
+        assert_eq!(e.message(), "Internal error: request timed out after 5000 ms");
+        let e = ProtocolError::Cancelled { reason: Cancellation::ByClient };
+        assert_eq!(e.message(), "Internal error: request cancelled by the client");
+        let e = ProtocolError::Input(InputFailure::TooManyRounds { max: 3 });
+        assert_eq!(e.message(), "Internal error: the handler asked for client input more than 3 times");
+        let source = ErrorSource::new(std::io::Error::other("disk full"));
+        let e =
+            ProtocolError::Store { operation: "task store failure", reference: "abc".into(), source: source.clone() };
+        assert_eq!(e.message(), "Internal error: task store failure (ref abc)", "the cause stays in the log");
+        let cause = std::error::Error::source(&e).expect("the store's error is the source");
+        assert_eq!(cause.to_string(), "disk full");
+        let same = ProtocolError::Store { operation: "task store failure", reference: "abc".into(), source };
+        assert_eq!(e, same);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod text;
 pub mod types;
 pub mod version;
 
-pub use error::ProtocolError;
+pub use error::{Cancellation, ErrorSource, InputFailure, ProtocolError};
 pub use jsonrpc::{Incoming, Notification, Request};
 pub use meta::RequestMeta;
 pub use method::Method;
