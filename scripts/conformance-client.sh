@@ -12,7 +12,7 @@ pairs=(
   "2026-07-28 json-schema-ref-no-deref" "2026-07-28 json-schema-2020-12-preservation"
   "2025-11-25 initialize" "2025-11-25 tools_call" "2025-11-25 elicitation-sep1034-client-defaults" "2025-11-25 sse-retry"
 )
-# Authorization (docs/conformance-client.md Part 2): the scored auth scenarios of each revision,
+# Authorization (docs/conformance.md): the scored auth scenarios of each revision,
 # then the extension scenarios, which need --force (otherwise the suite skips them).
 auth_both=(metadata-default metadata-var1 metadata-var2 metadata-var3 basic-cimd scope-from-www-authenticate
   scope-from-scopes-supported scope-omitted-when-undefined scope-step-up scope-retry-limit
