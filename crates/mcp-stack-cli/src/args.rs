@@ -585,3 +585,125 @@ impl PromptsCmd {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The commands alone (the global options live on `Cli` in main.rs).
+    #[derive(Parser)]
+    struct Commands {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    fn parse(args: &[&str]) -> Command {
+        Commands::try_parse_from(std::iter::once("mcp").chain(args.iter().copied())).expect("parses").command
+    }
+
+    #[test]
+    fn complete_with_a_resource_completes_the_template_variable() {
+        let Command::Complete(args) =
+            parse(&["complete", "http://h/mcp", "--resource", "file:///{path}", "--arg", "path"])
+        else {
+            panic!("not `complete`")
+        };
+        let (target, action) = args.call().expect("a reference was given");
+        assert_eq!(target.positionals, ["http://h/mcp"]);
+        match action {
+            Action::Complete { reference: CompleteRef::Resource(uri), argument, value, context } => {
+                assert_eq!((uri.as_str(), argument.as_str(), value.as_str()), ("file:///{path}", "path", ""));
+                assert!(context.is_empty());
+            }
+            other => panic!("unexpected action {other:?}"),
+        }
+    }
+
+    #[test]
+    fn complete_without_a_reference_is_an_error_not_a_panic() {
+        let args = CompleteArgs {
+            pos: vec![],
+            prompt: None,
+            resource: None,
+            argument: "a".into(),
+            value: String::new(),
+            context: vec![],
+            target: Target { env: vec![], cwd: None, command: vec![] },
+        };
+        assert_eq!(args.call().map(|_| ()).unwrap_err(), "give --prompt NAME or --resource URI");
+    }
+
+    #[test]
+    fn clap_refuses_complete_with_neither_prompt_nor_resource() {
+        let err = Commands::try_parse_from(["mcp", "complete", "--arg", "a", "http://h/mcp"]).map(|_| ()).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn tools_call_keeps_its_operands_and_flags() {
+        let Command::Tools(cmd) =
+            parse(&["tools", "call", "http://h/mcp", "echo", r#"{"text":"hi"}"#, "--arg", "n=1", "--detach"])
+        else {
+            panic!("not `tools`")
+        };
+        let (target, action) = cmd.call();
+        assert_eq!(target.positionals, ["http://h/mcp", "echo", r#"{"text":"hi"}"#]);
+        assert!(target.command.is_empty());
+        match action {
+            Action::ToolsCall { args, out, detach } => {
+                assert_eq!(args, ["n=1"]);
+                assert_eq!(out, None);
+                assert!(detach);
+            }
+            other => panic!("unexpected action {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stdio_server_is_the_command_after_the_double_dash() {
+        let Command::Skills(cmd) =
+            parse(&["skills", "list", "--env", "K=V", "--cwd", "/srv", "--", "mcp", "serve", "everything", "--stdio"])
+        else {
+            panic!("not `skills`")
+        };
+        let (target, action) = cmd.call();
+        assert!(matches!(action, Action::SkillsList));
+        assert!(target.positionals.is_empty());
+        assert_eq!(target.command, ["mcp", "serve", "everything", "--stdio"]);
+        assert_eq!(target.env, ["K=V"]);
+        assert_eq!(target.cwd.as_deref(), Some(std::path::Path::new("/srv")));
+    }
+
+    #[test]
+    fn each_tasks_subcommand_is_its_task_action() {
+        for (word, expected) in [("get", TaskAction::Get), ("wait", TaskAction::Wait), ("cancel", TaskAction::Cancel)] {
+            let Command::Tasks(cmd) = parse(&["tasks", word, "http://h/mcp", "t-1"]) else { panic!("not `tasks`") };
+            let (target, action) = cmd.call();
+            assert_eq!(target.positionals, ["http://h/mcp", "t-1"]);
+            match action {
+                Action::Task(got) => assert_eq!(got, expected),
+                other => panic!("unexpected action {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn discover_and_listen_name_their_target_and_filters() {
+        let Command::Discover(at) = parse(&["discover", "http://h/mcp"]) else { panic!("not `discover`") };
+        let (target, action) = at.discover();
+        assert_eq!(target.positionals, ["http://h/mcp"]);
+        assert!(matches!(action, Action::Discover));
+
+        let Command::Listen(args) = parse(&["listen", "http://h/mcp", "--tools", "--resource", "file:///a"]) else {
+            panic!("not `listen`")
+        };
+        match args.call().1 {
+            Action::Listen { tools, prompts, resources, resource } => {
+                assert!(tools && !prompts && !resources);
+                assert_eq!(resource, ["file:///a"]);
+            }
+            other => panic!("unexpected action {other:?}"),
+        }
+    }
+}
