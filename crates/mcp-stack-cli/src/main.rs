@@ -1,5 +1,7 @@
 //! `mcp`: the Model Context Protocol command-line tool.
 
+mod malloc;
+
 use clap::{Args, Parser, Subcommand};
 use mcp_cli::client::{Action, CompleteRef, Options, TargetArgs, TaskAction};
 use std::net::SocketAddr;
@@ -638,7 +640,7 @@ fn main() -> std::process::ExitCode {
     if matches!(cli.command, Command::Serve(_) | Command::Proxy(_)) {
         // A long-running server gives memory back after bursts, and a panicking handler logs
         // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).
-        mcp_malloc::tune_allocator();
+        malloc::tune_allocator();
         mcp::server::panic::install_hook();
     }
     // A stdio server has one client and one pipe each way: on one thread, reading a request,
