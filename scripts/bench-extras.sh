@@ -185,7 +185,8 @@ mib() { awk -v k="$1" 'BEGIN { if (k == "") print "-"; else printf "%.1f MiB", k
     echo "- task created on A, visible on B: $(xing task_create_to_visible)"
     echo "- task updated on B, visible on C: $(xing task_update_to_visible)"
   fi
-  echo "- cold start, spawn to first answer (medians of 30, 2 runs): ceiling $(field cold-ceiling-1 p50_ms) / $(field cold-ceiling-2 p50_ms) ms, mcp $(field cold-mcp-1 p50_ms) / $(field cold-mcp-2 p50_ms) ms"
+  ms() { awk -v v="$(field "$1" p50_ms)" 'BEGIN { if (v == "") print "-"; else printf "%.2f", v }'; }
+  echo "- cold start, spawn to first answer (medians of 30, 2 runs): ceiling $(ms cold-ceiling-1) / $(ms cold-ceiling-2) ms, mcp $(ms cold-mcp-1) / $(ms cold-mcp-2) ms"
   for trim in 1 0; do
     l="burst-trim-$trim"
     echo "- burst (MCP_MALLOC_TRIM=$trim): peak $(mib "$(field "$l" peak_rss_kib)"), right after $(mib "$(field "$l" rss_right_after_kib)"), 2 s after $(mib "$(field "$l" rss_after_2s_kib)")"
@@ -205,7 +206,7 @@ check "HTTP c=16 rate limits / none" "$(ratio "$(sum2 layers-limits)" "$(sum2 la
 check "HTTP c=16 access log + limits + access rules / none" "$(ratio "$(sum2 layers-policy)" "$(sum2 layers-none)")" ">=" 0.90
 check "cold start, mcp - ceiling ms (medians, 2 runs)" "$(awk -v a="$(field cold-mcp-1 p50_ms)" -v b="$(field cold-mcp-2 p50_ms)" \
   -v c="$(field cold-ceiling-1 p50_ms)" -v d="$(field cold-ceiling-2 p50_ms)" 'BEGIN { printf "%.2f", (a + b - c - d) / 2 }')" "<" 3
-check "RSS 2 s after the burst, MiB (tuned)" "$(awk -v k="$(field burst-trim-1 rss_after_2s_kib)" 'BEGIN { if (k != "") printf "%.1f", k / 1024 }')" "<" 16
+check "RSS 2 s after the burst, MiB (tuned; a budget: 16 today, +50%)" "$(awk -v k="$(field burst-trim-1 rss_after_2s_kib)" 'BEGIN { if (k != "") printf "%.1f", k / 1024 }')" "<" 24
 for case in "http w=1" "http c=64" "stdio w=1" "stdio c=64"; do
   check "client $case ours/raw req/s" "$(sed -n "s/^client $case: .*ratio \([0-9.]*\).*/\1/p" "$CLIENT_OUT")" ">=" 0.8
 done

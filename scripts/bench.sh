@@ -305,10 +305,17 @@ if [[ " $TARGETS " == *" baseline "* ]]; then
   done
 fi
 # Budgets (a tolerance over what the code needs today, not a target to tune for): the anonymous
-# memory an idle server holds (heap, stacks), and requests that fail.
+# memory an idle server holds (heap, stacks), what its memory grows by under 64 connections
+# (buffers and state per request in flight), and requests that fail.
 anon_mib() { jq -r --arg l "idle/$1" 'select(.label == $l) | .idle_anon_kib / 1024 * 100 | round / 100' "$RESULTS"; }
 check "idle anonymous memory of mcp serve everything, MiB (1.0 today, +100%)" "$(anon_mib everything)" "<=" 2
 check "idle anonymous memory of the user server, MiB (1.0 today, +100%)" "$(anon_mib user)" "<=" 2
+growth_mib() { # TARGET: peak minus idle RSS under HTTP c=64, the mean over rounds, in MiB
+  jq -rs --arg p "$1/http/64/" '[.[] | select(.label | startswith($p)) | select(.peak_rss_kib and .idle_rss_kib)
+    | .peak_rss_kib - .idle_rss_kib] | if length == 0 then "" else add / length / 1024 * 10 | round / 10 end' "$RESULTS"
+}
+check "memory growth under HTTP c=64 of mcp serve everything (peak - idle RSS), MiB (3.5 today, +100%)" "$(growth_mib everything)" "<=" 7
+check "memory growth under HTTP c=64 of the user server (peak - idle RSS), MiB (4 today, +100%)" "$(growth_mib user)" "<=" 8
 errors=$(jq -s '[.[] | .errors // 0] | add' "$RESULTS")
 check "failed requests, all runs" "$errors" "<=" 0
 
