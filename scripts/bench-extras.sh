@@ -45,34 +45,9 @@ if [ "${BENCH_SKIP_BUILD:-0}" != "1" ]; then
   cargo build --release -p mcp-bench -p mcp-stack-cli -p mcp-cluster
 fi
 
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
-start_http() { # NAME CMD...: sets SERVER_PID, SERVER_URL
-  local log="$OUT/$1.stderr"
-  shift
-  : >"$log"
-  taskset -c "$SERVER_CPU" "$@" 2>>"$log" &
-  SERVER_PID=$!
-  PIDS+=("$SERVER_PID")
-  SERVER_URL=""
-  for _ in $(seq 1 100); do
-    SERVER_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n1 || true)
-    [ -n "$SERVER_URL" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "bench-extras: $log: the server did not start" >&2
-  cat "$log" >&2
-  exit 1
-}
-stop_server() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
 load_http() { # LABEL CONNECTIONS
   echo "-- $1" >&2
   taskset -c "$LOAD_CPU" "$BIN/mcp-load" http --url "$SERVER_URL" --connections "$2" --duration "${SECS}s" \

@@ -102,14 +102,8 @@ for b in "$BIN/mcp" "$BIN/mcp-load" "$BIN/mcp-ceiling-http" "$BIN/mcp-ceiling-st
   [ -x "$b" ] || { echo "bench: $b is missing (build without BENCH_SKIP_BUILD=1)" >&2; exit 1; }
 done
 
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 # The JWKS and a token for the production shapes: RS256, as most identity providers sign (an
 # RSA key from openssl), or ES256 without openssl.
@@ -148,30 +142,6 @@ bearer_of() { case "$1" in *-prod) echo "--bearer $TOKEN" ;; esac; }
 TARGETS="${BENCH_TARGETS:-ceiling user user-prod rmcp rmcp-prod everything${BASE_BIN:+ baseline}}"
 POINTS="http:1 http:16 http:64 stdio:1 stdio:64"
 
-# start_http NAME CMD: starts the server on SERVER_CPU; sets SERVER_PID and SERVER_URL.
-start_http() {
-  local log="$OUT/$1.stderr"
-  : >"$log"
-  # shellcheck disable=SC2086 # CMD is a command line
-  taskset -c "$SERVER_CPU" $2 2>>"$log" &
-  SERVER_PID=$!
-  PIDS+=("$SERVER_PID")
-  SERVER_URL=""
-  for _ in $(seq 1 100); do
-    SERVER_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n1 || true)
-    [ -n "$SERVER_URL" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "bench: $1 did not start; its stderr:" >&2
-  cat "$log" >&2
-  exit 1
-}
-stop_server() {
-  kill "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-}
-
 # run_point TARGET TRANSPORT N ROUND: one measured run, appended to RESULTS.
 run_point() {
   local t=$1 tr=$2 n=$3 r=$4 cmd label
@@ -180,7 +150,8 @@ run_point() {
   label="$t/$tr/$n/$r"
   echo "-- round $r: $t $tr $([ "$tr" = http ] && echo "c=$n" || echo "window $n")" >&2
   if [ "$tr" = http ]; then
-    start_http "$t" "$cmd"
+    # shellcheck disable=SC2086 # a command line
+    start_http "$t" $cmd
     # shellcheck disable=SC2046 # the bearer option is two words or none
     taskset -c "$LOAD_CPU" "$BIN/mcp-load" http --url "$SERVER_URL" --connections "$n" $(bearer_of "$t") \
       --duration "${SECS}s" --warmup "${WARMUP}s" --server-pid "$SERVER_PID" --label "$label" --json \
@@ -203,7 +174,8 @@ idle() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 for t in $TARGETS; do
   cmd=$(target_cmd "$t" http)
   [ -n "$cmd" ] || continue
-  start_http "$t-idle" "$cmd"
+  # shellcheck disable=SC2086 # a command line
+  start_http "$t-idle" $cmd
   sleep 1
   jq -cn --arg l "idle/$t" --argjson rss "$(idle "$SERVER_PID" VmRSS)" --argjson anon "$(idle "$SERVER_PID" RssAnon)" \
     '{label: $l, idle_rss_kib: $rss, idle_anon_kib: $anon}' >>"$RESULTS"
