@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The servers as users get them, side by side, in one interleaved run:
 #
-#   scripts/bench.sh                      # 3 rounds, 10 s per point (+2 s warm-up): about 30 min
+#   scripts/bench.sh                      # 3 rounds, 10 s per point (+2 s warm-up): about 20 min
+#                                         # of measuring (25 with BASELINE), after the release
+#                                         # builds (fat LTO: expect 30-40 min the first time)
 #   scripts/bench.sh --write-docs         # the same, then rewrites docs/perf/servers.md
 #   BASELINE=f4d2bc7 scripts/bench.sh     # also `mcp serve everything` built at that commit (A/B)
 #   BENCH_SECS=2 BENCH_WARMUP=1 BENCH_ROUNDS=1 scripts/bench.sh   # a quick check of the machinery
@@ -42,7 +44,7 @@ WRITE_DOCS=0
 for arg in "$@"; do
   case "$arg" in
     --write-docs) WRITE_DOCS=1 ;;
-    -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done

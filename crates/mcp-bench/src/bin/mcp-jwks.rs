@@ -71,6 +71,24 @@ fn rsa_key(pem: &str) -> Result<(serde_json::Value, EncodingKey, Algorithm), Box
     Ok((jwk, EncodingKey::from_rsa_der(&der), Algorithm::RS256))
 }
 
+/// A token from `issuer` for `audience`, signed with `key` (`kid` bench-1), valid from `now` for
+/// `valid_for`.
+fn mint(
+    key: &EncodingKey,
+    alg: Algorithm,
+    issuer: &str,
+    audience: &str,
+    now: u64,
+    valid_for: Duration,
+) -> Result<String, BoxError> {
+    let mut header = Header::new(alg);
+    header.kid = Some("bench-1".into());
+    let claims = serde_json::json!({
+        "iss": issuer, "aud": audience, "sub": "bench", "iat": now, "exp": now + valid_for.as_secs()
+    });
+    Ok(encode(&header, &claims, key)?)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), BoxError> {
     let args = Args::parse();
@@ -81,13 +99,8 @@ async fn main() -> Result<(), BoxError> {
         None => ec_key()?,
     };
     let jwks = serde_json::json!({"keys": [jwk]});
-    let mut header = Header::new(alg);
-    header.kid = Some("bench-1".into());
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
-    let claims = serde_json::json!({
-        "iss": issuer, "aud": args.audience, "sub": "bench", "iat": now, "exp": now + args.valid_for.as_secs()
-    });
-    let token = encode(&header, &claims, &key)?;
+    let token = mint(&key, alg, &issuer, &args.audience, now, args.valid_for)?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "jwks={issuer}/jwks.json\nissuer={issuer}\ntoken={token}")?;
@@ -120,4 +133,49 @@ async fn main() -> Result<(), BoxError> {
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp::http::auth::{verify_jwt, JwtConfig, KeySet};
+
+    /// The JWKS and the token are what the project's own validator accepts, and only for the
+    /// audience the token names.
+    fn accepted(jwk: serde_json::Value, key: &EncodingKey, alg: Algorithm) {
+        let keys = KeySet::from_jwks(&serde_json::json!({"keys": [jwk]})).unwrap();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let token = mint(key, alg, "http://127.0.0.1:1", "http://127.0.0.1/mcp", now, Duration::from_secs(60)).unwrap();
+        let config = JwtConfig::new("http://127.0.0.1:1", "http://127.0.0.1/mcp");
+        assert!(verify_jwt(&token, &config, &keys, now).is_ok());
+        let other = JwtConfig::new("http://127.0.0.1:1", "http://127.0.0.1/other");
+        assert!(verify_jwt(&token, &other, &keys, now).is_err());
+    }
+
+    #[test]
+    fn an_es256_token_verifies_against_its_jwks() {
+        let (jwk, key, alg) = ec_key().unwrap();
+        assert_eq!(alg, Algorithm::ES256);
+        accepted(jwk, &key, alg);
+    }
+
+    #[test]
+    fn an_rs256_token_from_an_openssl_key_verifies_against_its_jwks() {
+        // openssl is one of the test programs (scripts/test-deps.sh installs it).
+        let out = std::process::Command::new("openssl")
+            .args(["genrsa", "-traditional", "2048"])
+            .output()
+            .expect("openssl (scripts/test-deps.sh installs it)");
+        assert!(out.status.success(), "openssl genrsa failed");
+        let (jwk, key, alg) = rsa_key(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
+        assert_eq!(alg, Algorithm::RS256);
+        assert_eq!(jwk["kty"], "RSA");
+        accepted(jwk, &key, alg);
+    }
+
+    #[test]
+    fn a_pem_that_is_not_an_rsa_key_is_refused() {
+        assert!(rsa_key("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n").is_err());
+        assert!(rsa_key("not base64 at all").is_err());
+    }
 }
