@@ -207,11 +207,12 @@ stat() {
 ratio() {
   jq -rs --arg a "$1/$3/$4/" --arg b "$2/$3/$4/" '
     def runs($p): [.[] | select(.label | startswith($p)) | {r: (.label | split("/")[3]), rps}];
+    def f2: (. * 100 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)";
     (runs($a)) as $x | (runs($b)) as $y
     | [$x[] as $i | $y[] | select(.r == $i.r and .rps > 0) | $i.rps / .rps] as $per
     | if ($x | length) == 0 or ($y | length) == 0 or ($y | map(.rps) | add) == 0 then ""
-      else "\(($x | map(.rps) | add) / ($y | map(.rps) | add) * 100 | round / 100)"
-        + (if ($per | length) > 1 then " (\($per | min * 100 | round / 100)-\($per | max * 100 | round / 100))" else "" end)
+      else (($x | map(.rps) | add) / ($y | map(.rps) | add) | f2)
+        + (if ($per | length) > 1 then " (\($per | min | f2)-\($per | max | f2))" else "" end)
       end' "$RESULTS"
 }
 num() { awk -v v="$1" -v d="$2" -v s="${3:-1}" 'BEGIN { if (v == "") print "-"; else printf "%." d "f", v / s }'; }
