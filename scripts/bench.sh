@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The servers as users get them, side by side, in one interleaved run:
 #
-#   scripts/bench.sh                      # 3 rounds, 10 s per point (+2 s warm-up): about 20 min
-#                                         # of measuring (25 with BASELINE), after the release
+#   scripts/bench.sh                      # 3 rounds, 10 s per point (+2 s warm-up): about 25 min
+#                                         # of measuring (30 with BASELINE), after the release
 #                                         # builds (fat LTO: expect 30-40 min the first time)
 #   scripts/bench.sh --write-docs         # the same, then rewrites docs/perf/servers.md
 #   BASELINE=f4d2bc7 scripts/bench.sh     # also `mcp serve everything` built at that commit (A/B)
@@ -13,6 +13,8 @@
 #   user         the README's echo server as its own crate (bench/user-server, outside the
 #                workspace), built with the release profile the README recommends, served with
 #                `mcp::http::serve` and `mcp::stdio::serve_stdio`;
+#   user-default the same server built with Cargo's default release profile (no cross-crate LTO,
+#                16 codegen units), for what the recommended profile buys;
 #   user-prod    the same with a bearer JWT validated against a JWKS on 127.0.0.1 (mcp-jwks) and
 #                one pass-through operation layer (HTTP only);
 #   rmcp         the same echo tool on rmcp from crates.io (bench/rmcp-server), same profile;
@@ -58,6 +60,7 @@ TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 BIN="$TARGET_DIR/release"
 UBIN="$TARGET_DIR/bench-user/release"
+UDBIN="$TARGET_DIR/bench-user/default-release"
 OUT="$TARGET_DIR/bench"
 mkdir -p "$OUT"
 RESULTS="$OUT/results.jsonl"
@@ -93,6 +96,7 @@ else
     -p mcp-bench --bin mcp-load --bin mcp-ceiling-http --bin mcp-ceiling-stdio --bin mcp-jwks
   echo "== build: bench/ (user-server, rmcp-server), the README's release profile"
   CARGO_TARGET_DIR="$TARGET_DIR/bench-user" cargo build --release --manifest-path bench/Cargo.toml
+  CARGO_TARGET_DIR="$TARGET_DIR/bench-user" cargo build --profile default-release --manifest-path bench/Cargo.toml -p user-server
   if [ -n "$BASE_BIN" ]; then
     [ -d "$BASE_TREE" ] || git worktree add --detach "$BASE_TREE" "$BASE_COMMIT"
     echo "== build: baseline ${BASE_COMMIT:0:12}: mcp, its own release profile"
@@ -100,7 +104,7 @@ else
   fi
 fi
 for b in "$BIN/mcp" "$BIN/mcp-load" "$BIN/mcp-ceiling-http" "$BIN/mcp-ceiling-stdio" "$BIN/mcp-jwks" \
-  "$UBIN/user-server" "$UBIN/rmcp-server" ${BASE_BIN:+"$BASE_BIN/mcp"}; do
+  "$UBIN/user-server" "$UDBIN/user-server" "$UBIN/rmcp-server" ${BASE_BIN:+"$BASE_BIN/mcp"}; do
   [ -x "$b" ] || { echo "bench: $b is missing (build without BENCH_SKIP_BUILD=1)" >&2; exit 1; }
 done
 
@@ -129,6 +133,8 @@ target_cmd() {
     ceiling/stdio) echo "$BIN/mcp-ceiling-stdio" ;;
     user/http) echo "$UBIN/user-server $addr" ;;
     user/stdio) echo "$UBIN/user-server --stdio" ;;
+    user-default/http) echo "$UDBIN/user-server $addr" ;;
+    user-default/stdio) echo "$UDBIN/user-server --stdio" ;;
     user-prod/http) echo "$UBIN/user-server $addr ${PROD_ARGS[*]}" ;;
     rmcp/http) echo "$UBIN/rmcp-server $addr" ;;
     rmcp/stdio) echo "$UBIN/rmcp-server --stdio" ;;
@@ -141,7 +147,7 @@ target_cmd() {
 }
 bearer_of() { case "$1" in *-prod) echo "--bearer $TOKEN" ;; esac; }
 
-TARGETS="${BENCH_TARGETS:-ceiling user user-prod rmcp rmcp-prod everything${BASE_BIN:+ baseline}}"
+TARGETS="${BENCH_TARGETS:-ceiling user user-default user-prod rmcp rmcp-prod everything${BASE_BIN:+ baseline}}"
 POINTS="http:1 http:16 http:64 stdio:1 stdio:64"
 
 # run_point TARGET TRANSPORT N ROUND: one measured run, appended to RESULTS.
