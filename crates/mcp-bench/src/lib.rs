@@ -10,6 +10,8 @@
 //! - `mcp-ceiling-stdio`: the same for newline-delimited JSON on stdin/stdout.
 //! - `mcp-client-bench`: our client library (`mcp-stack-client`) against the ceiling servers,
 //!   next to raw hyper / NDJSON client loops doing the same requests.
+//! - `mcp-jwks`: a JWKS on 127.0.0.1 and a token signed with its key, for the production shape
+//!   of `scripts/bench.sh` (servers that validate bearer JWTs).
 //! - `mcp-hostile`: the figures of `mcp serve everything` under hostile clients (trickled and
 //!   stalled bodies, a full connection cap, a burst of large bodies, legacy `initialize` and
 //!   listen-filter floods, stdio with stdout unread, unsolicited and log notification floods);

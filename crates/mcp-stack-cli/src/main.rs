@@ -4,6 +4,7 @@
 //! logging and the runtime, then matches the command once.
 
 mod args;
+mod malloc;
 mod run;
 
 use args::{Command, Global, ServeArgs};
@@ -84,7 +85,7 @@ fn main() -> std::process::ExitCode {
     if matches!(cli.command, Command::Serve(_) | Command::Proxy(_)) {
         // A long-running server gives memory back after bursts, and a panicking handler logs
         // one line (no backtrace unless MCP_PANIC_BACKTRACE=1).
-        mcp_malloc::tune_allocator();
+        malloc::tune_allocator();
         mcp::server::panic::install_hook();
     }
     // A stdio server has one client and one pipe each way: on one thread, reading a request,

@@ -84,6 +84,9 @@ struct HttpArgs {
     /// Pid of the server, to report its idle/peak RSS and CPU use.
     #[arg(long)]
     server_pid: Option<u32>,
+    /// Send `Authorization: Bearer TOKEN` with every request (a server that validates tokens).
+    #[arg(long)]
+    bearer: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -144,6 +147,7 @@ struct HttpTarget {
     path: String,
     text_json: String,
     text_needle: Vec<u8>,
+    authorization: Option<HeaderValue>,
 }
 
 /// Time window of a run: measure completions in `[measure_from, end)`.
@@ -153,7 +157,7 @@ struct Window {
     end: Instant,
 }
 
-fn parse_target(url: &str, text: &str) -> Result<HttpTarget, BoxError> {
+fn parse_target(url: &str, text: &str, bearer: Option<&str>) -> Result<HttpTarget, BoxError> {
     let uri: Uri = url.parse()?;
     if uri.scheme_str() != Some("http") {
         return Err("only http:// URLs are supported".into());
@@ -176,6 +180,7 @@ fn parse_target(url: &str, text: &str) -> Result<HttpTarget, BoxError> {
         path: uri.path_and_query().map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
         text_needle: format!("\"text\":{text_json}").into_bytes(),
         text_json,
+        authorization: bearer.map(|t| HeaderValue::from_str(&format!("Bearer {t}"))).transpose()?,
     })
 }
 
@@ -183,7 +188,7 @@ async fn run_http(a: HttpArgs) -> Result<(Report, bool), BoxError> {
     if a.connections == 0 {
         return Err("--connections must be at least 1".into());
     }
-    let target = Arc::new(parse_target(&a.url, &a.common.text)?);
+    let target = Arc::new(parse_target(&a.url, &a.common.text, a.bearer.as_deref())?);
     let pid = a.server_pid;
     let idle_rss_kib = pid.and_then(|p| proc_status_kib(p, "VmRSS"));
     // Check that the server answers before starting the clock.
@@ -281,6 +286,9 @@ async fn one_http_request(s: &mut Sender, t: &HttpTarget, id: u64, w: Window, st
     h.insert("mcp-protocol-version", HeaderValue::from_static(PROTOCOL_VERSION));
     h.insert("mcp-method", HeaderValue::from_static("tools/call"));
     h.insert("mcp-name", HeaderValue::from_static("echo"));
+    if let Some(auth) = &t.authorization {
+        h.insert(header::AUTHORIZATION, auth.clone());
+    }
     let t0 = Instant::now();
     let exchange = async {
         s.ready().await?;
