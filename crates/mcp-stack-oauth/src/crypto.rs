@@ -53,7 +53,7 @@ impl SigningKey {
     fn from_pkcs8_der(der: &[u8]) -> Result<Self, OAuthError> {
         let rng = ring::rand::SystemRandom::new();
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
-            .map_err(|e| OAuthError::config(format!("not a PKCS#8 P-256 private key ({e})")).caused_by(e))?;
+            .map_err(|e| OAuthError::config(format!("not a PKCS#8 P-256 private key ({e})")))?;
         let point = pair.public_key().as_ref();
         if point.len() != 65 || point[0] != 4 {
             return Err(OAuthError::config("unexpected P-256 public key encoding"));
