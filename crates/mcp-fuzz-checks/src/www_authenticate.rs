@@ -1,7 +1,7 @@
 //! Parsing a `WWW-Authenticate` value never panics, and what it gives is consistent: every
 //! challenge has a token scheme, parameter names are lower-case, and the summary a client
 //! acts on comes from one of the challenges parsed.
-use mcp_oauth::{parse_www_authenticate, AuthInfo};
+use mcp_oauth::{parse_www_authenticate, BearerChallenge};
 
 fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
@@ -17,7 +17,7 @@ pub fn check(data: &[u8]) {
             assert_eq!(name, &name.to_ascii_lowercase());
         }
     }
-    let info = AuthInfo::from_header(Some(header));
+    let info = BearerChallenge::from_header(Some(header));
     match &info.scheme {
         None => assert!(challenges.is_empty()),
         Some(s) => assert!(challenges.iter().any(|c| &c.scheme == s)),
@@ -25,5 +25,5 @@ pub fn check(data: &[u8]) {
     if let Some(scope) = &info.scope {
         assert!(scope.iter().all(|s| !s.is_empty() && !s.contains(char::is_whitespace)));
     }
-    assert_eq!(AuthInfo::from_header(None), AuthInfo::default());
+    assert_eq!(BearerChallenge::from_header(None), BearerChallenge::default());
 }

@@ -3,7 +3,7 @@
 //! metadata discovery of its URL.
 
 use crate::fetch::{FetchOptions, Fetcher};
-use crate::jwt::KeySet;
+use crate::keyset::KeySet;
 use crate::metadata::{as_metadata_urls, jwks_uri_from_as_metadata};
 use crate::AuthError;
 use parking_lot::RwLock;

@@ -3,7 +3,7 @@
 //! - [`ProtectedResourceMetadata`] (RFC 9728) and the well-known URL helpers in [`metadata`];
 //! - [`extract_bearer`]: bearer tokens from the `Authorization` header only (a token in the query
 //!   string is refused, a form body is never read);
-//! - [`Challenge`]: `WWW-Authenticate: Bearer resource_metadata="...", scope="..."` with the
+//! - [`BearerChallenge`]: `WWW-Authenticate: Bearer resource_metadata="...", scope="..."` with the
 //!   `invalid_request` / `invalid_token` / `insufficient_scope` forms;
 //! - [`TokenValidator`] returning a [`Principal`], implemented by [`JwtValidator`] (signature
 //!   against a JWK set, issuer, audience = this server's canonical URI, `exp`/`nbf` with leeway,
@@ -30,7 +30,6 @@
 //! ```
 
 mod bearer;
-mod challenge;
 mod error;
 #[cfg(feature = "fetch")]
 mod fetch;
@@ -38,12 +37,12 @@ mod introspection;
 #[cfg(feature = "fetch")]
 mod jwks;
 mod jwt;
+mod keyset;
 pub mod metadata;
 mod principal;
 mod resource;
 
 pub use bearer::{extract_bearer, parse_bearer, query_has_token};
-pub use challenge::Challenge;
 pub use error::AuthError;
 #[cfg(feature = "fetch")]
 pub use fetch::FetchOptions;
@@ -55,7 +54,8 @@ pub use introspection::{
 pub use jsonwebtoken::Algorithm;
 #[cfg(feature = "fetch")]
 pub use jwks::{discover_jwks_uri, JwksOptions};
-pub use jwt::{verify_jwt, JwtConfig, JwtValidator, KeySet};
-pub use metadata::ProtectedResourceMetadata;
+pub use jwt::{verify_jwt, JwtConfig, JwtValidator};
+pub use keyset::KeySet;
+pub use mcp_protocol::auth::{BearerChallenge, ProtectedResourceMetadata};
 pub use principal::{now_secs, scopes_of, Principal, TokenValidator, ValidateFuture};
 pub use resource::{AuthConfig, AuthConfigBuilder, Refusal};

@@ -3,89 +3,12 @@
 //! reads to find the issuer's key set. Sans-IO: URL construction and validation only.
 
 use crate::AuthError;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The RFC 9728 well-known path prefix.
 pub const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
-/// An RFC 9728 protected-resource metadata document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProtectedResourceMetadata {
-    /// The resource identifier: this server's canonical URI (RFC 8707).
-    pub resource: String,
-    /// Issuer identifiers of the authorization servers whose tokens this resource accepts
-    /// (MCP requires at least one).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub authorization_servers: Vec<String>,
-    /// The resource's own JWK set URL (for signed responses; rarely used).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jwks_uri: Option<String>,
-    /// Scopes a client should request for basic access.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes_supported: Option<Vec<String>>,
-    /// How tokens may be presented: `["header"]` only (no query, no form body).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bearer_methods_supported: Vec<String>,
-    /// JWS algorithms the resource signs responses with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_signing_alg_values_supported: Option<Vec<String>>,
-    /// Human-readable name of the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_name: Option<String>,
-    /// URL of developer documentation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_documentation: Option<String>,
-    /// URL of the data-usage policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_policy_uri: Option<String>,
-    /// URL of the terms of service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_tos_uri: Option<String>,
-    /// Whether tokens must be mutual-TLS certificate-bound (RFC 8705).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls_client_certificate_bound_access_tokens: Option<bool>,
-    /// Supported RFC 9396 authorization details types.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub authorization_details_types_supported: Option<Vec<String>>,
-    /// DPoP proof algorithms accepted (RFC 9449).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
-    /// Whether DPoP-bound tokens are required.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dpop_bound_access_tokens_required: Option<bool>,
-    /// Any other members, published as given.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl ProtectedResourceMetadata {
-    /// A document for `resource` protected by `authorization_servers`, header bearer tokens only.
-    pub fn new(resource: &str, authorization_servers: Vec<String>) -> Self {
-        Self {
-            resource: resource.to_owned(),
-            authorization_servers,
-            jwks_uri: None,
-            scopes_supported: None,
-            bearer_methods_supported: vec!["header".to_owned()],
-            resource_signing_alg_values_supported: None,
-            resource_name: None,
-            resource_documentation: None,
-            resource_policy_uri: None,
-            resource_tos_uri: None,
-            tls_client_certificate_bound_access_tokens: None,
-            authorization_details_types_supported: None,
-            dpop_signing_alg_values_supported: None,
-            dpop_bound_access_tokens_required: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// The document as JSON bytes.
-    pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("metadata serializes")
-    }
-}
+pub use mcp_protocol::auth::ProtectedResourceMetadata;
 
 /// `uri` split into `(scheme, authority, rest)`; `rest` is the path plus query (no fragment).
 /// `None` unless `uri` is an absolute `http`/`https` URI without a fragment.

@@ -4,7 +4,7 @@
 
 use crate::bearer::extract_bearer;
 use crate::metadata::{is_valid_resource, metadata_url_for, path_of, ProtectedResourceMetadata, PRM_WELL_KNOWN};
-use crate::{AuthError, Challenge, Principal, TokenValidator};
+use crate::{AuthError, BearerChallenge, Principal, TokenValidator};
 use bytes::Bytes;
 use http::HeaderMap;
 use serde_json::json;
@@ -281,7 +281,7 @@ impl AuthConfig {
             return None;
         }
         let scopes = e.required_scopes().unwrap_or(&self.required_scopes);
-        let mut c = Challenge::new().resource_metadata(&self.metadata_url).scope(scopes).error(e.error_code());
+        let mut c = BearerChallenge::new().resource_metadata(&self.metadata_url).scope(scopes).error(e.error_code());
         if e.error_code().is_some() {
             c = c.error_description(&description(e));
         }

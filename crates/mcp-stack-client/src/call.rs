@@ -5,7 +5,7 @@ use crate::error::{ClientError, TransportError};
 use crate::protocol::{RoundStep, Rounds};
 use crate::transport::{ClientMeta, OutgoingRequest, Parts};
 use mcp_protocol::headers as h;
-use mcp_protocol::ProtocolError;
+use mcp_protocol::{InputFailure, ProtocolError};
 use serde_json::{Map, Value};
 use std::future::Future;
 use tokio::time::Instant;
@@ -96,7 +96,7 @@ impl Client {
         response
             .get_mut("result")
             .map(Value::take)
-            .ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))
+            .ok_or_else(|| ClientError::invalid_response("response has neither result nor error"))
     }
 
     /// Sends one request and drives its exchange to the response.
@@ -169,13 +169,17 @@ impl Client {
     pub(crate) async fn answer_server_request(&self, id: &Value, method: &str, params: Option<Value>) -> Value {
         match self.inner.config.handlers.answer(method, params.unwrap_or_else(|| Value::Object(Map::new()))).await {
             Ok(result) => mcp_protocol::jsonrpc::result_response(id, result),
-            Err(ClientError::Unsupported(what)) => ProtocolError::MethodNotFound {
+            Err(ClientError::Unsupported { request: what, .. }) => ProtocolError::MethodNotFound {
                 method: what.to_string(),
                 detail: Some(format!("the client does not support {what}")),
             }
             .to_response(Some(id)),
-            Err(ClientError::InvalidResponse(why)) => ProtocolError::invalid_params(why).to_response(Some(id)),
-            Err(e) => ProtocolError::Internal(e.to_string()).to_response(Some(id)),
+            Err(ClientError::InvalidResponse { message: why, .. }) => {
+                ProtocolError::invalid_params(why).to_response(Some(id))
+            }
+            Err(e) => {
+                ProtocolError::Input(InputFailure::ClientHandler { message: e.to_string() }).to_response(Some(id))
+            }
         }
     }
 

@@ -355,8 +355,13 @@ pub(crate) struct Inner {
     /// The `clientInfo` of modern requests, as JSON text.
     pub(crate) info_json: Box<RawValue>,
     /// Legacy sessions: where server notifications go ([`Client::listen`] on a legacy server).
-    pub(crate) listeners: crate::legacy::Listeners,
+    pub(crate) listeners: Listeners,
 }
+
+/// The open legacy subscriptions of a client: each gets every server notification, on a queue
+/// of [`crate::transport::UNSOLICITED_CAP`] (a subscription left unread loses notifications,
+/// counted and logged, rather than growing).
+pub(crate) type Listeners = parking_lot::Mutex<Vec<tokio::sync::mpsc::Sender<Value>>>;
 
 /// An MCP client connected to one server. Cheap to clone.
 #[derive(Clone)]

@@ -15,15 +15,16 @@ pub fn finish_form(params: &Value, mut result: Value) -> Result<Value, ClientErr
     let schema = params.get("requestedSchema").cloned().unwrap_or(Value::Object(Map::new()));
     let content = result
         .as_object_mut()
-        .ok_or_else(|| ClientError::Handler("elicitation result must be an object".into()))?
+        .ok_or_else(|| ClientError::handler("elicitation result must be an object"))?
         .entry("content")
         .or_insert_with(|| Value::Object(Map::new()));
     apply_defaults(&schema, content);
-    let validator = jsonschema::validator_for(&schema)
-        .map_err(|e| ClientError::InvalidResponse(format!("requestedSchema is not a valid schema: {e}")))?;
+    let validator = jsonschema::validator_for(&schema).map_err(|e| {
+        ClientError::invalid_response(format!("requestedSchema is not a valid schema: {e}")).caused_by(e)
+    })?;
     let errors: Vec<String> = validator.iter_errors(content).map(|e| e.to_string()).collect();
     if !errors.is_empty() {
-        return Err(ClientError::Handler(format!(
+        return Err(ClientError::handler(format!(
             "elicitation answer does not match the requested schema: {}",
             errors.join("; ")
         )));

@@ -20,8 +20,11 @@ pub enum ClientError {
         data: Option<Value>,
     },
     /// The resource does not exist (`-32602` with a URI, or legacy `-32002`).
-    #[error("resource not found: {0}")]
-    ResourceNotFound(String),
+    #[error("resource not found: {uri}")]
+    ResourceNotFound {
+        /// The URI asked for.
+        uri: String,
+    },
     /// No protocol version is supported by both sides.
     #[error("no mutually supported protocol version (server supports {server:?})")]
     NoCommonVersion {
@@ -29,14 +32,29 @@ pub enum ClientError {
         server: Vec<String>,
     },
     /// The server's answer is not valid for the protocol (bad `resultType`, malformed result...).
-    #[error("invalid response from server: {0}")]
-    InvalidResponse(String),
+    #[error("invalid response from server: {message}")]
+    InvalidResponse {
+        /// What is wrong, naming the method (and field) read, e.g. `tools/list: tools[2]: ...`.
+        message: String,
+        /// The parse error underneath, if any.
+        #[source]
+        source: Option<ErrorSource>,
+    },
     /// The server asked for input the client has no handler for.
-    #[error("server asked for {0}, which this client does not support")]
-    Unsupported(String),
+    #[error("server asked for {request}, which this client does not support")]
+    Unsupported {
+        /// What was asked for (`sampling`, `url elicitation`, a method name...).
+        request: String,
+    },
     /// An input handler (elicitation, sampling, roots) failed or the user refused.
-    #[error("{0}")]
-    Handler(String),
+    #[error("{message}")]
+    Handler {
+        /// What failed, in words.
+        message: String,
+        /// The error underneath, if any.
+        #[source]
+        source: Option<ErrorSource>,
+    },
     /// The MRTR exchange needed more rounds than allowed.
     #[error("server still needs input after {0} rounds")]
     TooManyRounds(usize),
@@ -61,12 +79,21 @@ pub enum ClientError {
         bound: String,
     },
     /// The task was cancelled before it finished (by this client, another, or the server).
-    #[error("task {0} was cancelled")]
-    TaskCancelled(String),
+    #[error("task {task_id} was cancelled")]
+    TaskCancelled {
+        /// The task's id.
+        task_id: String,
+    },
     /// Skill content did not match its listing (size, digest, frontmatter, unlisted file) and
     /// was not used.
-    #[error("skill refused: {0}")]
-    SkillVerification(String),
+    #[error("skill refused: {message}")]
+    SkillVerification {
+        /// What did not match.
+        message: String,
+        /// The verification error underneath, if any.
+        #[source]
+        source: Option<ErrorSource>,
+    },
     /// The server needs authorization.
     #[error("authorization required (HTTP {status}){}", www_authenticate.as_deref().map(|w| format!(": {w}")).unwrap_or_default())]
     AuthRequired {
@@ -87,16 +114,44 @@ impl ClientError {
             || (code == mcp_protocol::error::code::INVALID_PARAMS && data.as_ref().and_then(|d| d.get("uri")).is_some())
         {
             let uri = data.as_ref().and_then(|d| d.get("uri")).and_then(Value::as_str).unwrap_or(&message).to_owned();
-            return Self::ResourceNotFound(uri);
+            return Self::ResourceNotFound { uri };
         }
         Self::Server { code, message, data }
+    }
+
+    /// An [`ClientError::InvalidResponse`] without a cause (see [`ClientError::caused_by`]).
+    pub fn invalid_response(message: impl Into<String>) -> Self {
+        Self::InvalidResponse { message: message.into(), source: None }
+    }
+
+    /// A [`ClientError::Handler`] without a cause (see [`ClientError::caused_by`]).
+    pub fn handler(message: impl Into<String>) -> Self {
+        Self::Handler { message: message.into(), source: None }
+    }
+
+    /// A [`ClientError::Unsupported`] for `request`.
+    pub fn unsupported(request: impl Into<String>) -> Self {
+        Self::Unsupported { request: request.into() }
+    }
+
+    /// Keeps `cause` as the [`std::error::Error::source`] of an error that has a place for one
+    /// ([`ClientError::InvalidResponse`], [`ClientError::Handler`],
+    /// [`ClientError::SkillVerification`]); other errors are returned unchanged.
+    pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        if let Self::InvalidResponse { source, .. }
+        | Self::Handler { source, .. }
+        | Self::SkillVerification { source, .. } = &mut self
+        {
+            *source = Some(ErrorSource::new(cause));
+        }
+        self
     }
 
     /// The JSON-RPC code if this is a server error.
     pub fn code(&self) -> Option<i64> {
         match self {
             Self::Server { code, .. } => Some(*code),
-            Self::ResourceNotFound(_) => Some(mcp_protocol::error::code::INVALID_PARAMS),
+            Self::ResourceNotFound { .. } => Some(mcp_protocol::error::code::INVALID_PARAMS),
             _ => None,
         }
     }

@@ -60,11 +60,11 @@ where
             let answer = f(p);
             Box::pin(async move {
                 let r = answer.await?;
-                serde_json::to_value(&r).map_err(|e| ClientError::Handler(format!("{method} result: {e}")))
+                serde_json::to_value(&r).map_err(|e| ClientError::handler(format!("{method} result: {e}")).caused_by(e))
             })
         }
         Err(e) => {
-            let e = ClientError::InvalidResponse(format!("{method}: params: {e}"));
+            let e = ClientError::invalid_response(format!("{method}: params: {e}")).caused_by(e);
             Box::pin(async move { Err(e) })
         }
     })
@@ -94,11 +94,11 @@ impl Handlers {
     pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         match method {
             "elicitation/create" => {
-                let h = self.elicitation.as_ref().ok_or_else(|| ClientError::Unsupported("elicitation".into()))?;
+                let h = self.elicitation.as_ref().ok_or_else(|| ClientError::unsupported("elicitation"))?;
                 let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
                 let allowed = if mode == "url" { self.elicitation_url } else { self.elicitation_form };
                 if !allowed {
-                    return Err(ClientError::Unsupported(format!("{mode} elicitation")));
+                    return Err(ClientError::unsupported(format!("{mode} elicitation")));
                 }
                 let result = h(params.clone()).await?;
                 if mode == "form" {
@@ -108,18 +108,18 @@ impl Handlers {
                 }
             }
             "sampling/createMessage" => {
-                let h = self.sampling.as_ref().ok_or_else(|| ClientError::Unsupported("sampling".into()))?;
+                let h = self.sampling.as_ref().ok_or_else(|| ClientError::unsupported("sampling"))?;
                 if params.get("tools").is_some() && !self.sampling_tools {
-                    return Err(ClientError::Unsupported("sampling with tools".into()));
+                    return Err(ClientError::unsupported("sampling with tools"));
                 }
                 h(params).await
             }
             "roots/list" => {
-                let h = self.roots.as_ref().ok_or_else(|| ClientError::Unsupported("roots".into()))?;
+                let h = self.roots.as_ref().ok_or_else(|| ClientError::unsupported("roots"))?;
                 h(params).await
             }
             "ping" => Ok(Value::Object(JsonObject::new())),
-            other => Err(ClientError::Unsupported(other.to_owned())),
+            other => Err(ClientError::unsupported(other.to_owned())),
         }
     }
 }

@@ -7,11 +7,6 @@ use mcp_protocol::version;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-/// The open legacy subscriptions of a client: each gets every server notification, on a queue
-/// of [`crate::transport::UNSOLICITED_CAP`] (a subscription left unread loses notifications,
-/// counted and logged, rather than growing).
-pub(crate) type Listeners = parking_lot::Mutex<Vec<mpsc::Sender<Value>>>;
-
 impl Client {
     /// Runs the `initialize` handshake (the HTTP transport falls further back to HTTP+SSE by
     /// itself when the Streamable HTTP endpoint refuses it). `opts` sets the exchange's timeout.
@@ -48,7 +43,7 @@ impl Client {
         if let Some(err) = response.get("error") {
             return Err(ClientError::from_error_object(err));
         }
-        response.get("result").cloned().ok_or_else(|| ClientError::InvalidResponse("initialize: no result".into()))
+        response.get("result").cloned().ok_or_else(|| ClientError::invalid_response("initialize: no result"))
     }
 
     /// Answers server requests that arrive outside any exchange (stdio, HTTP GET stream).

@@ -225,11 +225,12 @@ impl Listener {
             return Err(ClientError::from_error_object(err));
         }
         if first.get("method").and_then(Value::as_str) != Some("notifications/subscriptions/acknowledged") {
-            return Err(ClientError::InvalidResponse(format!("expected an acknowledgement first, got {first}")));
+            return Err(ClientError::invalid_response(format!("expected an acknowledgement first, got {first}")));
         }
         let acknowledged = first["params"].get("notifications").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        self.acknowledged = SubscriptionFilter::deserialize(&acknowledged)
-            .map_err(|e| ClientError::InvalidResponse(format!("subscriptions/listen: acknowledgement: {e}")))?;
+        self.acknowledged = SubscriptionFilter::deserialize(&acknowledged).map_err(|e| {
+            ClientError::invalid_response(format!("subscriptions/listen: acknowledgement: {e}")).caused_by(e)
+        })?;
         if let Some(missing) = self.filter.as_object().and_then(|f| f.keys().find(|k| acknowledged.get(*k).is_none())) {
             tracing::warn!(filter = %missing, "server did not acknowledge part of the subscription filter");
         }

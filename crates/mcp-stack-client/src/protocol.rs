@@ -87,10 +87,10 @@ impl Negotiation {
         let step = self.classify(probed)?;
         match &step {
             Step::Probe if self.probes >= MAX_PROBES => {
-                Err(ClientError::InvalidResponse("version negotiation did not converge".into()))
+                Err(ClientError::invalid_response("version negotiation did not converge"))
             }
             Step::Legacy(why) if !self.allow_legacy => {
-                Err(ClientError::InvalidResponse(format!("server is not a modern MCP server ({why})")))
+                Err(ClientError::invalid_response(format!("server is not a modern MCP server ({why})")))
             }
             _ => Ok(step),
         }
@@ -123,7 +123,7 @@ impl Negotiation {
         }
         let result = response
             .get("result")
-            .ok_or_else(|| ClientError::InvalidResponse("response has neither result nor error".into()))?;
+            .ok_or_else(|| ClientError::invalid_response("response has neither result nor error"))?;
         // A legacy server may answer unknown methods with an empty result: only a real
         // DiscoverResult (supportedVersions + capabilities) identifies a modern server.
         if !result.get("supportedVersions").is_some_and(Value::is_array)
@@ -143,7 +143,7 @@ pub fn result_type(result: &Value) -> Result<&str, ClientError> {
     match result.get("resultType") {
         None => Ok("complete"),
         Some(Value::String(s)) if matches!(s.as_str(), "complete" | "input_required" | "task") => Ok(s.as_str()),
-        Some(other) => Err(ClientError::InvalidResponse(format!("unknown resultType {other}"))),
+        Some(other) => Err(ClientError::invalid_response(format!("unknown resultType {other}"))),
     }
 }
 

@@ -105,7 +105,7 @@ impl Client {
                 self.request(method, params, &CallOptions::default()).await?
             };
             let Value::Object(mut page) = page else {
-                return Err(ClientError::InvalidResponse(format!("{method}: the result is not an object")));
+                return Err(ClientError::invalid_response(format!("{method}: the result is not an object")));
             };
             match page.remove(key) {
                 Some(Value::Array(items)) => {
@@ -116,14 +116,14 @@ impl Client {
                     out.extend(items);
                 }
                 None => {}
-                Some(_) => return Err(ClientError::InvalidResponse(format!("{method}: `{key}` is not an array"))),
+                Some(_) => return Err(ClientError::invalid_response(format!("{method}: `{key}` is not an array"))),
             }
             match page.remove("nextCursor") {
                 Some(c @ Value::String(_)) => cursor = Some(c),
                 _ => return Ok(out),
             }
         }
-        Err(ClientError::InvalidResponse(format!("{method}: too many pages")))
+        Err(ClientError::invalid_response(format!("{method}: too many pages")))
     }
 
     /// `tools/list`, all pages. Over HTTP, tools with invalid `x-mcp-header` annotations are

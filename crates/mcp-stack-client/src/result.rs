@@ -43,14 +43,14 @@ impl ToolResult {
         let sc = self
             .0
             .get("structuredContent")
-            .ok_or_else(|| ClientError::InvalidResponse("the result has no structuredContent".into()))?;
-        T::deserialize(sc).map_err(|e| ClientError::InvalidResponse(format!("structuredContent: {e}")))
+            .ok_or_else(|| ClientError::invalid_response("the result has no structuredContent"))?;
+        T::deserialize(sc).map_err(|e| ClientError::invalid_response(format!("structuredContent: {e}")).caused_by(e))
     }
 
     /// The content blocks, typed.
     pub fn content(&self) -> Result<Vec<ContentBlock>, ClientError> {
         let c = self.0.get("content").cloned().unwrap_or(Value::Array(Vec::new()));
-        serde_json::from_value(c).map_err(|e| ClientError::InvalidResponse(format!("content: {e}")))
+        serde_json::from_value(c).map_err(|e| ClientError::invalid_response(format!("content: {e}")).caused_by(e))
     }
 
     /// The whole result as the schema's `CallToolResult`.
@@ -82,7 +82,8 @@ trait DeserializeFrom: Sized {
 
 impl DeserializeFrom for CallToolResult {
     fn deserialize_from(v: &Value) -> Result<Self, ClientError> {
-        serde::Deserialize::deserialize(v).map_err(|e| ClientError::InvalidResponse(format!("CallToolResult: {e}")))
+        serde::Deserialize::deserialize(v)
+            .map_err(|e| ClientError::invalid_response(format!("CallToolResult: {e}")).caused_by(e))
     }
 }
 

@@ -11,7 +11,7 @@ use mcp_skills::{SkillEntry, SkillError, SKILLS_EXTENSION};
 use serde_json::{Map, Value};
 
 fn refused(e: SkillError) -> ClientError {
-    ClientError::SkillVerification(e.to_string())
+    ClientError::SkillVerification { message: e.to_string(), source: Some(crate::ErrorSource::new(e)) }
 }
 
 /// A skill loaded after verification: its listing and its `SKILL.md`.
@@ -77,15 +77,15 @@ impl Client {
         params.insert("uri".into(), Value::from(uri));
         let r = self.request("skills/get", params, &CallOptions::default()).await?;
         serde_json::from_value(r.get("skill").cloned().unwrap_or_default())
-            .map_err(|e| ClientError::InvalidResponse(format!("skills/get: {e}")))
+            .map_err(|e| ClientError::invalid_response(format!("skills/get: {e}")).caused_by(e))
     }
 
     /// `resources/directory/read`, all pages (only when the server declares `directoryRead`).
     pub async fn read_directory(&self, uri: &str) -> Result<Vec<Typed<Resource>>, ClientError> {
         let declared = self.skills_capability().and_then(|c| c.get("directoryRead").and_then(Value::as_bool));
         if declared != Some(true) {
-            return Err(ClientError::Unsupported(
-                "resources/directory/read (the server does not declare directoryRead)".into(),
+            return Err(ClientError::unsupported(
+                "resources/directory/read (the server does not declare directoryRead)",
             ));
         }
         let mut params = Map::new();
@@ -101,8 +101,10 @@ impl Client {
         entry.check().map_err(refused)?;
         let bytes = self.resource_bytes(&entry.uri).await?;
         entry.verify(&entry.uri, &bytes).map_err(refused)?;
-        let skill_md =
-            String::from_utf8(bytes).map_err(|_| ClientError::SkillVerification("SKILL.md is not UTF-8".into()))?;
+        let skill_md = String::from_utf8(bytes).map_err(|e| ClientError::SkillVerification {
+            message: "SKILL.md is not UTF-8".into(),
+            source: Some(crate::ErrorSource::new(e)),
+        })?;
         Ok(LoadedSkill { client: self.clone(), entry: entry.clone(), skill_md })
     }
 
@@ -113,14 +115,14 @@ impl Client {
             .contents
             .iter()
             .find(|c| c.uri() == uri)
-            .ok_or_else(|| ClientError::InvalidResponse(format!("resources/read {uri}: no contents")))?;
+            .ok_or_else(|| ClientError::invalid_response(format!("resources/read {uri}: no contents")))?;
         let blob = match content {
             ResourceContents::Text(t) => return Ok(t.text.as_bytes().to_vec()),
             ResourceContents::Blob(b) => &b.blob,
         };
         use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD
-            .decode(blob)
-            .map_err(|e| ClientError::InvalidResponse(format!("resources/read {uri}: bad base64 blob: {e}")))
+        base64::engine::general_purpose::STANDARD.decode(blob).map_err(|e| {
+            ClientError::invalid_response(format!("resources/read {uri}: bad base64 blob: {e}")).caused_by(e)
+        })
     }
 }

@@ -69,7 +69,7 @@ impl TaskHandle {
         let id = created
             .get("taskId")
             .and_then(Value::as_str)
-            .ok_or_else(|| ClientError::InvalidResponse("a task result without a taskId".into()))?;
+            .ok_or_else(|| ClientError::invalid_response("a task result without a taskId"))?;
         Ok(Self { client, id: id.to_owned(), poll: poll_interval(created) })
     }
 
@@ -127,7 +127,7 @@ impl TaskHandle {
                         None => ClientError::Server { code: -32603, message: "the task failed".into(), data: None },
                     });
                 }
-                "cancelled" => return Err(ClientError::TaskCancelled(self.id.clone())),
+                "cancelled" => return Err(ClientError::TaskCancelled { task_id: self.id.clone() }),
                 "input_required" => {
                     let requests = task.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
                     let mut responses = Map::new();
@@ -146,7 +146,7 @@ impl TaskHandle {
                     }
                 }
                 "working" => {}
-                other => return Err(ClientError::InvalidResponse(format!("unknown task status {other:?}"))),
+                other => return Err(ClientError::invalid_response(format!("unknown task status {other:?}"))),
             }
             tokio::time::sleep(poll).await;
         }
@@ -228,8 +228,8 @@ impl Client {
             return Ok(Started::Done(crate::ToolResult::new(result)));
         }
         if !self.declares_tasks() {
-            return Err(ClientError::InvalidResponse(
-                "the server created a task for a request that did not declare the tasks extension".into(),
+            return Err(ClientError::invalid_response(
+                "the server created a task for a request that did not declare the tasks extension",
             ));
         }
         TaskHandle::new(self.clone(), &result).map(Started::Task)

@@ -15,7 +15,6 @@ use crate::transport::TransportKind;
 use mcp_protocol::telemetry::{Failure, Operation, Side, Target};
 use serde_json::{Map, Value};
 use std::future::Future;
-use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 /// A request being traced: its span, when it started, and its duration's attributes.
@@ -27,28 +26,13 @@ pub(crate) struct ClientCall {
 impl ClientCall {
     /// The span for a call of `method` with `params`, or `None` when nobody records it.
     pub(crate) fn start(client: &Client, method: &str, params: &Map<String, Value>) -> Option<Box<Self>> {
-        let span = tracing::info_span!(
-            "mcp.client",
-            otel.name = Empty,
-            otel.kind = "client",
-            otel.status_code = Empty,
-            otel.status_description = Empty,
-            mcp.method.name = method,
-            mcp.protocol.version = Empty,
-            jsonrpc.request.id = Empty,
-            gen_ai.operation.name = Empty,
-            gen_ai.tool.name = Empty,
-            gen_ai.prompt.name = Empty,
-            mcp.resource.uri = Empty,
-            network.transport = Empty,
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-        );
+        let span = mcp_protocol::operation_span!("mcp.client", "client");
         if span.is_disabled() {
             return None;
         }
         let target = Target::of(method, params);
         span.record("otel.name", target.span_name(method));
+        span.record("mcp.method.name", method);
         for (key, value) in target.attributes() {
             span.record(key, value);
         }
@@ -86,9 +70,9 @@ fn error_kind(e: &ClientError) -> &'static str {
         ClientError::Timeout(_) => "timeout",
         ClientError::Transport(_) => "transport",
         ClientError::AuthRequired { .. } => "auth_required",
-        ClientError::InvalidResponse(_) => "invalid_response",
+        ClientError::InvalidResponse { .. } => "invalid_response",
         ClientError::TooManyRounds(_) => "too_many_rounds",
-        ClientError::TaskCancelled(_) => "cancelled",
+        ClientError::TaskCancelled { .. } => "cancelled",
         _ => "client_error",
     }
 }

@@ -94,7 +94,7 @@ async fn a_result_of_the_wrong_shape_is_an_invalid_response_naming_the_method() 
     });
     let c = connect(ClientBuilder::new("t", "1"), t).await;
     let invalid = |r: Result<(), ClientError>, want: &str| match r {
-        Err(ClientError::InvalidResponse(m)) => assert!(m.starts_with(want), "{m}"),
+        Err(ClientError::InvalidResponse { message: m, .. }) => assert!(m.starts_with(want), "{m}"),
         other => panic!("{want}: {other:?}"),
     };
     invalid(c.list_tools().await.map(drop), "tools/list: tools[1]: ");
@@ -125,7 +125,7 @@ async fn a_malformed_discover_result_fails_the_connection_clearly() {
         }
     });
     let e = ClientBuilder::new("t", "1").allow_legacy(false).connect(StdioTransport::from_io(r, w)).await.unwrap_err();
-    assert!(matches!(&e, ClientError::InvalidResponse(m) if m.starts_with("server/discover: ")), "{e}");
+    assert!(matches!(&e, ClientError::InvalidResponse { message: m, .. } if m.starts_with("server/discover: ")), "{e}");
 }
 
 #[tokio::test]
@@ -179,10 +179,13 @@ async fn params_of_the_wrong_shape_never_reach_a_typed_handler() {
     let flag = called.clone();
     let b = ClientBuilder::new("t", "1").on_sampling(Sampling::Text, move |_| {
         *flag.lock() = true;
-        async { Err(ClientError::Handler("unreachable".into())) }
+        async { Err(ClientError::handler("unreachable")) }
     });
     let e = b.handlers.answer("sampling/createMessage", json!({"messages": "none"})).await.unwrap_err();
-    assert!(matches!(&e, ClientError::InvalidResponse(m) if m.starts_with("sampling/createMessage: params: ")), "{e}");
+    assert!(
+        matches!(&e, ClientError::InvalidResponse { message: m, .. } if m.starts_with("sampling/createMessage: params: ")),
+        "{e}"
+    );
     assert!(!*called.lock());
 }
 

@@ -25,7 +25,7 @@ impl<T: DeserializeOwned> Typed<T> {
     pub(crate) fn parse(raw: Value, what: &str) -> Result<Self, ClientError> {
         match T::deserialize(&raw) {
             Ok(value) => Ok(Self { value, raw }),
-            Err(e) => Err(ClientError::InvalidResponse(format!("{what}: {e}"))),
+            Err(e) => Err(ClientError::invalid_response(format!("{what}: {e}")).caused_by(e)),
         }
     }
 }
@@ -94,8 +94,8 @@ pub(crate) fn discover_result(raw: Value, what: &str) -> Result<Typed<DiscoverRe
             m.insert("supportedVersions".into(), Value::Array(v));
         }
     }
-    let value =
-        DiscoverResult::deserialize(&filled).map_err(|e| ClientError::InvalidResponse(format!("{what}: {e}")))?;
+    let value = DiscoverResult::deserialize(&filled)
+        .map_err(|e| ClientError::invalid_response(format!("{what}: {e}")).caused_by(e))?;
     Ok(Typed { value, raw })
 }
 

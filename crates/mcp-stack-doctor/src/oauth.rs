@@ -9,8 +9,8 @@ use crate::probe::{Answer, Prober};
 use crate::{Report, Status, Step};
 use mcp_client::AuthProvider;
 use mcp_oauth::{
-    check_endpoint, resource_matches, resource_metadata_urls, server_metadata_urls, AuthInfo, FileStore, OAuthProvider,
-    ResourceMetadata, ServerMetadata, TokenStore,
+    check_endpoint, resource_matches, resource_metadata_urls, server_metadata_urls, BearerChallenge, FileStore,
+    OAuthProvider, ProtectedResourceMetadata, ServerMetadata, TokenStore,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -137,7 +137,7 @@ pub(crate) async fn walk(
     store: Option<&std::path::Path>,
 ) {
     let www = answer.header("www-authenticate");
-    let info = AuthInfo::from_header(www.as_deref());
+    let info = BearerChallenge::from_header(www.as_deref());
     challenge_step(report, answer.status, www.as_deref(), &info);
     let prm = resource_metadata(report, prober, &info).await;
     let meta = match &prm {
@@ -187,7 +187,7 @@ pub(crate) async fn walk(
     }
 }
 
-fn challenge_step(report: &mut Report, status: u16, www: Option<&str>, info: &AuthInfo) {
+fn challenge_step(report: &mut Report, status: u16, www: Option<&str>, info: &BearerChallenge) {
     let Some(_) = www else {
         report
             .warn("challenge", format!("HTTP {status} without a WWW-Authenticate header"))
@@ -212,7 +212,11 @@ fn challenge_step(report: &mut Report, status: u16, www: Option<&str>, info: &Au
 }
 
 /// The `resource metadata` step: from the challenge's URL, else the well-known URLs.
-async fn resource_metadata(report: &mut Report, prober: &Prober, info: &AuthInfo) -> Option<ResourceMetadata> {
+async fn resource_metadata(
+    report: &mut Report,
+    prober: &Prober,
+    info: &BearerChallenge,
+) -> Option<ProtectedResourceMetadata> {
     let server = &prober.url;
     let mut tried = Vec::new();
     let mut candidates = Vec::new();
@@ -240,7 +244,7 @@ async fn resource_metadata(report: &mut Report, prober: &Prober, info: &AuthInfo
                 continue;
             }
         };
-        let prm: ResourceMetadata = match serde_json::from_value(doc) {
+        let prm: ProtectedResourceMetadata = match serde_json::from_value(doc) {
             Ok(p) => p,
             Err(e) => {
                 report
@@ -286,7 +290,7 @@ async fn resource_metadata(report: &mut Report, prober: &Prober, info: &AuthInfo
 async fn server_metadata(
     report: &mut Report,
     prober: &Prober,
-    prm: &ResourceMetadata,
+    prm: &ProtectedResourceMetadata,
 ) -> Option<(String, ServerMetadata)> {
     let issuer = prm.authorization_servers[0].clone();
     let issuer_url = match check_endpoint(&issuer, "authorization server issuer") {

@@ -47,7 +47,7 @@ async fn failing_job(ctx: Context) -> Result<String, HandlerError> {
 #[tool(task_support = "optional")]
 async fn protocol_error_job() -> Result<String, HandlerError> {
     tokio::time::sleep(Duration::from_millis(200)).await;
-    Err(ProtocolError::Internal("the job's backend refused the request".into()).into())
+    Err(ProtocolError::unavailable("backend", "the job's backend refused the request").into())
 }
 
 /// Asks the user to confirm, then "deletes" `filename`.

@@ -2,7 +2,6 @@
 
 use http::HeaderMap;
 use mcp_protocol::headers::{decode_value, header_matches, header_value_for};
-use mcp_protocol::params::member;
 use mcp_protocol::{ProtocolError, Request};
 use mcp_server::Server;
 use serde_json::Value;
@@ -211,9 +210,11 @@ pub fn check_request_headers(
     server: &Server,
     caller: &mcp_server::Caller<'_>,
 ) -> Result<(), ProtocolError> {
-    let body_version = member(&req.params, "_meta")
+    let body_version = req
+        .params
+        .get("_meta")
         .and_then(Value::as_object)
-        .and_then(|m| member(m, mcp_protocol::meta::PROTOCOL_VERSION))
+        .and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION))
         .and_then(Value::as_str);
     let seen = Metadata::scan(h);
     match seen.version.get(&names::PROTOCOL_VERSION)? {
@@ -256,7 +257,7 @@ pub fn check_request_headers(
         })?;
         let decoded =
             decode_value(raw).map_err(|e| ProtocolError::header_mismatch("Mcp-Name", format!("Mcp-Name: {e}")))?;
-        let body = member(&req.params, field).and_then(Value::as_str);
+        let body = req.params.get(field).and_then(Value::as_str);
         if body != Some(&*decoded) {
             return Err(ProtocolError::header_mismatch(
                 "Mcp-Name",
@@ -276,7 +277,7 @@ fn check_param_headers(
     server: &Server,
     caller: &mcp_server::Caller<'_>,
 ) -> Result<(), ProtocolError> {
-    let Some(name) = member(&req.params, "name").and_then(Value::as_str) else {
+    let Some(name) = req.params.get("name").and_then(Value::as_str) else {
         return Ok(());
     };
     // A tool the caller may not see is checked like an unknown one (not at all).
@@ -284,7 +285,7 @@ fn check_param_headers(
         return Ok(());
     };
     let empty = serde_json::Map::new();
-    let args = member(&req.params, "arguments").and_then(Value::as_object).unwrap_or(&empty);
+    let args = req.params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
     for p in params.iter() {
         let raw = header_str(h, p.header_lower.as_str())?;
         let body = header_value_for(args, &p.path);

@@ -27,21 +27,11 @@ impl Kind {
     }
 }
 
-/// The variable names of an RFC 6570 template (`{id}`, `{+path}`, `{?a,b*}`, `{x:3}`).
-fn template_variables(template: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start..].find('}') else { break };
-        let expr = rest[start + 1..start + len].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
-        for var in expr.split(',') {
-            let var = var.trim_end_matches('*');
-            let var = var.split(':').next().unwrap_or_default();
-            out.push(var.to_owned());
-        }
-        rest = &rest[start + len + 1..];
-    }
-    out
+/// The variable names of an RFC 6570 template (`{id}`, `{+path}`, `{?a,b*}`, `{x:3}`), read by
+/// the parser the server matches URIs with.
+fn template_variables(template: &str) -> Result<Vec<String>, mcp_protocol::template::TemplateError> {
+    let parsed = mcp_protocol::template::UriTemplate::parse(template)?;
+    Ok(parsed.variables().into_iter().map(str::to_owned).collect())
 }
 
 pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -57,7 +47,9 @@ pub(crate) fn item(kind: Kind, attr: TokenStream, item: TokenStream) -> syn::Res
     let description = attrs.description.as_ref().map(LitStr::value).or_else(|| doc_comment(&f.attrs));
 
     let variables = match (&kind, &attrs.uri) {
-        (Kind::Resource, Some(uri)) => Some(template_variables(&uri.value())),
+        (Kind::Resource, Some(uri)) => {
+            Some(template_variables(&uri.value()).map_err(|e| syn::Error::new(uri.span(), e.to_string()))?)
+        }
         _ => None,
     };
     let mut fields = Vec::new();
@@ -220,8 +212,9 @@ mod tests {
 
     #[test]
     fn template_variables_cover_every_operator() {
-        assert_eq!(template_variables("test://template/{id}/data"), ["id"]);
-        assert_eq!(template_variables("file:///{+path}{?q,limit*}{#frag:3}"), ["path", "q", "limit", "frag"]);
-        assert!(template_variables("config://app").is_empty());
+        assert_eq!(template_variables("test://template/{id}/data").unwrap(), ["id"]);
+        assert_eq!(template_variables("file:///{+path}{?q,limit*}{#frag:3}").unwrap(), ["path", "q", "limit", "frag"]);
+        assert!(template_variables("config://app").unwrap().is_empty());
+        assert!(template_variables("file:///{path").is_err());
     }
 }

@@ -1,12 +1,9 @@
-//! Configuration of an [`OAuthProvider`](crate::OAuthProvider).
+//! What an [`OAuthProvider`](crate::OAuthProvider) is configured with: the grant and the
+//! pre-registered clients (the builder itself is beside the provider).
 
 use crate::crypto::SigningKey;
-use crate::error::OAuthError;
-use crate::provider::OAuthProvider;
-use crate::store::{MemoryStore, TokenStore};
 use crate::user_agent::UserAgent;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// How tokens are obtained.
 #[derive(Clone)]
@@ -122,122 +119,5 @@ impl StaticClient {
     pub fn private_key(mut self, key: SigningKey) -> Self {
         self.private_key = Some(Arc::new(key));
         self
-    }
-}
-
-/// Builds an [`OAuthProvider`].
-#[derive(Debug, Clone)]
-pub struct OAuthBuilder {
-    pub(crate) server_url: String,
-    pub(crate) grant: Option<Grant>,
-    pub(crate) client_name: String,
-    pub(crate) application_type: String,
-    pub(crate) static_clients: Vec<StaticClient>,
-    pub(crate) client_metadata_url: Option<String>,
-    pub(crate) scopes: Option<Vec<String>>,
-    pub(crate) dpop: bool,
-    pub(crate) store: Option<Arc<dyn TokenStore>>,
-    pub(crate) timeout: Duration,
-    pub(crate) max_step_ups: usize,
-    pub(crate) offline_access: bool,
-}
-
-impl OAuthBuilder {
-    pub(crate) fn new(server_url: &str) -> Self {
-        Self {
-            server_url: server_url.to_owned(),
-            grant: None,
-            client_name: "mcp-rs client".into(),
-            application_type: "native".into(),
-            static_clients: Vec::new(),
-            client_metadata_url: None,
-            scopes: None,
-            dpop: false,
-            store: None,
-            timeout: Duration::from_secs(30),
-            max_step_ups: 2,
-            offline_access: true,
-        }
-    }
-
-    /// How tokens are obtained (required).
-    pub fn grant(mut self, grant: Grant) -> Self {
-        self.grant = Some(grant);
-        self
-    }
-
-    /// Shorthand for [`Grant::AuthorizationCode`].
-    pub fn user_agent(self, ua: Arc<dyn UserAgent>) -> Self {
-        self.grant(Grant::AuthorizationCode(ua))
-    }
-
-    /// `client_name` for dynamic registration (default "mcp-rs client").
-    pub fn client_name(mut self, name: &str) -> Self {
-        self.client_name = name.to_owned();
-        self
-    }
-
-    /// `application_type` for dynamic registration: `native` (default) or `web`.
-    pub fn application_type(mut self, t: &str) -> Self {
-        self.application_type = t.to_owned();
-        self
-    }
-
-    /// Adds pre-registered credentials (used before any other registration mechanism).
-    pub fn static_client(mut self, c: StaticClient) -> Self {
-        self.static_clients.push(c);
-        self
-    }
-
-    /// The HTTPS URL of this client's Client ID Metadata Document, used as `client_id` with
-    /// authorization servers that advertise `client_id_metadata_document_supported`.
-    pub fn client_metadata_url(mut self, url: &str) -> Self {
-        self.client_metadata_url = Some(url.to_owned());
-        self
-    }
-
-    /// Requests exactly these scopes initially (instead of the challenge / `scopes_supported`).
-    pub fn scopes(mut self, scopes: Vec<String>) -> Self {
-        self.scopes = Some(scopes);
-        self
-    }
-
-    /// Binds tokens with DPoP (RFC 9449) when the authorization server advertises ES256.
-    pub fn dpop(mut self, on: bool) -> Self {
-        self.dpop = on;
-        self
-    }
-
-    /// Where registrations and tokens are kept (default: in memory).
-    pub fn store(mut self, store: Arc<dyn TokenStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// Timeout of each HTTP request to metadata and authorization servers (default 30 s).
-    pub fn timeout(mut self, t: Duration) -> Self {
-        self.timeout = t;
-        self
-    }
-
-    /// Most step-up re-authorizations after `insufficient_scope` (default 2).
-    pub fn max_step_ups(mut self, n: usize) -> Self {
-        self.max_step_ups = n;
-        self
-    }
-
-    /// Whether to add `offline_access` when the authorization server lists it (default true).
-    pub fn offline_access(mut self, on: bool) -> Self {
-        self.offline_access = on;
-        self
-    }
-
-    /// Checks the configuration and builds the provider (loading stored tokens).
-    pub fn build(self) -> Result<OAuthProvider, OAuthError> {
-        let store: Arc<dyn TokenStore> = match &self.store {
-            Some(s) => s.clone(),
-            None => Arc::new(MemoryStore::default()),
-        };
-        OAuthProvider::from_builder(self, store)
     }
 }

@@ -53,10 +53,10 @@ impl SigningKey {
     fn from_pkcs8_der(der: &[u8]) -> Result<Self, OAuthError> {
         let rng = ring::rand::SystemRandom::new();
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
-            .map_err(|e| OAuthError::Config(format!("not a PKCS#8 P-256 private key ({e})")))?;
+            .map_err(|e| OAuthError::config(format!("not a PKCS#8 P-256 private key ({e})")))?;
         let point = pair.public_key().as_ref();
         if point.len() != 65 || point[0] != 4 {
-            return Err(OAuthError::Config("unexpected P-256 public key encoding".into()));
+            return Err(OAuthError::config("unexpected P-256 public key encoding"));
         }
         let jwk = json!({ "kty": "EC", "crv": "P-256", "x": b64url(&point[1..33]), "y": b64url(&point[33..65]) });
         Ok(Self { pair, jwk })
@@ -66,7 +66,7 @@ impl SigningKey {
     pub fn generate() -> Result<Self, OAuthError> {
         let rng = ring::rand::SystemRandom::new();
         let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-            .map_err(|_| OAuthError::Config("could not generate a P-256 key".into()))?;
+            .map_err(|_| OAuthError::config("could not generate a P-256 key"))?;
         Self::from_pkcs8_der(doc.as_ref())
     }
 
@@ -80,9 +80,10 @@ impl SigningKey {
             .take_while(|l| !l.starts_with("-----END"))
             .collect();
         if body.is_empty() {
-            return Err(OAuthError::Config("expected a PEM block \"BEGIN PRIVATE KEY\" (PKCS#8)".into()));
+            return Err(OAuthError::config("expected a PEM block \"BEGIN PRIVATE KEY\" (PKCS#8)"));
         }
-        let der = STANDARD.decode(body).map_err(|e| OAuthError::Config(format!("invalid PEM base64: {e}")))?;
+        let der =
+            STANDARD.decode(body).map_err(|e| OAuthError::config(format!("invalid PEM base64: {e}")).caused_by(e))?;
         Self::from_pkcs8_der(&der)
     }
 
@@ -109,8 +110,7 @@ impl SigningKey {
         }
         let input = format!("{}.{}", b64url(header.to_string().as_bytes()), b64url(claims.to_string().as_bytes()));
         let rng = ring::rand::SystemRandom::new();
-        let sig =
-            self.pair.sign(&rng, input.as_bytes()).map_err(|_| OAuthError::Config("ES256 signing failed".into()))?;
+        let sig = self.pair.sign(&rng, input.as_bytes()).map_err(|_| OAuthError::config("ES256 signing failed"))?;
         Ok(format!("{input}.{}", b64url(sig.as_ref())))
     }
 

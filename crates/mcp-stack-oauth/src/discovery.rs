@@ -4,22 +4,10 @@
 use crate::error::OAuthError;
 use crate::http::Http;
 use crate::safety::{check_endpoint, redact};
+use mcp_protocol::auth::ProtectedResourceMetadata;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
-
-/// Protected-resource metadata (RFC 9728 §2), the fields a client uses.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceMetadata {
-    /// The resource identifier; used verbatim as the RFC 8707 `resource` parameter.
-    pub resource: String,
-    /// Issuer identifiers of the authorization servers.
-    #[serde(default)]
-    pub authorization_servers: Vec<String>,
-    /// Scopes the resource uses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes_supported: Option<Vec<String>>,
-}
 
 /// Authorization-server metadata (RFC 8414 §2), the fields a client uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,7 +65,7 @@ impl ServerMetadata {
         };
         let raw = raw
             .as_deref()
-            .ok_or_else(|| OAuthError::Discovery(format!("the authorization server metadata has no {which}")))?;
+            .ok_or_else(|| OAuthError::discovery(format!("the authorization server metadata has no {which}")))?;
         check_endpoint(raw, which)
     }
 }
@@ -151,7 +139,7 @@ pub(crate) async fn fetch_resource_metadata(
     http: &Http,
     server: &Url,
     hint: Option<&str>,
-) -> Result<ResourceMetadata, OAuthError> {
+) -> Result<ProtectedResourceMetadata, OAuthError> {
     let mut candidates = Vec::new();
     if let Some(h) = hint {
         match check_endpoint(h, "resource_metadata") {
@@ -185,21 +173,17 @@ pub(crate) async fn fetch_resource_metadata(
                 continue;
             }
         };
-        let prm: ResourceMetadata = serde_json::from_value(doc)
-            .map_err(|e| OAuthError::Discovery(format!("invalid protected resource metadata: {e}")))?;
+        let prm: ProtectedResourceMetadata = serde_json::from_value(doc)
+            .map_err(|e| OAuthError::discovery(format!("invalid protected resource metadata: {e}")).caused_by(e))?;
         if !resource_matches(&prm.resource, server) {
-            return Err(OAuthError::ResourceMismatch(format!(
-                "resource {:?} does not identify the MCP server {}",
-                prm.resource,
-                redact(server)
-            )));
+            return Err(OAuthError::ResourceMismatch { resource: prm.resource.clone(), server: redact(server) });
         }
         if prm.authorization_servers.is_empty() {
-            return Err(OAuthError::Discovery("the protected resource metadata lists no authorization server".into()));
+            return Err(OAuthError::discovery("the protected resource metadata lists no authorization server"));
         }
         return Ok(prm);
     }
-    Err(OAuthError::Discovery(format!("no protected resource metadata found ({})", tried.join("; "))))
+    Err(OAuthError::discovery(format!("no protected resource metadata found ({})", tried.join("; "))))
 }
 
 /// Fetches the metadata of the authorization server `issuer`; its `issuer` must be identical
@@ -207,7 +191,7 @@ pub(crate) async fn fetch_resource_metadata(
 pub(crate) async fn fetch_server_metadata(http: &Http, issuer: &str) -> Result<ServerMetadata, OAuthError> {
     let issuer_url = check_endpoint(issuer, "authorization server issuer")?;
     if issuer_url.query().is_some() {
-        return Err(OAuthError::InsecureUrl("authorization server issuer: query in the issuer".into()));
+        return Err(OAuthError::insecure_url("authorization server issuer: query in the issuer"));
     }
     let mut tried = Vec::new();
     for url in server_metadata_urls(&issuer_url) {
@@ -226,16 +210,13 @@ pub(crate) async fn fetch_server_metadata(http: &Http, issuer: &str) -> Result<S
             }
         };
         let meta: ServerMetadata = serde_json::from_value(doc)
-            .map_err(|e| OAuthError::Discovery(format!("invalid authorization server metadata: {e}")))?;
+            .map_err(|e| OAuthError::discovery(format!("invalid authorization server metadata: {e}")).caused_by(e))?;
         if meta.issuer != issuer {
-            return Err(OAuthError::IssuerMismatch(format!(
-                "metadata fetched for issuer {issuer:?} names issuer {:?}",
-                meta.issuer
-            )));
+            return Err(OAuthError::IssuerMismatch { expected: issuer.to_owned(), found: meta.issuer });
         }
         return Ok(meta);
     }
-    Err(OAuthError::Discovery(format!("no authorization server metadata for {issuer} ({})", tried.join("; "))))
+    Err(OAuthError::discovery(format!("no authorization server metadata for {issuer} ({})", tried.join("; "))))
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! The authorization itself: discovery, client registration and the grants.
 
-use crate::challenge::AuthInfo;
 use crate::config::{EnterpriseGrant, Grant};
 use crate::crypto::{pkce_pair, random_token};
-use crate::discovery::{fetch_resource_metadata, fetch_server_metadata, ResourceMetadata, ServerMetadata};
+use crate::discovery::{fetch_resource_metadata, fetch_server_metadata, ServerMetadata};
 use crate::error::OAuthError;
 use crate::provider::{OAuthProvider, State};
 use crate::safety::check_endpoint;
 use crate::store::{ClientRegistration, TokenSet};
 use crate::token::{post_token, token_set, ClientAuth};
 use crate::user_agent::{is_callback_for, UserAgent};
+use mcp_protocol::auth::{BearerChallenge, ProtectedResourceMetadata};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ impl OAuthProvider {
     pub(crate) async fn obtain(
         &self,
         st: &mut State,
-        info: &AuthInfo,
+        info: &BearerChallenge,
         scopes: Option<Vec<String>>,
         token_refused: bool,
     ) -> Result<(), OAuthError> {
@@ -63,7 +63,7 @@ impl OAuthProvider {
         let mut scopes = scopes.unwrap_or_else(|| self.select_scopes(info, &prm));
         let tokens = match &self.cfg.grant {
             Grant::StoredOnly => {
-                return Err(OAuthError::Config(format!("no valid stored token for {issuer}: log in first")))
+                return Err(OAuthError::config(format!("no valid stored token for {issuer}: log in first")))
             }
             Grant::AuthorizationCode(ua) => {
                 if self.cfg.offline_access
@@ -103,7 +103,7 @@ impl OAuthProvider {
 
     /// Scope selection: configured scopes, else the challenge's `scope`, else the PRM's
     /// `scopes_supported`, else none (the parameter is omitted).
-    fn select_scopes(&self, info: &AuthInfo, prm: &ResourceMetadata) -> Vec<String> {
+    fn select_scopes(&self, info: &BearerChallenge, prm: &ProtectedResourceMetadata) -> Vec<String> {
         self.cfg
             .scopes
             .clone()
@@ -129,7 +129,7 @@ impl OAuthProvider {
 
     /// The refresh-token grant for `t` at the current authorization server.
     pub(crate) async fn refresh(&self, st: &mut State, t: &TokenSet) -> Result<TokenSet, OAuthError> {
-        let issuer = st.issuer.clone().ok_or_else(|| OAuthError::Config("no authorization server yet".into()))?;
+        let issuer = st.issuer.clone().ok_or_else(|| OAuthError::config("no authorization server yet"))?;
         let meta = match &st.meta {
             Some(m) if m.issuer == issuer => m.clone(),
             _ => {
@@ -138,7 +138,7 @@ impl OAuthProvider {
                 m
             }
         };
-        let refresh_token = t.refresh_token.clone().ok_or_else(|| OAuthError::Config("no refresh token".into()))?;
+        let refresh_token = t.refresh_token.clone().ok_or_else(|| OAuthError::config("no refresh token"))?;
         let auth = self.client_auth(&issuer, &meta, None, false).await?;
         let mut f = form(&[("grant_type", "refresh_token"), ("refresh_token", &refresh_token)]);
         if let Some(r) = &st.resource {
@@ -157,7 +157,7 @@ impl OAuthProvider {
         ua: &dyn UserAgent,
         issuer: &str,
         meta: &ServerMetadata,
-        prm: &ResourceMetadata,
+        prm: &ProtectedResourceMetadata,
         scopes: &[String],
     ) -> Result<TokenSet, OAuthError> {
         if !meta.supports_s256() {
@@ -205,7 +205,7 @@ impl OAuthProvider {
         &self,
         e: &EnterpriseGrant,
         issuer: &str,
-        prm: &ResourceMetadata,
+        prm: &ProtectedResourceMetadata,
     ) -> Result<String, OAuthError> {
         let endpoint = check_endpoint(&e.idp_token_endpoint, "IdP token endpoint")?;
         let auth = match (&e.idp_client_id, &e.idp_client_secret) {
@@ -265,7 +265,7 @@ impl OAuthProvider {
             others.push(format!("client {:?} was first used with (and is bound to) {bound:?}", c.client_id));
         }
         tracing::warn!(issuer = %issuer, "refusing to send pre-registered client credentials to another authorization server");
-        Err(OAuthError::Config(format!(
+        Err(OAuthError::config(format!(
             "the authorization server {issuer:?} did not issue the configured client credentials ({}); \
              refusing to send them to it (name the issuer with --client-issuer / StaticClient::for_issuer)",
             others.join("; ")
@@ -305,7 +305,7 @@ impl OAuthProvider {
             return Ok(ClientAuth::None { client_id: url.clone() });
         }
         if !register {
-            return Err(OAuthError::Registration(format!("no client registration for {issuer}")));
+            return Err(OAuthError::registration(format!("no client registration for {issuer}")));
         }
         let reg = self.register(issuer, meta, redirect_uri).await?;
         let method = reg.token_endpoint_auth_method.clone().unwrap_or_else(|| "none".into());
@@ -321,7 +321,7 @@ impl OAuthProvider {
         redirect_uri: Option<&str>,
     ) -> Result<ClientRegistration, OAuthError> {
         let endpoint = meta.endpoint("registration_endpoint").map_err(|_| {
-            OAuthError::Registration(format!(
+            OAuthError::registration(format!(
                 "{issuer} supports neither dynamic registration nor client metadata documents, and no client is configured for it"
             ))
         })?;
@@ -338,14 +338,14 @@ impl OAuthProvider {
         let reply = self.http.post_json(&endpoint, &body, "client registration").await?;
         if !reply.ok() {
             let (e, d) = reply.oauth_error();
-            return Err(OAuthError::Registration(format!("{e}{}", d.map(|d| format!(" ({d})")).unwrap_or_default())));
+            return Err(OAuthError::registration(format!("{e}{}", d.map(|d| format!(" ({d})")).unwrap_or_default())));
         }
         let j = reply.json.unwrap_or_default();
         let client_id = j
             .get("client_id")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
-            .ok_or_else(|| OAuthError::Registration("the response has no client_id".into()))?;
+            .ok_or_else(|| OAuthError::registration("the response has no client_id"))?;
         let reg = ClientRegistration {
             client_id: client_id.to_owned(),
             client_secret: j.get("client_secret").and_then(Value::as_str).map(str::to_owned),
@@ -390,17 +390,17 @@ fn auth_for(
     issuer: &str,
 ) -> Result<ClientAuth, OAuthError> {
     let need_secret =
-        || secret.map(str::to_owned).ok_or_else(|| OAuthError::Config(format!("{method} needs a client secret")));
+        || secret.map(str::to_owned).ok_or_else(|| OAuthError::config(format!("{method} needs a client secret")));
     Ok(match method {
         "client_secret_basic" => ClientAuth::Basic { client_id: client_id.into(), secret: need_secret()? },
         "client_secret_post" => ClientAuth::Post { client_id: client_id.into(), secret: need_secret()? },
         "private_key_jwt" => ClientAuth::PrivateKeyJwt {
             client_id: client_id.into(),
-            key: key.ok_or_else(|| OAuthError::Config("private_key_jwt needs a private key".into()))?,
+            key: key.ok_or_else(|| OAuthError::config("private_key_jwt needs a private key"))?,
             audience: issuer.into(),
         },
         "none" => ClientAuth::None { client_id: client_id.into() },
-        other => return Err(OAuthError::Config(format!("unsupported token endpoint auth method {other:?}"))),
+        other => return Err(OAuthError::config(format!("unsupported token endpoint auth method {other:?}"))),
     })
 }
 
@@ -413,23 +413,23 @@ fn check_callback(
     meta: &ServerMetadata,
     state: &str,
 ) -> Result<String, OAuthError> {
-    let url =
-        Url::parse(callback).map_err(|e| OAuthError::AuthorizationResponse(format!("invalid callback URL: {e}")))?;
+    let url = Url::parse(callback)
+        .map_err(|e| OAuthError::authorization_response(format!("invalid callback URL: {e}")).caused_by(e))?;
     if !is_callback_for(&url, redirect) {
-        return Err(OAuthError::AuthorizationResponse("the callback does not go to the redirect URI".into()));
+        return Err(OAuthError::authorization_response("the callback does not go to the redirect URI"));
     }
     let params: HashMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
     match params.get("iss") {
         Some(iss) if iss != issuer => {
-            return Err(OAuthError::AuthorizationResponse(format!("iss {iss:?} is not the issuer {issuer:?}")))
+            return Err(OAuthError::authorization_response(format!("iss {iss:?} is not the issuer {issuer:?}")))
         }
         None if meta.authorization_response_iss_parameter_supported == Some(true) => {
-            return Err(OAuthError::AuthorizationResponse("iss is missing although the server advertises it".into()))
+            return Err(OAuthError::authorization_response("iss is missing although the server advertises it"))
         }
         _ => {}
     }
     if params.get("state").map(String::as_str) != Some(state) {
-        return Err(OAuthError::AuthorizationResponse("state does not match".into()));
+        return Err(OAuthError::authorization_response("state does not match"));
     }
     if let Some(error) = params.get("error") {
         return Err(OAuthError::AuthorizationDenied {
@@ -441,7 +441,7 @@ fn check_callback(
         .get("code")
         .filter(|c| !c.is_empty())
         .cloned()
-        .ok_or_else(|| OAuthError::AuthorizationResponse("no code in the callback".into()))
+        .ok_or_else(|| OAuthError::authorization_response("no code in the callback"))
 }
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ impl Http {
             .body(body);
         if let Some(a) = authorization {
             let mut v = reqwest::header::HeaderValue::from_str(a)
-                .map_err(|_| OAuthError::Config("invalid characters in client credentials".into()))?;
+                .map_err(|_| OAuthError::config("invalid characters in client credentials"))?;
             v.set_sensitive(true);
             rb = rb.header(AUTHORIZATION, v);
         }

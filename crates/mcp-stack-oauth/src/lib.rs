@@ -31,7 +31,6 @@
 //! ([`is_internal_ip`]) are refused unless the MCP server is on such an address too (every
 //! resolved address is checked, and connections go to the checked addresses).
 
-mod challenge;
 mod config;
 mod crypto;
 mod discovery;
@@ -45,12 +44,12 @@ mod store;
 mod token;
 mod user_agent;
 
-pub use challenge::{parse as parse_www_authenticate, AuthInfo, Challenge};
-pub use config::{EnterpriseGrant, Grant, OAuthBuilder, StaticClient};
+pub use config::{EnterpriseGrant, Grant, StaticClient};
 pub use crypto::SigningKey;
-pub use discovery::{resource_matches, resource_metadata_urls, server_metadata_urls, ResourceMetadata, ServerMetadata};
+pub use discovery::{resource_matches, resource_metadata_urls, server_metadata_urls, ServerMetadata};
 pub use error::OAuthError;
-pub use provider::OAuthProvider;
+pub use mcp_protocol::auth::{parse_www_authenticate, BearerChallenge, ProtectedResourceMetadata, RawChallenge};
+pub use provider::{OAuthBuilder, OAuthProvider};
 pub use safety::{check_endpoint, is_internal_ip, is_loopback};
 pub use store::{ClientRegistration, FileStore, MemoryStore, StoreData, StoredAuthorization, TokenSet, TokenStore};
 pub use user_agent::{HeadlessRedirect, LoopbackBrowser, Opener, UserAgent};

@@ -1,17 +1,19 @@
 //! [`OAuthProvider`]: the OAuth 2.1 client as an [`AuthProvider`] of the HTTP transport.
 
-use crate::challenge::AuthInfo;
-use crate::config::{Grant, OAuthBuilder, StaticClient};
+use crate::config::{Grant, StaticClient};
 use crate::crypto::now_secs;
 use crate::discovery::ServerMetadata;
 use crate::dpop::Dpop;
 use crate::error::OAuthError;
 use crate::http::Http;
 use crate::safety::{check_endpoint, redact, NetGuard};
-use crate::store::{StoredAuthorization, TokenSet, TokenStore};
+use crate::store::{MemoryStore, StoredAuthorization, TokenSet, TokenStore};
+use crate::user_agent::UserAgent;
 use futures::future::BoxFuture;
 use mcp_client::{AuthChallenge, AuthProvider, TransportError};
+use mcp_protocol::auth::BearerChallenge;
 use std::sync::Arc;
+use std::time::Duration;
 use url::Url;
 
 /// Refresh tokens this many seconds before they expire.
@@ -60,6 +62,123 @@ pub struct OAuthProvider {
     pub(crate) state: tokio::sync::Mutex<State>,
 }
 
+/// Builds an [`OAuthProvider`].
+#[derive(Debug, Clone)]
+pub struct OAuthBuilder {
+    pub(crate) server_url: String,
+    pub(crate) grant: Option<Grant>,
+    pub(crate) client_name: String,
+    pub(crate) application_type: String,
+    pub(crate) static_clients: Vec<StaticClient>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) scopes: Option<Vec<String>>,
+    pub(crate) dpop: bool,
+    pub(crate) store: Option<Arc<dyn TokenStore>>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_step_ups: usize,
+    pub(crate) offline_access: bool,
+}
+
+impl OAuthBuilder {
+    pub(crate) fn new(server_url: &str) -> Self {
+        Self {
+            server_url: server_url.to_owned(),
+            grant: None,
+            client_name: "mcp-rs client".into(),
+            application_type: "native".into(),
+            static_clients: Vec::new(),
+            client_metadata_url: None,
+            scopes: None,
+            dpop: false,
+            store: None,
+            timeout: Duration::from_secs(30),
+            max_step_ups: 2,
+            offline_access: true,
+        }
+    }
+
+    /// How tokens are obtained (required).
+    pub fn grant(mut self, grant: Grant) -> Self {
+        self.grant = Some(grant);
+        self
+    }
+
+    /// Shorthand for [`Grant::AuthorizationCode`].
+    pub fn user_agent(self, ua: Arc<dyn UserAgent>) -> Self {
+        self.grant(Grant::AuthorizationCode(ua))
+    }
+
+    /// `client_name` for dynamic registration (default "mcp-rs client").
+    pub fn client_name(mut self, name: &str) -> Self {
+        self.client_name = name.to_owned();
+        self
+    }
+
+    /// `application_type` for dynamic registration: `native` (default) or `web`.
+    pub fn application_type(mut self, t: &str) -> Self {
+        self.application_type = t.to_owned();
+        self
+    }
+
+    /// Adds pre-registered credentials (used before any other registration mechanism).
+    pub fn static_client(mut self, c: StaticClient) -> Self {
+        self.static_clients.push(c);
+        self
+    }
+
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as `client_id` with
+    /// authorization servers that advertise `client_id_metadata_document_supported`.
+    pub fn client_metadata_url(mut self, url: &str) -> Self {
+        self.client_metadata_url = Some(url.to_owned());
+        self
+    }
+
+    /// Requests exactly these scopes initially (instead of the challenge / `scopes_supported`).
+    pub fn scopes(mut self, scopes: Vec<String>) -> Self {
+        self.scopes = Some(scopes);
+        self
+    }
+
+    /// Binds tokens with DPoP (RFC 9449) when the authorization server advertises ES256.
+    pub fn dpop(mut self, on: bool) -> Self {
+        self.dpop = on;
+        self
+    }
+
+    /// Where registrations and tokens are kept (default: in memory).
+    pub fn store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Timeout of each HTTP request to metadata and authorization servers (default 30 s).
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+
+    /// Most step-up re-authorizations after `insufficient_scope` (default 2).
+    pub fn max_step_ups(mut self, n: usize) -> Self {
+        self.max_step_ups = n;
+        self
+    }
+
+    /// Whether to add `offline_access` when the authorization server lists it (default true).
+    pub fn offline_access(mut self, on: bool) -> Self {
+        self.offline_access = on;
+        self
+    }
+
+    /// Checks the configuration and builds the provider (loading stored tokens).
+    pub fn build(self) -> Result<OAuthProvider, OAuthError> {
+        let store: Arc<dyn TokenStore> = match &self.store {
+            Some(s) => s.clone(),
+            None => Arc::new(MemoryStore::default()),
+        };
+        OAuthProvider::from_builder(self, store)
+    }
+}
+
 impl std::fmt::Debug for OAuthProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthProvider")
@@ -78,18 +197,18 @@ impl OAuthProvider {
 
     pub(crate) fn from_builder(b: OAuthBuilder, store: Arc<dyn TokenStore>) -> Result<Self, OAuthError> {
         let server_url = check_endpoint(&b.server_url, "MCP server URL")?;
-        let grant = b.grant.ok_or_else(|| OAuthError::Config("no grant configured".into()))?;
+        let grant = b.grant.ok_or_else(|| OAuthError::config("no grant configured"))?;
         if let Grant::AuthorizationCode(ua) = &grant {
             check_endpoint(&ua.redirect_uri(), "redirect URI")?;
         }
         if let Some(u) = &b.client_metadata_url {
             let url = check_endpoint(u, "client metadata document URL")?;
             if url.scheme() != "https" || url.path().len() <= 1 {
-                return Err(OAuthError::Config("a client metadata document URL must be https with a path".into()));
+                return Err(OAuthError::config("a client metadata document URL must be https with a path"));
             }
         }
         if !matches!(b.application_type.as_str(), "native" | "web") {
-            return Err(OAuthError::Config("application_type must be \"native\" or \"web\"".into()));
+            return Err(OAuthError::config("application_type must be \"native\" or \"web\""));
         }
         let dpop = if b.dpop { Some(Dpop::generate()?) } else { None };
         let mut state = State::default();
@@ -136,10 +255,10 @@ impl OAuthProvider {
 
     /// Runs the whole flow now, as if the server had answered 401 with `www_authenticate`.
     pub async fn authorize(&self, www_authenticate: Option<&str>) -> Result<TokenSet, OAuthError> {
-        let info = AuthInfo::from_header(www_authenticate);
+        let info = BearerChallenge::from_header(www_authenticate);
         let mut st = self.state.lock().await;
         self.obtain(&mut st, &info, None, false).await?;
-        st.tokens.clone().ok_or_else(|| OAuthError::Config("no token obtained".into()))
+        st.tokens.clone().ok_or_else(|| OAuthError::config("no token obtained"))
     }
 
     /// Forgets the tokens of this server (here and in the store); registrations are kept.
@@ -209,7 +328,7 @@ impl OAuthProvider {
     }
 
     async fn challenge(&self, ch: AuthChallenge) -> Result<bool, OAuthError> {
-        let info = AuthInfo::from_header(ch.www_authenticate.as_deref());
+        let info = BearerChallenge::from_header(ch.www_authenticate.as_deref());
         let mut st = self.state.lock().await;
         if let (Some(d), Some(nonce), Ok(u)) = (&self.dpop, &ch.dpop_nonce, Url::parse(&ch.url)) {
             d.set_nonce(&u, nonce);

@@ -21,7 +21,8 @@ pub fn is_loopback(url: &Url) -> bool {
 /// Parses an endpoint URL (`what` names it in errors) and checks it: `https`, or `http` on a
 /// loopback host; a host; no user info; no fragment.
 pub fn check_endpoint(raw: &str, what: &str) -> Result<Url, OAuthError> {
-    let url = Url::parse(raw.trim()).map_err(|e| OAuthError::InsecureUrl(format!("{what}: not a URL ({e})")))?;
+    let url = Url::parse(raw.trim())
+        .map_err(|e| OAuthError::insecure_url(format!("{what}: not a URL ({e})")).caused_by(e))?;
     check_url(&url, what)?;
     Ok(url)
 }
@@ -32,21 +33,21 @@ pub(crate) fn check_url(url: &Url, what: &str) -> Result<(), OAuthError> {
         "https" => {}
         "http" if is_loopback(url) => {}
         "http" => {
-            return Err(OAuthError::InsecureUrl(format!(
+            return Err(OAuthError::insecure_url(format!(
                 "{what}: plain http is allowed only on loopback hosts ({})",
                 url.host_str().unwrap_or_default()
             )))
         }
-        other => return Err(OAuthError::InsecureUrl(format!("{what}: scheme {other:?} is not allowed"))),
+        other => return Err(OAuthError::insecure_url(format!("{what}: scheme {other:?} is not allowed"))),
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(OAuthError::InsecureUrl(format!("{what}: no host")));
+        return Err(OAuthError::insecure_url(format!("{what}: no host")));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(OAuthError::InsecureUrl(format!("{what}: credentials in the URL")));
+        return Err(OAuthError::insecure_url(format!("{what}: credentials in the URL")));
     }
     if url.fragment().is_some() {
-        return Err(OAuthError::InsecureUrl(format!("{what}: fragment in the URL")));
+        return Err(OAuthError::insecure_url(format!("{what}: fragment in the URL")));
     }
     Ok(())
 }
@@ -147,7 +148,7 @@ impl NetGuard {
                     server = %redact(&self.server),
                     "refused a request to an internal address named by a public MCP server"
                 );
-                Err(OAuthError::InsecureUrl(format!(
+                Err(OAuthError::insecure_url(format!(
                     "{what}: {host} is on an internal address ({ip}) but the MCP server {} is not",
                     redact(&self.server)
                 )))
@@ -288,7 +289,10 @@ mod tests {
             "https://0.0.0.0/t",
         ] {
             let err = public.check_url(&Url::parse(target).unwrap(), "token_endpoint").await.unwrap_err();
-            assert!(matches!(err, OAuthError::InsecureUrl(ref m) if m.contains("internal address")), "{target}: {err}");
+            assert!(
+                matches!(err, OAuthError::InsecureUrl { message: ref m, .. } if m.contains("internal address")),
+                "{target}: {err}"
+            );
         }
         assert!(public.check_url(&Url::parse("https://198.51.100.1/token").unwrap(), "t").await.is_ok());
         let local = NetGuard::new(Url::parse("http://127.0.0.1:3000/mcp").unwrap());

@@ -60,30 +60,30 @@ impl UserAgent for HeadlessRedirect {
 
     fn authorize<'a>(&'a self, authorization_url: &'a str) -> BoxFuture<'a, Result<String, OAuthError>> {
         Box::pin(async move {
-            let target =
-                Url::parse(&self.redirect_uri).map_err(|e| OAuthError::Config(format!("invalid redirect URI: {e}")))?;
+            let target = Url::parse(&self.redirect_uri)
+                .map_err(|e| OAuthError::config(format!("invalid redirect URI: {e}")).caused_by(e))?;
             let mut url = Url::parse(authorization_url)
-                .map_err(|e| OAuthError::UserAgent(format!("invalid authorization URL: {e}")))?;
+                .map_err(|e| OAuthError::user_agent(format!("invalid authorization URL: {e}")).caused_by(e))?;
             for _ in 0..5 {
                 let reply = self.http.get_raw(&url, "authorization endpoint").await?;
                 let location = match (reply.status, reply.location) {
                     (300..=399, Some(l)) => l,
                     (status, _) => {
-                        return Err(OAuthError::UserAgent(format!(
+                        return Err(OAuthError::user_agent(format!(
                             "the authorization endpoint answered HTTP {status} instead of redirecting"
                         )))
                     }
                 };
                 let next = url
                     .join(&location)
-                    .map_err(|e| OAuthError::UserAgent(format!("invalid redirect location: {e}")))?;
+                    .map_err(|e| OAuthError::user_agent(format!("invalid redirect location: {e}")).caused_by(e))?;
                 if is_callback_for(&next, &target) {
                     return Ok(next.to_string());
                 }
                 check_url(&next, "authorization redirect")?;
                 url = next;
             }
-            Err(OAuthError::UserAgent("too many redirects before the callback".into()))
+            Err(OAuthError::user_agent("too many redirects before the callback"))
         })
     }
 }
@@ -132,8 +132,8 @@ impl LoopbackBrowser {
     pub async fn bind(port: u16) -> Result<Self, OAuthError> {
         let listener = TcpListener::bind(("127.0.0.1", port))
             .await
-            .map_err(|e| OAuthError::UserAgent(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
-        let port = listener.local_addr().map_err(|e| OAuthError::UserAgent(e.to_string()))?.port();
+            .map_err(|e| OAuthError::user_agent(format!("cannot listen on 127.0.0.1:{port}: {e}")).caused_by(e))?;
+        let port = listener.local_addr().map_err(|e| OAuthError::user_agent(e.to_string()).caused_by(e))?.port();
         Ok(Self {
             listener: tokio::sync::Mutex::new(listener),
             redirect_uri: format!("http://127.0.0.1:{port}/callback"),
@@ -174,7 +174,7 @@ impl LoopbackBrowser {
     /// Serves callback connections (concurrently, bounded) until one carries `state`.
     async fn wait_for_callback(&self, state: &str) -> Result<String, OAuthError> {
         use futures::stream::{FuturesUnordered, StreamExt};
-        let base = Url::parse(&self.redirect_uri).map_err(|_| OAuthError::Config("invalid redirect URI".into()))?;
+        let base = Url::parse(&self.redirect_uri).map_err(|_| OAuthError::config("invalid redirect URI"))?;
         let listener = self.listener.lock().await;
         let mut conns = FuturesUnordered::new();
         loop {
@@ -249,7 +249,7 @@ impl UserAgent for LoopbackBrowser {
     fn authorize<'a>(&'a self, authorization_url: &'a str) -> BoxFuture<'a, Result<String, OAuthError>> {
         Box::pin(async move {
             let url = Url::parse(authorization_url)
-                .map_err(|e| OAuthError::UserAgent(format!("invalid authorization URL: {e}")))?;
+                .map_err(|e| OAuthError::user_agent(format!("invalid authorization URL: {e}")).caused_by(e))?;
             check_url(&url, "authorization endpoint")?;
             debug_assert!(is_loopback(&Url::parse(&self.redirect_uri).expect("valid")));
             let state = url
@@ -257,11 +257,11 @@ impl UserAgent for LoopbackBrowser {
                 .find(|(k, _)| k == "state")
                 .map(|(_, v)| v.into_owned())
                 .filter(|s| !s.is_empty())
-                .ok_or_else(|| OAuthError::UserAgent("the authorization URL has no state".into()))?;
-            (self.opener)(authorization_url).map_err(OAuthError::UserAgent)?;
+                .ok_or_else(|| OAuthError::user_agent("the authorization URL has no state"))?;
+            (self.opener)(authorization_url).map_err(OAuthError::user_agent)?;
             tokio::time::timeout(self.timeout, self.wait_for_callback(&state))
                 .await
-                .map_err(|_| OAuthError::UserAgent("timed out waiting for the authorization redirect".into()))?
+                .map_err(|_| OAuthError::user_agent("timed out waiting for the authorization redirect"))?
         })
     }
 }

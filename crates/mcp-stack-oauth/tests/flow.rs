@@ -164,7 +164,7 @@ async fn rejects_a_redirect_to_a_non_loopback_http_url() {
     // Nor may the client itself use such a redirect URI.
     let ua = Arc::new(HeadlessRedirect::new("http://evil.example.com/callback").unwrap());
     let err = OAuthProvider::builder(&mock.url()).user_agent(ua).build().unwrap_err();
-    assert!(matches!(err, OAuthError::InsecureUrl(_)), "{err:?}");
+    assert!(matches!(err, OAuthError::InsecureUrl { .. }), "{err:?}");
 }
 
 #[tokio::test]

@@ -237,6 +237,26 @@ pub enum InputFailure {
         /// The limit that passed.
         limit: std::time::Duration,
     },
+    /// The client answered the request with a JSON-RPC error.
+    #[error("the client refused the request: {message}")]
+    Refused {
+        /// The `message` of the client's error.
+        message: String,
+    },
+    /// On the client's side: its input handler (elicitation, sampling, roots) failed or the
+    /// user declined; `message` is the handler's text.
+    #[error("{message}")]
+    ClientHandler {
+        /// What the handler said.
+        message: String,
+    },
+    /// A proxy relayed its upstream's question to the client and got no usable answer (no
+    /// answer, too many rounds, the call ended).
+    #[error("upstream call: {message}")]
+    Relayed {
+        /// What went wrong, in words.
+        message: String,
+    },
 }
 
 /// A shared, cloneable error kept as the `source` of a [`ProtocolError`]. Two are equal when

@@ -1,7 +1,7 @@
 //! The JSON-RPC 2.0 envelope as MCP restricts it: strict classification of incoming messages.
 
 use crate::error::ProtocolError;
-use crate::strict::{parse_envelope, StrictJsonError};
+use crate::strict::{parse_envelope, Envelope, StrictJsonError, Top};
 use serde_json::{Map, Value};
 
 /// A message a server accepts from a client.
@@ -81,33 +81,6 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
         }
     }
     envelope.finish()
-}
-
-/// The members of a message that make its JSON-RPC envelope, taken in one pass (from the bytes
-/// by [`parse_incoming`], or from a parsed object by [`classify`]).
-#[derive(Debug, Default)]
-pub(crate) struct Envelope {
-    /// `id`, whatever its type (checked by [`Envelope::finish`]).
-    pub(crate) id: Option<Value>,
-    /// Whether `jsonrpc` is the string `"2.0"`.
-    pub(crate) version_ok: bool,
-    /// `method`, whatever its type.
-    pub(crate) method: Option<Value>,
-    /// `params`, whatever its type.
-    pub(crate) params: Option<Value>,
-    /// Whether the message has `result` or `error` (a response).
-    pub(crate) response: bool,
-}
-
-/// What the top level of a message is.
-#[derive(Debug)]
-pub(crate) enum Top {
-    /// An object: its envelope.
-    Object(Envelope),
-    /// An array (a batch).
-    Array,
-    /// A string, number, boolean or null.
-    Other,
 }
 
 impl Top {

@@ -5,6 +5,7 @@
 //! server and client frameworks and every transport.
 
 pub mod apps;
+pub mod auth;
 pub mod error;
 pub mod headers;
 pub mod jsonrpc;
@@ -16,6 +17,7 @@ pub mod sse;
 pub mod state;
 pub mod strict;
 pub mod telemetry;
+pub mod template;
 pub mod text;
 pub mod types;
 pub mod version;

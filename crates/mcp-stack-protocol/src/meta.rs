@@ -51,8 +51,7 @@ impl RequestMeta {
     /// Missing required fields or malformed values give `-32602`; a well-formed but unsupported
     /// version gives `UnsupportedProtocolVersion`.
     pub fn from_params(params: &Map<String, Value>) -> Result<Self, ProtocolError> {
-        use crate::params::member;
-        let meta = match member(params, "_meta") {
+        let meta = match params.get("_meta") {
             Some(Value::Object(m)) => m,
             Some(_) => return Err(ProtocolError::invalid_params("_meta must be an object")),
             None => {
@@ -61,7 +60,7 @@ impl RequestMeta {
                 )))
             }
         };
-        let protocol_version = match member(meta, PROTOCOL_VERSION) {
+        let protocol_version = match meta.get(PROTOCOL_VERSION) {
             Some(Value::String(v)) => version::known_or_owned(v),
             Some(_) => return Err(ProtocolError::invalid_params(format!("{PROTOCOL_VERSION} must be a string"))),
             None => {
@@ -74,7 +73,7 @@ impl RequestMeta {
                 supported: version::MODERN.iter().map(|s| (*s).to_owned()).collect(),
             });
         }
-        let client_capabilities = match member(meta, CLIENT_CAPABILITIES) {
+        let client_capabilities = match meta.get(CLIENT_CAPABILITIES) {
             Some(Value::Object(c)) => c.clone(),
             Some(_) => return Err(ProtocolError::invalid_params(format!("{CLIENT_CAPABILITIES} must be an object"))),
             None => {
@@ -83,21 +82,21 @@ impl RequestMeta {
                 )))
             }
         };
-        let client_info = match member(meta, CLIENT_INFO) {
+        let client_info = match meta.get(CLIENT_INFO) {
             None => None,
             Some(v) if is_implementation(v) => Some(v.clone()),
             Some(_) => {
                 return Err(ProtocolError::invalid_params(format!("{CLIENT_INFO} must be an Implementation object")))
             }
         };
-        let log_level = match member(meta, LOG_LEVEL) {
+        let log_level = match meta.get(LOG_LEVEL) {
             None => None,
             Some(Value::String(l)) => Some(
                 log_level_rank(l).ok_or_else(|| ProtocolError::invalid_params(format!("invalid log level {l:?}")))?,
             ),
             Some(_) => return Err(ProtocolError::invalid_params(format!("{LOG_LEVEL} must be a string"))),
         };
-        let progress_token = match member(meta, PROGRESS_TOKEN) {
+        let progress_token = match meta.get(PROGRESS_TOKEN) {
             None => None,
             Some(v @ Value::String(_)) => Some(v.clone()),
             Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n.clone())),

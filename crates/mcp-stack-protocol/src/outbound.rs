@@ -22,7 +22,7 @@
 //! ```
 
 use crate::types::RequestId;
-use crate::ProtocolError;
+use crate::{InputFailure, ProtocolError};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -92,7 +92,7 @@ impl<T> Outbound<T> {
     }
 
     /// Takes a message from the peer: a response to one of our requests releases its token with
-    /// the answer (an error response becomes [`ProtocolError::Internal`] naming the refusal).
+    /// the answer (an error response becomes [`InputFailure::Refused`]).
     pub fn handle_response(&mut self, msg: &Map<String, Value>) -> Matched<T> {
         if msg.contains_key("method") || !(msg.contains_key("result") || msg.contains_key("error")) {
             return Matched::NotAResponse;
@@ -103,10 +103,9 @@ impl<T> Outbound<T> {
         let Some(w) = self.waiting.remove(&id) else { return Matched::Unknown };
         let answer = match (msg.get("result"), msg.get("error")) {
             (Some(r), _) => Ok(r.clone()),
-            (None, e) => Err(ProtocolError::Internal(format!(
-                "the client refused the request: {}",
-                e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error")
-            ))),
+            (None, e) => Err(ProtocolError::Input(InputFailure::Refused {
+                message: e.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("error").to_owned(),
+            })),
         };
         Matched::Answer { id, token: w.token, answer }
     }
@@ -170,7 +169,7 @@ mod tests {
         assert_ne!(a["id"], b["id"]);
         let m = t.handle_response(&response(&b["id"], json!({"error": {"code": -1, "message": "no"}})));
         assert!(
-            matches!(m, Matched::Answer { token: 2, answer: Err(ProtocolError::Internal(ref e)), .. } if e.contains("no"))
+            matches!(m, Matched::Answer { token: 2, answer: Err(ProtocolError::Input(InputFailure::Refused { ref message })), .. } if message.contains("no"))
         );
         let m = t.handle_response(&response(&a["id"], json!({"result": {"roots": []}})));
         assert!(matches!(m, Matched::Answer { token: 1, answer: Ok(_), .. }));

@@ -108,23 +108,15 @@ pub enum Params<'a> {
     },
 }
 
-/// `map[key]`, found by one out-of-line copy of the map's search. A request looks up a dozen
-/// members on its way (`_meta` and its fields, `name`, `arguments`, ...): inlined, each lookup
-/// would be its own copy of the B-tree search, and a request with nothing else in flight
-/// fetches every copy's code cold. The lookups on the request path go through here.
-#[inline(never)]
-pub fn member<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    map.get(key)
-}
-
 fn string<'a>(params: &'a Map<String, Value>, key: &str, method: Method) -> Result<&'a str, ProtocolError> {
-    member(params, key)
+    params
+        .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| ProtocolError::invalid_params(format!("{method} requires a string `{key}`")))
 }
 
 fn cursor(params: &Map<String, Value>) -> Result<Option<&str>, ProtocolError> {
-    match member(params, "cursor") {
+    match params.get("cursor") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(c)) => Ok(Some(c.as_str())),
         Some(_) => Err(ProtocolError::invalid_params("cursor must be a string")),
@@ -147,7 +139,7 @@ impl Method {
             }
             Method::ToolsCall => {
                 let name = string(params, "name", self)?;
-                let arguments = match member(params, "arguments") {
+                let arguments = match params.get("arguments") {
                     None | Some(Value::Null) => None,
                     Some(Value::Object(a)) => Some(a),
                     Some(_) => return Err(ProtocolError::invalid_params("`arguments` must be an object")),
@@ -157,7 +149,7 @@ impl Method {
             Method::ResourcesRead => Params::ResourcesRead { uri: string(params, "uri", self)? },
             Method::PromptsGet => {
                 let name = string(params, "name", self)?;
-                let arguments = match member(params, "arguments") {
+                let arguments = match params.get("arguments") {
                     None | Some(Value::Null) => None,
                     Some(Value::Object(a)) if a.values().all(Value::is_string) => Some(a),
                     Some(_) => {

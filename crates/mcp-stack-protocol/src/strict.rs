@@ -4,7 +4,6 @@
 //! lets a body say one thing to an intermediary and another to the server. This module
 //! builds a [`serde_json::Value`] through a visitor that refuses duplicates and counts depth.
 
-use crate::jsonrpc::{Envelope, Top};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -45,6 +44,33 @@ fn parse_with<'de, R: serde_json::de::Read<'de>>(
     let value = Seed { depth: 0, max: max_depth }.deserialize(&mut de).map_err(classify)?;
     de.end().map_err(|e| StrictJsonError::Syntax(e.to_string()))?;
     Ok(value)
+}
+
+/// The members of a message that make its JSON-RPC envelope, taken in one pass (from the bytes
+/// by [`parse_envelope`], or from a parsed object by `jsonrpc::classify`).
+#[derive(Debug, Default)]
+pub(crate) struct Envelope {
+    /// `id`, whatever its type (checked when the envelope is classified).
+    pub(crate) id: Option<Value>,
+    /// Whether `jsonrpc` is the string `"2.0"`.
+    pub(crate) version_ok: bool,
+    /// `method`, whatever its type.
+    pub(crate) method: Option<Value>,
+    /// `params`, whatever its type.
+    pub(crate) params: Option<Value>,
+    /// Whether the message has `result` or `error` (a response).
+    pub(crate) response: bool,
+}
+
+/// What the top level of a message is.
+#[derive(Debug)]
+pub(crate) enum Top {
+    /// An object: its envelope.
+    Object(Envelope),
+    /// An array (a batch).
+    Array,
+    /// A string, number, boolean or null.
+    Other,
 }
 
 /// Parses one JSON-RPC message's top level from `bytes` as [`parse_strict`] would (the same

@@ -151,33 +151,56 @@ impl Operation {
         let seconds = self.start.elapsed().as_secs_f64();
         let (method, tool, prompt) = (self.method.as_str(), self.tool.as_deref(), self.prompt.as_deref());
         let (version, transport, error) = (self.version.as_deref(), self.transport, error.as_deref());
+        // One event per side: an event's target and field names are fixed where it is written.
+        macro_rules! duration {
+            ($target:literal, $($histogram:ident).+) => {
+                tracing::event!(
+                    target: $target,
+                    parent: None,
+                    tracing::Level::INFO,
+                    $($histogram).+ = seconds,
+                    mcp.method.name = method,
+                    gen_ai.tool.name = tool,
+                    gen_ai.prompt.name = prompt,
+                    mcp.protocol.version = version,
+                    network.transport = transport,
+                    error.type = error,
+                )
+            };
+        }
         match side {
-            Side::Client => tracing::event!(
-                target: "mcp_client::telemetry",
-                parent: None,
-                tracing::Level::INFO,
-                histogram.mcp.client.operation.duration = seconds,
-                mcp.method.name = method,
-                gen_ai.tool.name = tool,
-                gen_ai.prompt.name = prompt,
-                mcp.protocol.version = version,
-                network.transport = transport,
-                error.type = error,
-            ),
-            Side::Server => tracing::event!(
-                target: "mcp_server::telemetry",
-                parent: None,
-                tracing::Level::INFO,
-                histogram.mcp.server.operation.duration = seconds,
-                mcp.method.name = method,
-                gen_ai.tool.name = tool,
-                gen_ai.prompt.name = prompt,
-                mcp.protocol.version = version,
-                network.transport = transport,
-                error.type = error,
-            ),
+            Side::Client => duration!("mcp_client::telemetry", histogram.mcp.client.operation.duration),
+            Side::Server => duration!("mcp_server::telemetry", histogram.mcp.server.operation.duration),
         }
     }
+}
+
+/// The `tracing` crate, for [`operation_span!`](crate::operation_span); not an API.
+#[doc(hidden)]
+pub use tracing as __tracing;
+
+/// Opens the span of one MCP operation, `$name` (`"mcp.client"`, `"mcp.server"`) of
+/// `otel.kind` `$kind`, at `INFO`, with every attribute of the conventions declared empty, to
+/// be recorded as it becomes known (`otel.name`, `mcp.method.name`, `mcp.protocol.version`,
+/// `mcp.session.id`, `jsonrpc.request.id`, `gen_ai.*`, `mcp.resource.uri`,
+/// `network.transport`, `error.type`, `rpc.response.status_code`, `otel.status_*`).
+///
+/// A macro, not a function: the span's target is the module that opens it
+/// (`mcp_client::telemetry`, `mcp_server::telemetry`), which is what subscribers filter on.
+#[macro_export]
+macro_rules! operation_span {
+    ($name:literal, $kind:literal) => {{
+        use $crate::telemetry::__tracing::field::Empty;
+        $crate::telemetry::__tracing::info_span!(
+            $name,
+            // One line per family of the conventions.
+            otel.name = Empty, otel.kind = $kind, otel.status_code = Empty, otel.status_description = Empty,
+            mcp.method.name = Empty, mcp.protocol.version = Empty, mcp.session.id = Empty, mcp.resource.uri = Empty,
+            jsonrpc.request.id = Empty, rpc.response.status_code = Empty,
+            gen_ai.operation.name = Empty, gen_ai.tool.name = Empty, gen_ai.prompt.name = Empty,
+            network.transport = Empty, error.type = Empty,
+        )
+    }};
 }
 
 #[cfg(test)]

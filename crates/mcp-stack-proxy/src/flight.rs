@@ -28,7 +28,7 @@
 
 use super::pool::Lease;
 use super::upstream::Question;
-use mcp::server::mcp_protocol::ProtocolError;
+use mcp::server::mcp_protocol::{Cancellation, InputFailure, ProtocolError};
 use mcp::server::{Context, HandlerError, InputRequired};
 use mcp_client::{CallOptions, ClientError};
 use parking_lot::Mutex;
@@ -294,7 +294,7 @@ impl Flights {
         let answers = ctx.input_responses();
         for (key, reply) in parked.asked {
             let answer = answers.and_then(|a| a.get(&key)).cloned();
-            let _ = reply.send(answer.ok_or_else(|| ClientError::Handler(format!("no answer to input request {key}"))));
+            let _ = reply.send(answer.ok_or_else(|| ClientError::handler(format!("no answer to input request {key}"))));
         }
         Ok(Some(parked.flight))
     }
@@ -308,7 +308,7 @@ impl Flights {
                 q = flight.questions.recv() => break q,
                 notes = flight.notes.next() => notes.into_iter().for_each(|n| n.relay(ctx)),
                 () = ctx.cancellation().cancelled() => {
-                    return Err(HandlerError::Protocol(ProtocolError::Internal("cancelled".into())))
+                    return Err(HandlerError::Protocol(ProtocolError::Cancelled { reason: Cancellation::ByClient }))
                 }
             }
         };
@@ -426,7 +426,7 @@ fn finish(
     }
     match r {
         Ok(r) => r.map_err(|e| HandlerError::Protocol(upstream_error(e))),
-        Err(_) => Err(HandlerError::Protocol(ProtocolError::Internal("the upstream call was dropped".into()))),
+        Err(_) => Err(HandlerError::Protocol(ProtocolError::Cancelled { reason: Cancellation::PeerGone })),
     }
 }
 
@@ -456,7 +456,7 @@ pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
             },
             _ => ProtocolError::Custom { code: c, message, data },
         },
-        ClientError::ResourceNotFound(uri) => ProtocolError::resource_not_found(&uri),
+        ClientError::ResourceNotFound { uri, .. } => ProtocolError::resource_not_found(&uri),
         // The upstream does not offer the tool (the client lists an HTTP upstream's tools
         // before a call, to mirror its `x-mcp-header` parameters, and refuses a name it does
         // not find there, or one with invalid annotations): the caller's mistake, answered as
@@ -466,8 +466,8 @@ pub(crate) fn upstream_error(e: ClientError) -> ProtocolError {
         // passed the proxy's own bound: the operator's setting, not an outage of the upstream.
         ClientError::ListTooLarge { method, bound } => super::lists::too_large("the upstream", &method, &bound),
         // The proxy's own words about the call (an unanswered question, too many rounds).
-        e @ (ClientError::Handler(_) | ClientError::TooManyRounds(_)) => {
-            ProtocolError::Internal(format!("upstream call: {e}"))
+        e @ (ClientError::Handler { .. } | ClientError::TooManyRounds(_)) => {
+            ProtocolError::Input(InputFailure::Relayed { message: e.to_string() })
         }
         ClientError::AuthRequired { status, .. } => {
             hop_error(&format!("the proxy is not authorized at the upstream server (HTTP {status})"))
@@ -482,7 +482,7 @@ pub(crate) fn hop_error(detail: &str) -> ProtocolError {
     use rand::RngCore;
     let id = format!("{:016x}", rand::thread_rng().next_u64());
     tracing::warn!("upstream unavailable (ref {id}): {}", super::upstream::loggable(detail));
-    ProtocolError::Internal(format!("upstream unavailable (ref {id})"))
+    ProtocolError::HandlerFailed { message: "upstream unavailable".into(), reference: id }
 }
 
 #[cfg(test)]
@@ -518,7 +518,7 @@ mod tests {
         let e = upstream_error(auth);
         assert_eq!(e.code(), -32603);
         assert!(!e.message().contains("secret-detail"), "{}", e.message());
-        let lost = ClientError::InvalidResponse("from http://u:pw@h/mcp?api_key=SECRET".into());
+        let lost = ClientError::invalid_response("from http://u:pw@h/mcp?api_key=SECRET");
         let (a, b) = (upstream_error(lost).message(), hop_error("x").message());
         assert!(!a.contains("SECRET") && !a.contains("pw") && !a.contains("http"), "{a}");
         assert_ne!(a, b, "each failure has its own ref");

@@ -305,7 +305,7 @@ impl Forward {
 /// A lease, or the refusal of a pool that had none to give.
 fn leased(r: Result<super::pool::Lease, ClientError>) -> Result<super::pool::Lease, HandlerError> {
     r.map_err(|e| match e {
-        ClientError::Handler(m) => refuse(ProtocolError::unavailable("upstream", m)),
+        ClientError::Handler { message: m, .. } => refuse(ProtocolError::unavailable("upstream", m)),
         other => refuse(upstream_error(other)),
     })
 }

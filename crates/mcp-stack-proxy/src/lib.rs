@@ -3,8 +3,9 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcp_proxy::{Proxy, ProxyConfig, Upstream};
-//! let upstream = Upstream::Stdio { program: "my-server".into(), args: vec![], env: vec![], cwd: None };
+//! use mcp_proxy::{Proxy, ProxyConfig, ServerSpec, Upstream};
+//! let upstream =
+//!     Upstream::new(ServerSpec::Stdio { command: "my-server".into(), args: vec![], env: vec![], cwd: None });
 //! let proxy = Proxy::connect(ProxyConfig::new(upstream).prefix("mine_")).await?;
 //! mcp::stdio::serve_stdio(proxy.server().clone()).await?;
 //! # Ok(()) }
@@ -46,6 +47,7 @@ mod upstream;
 
 pub use gateway::{Gateway, GatewayConfig, UpstreamStats};
 /// The default list bounds of [`ProxyConfig`] and [`GatewayConfig`]: the client's own.
+pub use mcp_client::config::ServerSpec;
 pub use mcp_client::{DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS};
 pub use routes::{MISSING_META, UPSTREAM_META};
 pub use upstream::Upstream;
@@ -66,12 +68,11 @@ const IDLE_SESSION: Duration = Duration::from_secs(300);
 /// Plain data with safe defaults; [`ProxyConfig::new`] then the builder-style setters:
 ///
 /// ```
-/// use mcp_proxy::{ProxyConfig, Upstream};
-/// let config = ProxyConfig::new(Upstream::Http {
+/// use mcp_proxy::{ProxyConfig, ServerSpec, Upstream};
+/// let config = ProxyConfig::new(Upstream::new(ServerSpec::Http {
 ///     url: "http://127.0.0.1:3000/mcp".into(),
 ///     headers: vec![],
-///     auth: None,
-/// })
+/// }))
 /// .tools(["search_*"])
 /// .prefix("docs_");
 /// assert_eq!(config.max_sessions, 16);

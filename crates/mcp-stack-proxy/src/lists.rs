@@ -73,7 +73,7 @@ pub(crate) async fn all_pages(
             _ => return Ok(out),
         }
     }
-    Err(ClientError::InvalidResponse(format!("{method}: more than {MAX_PAGES} pages")))
+    Err(ClientError::invalid_response(format!("{method}: more than {MAX_PAGES} pages")))
 }
 
 #[cfg(test)]

@@ -368,7 +368,7 @@ impl Pool {
                     return self.open(key).await;
                 }
                 Pick::Wait if Instant::now() >= deadline => {
-                    return Err(mcp_client::ClientError::Handler(format!(
+                    return Err(mcp_client::ClientError::handler(format!(
                         "no upstream session became free within {} s (the proxy opens at most {}); try again later",
                         self.limits.lease_wait.as_secs(),
                         self.limits.max_sessions
@@ -591,7 +591,12 @@ mod tests {
     // entries counted against the session cap.
     #[tokio::test]
     async fn a_lease_dropped_while_connecting_gives_its_place_back() {
-        let upstream = Upstream::Stdio { program: "sleep".into(), args: vec!["30".into()], env: Vec::new(), cwd: None };
+        let upstream = Upstream::new(mcp_client::config::ServerSpec::Stdio {
+            command: "sleep".into(),
+            args: vec!["30".into()],
+            env: Vec::new(),
+            cwd: None,
+        });
         let pool = Pool::new(upstream, PoolLimits::default(), Arc::default());
         let hung = tokio::time::timeout(Duration::from_millis(300), pool.lease(&Key::default())).await;
         assert!(hung.is_err(), "a server that never answers cannot connect");

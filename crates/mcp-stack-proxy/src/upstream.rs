@@ -8,41 +8,23 @@
 //!
 //! Upstream URLs are logged redacted ([`redact_url`]): no userinfo, no query, no fragment.
 
+use mcp_client::config::ServerSpec;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
-use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Sampling};
+use mcp_client::{Client, ClientBuilder, ClientError, ElicitationModes, Sampling, TransportError};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-/// How to reach the upstream server.
+/// How to reach the upstream server: a configured server ([`ServerSpec`], the client's own
+/// description of a stdio command or an HTTP endpoint), and for an HTTP one the proxy's own
+/// authorization there.
 #[derive(Clone)]
-#[non_exhaustive]
-pub enum Upstream {
-    /// A stdio server: one child process per session.
-    Stdio {
-        /// The program.
-        program: String,
-        /// Its arguments.
-        args: Vec<String>,
-        /// Extra environment variables.
-        env: Vec<(String, String)>,
-        /// Working directory.
-        cwd: Option<PathBuf>,
-    },
-    /// A Streamable HTTP (or HTTP+SSE) server.
-    Http {
-        /// The endpoint URL.
-        url: String,
-        /// Headers the proxy sends (its own credentials); never the downstream's.
-        headers: Vec<(String, String)>,
-        /// The proxy's own authorization for this upstream (e.g. an `mcp_oauth::OAuthProvider`),
-        /// shared by every session; never the downstream client's token.
-        auth: Option<Arc<dyn mcp_client::AuthProvider>>,
-    },
+pub struct Upstream {
+    spec: ServerSpec,
+    auth: Option<Arc<dyn mcp_client::AuthProvider>>,
 }
 
 /// The input capabilities a downstream request declared, which its upstream session declares
@@ -134,17 +116,17 @@ impl Asker {
 
     async fn ask(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         let to = CALL.try_with(Clone::clone).ok().or_else(|| self.0.lock().clone());
-        let to = to.ok_or_else(|| ClientError::Handler(format!("{method} outside of a proxied call")))?;
+        let to = to.ok_or_else(|| ClientError::handler(format!("{method} outside of a proxied call")))?;
         let (reply, answer) = oneshot::channel();
         // The channel is bounded (the call's questions of one round): past it the upstream's
         // question is refused rather than queued.
         to.try_send(Question { method: method.to_owned(), params, reply }).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => {
-                ClientError::Handler("too many questions from the upstream at once for one proxied call".into())
+                ClientError::handler("too many questions from the upstream at once for one proxied call")
             }
-            mpsc::error::TrySendError::Closed(_) => ClientError::Handler("the proxied call has ended".into()),
+            mpsc::error::TrySendError::Closed(_) => ClientError::handler("the proxied call has ended"),
         })?;
-        answer.await.unwrap_or_else(|_| Err(ClientError::Handler("the downstream client did not answer".into())))
+        answer.await.unwrap_or_else(|_| Err(ClientError::handler("the downstream client did not answer")))
     }
 }
 
@@ -152,38 +134,52 @@ impl Asker {
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl std::fmt::Debug for Upstream {
+    /// Names only for environment variables and headers, the URL redacted: they may hold
+    /// credentials.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Upstream::Stdio { program, args, env, cwd } => f
-                .debug_struct("Stdio")
-                .field("program", program)
-                .field("args", args)
-                .field("env", &env.iter().map(|(k, _)| k).collect::<Vec<_>>())
-                .field("cwd", cwd)
-                .finish(),
-            // Header values and URLs may hold credentials: only names and the redacted URL.
-            Upstream::Http { url, headers, auth } => f
+        match &self.spec {
+            ServerSpec::Http { url, headers } => f
                 .debug_struct("Http")
                 .field("url", &redact_url(url))
                 .field("headers", &headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
-                .field("auth", &auth.is_some())
+                .field("auth", &self.auth.is_some())
                 .finish(),
+            spec => std::fmt::Debug::fmt(spec, f),
         }
     }
 }
 
 impl Upstream {
+    /// The server `spec` names (a stdio command: one child process per session; an HTTP
+    /// endpoint: its headers are the proxy's own, never the downstream's).
+    pub fn new(spec: ServerSpec) -> Self {
+        Self { spec, auth: None }
+    }
+
+    /// The proxy's own authorization at an HTTP upstream (e.g. an `mcp_oauth::OAuthProvider`),
+    /// shared by every session; never the downstream client's token. Unused for stdio.
+    pub fn auth(mut self, provider: Arc<dyn mcp_client::AuthProvider>) -> Self {
+        self.auth = Some(provider);
+        self
+    }
+
+    /// The server this upstream is.
+    pub fn spec(&self) -> &ServerSpec {
+        &self.spec
+    }
+
     /// A short description for logs (URLs redacted: no userinfo, query or fragment).
     pub fn describe(&self) -> String {
-        match self {
-            Upstream::Stdio { program, args, .. } => format!("`{} {}`", program, args.join(" ")).replace(" `", "`"),
-            Upstream::Http { url, .. } => redact_url(url),
+        match &self.spec {
+            ServerSpec::Http { url, .. } => redact_url(url),
+            ServerSpec::Stdio { command, args, .. } => format!("`{} {}`", command, args.join(" ")).replace(" `", "`"),
+            other => format!("{other:?}"),
         }
     }
 
     /// Whether sessions are child processes (a lost one is "restarted").
     pub(crate) fn is_process(&self) -> bool {
-        matches!(self, Upstream::Stdio { .. })
+        matches!(self.spec, ServerSpec::Stdio { .. })
     }
 
     /// Connects one session declaring `caps` (and the tasks extension when `tasks`), its
@@ -233,24 +229,28 @@ impl Upstream {
                 async move { a.ask("roots/list", p).await }
             });
         }
-        match self {
-            Upstream::Stdio { program, args, env, cwd } => {
-                let mut cmd = StdioCommand::new(program.clone()).args(args.iter().cloned()).envs(env.iter().cloned());
+        match &self.spec {
+            ServerSpec::Stdio { command, args, env, cwd } => {
+                let mut cmd = StdioCommand::new(command.clone()).args(args.iter().cloned()).envs(env.iter().cloned());
                 if let Some(d) = cwd {
                     cmd = cmd.cwd(d.clone());
                 }
                 b.connect(StdioTransport::spawn(cmd)?).await
             }
-            Upstream::Http { url, headers, auth } => {
+            ServerSpec::Http { url, headers } => {
                 let mut t = HttpTransport::builder(url).connect_timeout(timeout);
                 for (k, v) in headers {
                     t = t.header(k.clone(), v.clone());
                 }
-                if let Some(p) = auth {
+                if let Some(p) = &self.auth {
                     t = t.auth(p.clone());
                 }
                 b.connect(t.build()?).await
             }
+            other => Err(ClientError::Transport(TransportError::Connect(
+                format!("cannot proxy {other:?}: not a stdio or HTTP server"),
+                None,
+            ))),
         }
     }
 }

@@ -13,7 +13,9 @@
 
 use crate::pubsub::Delivery;
 use crate::RedisBackend;
-use mcp_server::tasks::{TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, TaskStoreFuture, Updated};
+use mcp_server::tasks::{
+    TaskCapacity, TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, TaskStoreFuture, UpdateFuture, Updated,
+};
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -89,10 +91,6 @@ impl std::fmt::Debug for RedisTaskStore {
     }
 }
 
-fn unavailable(e: String) -> TaskStoreError {
-    TaskStoreError::Unavailable(e)
-}
-
 /// Wakes the local watchers of `id` (all of them for `None`), forgetting unwatched ones.
 fn bump(watchers: &Mutex<HashMap<String, watch::Sender<u64>>>, id: Option<&str>) {
     let mut w = watchers.lock();
@@ -159,8 +157,11 @@ impl RedisTaskStore {
     /// The record stored under `id` as raw JSON and parsed, validated like client input.
     async fn read(&self, id: &str, now_ms: u64) -> Result<Option<(String, TaskRecord)>, TaskStoreError> {
         let mut conn = self.backend.conn();
-        let raw: Option<String> =
-            self.backend.run(redis::cmd("GET").arg(self.key(id)).query_async(&mut conn)).await.map_err(unavailable)?;
+        let raw: Option<String> = self
+            .backend
+            .run(redis::cmd("GET").arg(self.key(id)).query_async(&mut conn))
+            .await
+            .map_err(TaskStoreError::unavailable)?;
         let Some(raw) = raw else { return Ok(None) };
         let record = parse(id, &raw)?;
         Ok((!record.is_expired(now_ms)).then_some((raw, record)))
@@ -169,7 +170,7 @@ impl RedisTaskStore {
 
 /// A record from Redis: bounded, well-formed, and the one asked for.
 pub(crate) fn parse(id: &str, raw: &str) -> Result<TaskRecord, TaskStoreError> {
-    let bad = |why: &str| TaskStoreError::Unavailable(format!("the stored task {id} is invalid: {why}"));
+    let bad = |why: &str| TaskStoreError::unavailable(format!("the stored task {id} is invalid: {why}"));
     if raw.len() > MAX_RECORD {
         return Err(bad("too large"));
     }
@@ -186,7 +187,7 @@ pub(crate) fn parse(id: &str, raw: &str) -> Result<TaskRecord, TaskStoreError> {
 impl TaskStore for RedisTaskStore {
     fn create(&self, record: TaskRecord, now_ms: u64) -> TaskStoreFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
-            let json = serde_json::to_string(&record).map_err(|e| unavailable(e.to_string()))?;
+            let json = serde_json::to_string(&record).map_err(TaskStoreError::unavailable_from)?;
             let expiry = record.ttl_ms.map_or(NEVER, |t| record.created_at_ms.saturating_add(t));
             let px = record.ttl_ms.map_or(0, |_| expiry.saturating_sub(now_ms).max(1));
             let mut inv = self.create.prepare_invoke();
@@ -204,14 +205,13 @@ impl TaskStore for RedisTaskStore {
                 .arg(now_ms + self.lease_ms())
                 .arg(now_ms.saturating_sub(FORGET_AFTER_MS));
             let mut conn = self.backend.conn();
-            let code: i64 = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
+            let code: i64 = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(TaskStoreError::unavailable)?;
             match code {
                 1 => Ok(()),
-                -1 => Err(TaskStoreError::Capacity(format!("the service holds {} tasks", self.limits.max_tasks))),
-                -2 => Err(TaskStoreError::Capacity(format!(
-                    "{} live tasks for this principal; let some finish and expire",
-                    self.limits.max_tasks_per_principal
-                ))),
+                -1 => Err(TaskStoreError::Capacity(TaskCapacity::Total { max: self.limits.max_tasks })),
+                -2 => Err(TaskStoreError::Capacity(TaskCapacity::PerPrincipal {
+                    max: self.limits.max_tasks_per_principal,
+                })),
                 _ => Err(TaskStoreError::Duplicate(record.task_id)),
             }
         })
@@ -221,12 +221,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move { Ok(self.read(id, now_ms).await?.map(|(_, r)| r)) })
     }
 
-    fn update<'a>(
-        &'a self,
-        id: &'a str,
-        change: TaskChange,
-        now_ms: u64,
-    ) -> TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
+    fn update<'a>(&'a self, id: &'a str, change: TaskChange, now_ms: u64) -> UpdateFuture<'a> {
         Box::pin(async move {
             let stripe = id.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b)));
             let _turn = self.turns[stripe % self.turns.len()].lock().await;
@@ -242,7 +237,7 @@ impl TaskStore for RedisTaskStore {
                 if record.revision == before {
                     return Ok(Some(Updated { record, applied }));
                 }
-                let json = serde_json::to_string(&record).map_err(|e| unavailable(e.to_string()))?;
+                let json = serde_json::to_string(&record).map_err(TaskStoreError::unavailable_from)?;
                 let mut inv = self.cas.prepare_invoke();
                 inv.key(self.key(id))
                     .key(self.lease_key())
@@ -252,13 +247,14 @@ impl TaskStore for RedisTaskStore {
                     .arg(id)
                     .arg(&self.backend.inner.hub.channels.tasks);
                 let mut conn = self.backend.conn();
-                let written: i64 = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
+                let written: i64 =
+                    self.backend.run(inv.invoke_async(&mut conn)).await.map_err(TaskStoreError::unavailable)?;
                 if written == 1 {
                     bump(&self.watchers, Some(id));
                     return Ok(Some(Updated { record, applied }));
                 }
             }
-            Err(unavailable(format!("task {id} changed too often to update; try again")))
+            Err(TaskStoreError::unavailable(format!("task {id} changed too often to update; try again")))
         })
     }
 
@@ -270,7 +266,7 @@ impl TaskStore for RedisTaskStore {
                 .backend
                 .run(redis::cmd("ZRANGEBYSCORE").arg(self.all_key()).arg(from).arg(now_ms).query_async(&mut conn))
                 .await
-                .map_err(unavailable)?;
+                .map_err(TaskStoreError::unavailable)?;
             Ok(ids)
         })
     }
@@ -296,7 +292,7 @@ impl TaskStore for RedisTaskStore {
                 cmd.arg(deadline).arg(id);
             }
             let mut conn = self.backend.conn();
-            let _: i64 = self.backend.run(cmd.query_async(&mut conn)).await.map_err(unavailable)?;
+            let _: i64 = self.backend.run(cmd.query_async(&mut conn)).await.map_err(TaskStoreError::unavailable)?;
             Ok(())
         })
     }
@@ -306,7 +302,8 @@ impl TaskStore for RedisTaskStore {
             let mut inv = self.orphans.prepare_invoke();
             inv.key(self.lease_key()).arg(now_ms).arg(self.key(""));
             let mut conn = self.backend.conn();
-            let ids: Vec<String> = self.backend.run(inv.invoke_async(&mut conn)).await.map_err(unavailable)?;
+            let ids: Vec<String> =
+                self.backend.run(inv.invoke_async(&mut conn)).await.map_err(TaskStoreError::unavailable)?;
             Ok(ids)
         })
     }

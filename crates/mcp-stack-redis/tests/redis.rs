@@ -102,7 +102,7 @@ async fn nothing_read_from_redis_is_trusted() {
     }
     for id in ["garbage", "other"] {
         let e = store.get(id, now_ms()).await.unwrap_err();
-        assert!(matches!(&e, TaskStoreError::Unavailable(m) if m.contains("is invalid")), "{e}");
+        assert!(matches!(&e, TaskStoreError::Unavailable { message: m, .. } if m.contains("is invalid")), "{e}");
         assert!(store.update(id, TaskChange::Cancel, now_ms()).await.is_err());
     }
     // A session record from outside: a version this server does not speak is refused.

@@ -8,7 +8,6 @@ use crate::error::HandlerError;
 use crate::reply::Reply;
 use crate::server::Server;
 use crate::tasks::ToolRun;
-use mcp_protocol::params::member;
 use mcp_protocol::types::{self, CallToolResult};
 use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{Map, Value};
@@ -34,7 +33,7 @@ fn invalid_arguments(name: &str, input: &jsonschema::Validator, args: &Value) ->
 
 /// Whether the request is a later round of a multi round-trip request (never cached).
 fn is_round(ctx: &Context) -> bool {
-    member(ctx.params(), "requestState").is_some() || member(ctx.params(), "inputResponses").is_some()
+    ctx.params().get("requestState").is_some() || ctx.params().get("inputResponses").is_some()
 }
 
 /// A handler's outcome, settled: its result, or the reply that stands for it (an
@@ -78,7 +77,7 @@ impl Server {
         // The later rounds of a multi round-trip request spend nothing (`prepare` checks that
         // their state is genuine).
         let continuation =
-            member(&req.params, "requestState").is_some() || preset.as_ref().is_some_and(|p| p.state.is_some());
+            req.params.get("requestState").is_some() || preset.as_ref().is_some_and(|p| p.state.is_some());
         Ok((self.prepare(req, env, preset)?, method, continuation))
     }
 
@@ -137,8 +136,7 @@ impl Server {
             return Ok(());
         }
         let catalog = self.catalog();
-        let name =
-            (method == Method::ToolsCall).then(|| member(ctx.params(), "name").and_then(Value::as_str)).flatten();
+        let name = (method == Method::ToolsCall).then(|| ctx.params().get("name").and_then(Value::as_str)).flatten();
         let tool = match name {
             // A name the catalog does not know may be the fallback's (a proxy's upstream tool):
             // the server-wide per-tool quotas apply to it by name.
@@ -202,7 +200,7 @@ impl Server {
             .get()
             .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid inputSchema: {e}")))?;
         let empty = Value::Object(Map::new());
-        let args_value = member(ctx.params(), "arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
+        let args_value = ctx.params().get("arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
         if !input.is_valid(args_value) {
             return Ok(invalid_arguments(name, input, args_value).into());
         }

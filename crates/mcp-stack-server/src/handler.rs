@@ -85,9 +85,7 @@ impl RequestParts {
     pub fn arguments(&self) -> &Value {
         match &self.args {
             Some(a) => a,
-            None => mcp_protocol::params::member(self.ctx.params(), "arguments")
-                .filter(|a| a.is_object())
-                .unwrap_or_else(|| empty_object()),
+            None => self.ctx.params().get("arguments").filter(|a| a.is_object()).unwrap_or_else(|| empty_object()),
         }
     }
 

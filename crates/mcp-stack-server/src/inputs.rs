@@ -37,7 +37,7 @@ impl std::error::Error for InputRequired {}
 /// needs an answer asks again with a new `input_required` result.
 pub(crate) fn bind_answers(params: &mut Map<String, Value>, issued: &[String]) {
     // Most requests carry none: a look-up (the request path's shared one), not a removal.
-    if mcp_protocol::params::member(params, "inputResponses").is_none() {
+    if params.get("inputResponses").is_none() {
         return;
     }
     let Some(Value::Object(sent)) = params.remove("inputResponses") else { return };

@@ -118,9 +118,7 @@ impl RequestInfo {
             Some(Method::ResourcesRead) => Some(("resource", "uri")),
             _ => None,
         };
-        let name = field.and_then(|(kind, key)| {
-            Some((kind, cut(mcp_protocol::params::member(params, key)?.as_str()?, MAX_NAME).to_owned()))
-        });
+        let name = field.and_then(|(kind, key)| Some((kind, cut(params.get(key)?.as_str()?, MAX_NAME).to_owned())));
         Box::new(Self { method: method_name(method, known), name, id: id.clone() })
     }
 }

@@ -598,12 +598,11 @@ impl Server {
         env: &RequestEnv,
         now: Option<u64>,
     ) -> Result<RoundState, ProtocolError> {
-        use mcp_protocol::params::member;
-        match member(&req.params, "inputResponses") {
+        match req.params.get("inputResponses") {
             None | Some(Value::Object(_)) => {}
             Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
         }
-        let sealed = match member(&req.params, "requestState") {
+        let sealed = match req.params.get("requestState") {
             None => return Ok(RoundState::default()),
             Some(Value::String(s)) => s,
             Some(_) => return Err(ProtocolError::invalid_params("requestState must be a string")),

@@ -31,24 +31,7 @@ impl ServerCall {
     /// The span for `req`, or `None` when nobody records it (the untraced path). Boxed: the
     /// untraced request future carries a null pointer, not the attributes.
     pub(crate) fn start(req: &Request, env: &RequestEnv, preset: Option<&Preset>) -> Option<Box<Self>> {
-        let span = tracing::info_span!(
-            "mcp.server",
-            otel.name = Empty,
-            otel.kind = "server",
-            otel.status_code = Empty,
-            otel.status_description = Empty,
-            mcp.method.name = Empty,
-            mcp.protocol.version = Empty,
-            mcp.session.id = Empty,
-            jsonrpc.request.id = Empty,
-            gen_ai.operation.name = Empty,
-            gen_ai.tool.name = Empty,
-            gen_ai.prompt.name = Empty,
-            mcp.resource.uri = Empty,
-            network.transport = Empty,
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-        );
+        let span = mcp_protocol::operation_span!("mcp.server", "server");
         if span.is_disabled() {
             return None;
         }
@@ -200,17 +183,5 @@ mod tests {
         // No subscriber: no span, no attributes, no clock.
         assert!(ServerCall::start(&request(), &RequestEnv::default(), None).is_none());
         assert!(task_span("t", "1").is_disabled());
-    }
-
-    #[test]
-    fn tracing_adds_a_pointer_to_the_request_future() {
-        let server = crate::Server::builder("s", "1").build().unwrap();
-        let plain = std::mem::size_of_val(&server.clone().serve_request(request(), RequestEnv::default(), None));
-        let traced = std::mem::size_of_val(&server.process_with(request(), RequestEnv::default(), None));
-        assert!(traced <= plain + 16, "{traced} bytes against {plain}");
-        // The request future is moved as a whole a few times per request: paths most requests
-        // do not take (layers, caches, tasks, rate limits, completion) are boxed to keep it
-        // small (it was 2.5 KB before they were).
-        assert!(plain <= 1200, "the request future grew to {plain} bytes");
     }
 }

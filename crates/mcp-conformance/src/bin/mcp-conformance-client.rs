@@ -74,7 +74,7 @@ fn oauth(scenario: &str, url: &str) -> Result<OAuthProvider, ClientError> {
 /// Answers an elicitation like a cooperative user: every requested field gets its default or a
 /// plausible value of its type (the library fills remaining defaults and validates).
 async fn elicit(params: ElicitRequestParams) -> Result<ElicitResult, ClientError> {
-    let bad = |e: serde_json::Error| ClientError::Handler(e.to_string());
+    let bad = |e: serde_json::Error| ClientError::handler(e.to_string());
     let params = serde_json::to_value(params).map_err(bad)?;
     let mut content = Map::new();
     if let Some(props) = params.pointer("/requestedSchema/properties").and_then(Value::as_object) {
@@ -185,7 +185,7 @@ async fn run(scenario: &str, url: &str, protocol: &str) -> Result<(), ClientErro
                 .iter()
                 .find(|t| t.name == "json_schema_2020_12_tool")
                 .map(|t| t.raw()["inputSchema"].clone())
-                .ok_or_else(|| ClientError::InvalidResponse("json_schema_2020_12_tool not offered".into()))?;
+                .ok_or_else(|| ClientError::invalid_response("json_schema_2020_12_tool not offered"))?;
             client.call_tool("json_schema_echo", json!({ "schema": schema })).await?;
         }
         "elicitation-sep1034-client-defaults" => {

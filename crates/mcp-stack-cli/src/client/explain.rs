@@ -131,7 +131,7 @@ fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, meth
             f.data = data;
             f
         }
-        ClientError::ResourceNotFound(uri) => {
+        ClientError::ResourceNotFound { uri, .. } => {
             let mut f = Failure::new(format!("resource not found: {uri}"));
             f.code = Some(mcp::protocol::error::code::INVALID_PARAMS);
             f
@@ -145,7 +145,7 @@ fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, meth
                 ours.join(", ")
             ))
         }
-        ClientError::Unsupported(what) => {
+        ClientError::Unsupported { request: what, .. } => {
             if what.contains("legacy server") {
                 Failure::new(format!(
                     "{method} needs a modern ({}) server; {t} is a legacy server (protocol {})",

@@ -129,7 +129,7 @@ fn maybe_not_mcp(e: &ClientError) -> bool {
     matches!(
         e,
         ClientError::Transport(TransportError::Http { .. } | TransportError::Malformed(_) | TransportError::Closed(_))
-            | ClientError::InvalidResponse(_)
+            | ClientError::InvalidResponse { .. }
     ) && !matches!(e, ClientError::Transport(TransportError::Http { status: 401, .. }))
 }
 

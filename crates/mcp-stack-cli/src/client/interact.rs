@@ -149,7 +149,7 @@ impl Ui {
         self.finish_progress();
         tokio::task::spawn_blocking(move || self.elicit_blocking(&params))
             .await
-            .map_err(|e| ClientError::Handler(format!("elicitation prompt failed: {e}")))?
+            .map_err(|e| ClientError::handler(format!("elicitation prompt failed: {e}")).caused_by(e))?
     }
 
     fn elicit_blocking(&self, params: &Value) -> Result<Value, ClientError> {
@@ -174,7 +174,7 @@ impl Ui {
         } else {
             form_elicitation(params, &server, &mut t)
         };
-        r.map_err(|e| ClientError::Handler(format!("reading the answer failed: {e}")))
+        r.map_err(|e| ClientError::handler(format!("reading the answer failed: {e}")).caused_by(e))
     }
 
     /// Answers `sampling/createMessage` with the user's typed reply.
@@ -182,14 +182,14 @@ impl Ui {
         self.finish_progress();
         tokio::task::spawn_blocking(move || self.sample_blocking(&params))
             .await
-            .map_err(|e| ClientError::Handler(format!("sampling prompt failed: {e}")))?
+            .map_err(|e| ClientError::handler(format!("sampling prompt failed: {e}")).caused_by(e))?
     }
 
     fn sample_blocking(&self, params: &Value) -> Result<Value, ClientError> {
         let _one = PROMPT.lock();
         let server = self.server();
         if !self.prompt {
-            return Err(ClientError::Handler(format!(
+            return Err(ClientError::handler(format!(
                 "declined a sampling request from {server}: stdin is not a terminal \
                  (--interactive reads the reply from piped input)"
             )));
@@ -198,7 +198,7 @@ impl Ui {
         let mut err = super::terminal::ErrWriter::new();
         let mut t = Term { input: &mut stdin.lock(), out: &mut err, echo: !self.tty };
         let reply = sampling_prompt(params, &server, &mut t)
-            .map_err(|e| ClientError::Handler(format!("reading the reply failed: {e}")))?;
+            .map_err(|e| ClientError::handler(format!("reading the reply failed: {e}")).caused_by(e))?;
         match reply {
             Some(text) => Ok(json!({
                 "role": "assistant",
@@ -206,7 +206,7 @@ impl Ui {
                 "model": "human",
                 "stopReason": "endTurn",
             })),
-            None => Err(ClientError::Handler(format!("declined the sampling request from {server} (empty reply)"))),
+            None => Err(ClientError::handler(format!("declined the sampling request from {server} (empty reply)"))),
         }
     }
 }

@@ -110,7 +110,7 @@ impl Inspector {
         {
             let mut q = self.questions.lock();
             if q.len() >= MAX_QUESTIONS {
-                return Err(ClientError::Handler("too many questions are waiting for the inspector page".into()));
+                return Err(ClientError::handler("too many questions are waiting for the inspector page"));
             }
             q.insert(id, tx);
         }
@@ -119,8 +119,8 @@ impl Inspector {
         self.questions.lock().remove(&id);
         match answer {
             Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(why))) => Err(ClientError::Handler(why)),
-            Ok(Err(_)) | Err(_) => Err(ClientError::Handler("the inspector page did not answer".into())),
+            Ok(Ok(Err(why))) => Err(ClientError::handler(why)),
+            Ok(Err(_)) | Err(_) => Err(ClientError::handler("the inspector page did not answer")),
         }
     }
 
@@ -187,6 +187,6 @@ fn asker(
 ) -> impl Fn(Value) -> futures::future::BoxFuture<'static, Result<Value, ClientError>> + Send + Sync + 'static {
     move |params| {
         let me = me.upgrade();
-        Box::pin(async move { me.ok_or(ClientError::Handler("closing".into()))?.ask(method, params).await })
+        Box::pin(async move { me.ok_or(ClientError::handler("closing"))?.ask(method, params).await })
     }
 }

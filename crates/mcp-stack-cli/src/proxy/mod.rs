@@ -9,7 +9,7 @@
 
 pub mod auth;
 
-use mcp_proxy::{Gateway, GatewayConfig, Proxy, ProxyConfig, ProxyError, Upstream};
+use mcp_proxy::{Gateway, GatewayConfig, Proxy, ProxyConfig, ProxyError, ServerSpec, Upstream};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -161,7 +161,11 @@ impl ProxyArgs {
                 use std::io::IsTerminal;
                 let login = self.login || std::io::stderr().is_terminal();
                 let auth = auth::provider(url, &headers, login).await?.map(|p| p as Arc<dyn mcp_client::AuthProvider>);
-                Ok(Upstream::Http { url: url.clone(), headers, auth })
+                let upstream = Upstream::new(ServerSpec::Http { url: url.clone(), headers });
+                Ok(match auth {
+                    Some(a) => upstream.auth(a),
+                    None => upstream,
+                })
             }
             (None, Some((program, args))) => {
                 let env = self
@@ -172,7 +176,12 @@ impl ProxyArgs {
                         Ok((k.to_owned(), v.to_owned()))
                     })
                     .collect::<std::io::Result<_>>()?;
-                Ok(Upstream::Stdio { program: program.clone(), args: args.to_vec(), env, cwd: self.cwd.clone() })
+                Ok(Upstream::new(ServerSpec::Stdio {
+                    command: program.clone(),
+                    args: args.to_vec(),
+                    env,
+                    cwd: self.cwd.clone(),
+                }))
             }
             (None, None) => Err(err("name the upstream: mcp proxy --http ADDR URL, or ... -- COMMAND ARGS")),
         }
@@ -199,15 +208,14 @@ impl ProxyArgs {
         for entry in file_config.servers() {
             let spec = entry.spec().map_err(|e| err(format!("server {}: {e}", entry.name())))?;
             let upstream = match spec {
-                mcp_client::config::ServerSpec::Stdio { command, args, env, cwd } => {
-                    Upstream::Stdio { program: command.clone(), args: args.clone(), env: env.clone(), cwd: cwd.clone() }
-                }
-                mcp_client::config::ServerSpec::Http { url, headers } => {
+                ServerSpec::Stdio { .. } => Upstream::new(spec.clone()),
+                ServerSpec::Http { url, headers } => {
                     use std::io::IsTerminal;
                     let login = self.login || std::io::stderr().is_terminal();
-                    let auth =
-                        auth::provider(url, headers, login).await?.map(|p| p as Arc<dyn mcp_client::AuthProvider>);
-                    Upstream::Http { url: url.clone(), headers: headers.clone(), auth }
+                    match auth::provider(url, headers, login).await? {
+                        Some(p) => Upstream::new(spec.clone()).auth(p as Arc<dyn mcp_client::AuthProvider>),
+                        None => Upstream::new(spec.clone()),
+                    }
                 }
                 other => {
                     return Err(err(format!(

@@ -371,14 +371,14 @@ fn mcp_serve_exports_over_otlp_http() {
 /// `mcp proxy --config`: each request the gateway routes is a duration in seconds, per upstream.
 #[tokio::test]
 async fn the_gateway_records_each_upstreams_durations() {
-    use mcp_proxy::{Gateway, GatewayConfig, ProxyConfig, Upstream};
+    use mcp_proxy::{Gateway, GatewayConfig, ProxyConfig, ServerSpec, Upstream};
     let rec = record();
-    let everything = Upstream::Stdio {
-        program: env!("CARGO_BIN_EXE_mcp").into(),
+    let everything = Upstream::new(ServerSpec::Stdio {
+        command: env!("CARGO_BIN_EXE_mcp").into(),
         args: vec!["serve".into(), "everything".into(), "--stdio".into()],
         env: vec![],
         cwd: None,
-    };
+    });
     let config = GatewayConfig::new(vec![("ev".into(), ProxyConfig::new(everything))]);
     let gateway = Gateway::connect_with(config, |b| b).await.unwrap();
     let client = mcp::memory::connect(gateway.server().clone(), ClientBuilder::new("c", "1")).await.unwrap();

@@ -184,7 +184,7 @@ pub(crate) fn refusal(m: &Value, why: &str) -> Option<Value> {
 pub(crate) fn cancelled(id: &Value, reason: Option<&str>) -> Option<Value> {
     let params = mcp_protocol::types::CancelledNotificationParams {
         meta: None,
-        request_id: request_key(id)?,
+        request_id: RequestId::from_id(id)?,
         reason: reason.map(str::to_owned),
     };
     let params = serde_json::to_value(params).expect("notification params serialize");
@@ -220,17 +220,6 @@ impl SplitTx {
     /// Delivers the response (or the failure) and ends the exchange.
     pub(crate) fn finish(self, r: Result<Value, TransportError>) {
         let _ = self.done.send(r);
-    }
-}
-
-/// The request id a message names (`None` for a value that is no id: not a string, not an
-/// integer in `i64`). Read straight from the value: deserializing the untagged `RequestId`
-/// builds an error for every integer id.
-pub(crate) fn request_key(v: &Value) -> Option<RequestId> {
-    match v {
-        Value::String(s) => Some(RequestId::String(s.clone())),
-        Value::Number(n) => n.as_i64().map(RequestId::Integer),
-        _ => None,
     }
 }
 

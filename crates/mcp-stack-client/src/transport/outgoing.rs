@@ -7,7 +7,6 @@
 //! field. Requests built as a whole JSON value (rare paths, custom transports' tests) go
 //! through [`OutgoingRequest::new`].
 
-use super::request_key;
 use crate::error::TransportError;
 use mcp_protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION};
 use mcp_protocol::types::{LoggingLevel, RequestId};
@@ -42,7 +41,7 @@ impl OutgoingRequest<'static> {
     /// when its `id` is not a string or an integer.
     pub fn new(message: Value, headers: Vec<(String, String)>) -> Result<Self, TransportError> {
         let id = match message.get("id") {
-            Some(id) if request_key(id).is_some() => id.clone(),
+            Some(id) if RequestId::from_id(id).is_some() => id.clone(),
             Some(_) => return Err(TransportError::Malformed("request id is not a string or integer".into())),
             None => return Err(TransportError::Malformed("request without id".into())),
         };
@@ -76,7 +75,7 @@ impl<'a> OutgoingRequest<'a> {
 
     /// The request's id as a key of the transport's pending requests.
     pub(crate) fn key(&self) -> RequestId {
-        request_key(&self.id).expect("the id is checked when the request is made")
+        RequestId::from_id(&self.id).expect("the id is checked when the request is made")
     }
 
     /// Whether messages other than the response may come for this request: it carries a

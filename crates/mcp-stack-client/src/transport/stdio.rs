@@ -340,8 +340,6 @@ impl std::fmt::Debug for StdioTransport {
     }
 }
 
-use super::request_key as key;
-
 impl StdioTransport {
     /// Spawns the server in its own process group.
     pub fn spawn(cmd: StdioCommand) -> Result<Self, TransportError> {
@@ -475,14 +473,14 @@ enum Signal {
 fn target(msg: &Value) -> Option<(RequestId, bool)> {
     let is_response = msg.get("id").is_some() && (msg.get("result").is_some() || msg.get("error").is_some());
     let k = if is_response {
-        msg.get("id").and_then(key)
+        msg.get("id").and_then(RequestId::from_id)
     } else if msg.get("id").is_none() {
         // Progress and subscription notifications name their request.
         let params = msg.get("params");
         params
             .and_then(|p| p.get("progressToken"))
             .or_else(|| params.and_then(|p| p.get("_meta")).and_then(|m| m.get(SUBSCRIPTION_ID)))
-            .and_then(key)
+            .and_then(RequestId::from_id)
     } else {
         None
     };
@@ -509,7 +507,7 @@ fn response_id(line: &[u8]) -> Option<RequestId> {
     if e.method.is_some() || (e.result.is_none() && e.error.is_none()) {
         return None;
     }
-    key(&serde_json::from_str(e.id?.get()).ok()?)
+    RequestId::from_id(&serde_json::from_str(e.id?.get()).ok()?)
 }
 
 /// The method of `m` when it is one of our own requests coming back: a request with the id of
@@ -524,7 +522,7 @@ fn echoed_request<'m>(shared: &Shared, m: &'m Value) -> Option<&'m str> {
                 mcp_protocol::Method::TasksGet | mcp_protocol::Method::TasksUpdate | mcp_protocol::Method::TasksCancel
             )
         });
-    let id = key(m.get("id")?)?;
+    let id = RequestId::from_id(m.get("id")?)?;
     (client_only && shared.pending.shard(&id).contains_key(&id)).then_some(method)
 }
 

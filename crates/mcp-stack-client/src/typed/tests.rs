@@ -15,7 +15,10 @@ fn keeps_the_raw_json_and_unknown_fields() {
     assert_eq!(t.raw()["annotations"]["futureHint"], 1);
     assert_eq!(serde_json::to_value(&t).unwrap(), raw);
     let bad = Typed::<Tool>::parse(json!({"name": 3}), "tools/list: tools[0]").unwrap_err();
-    assert!(matches!(&bad, ClientError::InvalidResponse(m) if m.starts_with("tools/list: tools[0]: ")), "{bad}");
+    assert!(
+        matches!(&bad, ClientError::InvalidResponse { message: m, .. } if m.starts_with("tools/list: tools[0]: ")),
+        "{bad}"
+    );
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub(crate) async fn modern_server_over_http() {
     };
     client.call_tool("count_with_progress", json!({"steps": 3, "delay_ms": 5})).options(opts.clone()).await.unwrap();
     assert_eq!(progress.load(std::sync::atomic::Ordering::SeqCst), 3);
-    assert!(matches!(client.read_resource("test://missing").await, Err(ClientError::ResourceNotFound(_))));
+    assert!(matches!(client.read_resource("test://missing").await, Err(ClientError::ResourceNotFound { .. })));
     client.close().await;
 }
 

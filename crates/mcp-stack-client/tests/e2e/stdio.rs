@@ -70,7 +70,7 @@ pub(crate) async fn modern_server_over_stdio() {
     let read = c.read_resource("test://template/42/data").await.unwrap();
     assert!(matches!(&read.contents[0], ResourceContents::Text(t) if t.text.contains("42")), "{read}");
     assert!(
-        matches!(c.read_resource("test://nope").await, Err(ClientError::ResourceNotFound(u)) if u == "test://nope")
+        matches!(c.read_resource("test://nope").await, Err(ClientError::ResourceNotFound { uri: u, .. }) if u == "test://nope")
     );
     let p = c
         .get_prompt("test_prompt_with_arguments", json!({"arg1": "a", "arg2": "b"}).as_object().unwrap().clone())
@@ -177,7 +177,7 @@ pub(crate) async fn legacy_server_over_stdio() {
     let r = tokio::time::timeout(T, c.call_tool("ask", json!({}))).await.unwrap().unwrap();
     assert_eq!(r.text(), "hello Ada");
     // A missing resultType means complete; -32002 is resource-not-found.
-    assert!(matches!(c.read_resource("file:///x").await, Err(ClientError::ResourceNotFound(_))));
+    assert!(matches!(c.read_resource("file:///x").await, Err(ClientError::ResourceNotFound { .. })));
     c.close().await;
 }
 

@@ -108,7 +108,7 @@ async fn task_life(c: &Client) {
     // An explicit cancel of a running task.
     let Ok(Started::Task(h)) = c.call_tool("slow_compute", json!({"seconds": 60})).start().await else { panic!() };
     h.cancel().await.unwrap();
-    assert!(matches!(h.wait().await, Err(ClientError::TaskCancelled(ref t)) if t == h.id()));
+    assert!(matches!(h.wait().await, Err(ClientError::TaskCancelled { task_id: ref t, .. }) if t == h.id()));
 }
 
 /// A client that does not enable tasks never sees one.
@@ -128,7 +128,7 @@ async fn skills(c: &Client) {
     assert!(skill.skill_md().starts_with("---\nname: pdf-processing\n"));
     let forms = skill.read("references/FORMS.md").await.unwrap();
     assert!(String::from_utf8(forms).unwrap().starts_with("# PDF forms"));
-    assert!(matches!(skill.read("../../etc/passwd").await, Err(ClientError::SkillVerification(_))));
+    assert!(matches!(skill.read("../../etc/passwd").await, Err(ClientError::SkillVerification { .. })));
     let dir = c.read_directory("skill://pdf-processing").await.unwrap();
     assert!(dir.iter().any(|r| r.mime_type.as_deref() == Some("inode/directory")));
     assert_eq!(c.get_skill(&pdf.uri).await.unwrap(), *pdf);

@@ -28,6 +28,27 @@ pub enum RequestId {
     Integer(i64),
 }
 
+impl RequestId {
+    /// The id a JSON-RPC message names, as requests are keyed by (the one rule for server and
+    /// client): a string as it is; an integer that fits `i64` as an integer; a larger integer
+    /// (JSON-RPC allows it, and [`crate::jsonrpc::parse_incoming`] accepts up to `u64`) as the
+    /// string `#n`; `None` for a value that is no id (null, a fraction, a boolean, ...).
+    ///
+    /// Read straight from the value: deserializing the untagged enum builds an error for every
+    /// integer id.
+    pub fn from_id(id: &Value) -> Option<Self> {
+        match id {
+            Value::String(s) => Some(Self::String(s.clone())),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Some(Self::Integer(i)),
+                (None, Some(u)) => Some(Self::String(format!("#{u}"))),
+                (None, None) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -258,4 +279,84 @@ pub struct Annotations {
     /// Importance from 0 (least) to 1 (most important, effectively required).
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::types::num::opt_f64")]
     pub priority: Option<f64>,
+}
+
+/// The severity of a log message (syslog severities, RFC 5424).
+///
+/// Variants are ordered from least to most severe, so `level >= threshold`
+/// filters messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoggingLevel {
+    /// Debug-level messages.
+    Debug,
+    /// Informational messages.
+    Info,
+    /// Normal but significant conditions.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LoggingLevel {
+    /// Every level, from least to most severe (a level's index is its rank).
+    pub const ALL: [LoggingLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// The level of rank `rank` (0 is `debug`, 7 `emergency`).
+    pub fn from_rank(rank: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(rank)).copied()
+    }
+
+    /// The value on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+impl std::fmt::Display for LoggingLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestId;
+    use serde_json::json;
+
+    #[test]
+    fn request_ids_are_keyed_by_one_rule() {
+        assert_eq!(RequestId::from_id(&json!("a")), Some(RequestId::String("a".into())));
+        assert_eq!(RequestId::from_id(&json!(-7)), Some(RequestId::Integer(-7)));
+        assert_eq!(RequestId::from_id(&json!(u64::MAX)), Some(RequestId::String(format!("#{}", u64::MAX))));
+        for no_id in [json!(null), json!(1.5), json!(true), json!([1]), json!({})] {
+            assert_eq!(RequestId::from_id(&no_id), None, "{no_id}");
+        }
+    }
 }

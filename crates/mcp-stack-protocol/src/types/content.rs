@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Annotations, Icon, MetaObject, ResourceContents};
+use super::macros::has_field;
+use super::{Annotations, Icon, MetaObject};
 
 const_str! {
     /// Marker for `"type": "text"`.
@@ -195,6 +196,82 @@ impl ContentBlock {
         match self {
             Self::Text(t) => Some(&t.text),
             _ => None,
+        }
+    }
+}
+
+/// Text contents of a resource or sub-resource.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextResourceContents {
+    /// The URI of the resource.
+    pub uri: String,
+    /// The MIME type of the resource, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The text; only for content representable as text.
+    pub text: String,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<MetaObject>,
+}
+
+impl TextResourceContents {
+    /// Text contents for `uri`.
+    pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self { uri: uri.into(), text: text.into(), ..Self::default() }
+    }
+}
+
+/// Binary contents of a resource or sub-resource.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobResourceContents {
+    /// The URI of the resource.
+    pub uri: String,
+    /// The MIME type of the resource, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The base64-encoded binary data.
+    pub blob: String,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<MetaObject>,
+}
+
+impl BlobResourceContents {
+    /// Binary contents for `uri` from base64 data.
+    pub fn new(uri: impl Into<String>, blob: impl Into<String>) -> Self {
+        Self { uri: uri.into(), blob: blob.into(), ..Self::default() }
+    }
+}
+
+union_enum! {
+    /// The contents of a resource: text or binary (chosen by the presence of
+    /// `blob`, otherwise `text`).
+    pub enum ResourceContents {
+        /// Text contents.
+        Text(TextResourceContents),
+        /// Binary contents.
+        Blob(BlobResourceContents),
+    }
+    select |v| {
+        if has_field(v, "blob") {
+            Ok(Kind::Blob)
+        } else if has_field(v, "text") {
+            Ok(Kind::Text)
+        } else {
+            Err("resource contents need `text` or `blob`".to_owned())
+        }
+    }
+}
+
+impl ResourceContents {
+    /// The URI of the resource.
+    pub fn uri(&self) -> &str {
+        match self {
+            Self::Text(t) => &t.uri,
+            Self::Blob(b) => &b.uri,
         }
     }
 }

@@ -1,62 +1,9 @@
 //! JSON-RPC error objects and the MCP-specific error responses.
 
-use crate::error::code;
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ClientCapabilities, JsonRpcErrorResponse, JsonRpcVersion, RequestId};
-
-/// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Error {
-    /// The error type that occurred.
-    pub code: i64,
-    /// A short, single-sentence description of the error.
-    pub message: String,
-    /// Additional sender-defined information about the error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-impl Error {
-    /// Invalid JSON was received.
-    pub const PARSE_ERROR: i64 = code::PARSE_ERROR;
-    /// The JSON is not a valid request object.
-    pub const INVALID_REQUEST: i64 = code::INVALID_REQUEST;
-    /// The method does not exist or is not available.
-    pub const METHOD_NOT_FOUND: i64 = code::METHOD_NOT_FOUND;
-    /// Invalid method parameters.
-    pub const INVALID_PARAMS: i64 = code::INVALID_PARAMS;
-    /// Internal error of the receiver.
-    pub const INTERNAL_ERROR: i64 = code::INTERNAL_ERROR;
-    /// HTTP headers do not match the request body.
-    pub const HEADER_MISMATCH: i64 = code::HEADER_MISMATCH;
-    /// The request needs a client capability that was not declared.
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = code::MISSING_REQUIRED_CLIENT_CAPABILITY;
-    /// The requested protocol version is not supported.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = code::UNSUPPORTED_PROTOCOL_VERSION;
-
-    /// An error with a code and message and no data.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), data: None }
-    }
-
-    /// Returns the error with `data` attached.
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (code {})", self.message, self.code)
-    }
-}
-
-impl std::error::Error for Error {}
+use super::{ClientCapabilities, Error, JsonRpcErrorResponse, JsonRpcVersion, RequestId};
 
 /// Defines a standard JSON-RPC error object with a fixed code.
 macro_rules! fixed_code_error {

@@ -1,12 +1,11 @@
 //! JSON-RPC envelopes and the base request/notification/result shapes.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::macros::has_field;
 use super::{
-    CacheScope, Cursor, Error, InputRequiredResult, JsonObject, NotificationMetaObject, RequestId, RequestMetaObject,
-    ResultMetaObject, ResultType,
+    CacheScope, Cursor, JsonObject, NotificationMetaObject, RequestId, RequestMetaObject, ResultMetaObject, ResultType,
 };
 
 const_str! {
@@ -259,51 +258,52 @@ pub struct CacheableResult {
     pub ttl_ms: u64,
 }
 
-/// The result of a request that may instead ask the client for more input:
-/// either an [`InputRequiredResult`] (`resultType: "input_required"`) or the
-/// request's normal result `T`.
-#[derive(Debug, Clone, PartialEq)]
-#[allow(clippy::large_enum_variant)] // wire type: short-lived, boxing would only hurt ergonomics
-pub enum ResultOrInputRequired<T> {
-    /// The server needs more input before it can complete the request.
-    InputRequired(InputRequiredResult),
-    /// The request completed.
-    Complete(T),
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Error {
+    /// The error type that occurred.
+    pub code: i64,
+    /// A short, single-sentence description of the error.
+    pub message: String,
+    /// Additional sender-defined information about the error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
 }
 
-impl<T> ResultOrInputRequired<T> {
-    /// The completed result, if any.
-    pub fn complete(self) -> Option<T> {
-        match self {
-            Self::Complete(t) => Some(t),
-            Self::InputRequired(_) => None,
-        }
+impl Error {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i64 = crate::error::code::PARSE_ERROR;
+    /// The JSON is not a valid request object.
+    pub const INVALID_REQUEST: i64 = crate::error::code::INVALID_REQUEST;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = crate::error::code::METHOD_NOT_FOUND;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i64 = crate::error::code::INVALID_PARAMS;
+    /// Internal error of the receiver.
+    pub const INTERNAL_ERROR: i64 = crate::error::code::INTERNAL_ERROR;
+    /// HTTP headers do not match the request body.
+    pub const HEADER_MISMATCH: i64 = crate::error::code::HEADER_MISMATCH;
+    /// The request needs a client capability that was not declared.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = crate::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY;
+    /// The requested protocol version is not supported.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = crate::error::code::UNSUPPORTED_PROTOCOL_VERSION;
+
+    /// An error with a code and message and no data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Returns the error with `data` attached.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
     }
 }
 
-impl<T: Serialize> Serialize for ResultOrInputRequired<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::InputRequired(r) => r.serialize(serializer),
-            Self::Complete(t) => t.serialize(serializer),
-        }
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
     }
 }
 
-impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ResultOrInputRequired<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let value = Value::deserialize(deserializer)?;
-        if value.get("resultType").and_then(Value::as_str) == Some(ResultType::InputRequired.as_str()) {
-            InputRequiredResult::deserialize(value).map(Self::InputRequired).map_err(D::Error::custom)
-        } else {
-            T::deserialize(value).map(Self::Complete).map_err(D::Error::custom)
-        }
-    }
-}
-
-impl<T> From<InputRequiredResult> for ResultOrInputRequired<T> {
-    fn from(value: InputRequiredResult) -> Self {
-        Self::InputRequired(value)
-    }
-}
+impl std::error::Error for Error {}

@@ -34,6 +34,7 @@ mod resources;
 mod roots;
 mod sampling;
 mod subscriptions;
+mod tool;
 mod tools;
 
 pub use capabilities::*;
@@ -55,4 +56,5 @@ pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
+pub use tool::*;
 pub use tools::*;

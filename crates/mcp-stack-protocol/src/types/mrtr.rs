@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
 use super::macros::has_field;
 use super::{
@@ -106,4 +107,53 @@ pub struct InputResponseRequestParams {
     /// The `requestState` from the server, echoed back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
+}
+
+/// The result of a request that may instead ask the client for more input:
+/// either an [`InputRequiredResult`] (`resultType: "input_required"`) or the
+/// request's normal result `T`.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // wire type: short-lived, boxing would only hurt ergonomics
+pub enum ResultOrInputRequired<T> {
+    /// The server needs more input before it can complete the request.
+    InputRequired(InputRequiredResult),
+    /// The request completed.
+    Complete(T),
+}
+
+impl<T> ResultOrInputRequired<T> {
+    /// The completed result, if any.
+    pub fn complete(self) -> Option<T> {
+        match self {
+            Self::Complete(t) => Some(t),
+            Self::InputRequired(_) => None,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for ResultOrInputRequired<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InputRequired(r) => r.serialize(serializer),
+            Self::Complete(t) => t.serialize(serializer),
+        }
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ResultOrInputRequired<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let value = Value::deserialize(deserializer)?;
+        if value.get("resultType").and_then(Value::as_str) == Some(ResultType::InputRequired.as_str()) {
+            InputRequiredResult::deserialize(value).map(Self::InputRequired).map_err(D::Error::custom)
+        } else {
+            T::deserialize(value).map(Self::Complete).map_err(D::Error::custom)
+        }
+    }
+}
+
+impl<T> From<InputRequiredResult> for ResultOrInputRequired<T> {
+    fn from(value: InputRequiredResult) -> Self {
+        Self::InputRequired(value)
+    }
 }

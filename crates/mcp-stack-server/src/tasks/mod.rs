@@ -24,7 +24,9 @@ pub(crate) use worker::ToolRun;
 mod tests;
 
 pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
-pub use store::{InMemoryTaskStore, TaskLimits, TaskStore, TaskStoreError, TaskStoreFuture, Updated};
+pub use store::{
+    InMemoryTaskStore, TaskCapacity, TaskLimits, TaskStore, TaskStoreError, TaskStoreFuture, UpdateFuture, Updated,
+};
 
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -16,19 +16,58 @@ use tokio::sync::watch;
 /// A boxed future borrowing the store.
 pub type TaskStoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What [`TaskStore::update`] returns: the record after the change, `None` if unknown.
+pub type UpdateFuture<'a> = TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>>;
+
 /// Why a store refused or failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskStoreError {
     /// A cap on live tasks was reached.
     #[error("task capacity reached: {0}")]
-    Capacity(String),
+    Capacity(TaskCapacity),
     /// A task with this id exists already.
     #[error("task id {0} is already in use")]
     Duplicate(String),
     /// The store cannot be reached or answered with something invalid.
-    #[error("task store unavailable: {0}")]
-    Unavailable(String),
+    #[error("task store unavailable: {message}")]
+    Unavailable {
+        /// What failed, in words.
+        message: String,
+        /// The store's own error (connection, encoding...), if any.
+        #[source]
+        source: Option<mcp_protocol::ErrorSource>,
+    },
+}
+
+impl TaskStoreError {
+    /// [`TaskStoreError::Unavailable`] with `message` and no source.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::Unavailable { message: message.into(), source: None }
+    }
+
+    /// [`TaskStoreError::Unavailable`] caused by the store's own error `source`.
+    pub fn unavailable_from(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Unavailable { message: source.to_string(), source: Some(mcp_protocol::ErrorSource::new(source)) }
+    }
+}
+
+/// Which cap on live tasks a [`TaskStoreError::Capacity`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskCapacity {
+    /// [`TaskLimits::max_tasks`], across all principals.
+    #[error("the server holds {max} tasks")]
+    Total {
+        /// The cap.
+        max: usize,
+    },
+    /// [`TaskLimits::max_tasks_per_principal`].
+    #[error("{max} live tasks for this principal; let some finish and expire")]
+    PerPrincipal {
+        /// The cap.
+        max: usize,
+    },
 }
 
 /// Caps on live (unexpired) tasks.
@@ -64,12 +103,7 @@ pub trait TaskStore: Send + Sync + 'static {
     fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> TaskStoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
     /// Applies `change` atomically (see [`TaskRecord::apply`]); `None` if unknown or expired.
-    fn update<'a>(
-        &'a self,
-        id: &'a str,
-        change: TaskChange,
-        now_ms: u64,
-    ) -> TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>>;
+    fn update<'a>(&'a self, id: &'a str, change: TaskChange, now_ms: u64) -> UpdateFuture<'a>;
 
     /// Deletes every task expired at `now_ms`; returns their ids.
     fn purge_expired(&self, now_ms: u64) -> TaskStoreFuture<'_, Result<Vec<String>, TaskStoreError>>;
@@ -169,13 +203,12 @@ impl InMemoryTaskStore {
             t.purge(now_ms);
         }
         if t.tasks.len() >= self.limits.max_tasks {
-            return Err(TaskStoreError::Capacity(format!("the server holds {} tasks", self.limits.max_tasks)));
+            return Err(TaskStoreError::Capacity(TaskCapacity::Total { max: self.limits.max_tasks }));
         }
         if owned(&t) >= self.limits.max_tasks_per_principal {
-            return Err(TaskStoreError::Capacity(format!(
-                "{} live tasks for this principal; let some finish and expire",
-                self.limits.max_tasks_per_principal
-            )));
+            return Err(TaskStoreError::Capacity(TaskCapacity::PerPrincipal {
+                max: self.limits.max_tasks_per_principal,
+            }));
         }
         if t.tasks.contains_key(&record.task_id) {
             return Err(TaskStoreError::Duplicate(record.task_id));
@@ -218,12 +251,7 @@ impl TaskStore for InMemoryTaskStore {
         Box::pin(std::future::ready(Ok(r)))
     }
 
-    fn update<'a>(
-        &'a self,
-        id: &'a str,
-        change: TaskChange,
-        now_ms: u64,
-    ) -> TaskStoreFuture<'a, Result<Option<Updated>, TaskStoreError>> {
+    fn update<'a>(&'a self, id: &'a str, change: TaskChange, now_ms: u64) -> UpdateFuture<'a> {
         Box::pin(std::future::ready(Ok(self.update_now(id, change, now_ms))))
     }
 
@@ -256,7 +284,7 @@ mod tests {
         assert!(matches!(store.create(record("n1", None), 10).await, Err(TaskStoreError::Capacity(_))));
         assert_eq!(
             store.create(record("b1", Some("bob")), 10).await,
-            Err(TaskStoreError::Capacity("the server holds 3 tasks".into()))
+            Err(TaskStoreError::Capacity(TaskCapacity::Total { max: 3 }))
         );
         // At 1 s every task above has expired: creation purges and succeeds.
         store.create(record("a3", Some("alice")), 1_000).await.unwrap();

@@ -93,8 +93,6 @@ fn mime(headers: &HeaderMap) -> String {
         .unwrap_or_default()
 }
 
-use super::request_key as key;
-
 fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
@@ -482,14 +480,16 @@ impl Inner {
             && (m.get("result").is_some() || m.get("error").is_some());
         let mut st = self.lock();
         if is_response {
-            match key(&m["id"]).and_then(|k| st.pending.remove(&k)) {
+            match RequestId::from_id(&m["id"]).and_then(|k| st.pending.remove(&k)) {
                 Some(tx) => tx.finish(Ok(m)),
                 None => tracing::debug!(id = %m["id"], "dropping a response to no pending request"),
             }
             return;
         }
         if m.get("id").is_none() {
-            if let Some(tx) = m.pointer("/params/progressToken").and_then(key).and_then(|k| st.pending.get(&k)) {
+            if let Some(tx) =
+                m.pointer("/params/progressToken").and_then(RequestId::from_id).and_then(|k| st.pending.get(&k))
+            {
                 tx.note(m);
                 return;
             }

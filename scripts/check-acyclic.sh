@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Every library crate's module import graph is acyclic: no module imports (`use`, or a path
+# through `crate::`/`super::`) from a module that imports it back, directly or around a circle.
+#
+# The graph comes from cargo-modules (`dependencies`, modules only: its "uses" edges between
+# modules; items, the parent/child "owns" edges and other crates left out); the circles are its
+# strongly connected components, found below. An edge between a module and one of its own
+# ancestors does not count: a folder's `mod.rs` that re-exports its files, and a file that names
+# its parent's items through `super::`, are one folder, not a loop (a circle among the files of
+# a folder, or across folders, does count).
+#
+# Not cargo-modules' own `--acyclic`: it checks the graph of items even with the item filters,
+# where a type and its own method (`Self`) already make a cycle, so it refuses ordinary code.
+#
+# Usage: scripts/check-acyclic.sh [PACKAGE...]
+#   no argument: every library (and proc-macro) crate of the workspace.
+# Installs the pinned cargo-modules when it is missing (about 7 minutes on two cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Pinned: 0.27.0 is the newest release that builds with this project's toolchain (1.95; 0.28
+# needs 1.98).
+CARGO_MODULES_VERSION=0.27.0
+if ! cargo modules --version 2>/dev/null | grep -qF "$CARGO_MODULES_VERSION"; then
+  cargo install cargo-modules --version "$CARGO_MODULES_VERSION" --locked
+fi
+
+if [ $# -eq 0 ]; then
+  # The workspace's library crates, from cargo's own metadata.
+  mapfile -t packages < <(cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    if any(k in ("lib", "proc-macro") for t in p["targets"] for k in t["kind"]):
+        print(p["name"])
+')
+else
+  packages=("$@")
+fi
+
+# Reads a cargo-modules graph (DOT) on stdin; prints each circle, exits 1 if there is one.
+circles='
+import re, sys
+graph = {}
+for line in sys.stdin:
+    m = re.match(r"\s*\"([^\"]+)\" -> \"([^\"]+)\" \[label=\"uses\"", line)
+    if not m:
+        continue
+    a, b = m[1], m[2]
+    graph.setdefault(a, [])
+    graph.setdefault(b, [])
+    if not (a.startswith(b + "::") or b.startswith(a + "::")):
+        graph[a].append(b)
+# Tarjan: every strongly connected component of more than one module is a circle.
+index, low, stack, on, found = {}, {}, [], set(), []
+def visit(v):
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on.add(v)
+    for w in graph[v]:
+        if w not in index:
+            visit(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        part = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            part.append(w)
+            if w == v:
+                break
+        if len(part) > 1:
+            found.append(sorted(part))
+sys.setrecursionlimit(10000)
+for v in list(graph):
+    if v not in index:
+        visit(v)
+for part in found:
+    inside = set(part)
+    print("  circle of %d modules:" % len(part))
+    for v in part:
+        print("    %s -> %s" % (v, ", ".join(w for w in graph[v] if w in inside)))
+sys.exit(1 if found else 0)
+'
+
+failed=()
+for p in "${packages[@]}"; do
+  start=$(date +%s)
+  dot=$(cargo modules dependencies --package "$p" --lib --all-features \
+    --no-externs --no-sysroot --no-fns --no-traits --no-types --no-owns)
+  if report=$(python3 -c "$circles" <<<"$dot"); then
+    echo "acyclic: $p ($(( $(date +%s) - start )) s)"
+  else
+    echo "CIRCLES in $p ($(( $(date +%s) - start )) s):"
+    echo "$report"
+    failed+=("$p")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "module import circles in: ${failed[*]}"
+  exit 1
+fi
