@@ -484,7 +484,7 @@ fn helpers_build_the_expected_json() {
     );
     let tool = t::Tool::new("noop", t::Tool::empty_input_schema());
     assert_eq!(serde_json::to_value(&tool).unwrap(), json!({"name": "noop", "inputSchema": {"type": "object"}}));
-    let response = t::CallToolResultResponse::new(3, t::CallToolResult::text("ok"));
+    let response = t::CallToolResultResponse::new(3, t::ResultOrInputRequired::Complete(t::CallToolResult::text("ok")));
     assert_eq!(
         serde_json::to_value(&response).unwrap(),
         json!({"jsonrpc": "2.0", "id": 3, "result": {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}})

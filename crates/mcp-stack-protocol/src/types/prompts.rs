@@ -123,12 +123,6 @@ pub struct GetPromptResult {
     pub extra: JsonObject,
 }
 
-impl From<GetPromptResult> for ResultOrInputRequired<GetPromptResult> {
-    fn from(value: GetPromptResult) -> Self {
-        Self::Complete(value)
-    }
-}
-
 result_response! {
     /// A successful response to a `prompts/get` request.
     pub struct GetPromptResultResponse { result: ResultOrInputRequired<GetPromptResult> }

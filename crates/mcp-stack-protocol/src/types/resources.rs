@@ -155,12 +155,6 @@ impl ReadResourceResult {
     }
 }
 
-impl From<ReadResourceResult> for ResultOrInputRequired<ReadResourceResult> {
-    fn from(value: ReadResourceResult) -> Self {
-        Self::Complete(value)
-    }
-}
-
 result_response! {
     /// A successful response to a `resources/read` request.
     pub struct ReadResourceResultResponse { result: ResultOrInputRequired<ReadResourceResult> }

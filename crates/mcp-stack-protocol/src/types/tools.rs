@@ -82,12 +82,6 @@ impl CallToolResult {
     }
 }
 
-impl From<CallToolResult> for ResultOrInputRequired<CallToolResult> {
-    fn from(value: CallToolResult) -> Self {
-        Self::Complete(value)
-    }
-}
-
 result_response! {
     /// A successful response to a `tools/call` request.
     pub struct CallToolResultResponse { result: ResultOrInputRequired<CallToolResult> }
