@@ -283,7 +283,7 @@ type SecondPrefix = [u8; 20];
 thread_local! {
     /// The last second formatted on this thread, and its prefix (hyper's `CachedDate` idea: the
     /// calendar is worked out once a second per thread, not once per line).
-    static PREFIX: Cell<(u64, SecondPrefix)> = Cell::new((u64::MAX, [0; 20]));
+    static PREFIX: Cell<(u64, SecondPrefix)> = const { Cell::new((u64::MAX, [0; 20])) };
 }
 
 /// Appends `when` as RFC 3339 in UTC with milliseconds (`2026-12-05T01:53:07.123Z`).
