@@ -291,19 +291,23 @@ impl Table {
 enum Activity {
     /// No connection is open.
     None,
-    /// A request is in flight or its head is arriving on some connection.
+    /// A request is in flight, or its head is arriving (within the header timeout), on some
+    /// connection.
     Busy,
     /// Every connection is idle, the last one since this instant (nanoseconds since the epoch).
     IdleSince(u64),
 }
 
 impl Table {
-    /// How busy the open connections are.
-    fn activity(&self) -> Activity {
+    /// How busy the open connections are at `now` (nanoseconds since the epoch); a head that
+    /// started more than `header` ago no longer counts (its connection is closed as idle).
+    fn activity(&self, now: u64, header: Duration) -> Activity {
         let g = self.lock();
         let mut last = None;
         for c in g.conns.values() {
-            if c.in_flight.load(Ordering::Acquire) != 0 || c.head_since.load(Ordering::Acquire) != 0 {
+            let head = c.head_since.load(Ordering::Acquire);
+            let arriving = head != 0 && Duration::from_nanos(now.saturating_sub(head - 1)) < header;
+            if c.in_flight.load(Ordering::Acquire) != 0 || arriving {
                 return Activity::Busy;
             }
             last = last.max(Some(c.idle_since.load(Ordering::Relaxed)));
@@ -314,11 +318,11 @@ impl Table {
     /// Waits for the quiet end of a drain that started at `start` (nanoseconds since the
     /// epoch): no connection left, or none busy for `grace` (counted from `start` at the
     /// earliest); or until `deadline`.
-    async fn quiet(&self, start: u64, grace: Duration, deadline: Instant) {
+    async fn quiet(&self, start: u64, (grace, header): (Duration, Duration), deadline: Instant) {
         /// How often a busy table is looked at again.
         const BUSY_POLL: Duration = Duration::from_millis(20);
         loop {
-            let wait = match self.activity() {
+            let wait = match self.activity(self.now_ns(), header) {
                 Activity::None => return,
                 Activity::Busy => BUSY_POLL,
                 Activity::IdleSince(since) => {
@@ -576,7 +580,8 @@ pub(super) async fn run(
         listen_cap(config.max_listen_streams, config.max_connections),
         config.max_listen_streams_per_peer,
     ));
-    let (max_conns, drain, grace) = (config.max_connections, config.drain_timeout, config.drain_idle_grace);
+    let (max_conns, drain) = (config.max_connections, config.drain_timeout);
+    let quiet_for = (config.drain_idle_grace, config.header_read_timeout);
     let config = Arc::new(config);
     let stop = Arc::new(Shutdown {
         started: shutdown.clone(),
@@ -647,7 +652,7 @@ pub(super) async fn run(
     let mut all_closed = std::pin::pin!(all_closed);
     let closed = tokio::select! {
         _ = all_closed.as_mut() => true,
-        () = table.quiet(table.now_ns(), grace, deadline) => false,
+        () = table.quiet(table.now_ns(), quiet_for, deadline) => false,
     };
     stop.quiet.cancel();
     if !closed && tokio::time::timeout_at(deadline, all_closed.as_mut()).await.is_err() {
