@@ -3,19 +3,27 @@
 //! answered with `Connection: close`; idle connections close once the server is quiet.
 
 use mcp::http::{EndpointConfig, ServeConfig};
+use mcp::server::{Server, Tool};
 use mcp_test_support::*;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// `serve` of the everything server on a free port with `config`, shut down by the sender.
 async fn start(config: ServeConfig) -> (TestServer, tokio::sync::oneshot::Sender<()>) {
+    start_serving(mcp_everything::server(), config).await
+}
+
+/// `serve` of `server` on a free port with `config`, shut down by the sender.
+async fn start_serving(server: Server, config: ServeConfig) -> (TestServer, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, signal) = tokio::sync::oneshot::channel::<()>();
-    let serving = mcp::http::serve(mcp_everything::server(), listener, EndpointConfig::default())
+    let serving = mcp::http::serve(server.clone(), listener, EndpointConfig::default())
         .config(config)
         .with_graceful_shutdown(async move { drop(signal.await) });
-    (TestServer { addr, server: mcp_everything::server(), task: tokio::spawn(serving) }, stop)
+    (TestServer { addr, server, task: tokio::spawn(serving) }, stop)
 }
 
 /// A peer sends on its kept-alive connection as the drain starts (here: just after, which a
@@ -60,5 +68,40 @@ async fn idle_connections_close_once_the_draining_server_is_quiet() {
     for conn in &mut conns {
         assert!(conn.closed().await.is_empty(), "closed without a word");
     }
+    within("serve() to return", s.task).await.expect("join").expect("serve");
+}
+
+/// A request in flight when the drain starts is answered; its answer says `Connection: close`
+/// (so the peer sends nothing more on that connection), and the connection closes after it.
+#[tokio::test]
+async fn a_request_in_flight_as_the_drain_starts_is_answered_with_connection_close() {
+    // `gate` says it started, then waits for the test's release.
+    let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (s2, r2) = (started.clone(), release.clone());
+    let gate = Tool::new("gate").handler(move || {
+        let (started, release) = (s2.clone(), r2.clone());
+        async move {
+            started.notify_one();
+            release.notified().await;
+            "released"
+        }
+    });
+    let server = Server::builder("gated", "1").tool(gate).build().expect("server");
+    let hour = Duration::from_secs(3600);
+    let (s, stop) = start_serving(server, ServeConfig::default().drain_timeout(hour).drain_idle_grace(hour)).await;
+    let mut conn = KeepAlive::open(s.addr).await;
+    let call = tokio::spawn(async move {
+        let answer = conn.post(&tcall(1, "gate", json!({}))).await;
+        (answer, conn)
+    });
+    within("the call to start", started.notified()).await;
+    stop.send(()).unwrap();
+    refused_soon(s.addr).await;
+    release.notify_one();
+    let (answer, mut conn) = within("the answer", call).await.expect("join");
+    assert_eq!(answer.status, 200, "{}", answer.head);
+    assert_eq!(answer.header("connection").to_ascii_lowercase(), "close", "{}", answer.head);
+    assert_eq!(first_text(&result_of(&answer.json(), &json!(1))), "released");
+    assert!(conn.closed().await.is_empty(), "nothing after the answer");
     within("serve() to return", s.task).await.expect("join").expect("serve");
 }
