@@ -21,10 +21,12 @@
 //! or arriving) for [`ServeConfig::drain_idle_grace`], or the drain time is over.
 
 mod config;
+mod drain;
 mod watch;
 
 use config::Signal;
 pub use config::{shutdown_signal, Serve, ServeConfig};
+use drain::{close_if, Shutdown};
 
 use crate::body::McpBody;
 use crate::service::{EndpointConfig, McpService, RequestBody};
@@ -284,72 +286,6 @@ impl Table {
             Self::end_stream(&mut self.lock(), conn);
         }
     }
-}
-
-/// How busy the connections are, for the end of a drain.
-#[derive(Debug, PartialEq, Eq)]
-enum Activity {
-    /// No connection is open.
-    None,
-    /// A request is in flight, or its head is arriving (within the header timeout), on some
-    /// connection.
-    Busy,
-    /// Every connection is idle, the last one since this instant (nanoseconds since the epoch).
-    IdleSince(u64),
-}
-
-impl Table {
-    /// How busy the open connections are at `now` (nanoseconds since the epoch); a head that
-    /// started more than `header` ago no longer counts (its connection is closed as idle).
-    fn activity(&self, now: u64, header: Duration) -> Activity {
-        let g = self.lock();
-        let mut last = None;
-        for c in g.conns.values() {
-            let head = c.head_since.load(Ordering::Acquire);
-            let arriving = head != 0 && Duration::from_nanos(now.saturating_sub(head - 1)) < header;
-            if c.in_flight.load(Ordering::Acquire) != 0 || arriving {
-                return Activity::Busy;
-            }
-            last = last.max(Some(c.idle_since.load(Ordering::Relaxed)));
-        }
-        last.map_or(Activity::None, Activity::IdleSince)
-    }
-
-    /// Waits for the quiet end of a drain that started at `start` (nanoseconds since the
-    /// epoch): no connection left, or none busy for `grace` (counted from `start` at the
-    /// earliest); or until `deadline`.
-    async fn quiet(&self, start: u64, (grace, header): (Duration, Duration), deadline: Instant) {
-        /// How often a busy table is looked at again.
-        const BUSY_POLL: Duration = Duration::from_millis(20);
-        loop {
-            let wait = match self.activity(self.now_ns(), header) {
-                Activity::None => return,
-                Activity::Busy => BUSY_POLL,
-                Activity::IdleSince(since) => {
-                    let quiet = Duration::from_nanos(self.now_ns().saturating_sub(since.max(start)));
-                    match grace.checked_sub(quiet) {
-                        Some(left) if !left.is_zero() => left,
-                        _ => return,
-                    }
-                }
-            };
-            let at = (Instant::now() + wait).min(deadline);
-            tokio::time::sleep_until(at).await;
-            if at >= deadline {
-                return;
-            }
-        }
-    }
-}
-
-/// What ends a connection at shutdown.
-struct Shutdown {
-    /// The server shuts down: the drain starts.
-    started: tokio_util::sync::CancellationToken,
-    /// The drain's quiet end: the idle connections close.
-    quiet: tokio_util::sync::CancellationToken,
-    /// The drain's bound: the connections still open are dropped.
-    abort: tokio_util::sync::CancellationToken,
 }
 
 /// A TCP stream that notes when bytes arrive on an idle connection.
@@ -756,14 +692,6 @@ async fn serve_connection(
     // then closes, `Connection: close`).
     http.as_mut().graceful_shutdown();
     let _ = tokio::time::timeout(bound, http).await;
-}
-
-/// Marks `resp` as the last on its connection (`Connection: close`: hyper closes the connection
-/// once it is written) when the server drains.
-fn close_if(draining: &tokio_util::sync::CancellationToken, resp: &mut Response<McpBody>) {
-    if draining.is_cancelled() {
-        resp.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
-    }
 }
 
 /// The answer to a request off the endpoint's path: the protected-resource metadata at its

@@ -1,5 +1,6 @@
 //! The accept loop's connection table and limits.
 
+use super::drain::Activity;
 use super::*;
 
 const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
