@@ -4,10 +4,12 @@
 //! `proxy_buffering off`, `proxy_set_header Host $http_host`). Everything listens on
 //! 127.0.0.1 ports picked at random, lives in a temporary folder and is killed on drop.
 //!
-//! nginx passes a request on to the next instance when one refuses the connection or closes it
-//! before answering (`proxy_next_upstream error timeout non_idempotent`), so instances can be
-//! restarted one after another ([`Cluster::stop_instance`], [`Cluster::start_instance`])
-//! without a client seeing a failure.
+//! nginx passes a request on to the next instance when one refuses the connection
+//! (`proxy_next_upstream error timeout non_idempotent`), but not one whose request it has
+//! started sending (`proxy_request_buffering off`): an instance must not close a kept-alive
+//! connection under a request, which the drain of `mcp serve` guarantees (docs/deploy.md). So
+//! instances can be restarted one after another ([`Cluster::stop_instance`],
+//! [`Cluster::start_instance`]) without a client seeing a failure.
 //!
 //! Used by the integration tests (`mcp-cli/tests/cluster.rs`) and, through the `mcp-cluster`
 //! binary, by CI to run the conformance suite through the proxy.

@@ -48,6 +48,10 @@ pub struct ServeLimits {
     /// past it the connections still open are closed.
     #[arg(long, value_name = "SECS")]
     pub drain_timeout: Option<f64>,
+    /// During that drain, seconds without a request in flight or arriving after which the idle
+    /// kept-alive connections close (HTTP, default 1); until then a request on one is answered.
+    #[arg(long, value_name = "SECS")]
+    pub drain_idle_grace: Option<f64>,
     /// Most requests served at once on stdio (default 1024).
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<usize>,
@@ -150,6 +154,7 @@ impl ServeLimits {
         secs(self.idle_timeout, &mut config.idle_timeout);
         secs(self.header_timeout, &mut config.header_read_timeout);
         secs(self.drain_timeout, &mut config.drain_timeout);
+        secs(self.drain_idle_grace, &mut config.drain_idle_grace);
     }
 
     /// Moves the HTTP endpoint limits of `config` that a flag names.

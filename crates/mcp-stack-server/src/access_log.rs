@@ -1,9 +1,10 @@
-//! An access log as an operation layer: one line per request, in `logfmt`, written straight to
-//! a writer (a file, stderr, a pipe) without going through `tracing`.
+//! An access log as an operation layer: one line per request, in `logfmt`, written to a writer
+//! (a file, stderr, a pipe) by a thread of its own, without going through `tracing`.
 //!
 //! ```text
 //! ts=2026-12-05T01:53:07.123Z era=modern method=tools/call target=echo caller=alice outcome=ok micros=84
 //! ts=2026-12-05T01:53:07.130Z era=legacy method=tools/call target=nope caller=- outcome=-32602 micros=12
+//! ts=2026-12-05T01:53:07.131Z era=modern method=tools/list target=- caller=bob outcome=ok micros=9 dropped=42
 //! ```
 //!
 //! ```
@@ -23,27 +24,40 @@
 //! [`mcp_protocol::text`]), so a tool named `"x\nts=..."` cannot forge a line, nor one named
 //! with U+202E reorder what a reader sees. Values are cut at 256 bytes.
 //!
-//! Each line is formatted into a buffer and handed to the writer in one `write_all`, under a
-//! lock; the writer decides about buffering (stderr writes each line as it comes; wrap a file in
-//! a `LineWriter` to do the same, or in a `BufWriter` to batch). A writer that fails is reported
-//! once through `tracing` and the request is served regardless.
+//! A request never waits for the writer. Each line is formatted on the request's thread and
+//! handed over a bounded queue (8,192 lines by default, [`AccessLog::bounded`]) to one writer
+//! thread. When the queue is full (the writer is slower than the requests: a stalled pipe, a
+//! slow disk) the line is dropped and counted, and the next line written ends with
+//! `dropped=N`, the number of lines left out since the line before it. The writer writes the
+//! lines in the order they were queued and flushes whenever the queue is empty;
+//! [`AccessLog::flush`] waits for the lines queued so far, and dropping the last clone of an
+//! `AccessLog` (when the server is dropped at shutdown) writes and flushes what is queued, waiting
+//! at most 2 seconds for a stalled writer. A writer that fails is reported once through
+//! `tracing` and requests are served regardless.
 //!
-//! Why a layer of its own beside `tracing`: the same line through `tracing-subscriber`'s
-//! formatter costs about a tenth of a small request's time in the benchmarks
-//! (`scripts/bench.sh`, `mcp-layered`), this one about half of that; use `tracing` when the
-//! lines should join the rest of the application's events.
+//! Why a layer of its own beside `tracing`: one line per request needs no event or subscriber
+//! machinery, and goes where the operator says; use `tracing` when the lines should join the
+//! rest of the application's events.
 
 use crate::catalog::BoxFuture;
 use crate::layers::{Era, Next, Operation, OperationLayer};
 use crate::reply::Reply;
 use mcp_protocol::{text, ProtocolError};
+use std::cell::Cell;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The longest value written (longer ones are cut, marked with `...`).
 const MAX_VALUE: usize = 256;
+
+/// Lines queued for the writer by default (about 1 MiB of typical lines).
+const DEFAULT_QUEUE: usize = 8192;
+
+/// How long dropping the last clone waits for the writer to write what is queued.
+const DROP_WAIT: Duration = Duration::from_secs(2);
 
 /// The access-log layer; see the [module docs](self).
 #[derive(Clone)]
@@ -51,9 +65,25 @@ pub struct AccessLog {
     inner: Arc<Inner>,
 }
 
+/// What the requests share: the queue's sending end and the count of lines dropped.
 struct Inner {
-    writer: parking_lot::Mutex<Box<dyn Write + Send>>,
-    failed: AtomicBool,
+    /// `None` only while being dropped.
+    queue: Option<SyncSender<Msg>>,
+    shared: Arc<Shared>,
+    /// Disconnected when the writer thread ends (it holds the sending end).
+    finished: parking_lot::Mutex<Receiver<()>>,
+}
+
+/// Shared with the writer thread.
+struct Shared {
+    /// Lines dropped at the bound and not yet reported in a written line.
+    dropped: AtomicU64,
+}
+
+enum Msg {
+    Line(String),
+    /// Write and flush what came before, then answer.
+    Flush(SyncSender<()>),
 }
 
 impl std::fmt::Debug for AccessLog {
@@ -63,35 +93,120 @@ impl std::fmt::Debug for AccessLog {
 }
 
 impl AccessLog {
-    /// Writes the lines to `writer`.
+    /// Writes the lines to `writer`, from a thread of its own, with a queue of 8,192 lines.
     pub fn new(writer: impl Write + Send + 'static) -> Self {
-        AccessLog {
-            inner: Arc::new(Inner {
-                writer: parking_lot::Mutex::new(Box::new(writer)),
-                failed: AtomicBool::new(false),
-            }),
-        }
+        Self::bounded(writer, DEFAULT_QUEUE)
     }
 
-    /// Writes the lines to the process's standard error.
+    /// [`AccessLog::new`] with a queue of `lines` lines (at least 1): past it, lines are dropped
+    /// and counted (see the [module docs](self)).
+    pub fn bounded(writer: impl Write + Send + 'static, lines: usize) -> Self {
+        let (queue, rx) = std::sync::mpsc::sync_channel(lines.max(1));
+        let (done, finished) = std::sync::mpsc::sync_channel(0);
+        let shared = Arc::new(Shared { dropped: AtomicU64::new(0) });
+        let writer: Box<dyn Write + Send> = Box::new(writer);
+        let for_thread = shared.clone();
+        let spawned = std::thread::Builder::new().name("mcp-access-log".into()).spawn(move || {
+            write_lines(rx, writer, &for_thread);
+            drop(done);
+        });
+        if let Err(e) = spawned {
+            // The receiver is gone with the closure: every line is dropped (and counted).
+            tracing::error!(error = %e, "the access log's writer thread cannot start; requests are served regardless");
+        }
+        AccessLog { inner: Arc::new(Inner { queue: Some(queue), shared, finished: parking_lot::Mutex::new(finished) }) }
+    }
+
+    /// Writes the lines to the process's standard error (a write per line, so they do not mix
+    /// with other output).
     pub fn stderr() -> Self {
         Self::new(std::io::stderr())
     }
 
-    /// Appends the lines to the file at `path` (created if missing), one write per line.
+    /// Appends the lines to the file at `path` (created if missing); written in batches, and
+    /// flushed whenever no line is waiting.
     pub fn file(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
         let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Self::new(std::io::LineWriter::new(file)))
+        Ok(Self::new(std::io::BufWriter::with_capacity(64 << 10, file)))
     }
 
-    fn write(&self, line: &str) {
-        let result = self.inner.writer.lock().write_all(line.as_bytes());
-        if let Err(e) = result {
-            if !self.inner.failed.swap(true, Ordering::Relaxed) {
-                tracing::error!(error = %e, "the access log cannot be written; requests are served regardless");
+    /// Waits until every line queued before this call is written and the writer is flushed.
+    /// Blocks the calling thread (call it at shutdown, or from a blocking context).
+    pub fn flush(&self) {
+        let (ack, acked) = std::sync::mpsc::sync_channel(1);
+        if let Some(queue) = &self.inner.queue {
+            if queue.send(Msg::Flush(ack)).is_ok() {
+                let _ = acked.recv();
             }
         }
     }
+
+    /// Hands `line` to the writer, or counts it as dropped when the queue is full.
+    fn submit(&self, line: String) {
+        let Some(queue) = &self.inner.queue else { return };
+        match queue.try_send(Msg::Line(line)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.inner.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The writer drains the queue, flushes and ends; a stalled one is not waited for long.
+        drop(self.queue.take());
+        match self.finished.get_mut().recv_timeout(DROP_WAIT) {
+            Err(RecvTimeoutError::Disconnected) | Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                tracing::warn!("the access log's writer did not finish within 2 s; lines still queued may be lost");
+            }
+        }
+    }
+}
+
+/// The writer thread: writes each line (with the count of lines dropped since the last one),
+/// flushes whenever the queue is empty, ends when every sender is gone.
+fn write_lines(queue: Receiver<Msg>, mut writer: Box<dyn Write + Send>, shared: &Shared) {
+    let mut failed = false;
+    let mut report = |r: std::io::Result<()>| {
+        if let Err(e) = r {
+            if !std::mem::replace(&mut failed, true) {
+                tracing::error!(error = %e, "the access log cannot be written; requests are served regardless");
+            }
+        }
+    };
+    loop {
+        let msg = match queue.try_recv() {
+            Ok(msg) => msg,
+            Err(TryRecvError::Empty) => {
+                report(writer.flush());
+                match queue.recv() {
+                    Ok(msg) => msg,
+                    Err(_) => break,
+                }
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
+        match msg {
+            Msg::Line(mut line) => {
+                let dropped = shared.dropped.swap(0, Ordering::Relaxed);
+                if dropped > 0 && line.ends_with('\n') {
+                    line.pop();
+                    line.push_str(" dropped=");
+                    line.push_str(itoa::Buffer::new().format(dropped));
+                    line.push('\n');
+                }
+                report(writer.write_all(line.as_bytes()));
+            }
+            Msg::Flush(ack) => {
+                report(writer.flush());
+                let _ = ack.send(());
+            }
+        }
+    }
+    report(writer.flush());
 }
 
 impl OperationLayer for AccessLog {
@@ -112,20 +227,16 @@ impl OperationLayer for AccessLog {
             push_field(&mut line, "target", op.target().unwrap_or("-"));
             push_field(&mut line, "caller", op.principal().unwrap_or("-"));
             let reply = next.run(op).await;
+            let mut num = itoa::Buffer::new();
+            line.push_str(" outcome=");
             match &reply {
-                Ok(_) => line.push_str(" outcome=ok"),
-                Err(e) => {
-                    line.push_str(" outcome=");
-                    if e.code() < 0 {
-                        line.push('-');
-                    }
-                    push_num(&mut line, e.code().unsigned_abs(), 1);
-                }
+                Ok(_) => line.push_str("ok"),
+                Err(e) => line.push_str(num.format(e.code())),
             }
             line.push_str(" micros=");
-            push_num(&mut line, u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX), 1);
+            line.push_str(num.format(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)));
             line.push('\n');
-            log.write(&line);
+            log.submit(line);
             reply
         })
     }
@@ -166,99 +277,92 @@ fn floor_boundary(s: &str, mut at: usize) -> usize {
     at
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.`: the part of a timestamp that changes once a second.
+type SecondPrefix = [u8; 20];
+
+thread_local! {
+    /// The last second formatted on this thread, and its prefix (hyper's `CachedDate` idea: the
+    /// calendar is worked out once a second per thread, not once per line).
+    static PREFIX: Cell<(u64, SecondPrefix)> = const { Cell::new((u64::MAX, [0; 20])) };
+}
+
 /// Appends `when` as RFC 3339 in UTC with milliseconds (`2026-12-05T01:53:07.123Z`).
 fn push_timestamp(line: &mut String, when: SystemTime) {
     let since = when.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    // Digits pushed by hand: `write!` costs more than the rest of the line together.
-    push_num(line, year.max(0) as u64, 4);
-    line.push('-');
-    push_num(line, u64::from(month), 2);
-    line.push('-');
-    push_num(line, u64::from(day), 2);
-    line.push('T');
-    push_num(line, rem / 3600, 2);
-    line.push(':');
-    push_num(line, rem % 3600 / 60, 2);
-    line.push(':');
-    push_num(line, rem % 60, 2);
-    line.push('.');
-    push_num(line, u64::from(since.subsec_millis()), 3);
+    let prefix = PREFIX.with(|cached| {
+        let (at, prefix) = cached.get();
+        if at == secs {
+            return prefix;
+        }
+        let prefix = second_prefix(secs);
+        cached.set((secs, prefix));
+        prefix
+    });
+    line.push_str(std::str::from_utf8(&prefix).expect("ASCII digits"));
+    let millis = since.subsec_millis();
+    line.push(char::from(b'0' + (millis / 100) as u8));
+    push_two(line, millis % 100);
     line.push('Z');
 }
 
-/// Appends `n` in decimal, zero-padded to `width` digits.
-fn push_num(line: &mut String, mut n: u64, width: usize) {
-    let mut digits = [b'0'; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+/// The prefix of second `secs` since the epoch (the calendar is the `time` crate's); years past
+/// 9999 are written as 9999-12-31T23:59:59.
+fn second_prefix(secs: u64) -> SecondPrefix {
+    let max = time::PrimitiveDateTime::MAX.assume_utc();
+    let t = i64::try_from(secs).ok().and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok()).unwrap_or(max);
+    let mut s = String::with_capacity(20);
+    let year = u32::try_from(t.year()).unwrap_or(0);
+    push_two(&mut s, year / 100);
+    push_two(&mut s, year % 100);
+    for (sep, n) in [('-', u8::from(t.month())), ('-', t.day()), ('T', t.hour()), (':', t.minute()), (':', t.second())]
+    {
+        s.push(sep);
+        push_two(&mut s, u32::from(n));
     }
-    for _ in (digits.len() - at)..width {
-        line.push('0');
-    }
-    line.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    s.push('.');
+    s.as_bytes().try_into().expect("20 ASCII bytes")
 }
 
-/// The proleptic Gregorian date of a day count since 1970-01-01 (the well-known era/day-of-era
-/// arithmetic: 400-year eras of 146,097 days starting on March 1st).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// Appends `n` (below 100) as two digits.
+fn push_two(line: &mut String, n: u32) {
+    line.push(char::from(b'0' + (n / 10 % 10) as u8));
+    line.push(char::from(b'0' + (n % 10) as u8));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::sync::mpsc::sync_channel;
 
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
+    fn timestamp(t: SystemTime) -> String {
         let mut s = String::new();
-        push_timestamp(&mut s, UNIX_EPOCH);
-        assert_eq!(s, "1970-01-01T00:00:00.000Z");
-        s.clear();
-        // 2000-02-29 (a leap day in a year divisible by 400), 12:34:56.789
-        push_timestamp(&mut s, UNIX_EPOCH + Duration::from_millis(951_827_696_789));
-        assert_eq!(s, "2000-02-29T12:34:56.789Z");
-        s.clear();
-        push_timestamp(&mut s, UNIX_EPOCH + Duration::from_secs(1_796_435_587));
-        assert_eq!(s, "2026-12-05T01:53:07.000Z");
-        s.clear();
-        // 2100-03-01: 2100 is not a leap year.
-        push_timestamp(&mut s, UNIX_EPOCH + Duration::from_secs(4_107_542_400));
-        assert_eq!(s, "2100-03-01T00:00:00.000Z");
+        push_timestamp(&mut s, t);
+        s
     }
 
     #[test]
-    fn numbers_are_padded_and_whole() {
-        let mut s = String::new();
-        for (n, w, want) in [
-            (0, 1, "0"),
-            (7, 3, "007"),
-            (2026, 4, "2026"),
-            (123_456, 2, "123456"),
-            (u64::MAX, 1, "18446744073709551615"),
-        ] {
-            s.clear();
-            push_num(&mut s, n, w);
-            assert_eq!(s, want);
-        }
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        // 2000-02-29 (a leap day in a year divisible by 400), 12:34:56.789
+        assert_eq!(timestamp(UNIX_EPOCH + Duration::from_millis(951_827_696_789)), "2000-02-29T12:34:56.789Z");
+        assert_eq!(timestamp(UNIX_EPOCH + Duration::from_secs(1_796_435_587)), "2026-12-05T01:53:07.000Z");
+        // 2100-03-01: 2100 is not a leap year.
+        assert_eq!(timestamp(UNIX_EPOCH + Duration::from_secs(4_107_542_400)), "2100-03-01T00:00:00.000Z");
+        assert_eq!(timestamp(UNIX_EPOCH + Duration::from_millis(5)), "1970-01-01T00:00:00.005Z");
+        assert_eq!(timestamp(UNIX_EPOCH + Duration::from_millis(1_050)), "1970-01-01T00:00:01.050Z");
+    }
+
+    #[test]
+    fn the_cached_second_is_renewed_when_the_second_changes() {
+        let at = |ms| UNIX_EPOCH + Duration::from_millis(ms);
+        // The last millisecond of a day, the first of the next, and back (a clock set back).
+        assert_eq!(timestamp(at(1_796_515_199_999)), "2026-12-05T23:59:59.999Z");
+        assert_eq!(timestamp(at(1_796_515_199_001)), "2026-12-05T23:59:59.001Z");
+        assert_eq!(timestamp(at(1_796_515_200_000)), "2026-12-06T00:00:00.000Z");
+        assert_eq!(timestamp(at(1_796_515_199_500)), "2026-12-05T23:59:59.500Z");
+        // Past what the calendar holds: the last second it can write.
+        assert_eq!(timestamp(UNIX_EPOCH + Duration::from_secs(u64::MAX / 2)), "9999-12-31T23:59:59.000Z");
     }
 
     #[test]
@@ -296,5 +400,73 @@ mod tests {
         push_field(&mut s, "target", &long);
         assert!(s.ends_with("...\""), "{s}");
         assert!(s.len() <= " target=\"\"...".len() + MAX_VALUE + 1, "{}", s.len());
+    }
+
+    /// A writer whose first write waits until the test releases it (saying when it started).
+    struct Gate {
+        entered: Option<SyncSender<()>>,
+        release: Receiver<()>,
+        out: Arc<parking_lot::Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Gate {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Some(entered) = self.entered.take() {
+                entered.send(()).expect("the test waits");
+                self.release.recv().expect("released");
+            }
+            self.out.lock().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// An access log with a queue of `bound` lines over a [`Gate`]: the log, "the writer has
+    /// started its first write", the release, and what was written.
+    #[allow(clippy::type_complexity)]
+    fn gated(bound: usize) -> (AccessLog, Receiver<()>, SyncSender<()>, Arc<parking_lot::Mutex<Vec<u8>>>) {
+        let ((entered_tx, entered), (release, release_rx)) = (sync_channel(1), sync_channel(1));
+        let out = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let gate = Gate { entered: Some(entered_tx), release: release_rx, out: out.clone() };
+        (AccessLog::bounded(gate, bound), entered, release, out)
+    }
+
+    fn text(out: &parking_lot::Mutex<Vec<u8>>) -> String {
+        String::from_utf8(out.lock().clone()).unwrap()
+    }
+
+    #[test]
+    fn lines_past_the_bound_are_dropped_and_counted_in_the_next_line_written() {
+        let (log, entered, release, out) = gated(2);
+        log.submit("one\n".into());
+        // The writer holds "one" (stuck in the write); the queue is empty.
+        entered.recv().unwrap();
+        for line in ["two", "three", "four", "five", "six"] {
+            log.submit(format!("{line}\n"));
+        }
+        assert_eq!(text(&out), "", "nothing is written while the writer is stuck");
+        release.send(()).unwrap();
+        log.flush();
+        assert_eq!(text(&out), "one\ntwo dropped=3\nthree\n", "two fit in the queue; three were dropped");
+        log.submit("seven\n".into());
+        log.flush();
+        assert_eq!(text(&out), "one\ntwo dropped=3\nthree\nseven\n", "the count is reported once");
+    }
+
+    #[test]
+    fn every_line_accepted_is_written_when_the_last_clone_is_dropped() {
+        let (log, entered, release, out) = gated(4);
+        let clone = log.clone();
+        log.submit("one\n".into());
+        entered.recv().unwrap();
+        for line in ["two", "three", "four", "five"] {
+            clone.submit(format!("{line}\n"));
+        }
+        drop(clone);
+        release.send(()).unwrap();
+        drop(log);
+        assert_eq!(text(&out), "one\ntwo\nthree\nfour\nfive\n");
     }
 }

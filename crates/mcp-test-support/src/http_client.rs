@@ -295,11 +295,23 @@ impl SseParser {
 pub struct RawResp {
     /// The status code.
     pub status: u16,
+    /// The head (status line and headers, without the blank line).
+    pub head: String,
     /// The body.
     pub body: Vec<u8>,
 }
 
 impl RawResp {
+    /// The value of header `name` (any case), or "" when it is absent.
+    pub fn header(&self, name: &str) -> &str {
+        let name = name.to_ascii_lowercase();
+        let value = self.head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim().to_ascii_lowercase() == name).then_some(v.trim())
+        });
+        value.unwrap_or_default()
+    }
+
     /// The body as JSON (panics when it is not).
     pub fn json(&self) -> Value {
         let text = String::from_utf8_lossy(&self.body);
@@ -339,6 +351,41 @@ pub async fn raw(addr: SocketAddr, head: String, body: Vec<u8>) -> RawResp {
     r
 }
 
+/// A raw HTTP/1.1 connection to `/mcp` kept alive between requests (no `Connection` header is
+/// sent), to see what the server does with the connection itself.
+pub struct KeepAlive {
+    addr: SocketAddr,
+    rd: tokio::net::tcp::OwnedReadHalf,
+    wr: tokio::net::tcp::OwnedWriteHalf,
+}
+
+impl KeepAlive {
+    /// Connects to `addr`.
+    pub async fn open(addr: SocketAddr) -> Self {
+        let (rd, wr) = tcp(addr).await.into_split();
+        Self { addr, rd, wr }
+    }
+
+    /// POSTs `body` with [`std_headers`] and reads its response (bounded by [`WAIT`]).
+    pub async fn post(&mut self, body: &Value) -> RawResp {
+        let text = body.to_string();
+        let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", self.addr, text.len());
+        for (k, v) in std_headers(body) {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        let request = format!("{head}\r\n{text}");
+        within("the request to be written", self.wr.write_all(request.as_bytes())).await.expect("write");
+        within("the response", read_response(&mut self.rd)).await
+    }
+
+    /// Reads until the server closes the connection (bounded by [`WAIT`]); what it sent first.
+    pub async fn closed(&mut self) -> Vec<u8> {
+        let mut rest = Vec::new();
+        let _ = within("the server to close the connection", self.rd.read_to_end(&mut rest)).await;
+        rest
+    }
+}
+
 /// Reads one response: head, then a `Content-Length` or chunked body (or up to EOF).
 async fn read_response(rd: &mut tokio::net::tcp::OwnedReadHalf) -> RawResp {
     let mut buf = Vec::new();
@@ -372,8 +419,8 @@ async fn read_response(rd: &mut tokio::net::tcp::OwnedReadHalf) -> RawResp {
             _ => None,
         };
         match body {
-            Some(body) => return RawResp { status, body },
-            None if eof => return RawResp { status, body: rest }, // close-delimited
+            Some(body) => return RawResp { status, head, body },
+            None if eof => return RawResp { status, head, body: rest }, // close-delimited
             None => fill(&mut rest, &mut eof).await,
         }
     }

@@ -103,8 +103,11 @@ async fn the_rate_limit_flag_counts_anonymous_callers_by_address() {
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("3/60s (per caller)"));
     // Another address (127.0.0.2 is loopback too) has its own budget.
     assert!(post_from("127.0.0.2", addr, &body).await.starts_with("HTTP/1.1 200"));
-    // `--access-log`: one line per request, the refusal with its code.
-    let text = std::fs::read_to_string(&log).unwrap();
+    // `--access-log`: one line per request, the refusal with its code (written by the log's
+    // own thread, so maybe a moment after the answer).
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    eventually("five access-log lines", || read().lines().count() >= 5).await;
+    let text = read();
     let outcomes: Vec<&str> = text.lines().map(|l| l.split(' ').find(|f| f.starts_with("outcome=")).unwrap()).collect();
     assert_eq!(outcomes, ["outcome=ok", "outcome=ok", "outcome=ok", "outcome=-32029", "outcome=ok"], "{text}");
     assert!(text.lines().all(|l| l.contains(" era=modern method=tools/call target=echo caller=- ")), "{text}");

@@ -26,6 +26,28 @@ async fn mcp_serve_drains_on_sigterm_and_exits_zero() {
     assert!(status.success(), "exit status {status}");
 }
 
+/// A kept-alive connection at SIGTERM (`mcp serve`, the real binary): the request a peer sends
+/// on it after the signal, not knowing of it yet (as a proxy does), is answered with
+/// `Connection: close`; then the connection closes and the process exits 0.
+#[tokio::test]
+async fn mcp_serve_answers_on_a_kept_alive_connection_after_sigterm() {
+    // The drain's quiet end is far away: only the answer can close the connection.
+    let (mut child, addr) = spawn_http_everything(&["--drain-timeout", "60", "--drain-idle-grace", "60"]).await;
+    let mut conn = KeepAlive::open(addr).await;
+    let before = conn.post(&tcall(1, "echo", json!({"text": "before"}))).await;
+    assert_eq!((before.status, before.header("connection")), (200, ""), "{}", before.head);
+    sigterm(child.id().expect("pid"));
+    // The drain has started once new connections are refused.
+    refused_soon(addr).await;
+    let during = conn.post(&tcall(2, "echo", json!({"text": "during"}))).await;
+    assert_eq!(during.status, 200, "{}", during.head);
+    assert_eq!(during.header("connection").to_ascii_lowercase(), "close", "{}", during.head);
+    assert_eq!(first_text(&result_of(&during.json(), &json!(2))), "during");
+    assert!(conn.closed().await.is_empty(), "nothing after the last answer");
+    let status = within("mcp serve to exit", child.wait()).await.expect("wait");
+    assert!(status.success(), "exit status {status}");
+}
+
 /// `mcp serve --stdio` on SIGTERM (stdin still open): the call in flight gets its answer and
 /// the process exits 0. (Here beside the HTTP one: both are the operator's stop.)
 #[tokio::test]

@@ -46,6 +46,11 @@ pub struct ServeConfig {
     /// this process, may take to finish (default 10 s). Past it the connections still open are
     /// closed (their requests lost), the tasks still running fail, and both numbers are logged.
     pub drain_timeout: Duration,
+    /// During the drain, how long the server must have been quiet (no request in flight, none
+    /// arriving) before the kept-alive connections left open are closed (default 1 s; bounded
+    /// by [`ServeConfig::drain_timeout`]). Until then a request arriving on one is answered,
+    /// with `Connection: close`. See [`Serve::with_graceful_shutdown`].
+    pub drain_idle_grace: Duration,
 }
 
 impl Default for ServeConfig {
@@ -59,6 +64,7 @@ impl Default for ServeConfig {
             max_listen_streams: 2048,
             max_listen_streams_per_peer: 128,
             drain_timeout: Duration::from_secs(10),
+            drain_idle_grace: Duration::from_secs(1),
         }
     }
 }
@@ -79,6 +85,12 @@ impl ServeConfig {
     /// The bound on draining at shutdown (the `drain_timeout` field).
     pub fn drain_timeout(mut self, d: Duration) -> Self {
         self.drain_timeout = d;
+        self
+    }
+
+    /// The quiet time that ends a drain (the `drain_idle_grace` field).
+    pub fn drain_idle_grace(mut self, d: Duration) -> Self {
+        self.drain_idle_grace = d;
         self
     }
 }
@@ -134,10 +146,19 @@ impl Serve {
     }
 
     /// Shuts down gracefully when `signal` resolves (e.g. [`shutdown_signal`]), as when the
-    /// server's [`mcp_server::Server::shutdown`] is called: the listener closes (new
-    /// connections are refused), listen streams end with their closing response, idle
-    /// keep-alive connections close, and requests in flight finish within
-    /// [`ServeConfig::drain_timeout`]; then the future resolves.
+    /// server's [`mcp_server::Server::shutdown`] is called. The drain:
+    /// - the listener closes (new connections are refused) and listen streams end with their
+    ///   closing response;
+    /// - requests in flight finish; every response that starts during the drain carries
+    ///   `Connection: close`, and its connection closes once it is written;
+    /// - kept-alive connections stay open: a request that arrives on one (a peer may have sent
+    ///   it before it could know of the drain) is answered, with `Connection: close`;
+    /// - the drain ends when no connection is left, or once no request has been in flight or
+    ///   arriving for [`ServeConfig::drain_idle_grace`] (then the idle connections close), or
+    ///   at [`ServeConfig::drain_timeout`] (then every connection still open is closed);
+    ///
+    /// then the future resolves (after the tasks of the tasks extension, within what is left
+    /// of the drain time).
     pub fn with_graceful_shutdown(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
         if let Some(setup) = &mut self.setup {
             setup.4 = Some(Box::pin(signal));

@@ -11,12 +11,22 @@
 //! [`ServeConfig::idle_timeout`]. HTTP/1.1 serves one request at a time per connection
 //! (pipelined requests wait in the socket, bounded by the head buffer), so a connection's
 //! concurrency is one by construction.
+//!
+//! The drain at shutdown never closes a kept-alive connection under a peer that may be sending
+//! on it: a peer cannot know of the drain before it reads a `Connection: close`, so closing an
+//! idle connection at the signal loses the request it sent meanwhile (behind a proxy:
+//! "upstream prematurely closed connection"). Every response that starts during the drain
+//! carries `Connection: close` (its connection closes once it is written); idle connections
+//! stay open and answer what arrives, until the whole server has been quiet (nothing in flight
+//! or arriving) for [`ServeConfig::drain_idle_grace`], or the drain time is over.
 
 mod config;
+mod drain;
 mod watch;
 
 use config::Signal;
 pub use config::{shutdown_signal, Serve, ServeConfig};
+use drain::{close_if, Shutdown};
 
 use crate::body::McpBody;
 use crate::service::{EndpointConfig, McpService, RequestBody};
@@ -507,9 +517,13 @@ pub(super) async fn run(
         config.max_listen_streams_per_peer,
     ));
     let (max_conns, drain) = (config.max_connections, config.drain_timeout);
+    let quiet_for = (config.drain_idle_grace, config.header_read_timeout);
     let config = Arc::new(config);
-    // Fired at the drain bound: the connections still open are dropped.
-    let abort = tokio_util::sync::CancellationToken::new();
+    let stop = Arc::new(Shutdown {
+        started: shutdown.clone(),
+        quiet: tokio_util::sync::CancellationToken::new(),
+        abort: tokio_util::sync::CancellationToken::new(),
+    });
     let svc = McpService::new(server.clone(), endpoint);
     let mut next_id = 0u64;
     let mut accept_log = RateLimited { last: None, suppressed: 0 };
@@ -551,31 +565,38 @@ pub(super) async fn run(
         let _ = stream.set_nodelay(true);
         next_id += 1;
         let conn = table.insert(next_id, peer.ip());
-        let (svc, shutdown, table, abort, config) =
-            (svc.clone(), shutdown.clone(), table.clone(), abort.clone(), config.clone());
+        let (svc, stop, table, config) = (svc.clone(), stop.clone(), table.clone(), config.clone());
         tokio::spawn(async move {
             let io = Tracked { io: stream, conn: conn.clone(), epoch: table.epoch };
-            serve_connection(svc, io, &table, &config, (&shutdown, &abort), peer).await;
+            serve_connection(svc, io, &table, &config, &stop, peer).await;
             table.remove(&conn);
             drop(permit);
         });
     }
     // Stop accepting: new connections are refused from here on.
     drop(listener);
-    // Every connection is told to close gracefully (listen streams end with their closing
-    // response, via the server's shutdown); all are closed when every permit is back.
+    // The drain (see the module docs): listen streams end with their closing response (the
+    // server's shutdown), responses carry `Connection: close`, idle connections stay open until
+    // the server is quiet; all are closed when every permit is back.
     let all = u32::try_from(max_conns).unwrap_or(u32::MAX);
     let open = max_conns - limit.available_permits();
     if open > 0 {
         tracing::info!(connections = open, drain_secs = drain.as_secs_f64(), "shutting down: draining connections");
     }
     let deadline = tokio::time::Instant::now() + drain;
-    if tokio::time::timeout_at(deadline, limit.acquire_many(all)).await.is_err() {
+    let all_closed = limit.acquire_many(all);
+    let mut all_closed = std::pin::pin!(all_closed);
+    let closed = tokio::select! {
+        _ = all_closed.as_mut() => true,
+        () = table.quiet(table.now_ns(), quiet_for, deadline) => false,
+    };
+    stop.quiet.cancel();
+    if !closed && tokio::time::timeout_at(deadline, all_closed.as_mut()).await.is_err() {
         let left = max_conns - limit.available_permits();
         tracing::warn!(connections = left, "drain time over: closing the connections still open");
-        abort.cancel();
+        stop.abort.cancel();
         // Dropped connections give their permits back at once.
-        let _ = tokio::time::timeout(Duration::from_secs(1), limit.acquire_many(all)).await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), all_closed).await;
     }
     // Tasks (the tasks extension) ran on meanwhile; they get what is left of the drain time.
     server.drain_tasks(deadline.saturating_duration_since(tokio::time::Instant::now())).await;
@@ -587,7 +608,7 @@ async fn serve_connection(
     io: Tracked,
     table: &Arc<Table>,
     config: &Arc<ServeConfig>,
-    (shutdown, abort): (&tokio_util::sync::CancellationToken, &tokio_util::sync::CancellationToken),
+    stop: &Shutdown,
     peer: SocketAddr,
 ) {
     let conn = io.conn.clone();
@@ -595,7 +616,7 @@ async fn serve_connection(
     let head_bytes = config.max_head_bytes.max(MIN_HEAD_BYTES);
     let known_peer = svc.server.needs_peer_address().then_some(peer);
     let service = {
-        let (conn, table, config) = (conn.clone(), table.clone(), config.clone());
+        let (conn, table, config, draining) = (conn.clone(), table.clone(), config.clone(), stop.started.clone());
         // One pointer to clone per request rather than the service's four.
         let svc = Arc::new(svc);
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
@@ -603,15 +624,17 @@ async fn serve_connection(
             conn.head_since.store(0, Ordering::Release);
             let mut guard = InFlight { conn: conn.clone(), table: table.clone(), listen: false };
             if req.uri().path() != config.path {
-                let off = off_path(&svc, &req, &config.path);
+                let mut off = off_path(&svc, &req, &config.path);
+                close_if(&draining, &mut off);
                 return futures::future::Either::Left(std::future::ready(Ok(
                     off.map(|body| TrackedBody { body, guard })
                 )));
             }
-            let svc = svc.clone();
+            let (svc, draining) = (svc.clone(), draining.clone());
             // The request's own future: what it holds is moved whole per request.
             futures::future::Either::Right(async move {
-                let resp = svc.handle_from(req, crate::service::Peer { known: known_peer, conn: Some(peer) }).await;
+                let mut resp = svc.handle_from(req, crate::service::Peer { known: known_peer, conn: Some(peer) }).await;
+                close_if(&draining, &mut resp);
                 let listen = resp.extensions().get::<crate::service::StreamOwner>();
                 if let Some(owner) = listen.filter(|_| resp.status() == http::StatusCode::OK) {
                     guard.table.open_stream(&guard.conn, owner.0.clone());
@@ -634,7 +657,7 @@ async fn serve_connection(
         .serve_connection(hyper_util::rt::TokioIo::new(io), service);
     let mut http = std::pin::pin!(http);
     let timeouts = watch::Timeouts { header: header_timeout, idle: idle_timeout };
-    let side = watch::watch(&conn, table, shutdown, timeouts, peer);
+    let side = watch::watch(&conn, table, &stop.started, timeouts, peer);
     let mut side = std::pin::pin!(side);
     let closing = match watch::first(http.as_mut(), side.as_mut()).await {
         Either::Left(r) => {
@@ -644,22 +667,31 @@ async fn serve_connection(
             return;
         }
         Either::Right(watch::Stop::Now) => return,
-        Either::Right(watch::Stop::Graceful(bound)) => bound,
+        Either::Right(watch::Stop::Graceful(bound)) => Some(bound),
+        Either::Right(watch::Stop::Drain) => None,
+    };
+    let Some(bound) = closing else {
+        // The drain: served on (each response closes its connection, `close_if`) until the
+        // server is quiet, then closed like below; dropped at the drain's bound.
+        let quiet = stop.quiet.cancelled();
+        let mut quiet = std::pin::pin!(quiet);
+        if let Either::Left(r) = watch::first(http.as_mut(), quiet.as_mut()).await {
+            if let Err(e) = r {
+                tracing::debug!(%peer, error = %e, "connection ended with error");
+            }
+            return;
+        }
+        http.as_mut().graceful_shutdown();
+        tokio::select! {
+            _ = http => {}
+            () = stop.abort.cancelled() => tracing::debug!(%peer, "drain time over: connection closed"),
+        }
+        return;
     };
     // Graceful: an idle connection closes at once, one with a request finishes it first (and
     // then closes, `Connection: close`).
     http.as_mut().graceful_shutdown();
-    match closing {
-        Some(bound) => {
-            let _ = tokio::time::timeout(bound, http).await;
-        }
-        None => {
-            tokio::select! {
-                _ = http => {}
-                () = abort.cancelled() => tracing::debug!(%peer, "drain time over: connection closed"),
-            }
-        }
-    }
+    let _ = tokio::time::timeout(bound, http).await;
 }
 
 /// The answer to a request off the endpoint's path: the protected-resource metadata at its

@@ -1,5 +1,6 @@
 //! The accept loop's connection table and limits.
 
+use super::drain::Activity;
 use super::*;
 
 const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
@@ -116,4 +117,26 @@ fn the_accept_log_says_once_a_second_how_many_it_left_out() {
         assert_eq!(log.allow(t + Duration::from_millis(i * 10 - 5)), None);
     }
     assert_eq!(log.allow(t + Duration::from_secs(1)), Some(99));
+}
+
+#[test]
+fn a_drain_is_busy_while_a_request_is_in_flight_or_a_head_arrives() {
+    let table = Table::new(100, 0);
+    let header = Duration::from_secs(30);
+    assert_eq!(table.activity(0, header), Activity::None, "no connection: nothing to wait for");
+    let (a, b) = (table.insert(1, LOCAL), table.insert(2, LOCAL));
+    a.idle_since.store(5, Ordering::Relaxed);
+    b.idle_since.store(9, Ordering::Relaxed);
+    assert_eq!(table.activity(10, header), Activity::IdleSince(9), "quiet since the last one became idle");
+    a.in_flight.store(1, Ordering::Release);
+    assert_eq!(table.activity(10, header), Activity::Busy);
+    a.in_flight.store(0, Ordering::Release);
+    // A head arriving on b: busy until it is older than the header timeout.
+    b.head_since.store(11, Ordering::Release);
+    assert_eq!(table.activity(20, header), Activity::Busy);
+    let stale = 10 + header.as_nanos() as u64;
+    assert_eq!(table.activity(stale, header), Activity::IdleSince(9));
+    table.remove(&a);
+    table.remove(&b);
+    assert_eq!(table.activity(stale, header), Activity::None);
 }

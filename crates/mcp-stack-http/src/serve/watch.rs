@@ -22,9 +22,11 @@ use tokio_util::sync::CancellationToken;
 pub(super) enum Stop {
     /// At once: the connection is dropped (a request head that did not complete in time).
     Now,
-    /// Gracefully (the request in flight finishes). `Some(bound)`: within that bound (evicted,
-    /// or idle too long); `None`: the server shuts down (bounded by its drain time).
-    Graceful(Option<Duration>),
+    /// Gracefully (the request in flight finishes), within this bound: evicted, or idle too
+    /// long.
+    Graceful(Duration),
+    /// The server drains: the connection is served on until the drain ends.
+    Drain,
 }
 
 /// The connection's limits.
@@ -49,9 +51,9 @@ pub(super) async fn watch(
     let mut check = std::pin::pin!(check);
     loop {
         tokio::select! {
-            // Shutdown: the request in flight finishes (bounded by the drain time).
-            _ = shutdown.cancelled() => return Stop::Graceful(None),
-            _ = conn.evict.notified() => return Stop::Graceful(Some(Duration::from_secs(1))),
+            // Shutdown: served on through the drain (bounded by the drain time).
+            _ = shutdown.cancelled() => return Stop::Drain,
+            _ = conn.evict.notified() => return Stop::Graceful(Duration::from_secs(1)),
             _ = check.as_mut() => {
                 let (since, now) = (conn.idle_since.load(Ordering::Relaxed), table.now_ns());
                 let head = conn.head_since.load(Ordering::Acquire);
@@ -63,7 +65,7 @@ pub(super) async fn watch(
                 let idle = conn.is_idle(now);
                 let idle_for = Duration::from_nanos(now.saturating_sub(since));
                 if idle && idle_for >= t.idle {
-                    return Stop::Graceful(Some(Duration::from_secs(1)));
+                    return Stop::Graceful(Duration::from_secs(1));
                 }
                 let wait = match (head != 0, idle) {
                     (true, _) => t.header - head_for,

@@ -203,8 +203,9 @@ impl std::io::Write for Lines {
 async fn the_access_log_writes_one_escaped_line_per_request() {
     use mcp_server::access_log::AccessLog;
     let lines = Lines::default();
+    let log = AccessLog::new(lines.clone());
     let s = builder()
-        .layer(AccessLog::new(lines.clone()))
+        .layer(log.clone())
         .rate_limits(mcp_server::rate_limit::RateLimits::new().per_tool("secret", "1/h".parse().unwrap()));
     let s = s.build().unwrap();
     s.handle(req(1, "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})), as_user(Some("alice")))
@@ -217,6 +218,8 @@ async fn the_access_log_writes_one_escaped_line_per_request() {
     assert_eq!(limited.unwrap_err().code(), -32029);
     s.handle(req(5, "tools/list", json!({})), as_user(Some("bob"))).await.unwrap();
 
+    // The lines are written by the log's own thread: wait for them.
+    log.flush();
     let text = String::from_utf8(lines.0.lock().clone()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 5, "{text}");
