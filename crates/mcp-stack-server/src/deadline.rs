@@ -98,7 +98,7 @@ where
 /// The error for a request that ran out of time.
 #[cold]
 fn timed_out(limit: Duration) -> ProtocolError {
-    ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis()))
+    ProtocolError::Timeout { limit }
 }
 
 #[cfg(test)]
@@ -141,7 +141,7 @@ mod tests {
             server.clone(),
             Duration::from_secs(1),
         ));
-        assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
+        assert!(matches!(r, Err(ProtocolError::HandlerFailed { .. })), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
 
@@ -150,7 +150,7 @@ mod tests {
         let server = server();
         let start = |_: &Server| -> std::future::Ready<Result<crate::Reply, ProtocolError>> { panic!("preparing") };
         let r = futures::executor::block_on(Guarded::new(start, info(), server.clone(), Duration::from_secs(1)));
-        assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
+        assert!(matches!(r, Err(ProtocolError::HandlerFailed { .. })), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
 
@@ -160,7 +160,9 @@ mod tests {
         let start = tokio::time::Instant::now();
         let never = std::future::pending::<Result<crate::Reply, ProtocolError>>();
         let r = Guarded::new(|_: &Server| never, info(), server.clone(), Duration::from_secs(5)).await;
-        assert!(matches!(&r, Err(ProtocolError::Internal(m)) if m.contains("timed out after 5000 ms")), "{r:?}");
+        let e = r.err().expect("timed out");
+        assert_eq!(e, ProtocolError::Timeout { limit: Duration::from_secs(5) });
+        assert!(e.to_string().contains("timed out after 5000 ms"), "{e}");
         assert_eq!(start.elapsed(), Duration::from_secs(5));
         let slow = async {
             tokio::time::sleep(Duration::from_secs(2)).await;

@@ -166,6 +166,94 @@ access_setters!(Resource, |r| match &r.def {
     ResourceDef::Template(d) => format!("resource template {:?}", d.uri_template),
 });
 
+/// The descriptive fields every definition has: one view of them, so that the setters of
+/// [`Tool`], [`Prompt`] and [`Resource`] are written once (`described_setters!`).
+struct Described<'a> {
+    title: &'a mut Option<String>,
+    description: &'a mut Option<String>,
+    icons: &'a mut Option<Vec<Icon>>,
+    meta: &'a mut Option<Map<String, Value>>,
+    /// The item, as build errors name it (`tool "echo"`).
+    what: String,
+    /// Where a setter's mistake waits for `build()`.
+    errors: &'a mut Vec<BuildError>,
+}
+
+/// A definition with [`Described`] fields.
+trait Describe {
+    fn described(&mut self) -> Described<'_>;
+}
+
+/// `Described` from a wire definition with `title`, `description`, `icons` and `_meta`.
+macro_rules! described {
+    ($def:expr, $errors:expr, $what:expr) => {{
+        let d = $def;
+        Described {
+            what: format!(concat!($what, " {:?}"), d.name),
+            title: &mut d.title,
+            description: &mut d.description,
+            icons: &mut d.icons,
+            meta: &mut d.meta,
+            errors: $errors,
+        }
+    }};
+}
+
+/// The `title`, `description`, `icon` and `meta` setters of a [`Describe`] definition.
+macro_rules! described_setters {
+    ($($ty:ident: $what:literal),*) => {$(
+        impl<H> $ty<H> {
+            /// Human-readable display name.
+            pub fn title(mut self, title: impl Into<String>) -> Self {
+                *self.described().title = Some(title.into());
+                self
+            }
+
+            #[doc = concat!("What the ", $what, " is or does (for a tool, what the model reads to decide when to call it).")]
+            pub fn description(mut self, description: impl Into<String>) -> Self {
+                *self.described().description = Some(description.into());
+                self
+            }
+
+            /// Adds an icon.
+            pub fn icon(mut self, icon: Icon) -> Self {
+                self.described().icons.get_or_insert_with(Vec::new).push(icon);
+                self
+            }
+
+            /// Adds a `_meta` entry; keys are checked against the naming rules and the reserved
+            /// `modelcontextprotocol`/`mcp` prefixes when the server is built.
+            pub fn meta(mut self, key: &str, value: Value) -> Self {
+                let d = self.described();
+                put_meta(d.meta, d.errors, &d.what, key, value);
+                self
+            }
+        }
+    )*};
+}
+described_setters!(Tool: "tool", Prompt: "prompt", Resource: "resource");
+
+impl<H> Describe for Tool<H> {
+    fn described(&mut self) -> Described<'_> {
+        described!(&mut self.def, &mut self.errors, "tool")
+    }
+}
+
+impl<H> Describe for Prompt<H> {
+    fn described(&mut self) -> Described<'_> {
+        described!(&mut self.def, &mut self.errors, "prompt")
+    }
+}
+
+impl<H> Describe for Resource<H> {
+    fn described(&mut self) -> Described<'_> {
+        match &mut self.def {
+            ResourceDef::Static(d) => described!(d, &mut self.errors, "resource"),
+            ResourceDef::Template(d) => described!(d, &mut self.errors, "resource"),
+        }
+    }
+}
+
 /// A tool: its definition (`tools/list`) and its handler (`tools/call`). [`Tool::new`] gives a
 /// `Tool<NoHandler>`; [`Tool::handler`] makes it a `Tool`, which is what servers take.
 pub struct Tool<H = ToolHandler> {
@@ -257,18 +345,6 @@ impl<H> Tool<H> {
         &self.def
     }
 
-    /// Human-readable display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    /// What the tool does (the model reads this to decide when to call it).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
     /// Behaviour hints.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.def.annotations = Some(annotations);
@@ -300,20 +376,6 @@ impl<H> Tool<H> {
     /// `openWorldHint`: the tool interacts with an open world of external entities.
     pub fn open_world_hint(mut self, on: bool) -> Self {
         self.hints().open_world_hint = Some(on);
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
-    /// Adds a `_meta` entry; keys are checked against the naming rules and the reserved
-    /// `modelcontextprotocol`/`mcp` prefixes when the server is built.
-    pub fn meta(mut self, key: &str, value: Value) -> Self {
-        let what = format!("tool {:?}", self.def.name);
-        put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
         self
     }
 
@@ -451,18 +513,6 @@ impl<H> Prompt<H> {
         &self.def
     }
 
-    /// Human-readable display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    /// What the prompt provides.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
     /// Adds an argument (then the handler's [`crate::Args`] type no longer decides them).
     pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Self {
         let arg = PromptArgument {
@@ -476,12 +526,6 @@ impl<H> Prompt<H> {
         self
     }
 
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
     /// Completes the argument `name` for `completion/complete`: `complete` gets the value typed
     /// so far and returns candidates (at most 100 are sent). Declares the `completions`
     /// capability.
@@ -492,13 +536,6 @@ impl<H> Prompt<H> {
         I::Item: Into<String>,
     {
         self.completers.push((name.to_owned(), Arc::new(move |v| complete(v).into_iter().map(Into::into).collect())));
-        self
-    }
-
-    /// Adds a checked `_meta` entry (see [`Tool::meta`]).
-    pub fn meta(mut self, key: &str, value: Value) -> Self {
-        let what = format!("prompt {:?}", self.def.name);
-        put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
         self
     }
 }
@@ -587,18 +624,6 @@ impl Resource<NoHandler> {
 }
 
 impl<H> Resource<H> {
-    /// Human-readable display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        both!(self, d => d.title = Some(title.into()));
-        self
-    }
-
-    /// What the resource is.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        both!(self, d => d.description = Some(description.into()));
-        self
-    }
-
     /// The MIME type (also used for text or bytes the handler returns).
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         both!(self, d => d.mime_type = Some(mime_type.into()));
@@ -616,23 +641,6 @@ impl<H> Resource<H> {
         if let ResourceDef::Static(d) = &mut self.def {
             d.size = Some(bytes);
         }
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        both!(self, d => d.icons.get_or_insert_with(Vec::new).push(icon));
-        self
-    }
-
-    /// Adds a checked `_meta` entry (see [`Tool::meta`]).
-    pub fn meta(mut self, key: &str, value: Value) -> Self {
-        let mut errors = std::mem::take(&mut self.errors);
-        both!(self, d => {
-            let what = format!("resource {:?}", d.name);
-            put_meta(&mut d.meta, &mut errors, &what, key, value)
-        });
-        self.errors = errors;
         self
     }
 

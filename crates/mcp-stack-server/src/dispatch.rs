@@ -166,7 +166,7 @@ impl Server {
             Err(e @ HandlerError::Tool { .. }) if tool => {
                 Ok(Settled::Reply(CallToolResult::error(self.error_text(&e)).into()))
             }
-            Err(e @ HandlerError::Tool { .. }) => Err(ProtocolError::Internal(self.error_text(&e))),
+            Err(e @ HandlerError::Tool { .. }) => Err(crate::error::handler_failed(self.error_text(&e))),
             Err(HandlerError::Protocol(e)) => Err(e),
         }
     }
@@ -180,7 +180,7 @@ impl Server {
     ) -> Result<Reply, ProtocolError> {
         match self.settle(ctx, r, tool)? {
             Settled::Done(v) if v.is_object() => Ok(v.into()),
-            Settled::Done(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
+            Settled::Done(_) => Err(ProtocolError::InvalidResult { message: "handler result is not a JSON object".into() }),
             Settled::Reply(r) => Ok(r),
         }
     }
@@ -200,7 +200,7 @@ impl Server {
         let input = tool
             .input
             .get()
-            .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid inputSchema: {e}")))?;
+            .map_err(|e| ProtocolError::Misconfigured { message: format!("tool {name} has an invalid inputSchema: {e}") })?;
         let empty = Value::Object(Map::new());
         let args_value = member(ctx.params(), "arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
         if !input.is_valid(args_value) {
@@ -376,10 +376,12 @@ impl Server {
                 let completion =
                     handler(ctx.clone(), reference, argument_object, context).await.map_err(|e| match e {
                         HandlerError::Protocol(p) => p,
-                        other => ProtocolError::Internal(other.to_string()),
+                        other => crate::error::handler_failed(other.to_string()),
                     })?;
                 serde_json::from_value(completion).map_err(|e| {
-                    ProtocolError::Internal(format!("the completion handler's result is not a completion: {e}"))
+                    ProtocolError::InvalidResult {
+                        message: format!("the completion handler's result is not a completion: {e}"),
+                    }
                 })?
             }
         };

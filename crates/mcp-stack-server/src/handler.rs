@@ -217,7 +217,8 @@ pub struct State<T>(pub T);
 impl<T: Clone + Send + Sync + 'static> FromRequestParts for State<T> {
     fn from_request_parts(parts: &RequestParts) -> Result<Self, HandlerError> {
         parts.ctx.server().state_map().get::<T>().cloned().map(State).ok_or_else(|| {
-            mcp_protocol::ProtocolError::Internal(format!("no {} state was given", std::any::type_name::<T>())).into()
+            let message = format!("no {} state was given", std::any::type_name::<T>());
+            mcp_protocol::ProtocolError::Misconfigured { message }.into()
         })
     }
 

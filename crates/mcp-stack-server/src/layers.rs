@@ -51,7 +51,7 @@ use crate::catalog::BoxFuture;
 use crate::context::RequestEnv;
 use crate::reply::Reply;
 use crate::server::{Preset, Server};
-use mcp_protocol::{ProtocolError, Request};
+use mcp_protocol::{Method, ProtocolError, Request};
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
@@ -122,6 +122,12 @@ impl Operation {
     /// The method (`tools/call`, `resources/read`, `tasks/get`...).
     pub fn method(&self) -> &str {
         &self.request.method
+    }
+
+    /// The method as this server knows it, `None` for one it does not serve (the server
+    /// answers that with `-32601` after the layers).
+    pub fn kind(&self) -> Option<Method> {
+        Method::parse(&self.request.method)
     }
 
     /// The JSON-RPC request id.
@@ -200,9 +206,9 @@ impl Operation {
     /// The name the operation is about, when it has one: the tool or prompt name, or the
     /// resource URI.
     pub fn target(&self) -> Option<&str> {
-        let key = match self.request.method.as_str() {
-            "tools/call" | "prompts/get" => "name",
-            "resources/read" => "uri",
+        let key = match self.kind()? {
+            Method::ToolsCall | Method::PromptsGet => "name",
+            Method::ResourcesRead => "uri",
             _ => return None,
         };
         self.request.params.get(key).and_then(Value::as_str)

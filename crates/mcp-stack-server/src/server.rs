@@ -507,10 +507,11 @@ impl Server {
                 r
             }
         };
-        if self.inner.config.expose_internal_errors {
-            return ProtocolError::Internal(format!("handler panicked: {msg} (ref {reference})"));
-        }
-        ProtocolError::Internal(format!("the handler failed (ref {reference})"))
+        let message = match self.inner.config.expose_internal_errors {
+            true => format!("handler panicked: {msg}"),
+            false => "the handler failed".to_owned(),
+        };
+        ProtocolError::HandlerFailed { message, reference }
     }
 
     /// The text a client is told for a handler's tool error: its message, with the source chain

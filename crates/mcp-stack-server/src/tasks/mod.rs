@@ -292,9 +292,9 @@ impl TaskRuntime {
                 }
                 let Ok(orphans) = rt.store.orphans(rt.now_ms()).await else { continue };
                 for id in orphans {
-                    let error = mcp_protocol::ProtocolError::Internal(
-                        "the server instance running this task stopped before it finished".into(),
-                    );
+                    // The instance running it shut down before it finished.
+                    let reason = mcp_protocol::Cancellation::Shutdown;
+                    let error = mcp_protocol::ProtocolError::Cancelled { reason };
                     let end = TaskChange::Finish(Terminal::Failed(error.to_error_object()));
                     rt.apply(&server, &id, end).await;
                 }

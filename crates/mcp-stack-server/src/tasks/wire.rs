@@ -19,7 +19,7 @@ impl TaskRuntime {
         match self.store.get(id, self.now_ms()).await {
             Ok(Some(r)) if r.is_owned_by(principal) => Ok(r),
             Ok(_) => Err(not_found()),
-            Err(e) => Err(ProtocolError::Internal(crate::error::reported("task store failure", &e))),
+            Err(e) => Err(crate::error::store_failed("task store failure", e)),
         }
     }
 
