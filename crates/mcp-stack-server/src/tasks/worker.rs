@@ -110,6 +110,10 @@ impl TaskRuntime {
         match self.store.create(record.clone(), self.now_ms()).await {
             Ok(()) => Ok(Some(record)),
             Err(TaskStoreError::Capacity(_)) if !required => Ok(None),
+            // A full store is no failure: the caller may try again once a task ends.
+            Err(e @ TaskStoreError::Capacity(_)) => {
+                Err(ProtocolError::unavailable("tasks", format!("cannot create the task: {e}")))
+            }
             Err(e) => Err(crate::error::store_failed("cannot create the task", e)),
         }
     }
