@@ -41,7 +41,6 @@
 //! Keeping app-only tools away from the model once a host renders apps is the host's part (the
 //! spec's "Host MUST NOT include tools in the agent's tool list" when `"model"` is missing).
 
-use crate::builder::ServerBuilder;
 use crate::definitions::Tool;
 use crate::error::BuildError;
 use crate::Resource;
@@ -178,13 +177,6 @@ impl UiResource {
             };
             std::future::ready(ResourceContents::from(contents))
         })
-    }
-}
-
-impl ServerBuilder {
-    /// Registers an HTML view ([`UiResource`]).
-    pub fn ui_resource(self, view: UiResource) -> Self {
-        self.resource(view.into_resource())
     }
 }
 

@@ -248,8 +248,7 @@ impl IntoReadResult for Blob {
 /// JSON text (`application/json` unless the definition says otherwise).
 impl<T: Serialize> IntoReadResult for Json<T> {
     fn into_read_result(self, t: ReadTarget<'_>) -> Result<ReadResourceResult, HandlerError> {
-        let text = serde_json::to_string(&self.0)
-            .map_err(|e| invalid_result(format!("resource contents: {e}")))?;
+        let text = serde_json::to_string(&self.0).map_err(|e| invalid_result(format!("resource contents: {e}")))?;
         let mime_type = Some(t.mime_type.unwrap_or("application/json").to_owned());
         Ok(contents_result(vec![TextResourceContents { mime_type, ..TextResourceContents::new(t.uri, text) }.into()]))
     }

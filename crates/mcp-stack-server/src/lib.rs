@@ -38,6 +38,7 @@ mod inputs;
 pub mod layers;
 mod listen;
 pub mod mount;
+mod pages;
 pub mod panic;
 pub mod rate_limit;
 mod reply;

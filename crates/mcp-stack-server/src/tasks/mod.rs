@@ -18,6 +18,7 @@ mod status;
 pub mod store;
 mod wire;
 mod worker;
+pub(crate) use wire::serve_method;
 pub(crate) use worker::ToolRun;
 
 #[cfg(test)]

@@ -371,33 +371,3 @@ const SHUT_DOWN: ProtocolError = ProtocolError::Cancelled { reason: Cancellation
 fn failed(e: ProtocolError) -> Terminal {
     Terminal::Failed(e.to_error_object())
 }
-
-impl Server {
-    /// Checks a tool's result: the text fallback of a view-linked tool, and `structuredContent`
-    /// against the tool's `outputSchema` (when it declares one).
-    pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: &CallToolResult) -> Result<(), ProtocolError> {
-        let name = &tool.name;
-        if tool.ui_linked && crate::apps::lacks_fallback(result) {
-            return Err(ProtocolError::InvalidResult {
-                message: format!(
-                    "tool {name} shows a view (_meta.ui.resourceUri) and must return text content too, \
-                     for hosts that do not render apps"
-                ),
-            });
-        }
-        let Some(out) = &tool.output else { return Ok(()) };
-        let out =
-            out.get().map_err(|e| ProtocolError::Misconfigured { message: format!("tool {name} has an invalid outputSchema: {e}") })?;
-        if result.is_error != Some(true) {
-            let Some(sc) = &result.structured_content else {
-                let message = format!("tool {name} declares an outputSchema but returned no structuredContent");
-                return Err(ProtocolError::InvalidResult { message });
-            };
-            if let Some(e) = out.iter_errors(sc).next() {
-                let message = format!("tool {name} returned structuredContent that violates its outputSchema: {e}");
-                return Err(ProtocolError::InvalidResult { message });
-            }
-        }
-        Ok(())
-    }
-}
