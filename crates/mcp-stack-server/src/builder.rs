@@ -12,8 +12,7 @@ use mcp_protocol::headers::header_params;
 use mcp_protocol::state::KeyRing;
 use mcp_protocol::types::CacheScope;
 use mcp_protocol::{ProtocolError, Request};
-use schemars::JsonSchema;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -33,15 +32,6 @@ impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder").field("server_info", &self.config.server_info).finish_non_exhaustive()
     }
-}
-
-/// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
-pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut v = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}));
-    if let Some(o) = v.as_object_mut() {
-        o.remove("title");
-    }
-    v
 }
 
 impl ServerBuilder {
@@ -149,7 +139,7 @@ impl ServerBuilder {
     /// Caps on each `subscriptions/listen` filter (default [`crate::ListenLimits::default`]:
     /// 1,024 resource URIs and 1,024 task ids per stream, URIs and ids at most 2 KiB each).
     /// A listen request over them is refused with `-32602`.
-    pub fn listen_limits(mut self, limits: crate::listen::ListenLimits) -> Self {
+    pub fn listen_limits(mut self, limits: crate::listen_limits::ListenLimits) -> Self {
         self.config.extensions.listen_limits = limits;
         self
     }

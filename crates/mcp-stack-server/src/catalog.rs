@@ -50,7 +50,7 @@ pub struct ToolEntry {
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) handler: ToolFn,
     /// The server it was mounted from (`None`: registered here).
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 impl ToolEntry {
@@ -85,7 +85,7 @@ impl std::fmt::Debug for ToolEntry {
 pub(crate) struct ResourceMatch<'a> {
     pub(crate) handler: &'a ResourceFn,
     pub(crate) vars: BTreeMap<String, String>,
-    pub(crate) home: Option<&'a crate::Server>,
+    pub(crate) home: Option<&'a crate::server::Server>,
 }
 
 /// A registered static resource.
@@ -95,7 +95,7 @@ pub(crate) struct ResourceEntry {
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
     /// The server it was mounted from.
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 /// A registered resource template.
@@ -105,7 +105,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
     /// The server it was mounted from.
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 /// A registered prompt.
@@ -117,7 +117,7 @@ pub(crate) struct PromptEntry {
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: PromptFn,
     /// The server it was mounted from.
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 /// Name (or URI) to position. The keys are the server's own, so a fast hash is safe: a client

@@ -7,7 +7,7 @@
 //! flight the path's code is fetched cold, so its size is its cost.
 
 use crate::panic::{Describe, Enter};
-use crate::Server;
+use crate::server::Server;
 use mcp_protocol::ProtocolError;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -58,7 +58,7 @@ impl<G, F> Guarded<G, F> {
 impl<G, F> Future for Guarded<G, F>
 where
     G: FnOnce(&Server) -> F,
-    F: Future<Output = Result<crate::Reply, ProtocolError>>,
+    F: Future<Output = Result<crate::reply::Reply, ProtocolError>>,
 {
     type Output = F::Output;
 
@@ -118,7 +118,7 @@ mod tests {
     fn a_ready_future_needs_no_runtime() {
         let server = server();
         let done = Guarded::new(
-            |_: &Server| std::future::ready(Ok(crate::Reply::from(json!({})))),
+            |_: &Server| std::future::ready(Ok(crate::reply::Reply::from(json!({})))),
             info(),
             server,
             Duration::from_secs(1),
@@ -133,7 +133,7 @@ mod tests {
             if server.panic_count() == 0 {
                 panic!("boom");
             }
-            Ok(crate::Reply::from(json!({})))
+            Ok(crate::reply::Reply::from(json!({})))
         };
         let r = futures::executor::block_on(Guarded::new(
             |_: &Server| boom,
@@ -148,7 +148,8 @@ mod tests {
     #[test]
     fn a_panic_while_making_the_future_is_the_internal_error() {
         let server = server();
-        let start = |_: &Server| -> std::future::Ready<Result<crate::Reply, ProtocolError>> { panic!("preparing") };
+        let start =
+            |_: &Server| -> std::future::Ready<Result<crate::reply::Reply, ProtocolError>> { panic!("preparing") };
         let r = futures::executor::block_on(Guarded::new(start, info(), server.clone(), Duration::from_secs(1)));
         assert!(matches!(r, Err(ProtocolError::HandlerFailed { .. })), "{r:?}");
         assert_eq!(server.panic_count(), 1);
@@ -158,7 +159,7 @@ mod tests {
     async fn a_waiting_future_is_cut_off_at_the_limit_from_its_first_wait() {
         let server = server();
         let start = tokio::time::Instant::now();
-        let never = std::future::pending::<Result<crate::Reply, ProtocolError>>();
+        let never = std::future::pending::<Result<crate::reply::Reply, ProtocolError>>();
         let r = Guarded::new(|_: &Server| never, info(), server.clone(), Duration::from_secs(5)).await;
         let e = r.err().expect("timed out");
         assert_eq!(e, ProtocolError::Timeout { limit: Duration::from_secs(5) });
@@ -166,7 +167,7 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_secs(5));
         let slow = async {
             tokio::time::sleep(Duration::from_secs(2)).await;
-            Ok(crate::Reply::from(json!({})))
+            Ok(crate::reply::Reply::from(json!({})))
         };
         assert!(Guarded::new(|_: &Server| slow, info(), server.clone(), Duration::from_secs(5)).await.is_ok());
     }

@@ -57,8 +57,10 @@ pub(crate) fn admit(errors: &[BuildError], check: CheckFn, state: &StateMap) -> 
 fn erased<H, M, R>(
     handler: H,
     kind: HandlerKind,
-    convert: fn(H::Output) -> Result<R, crate::HandlerError>,
-) -> Arc<dyn Fn(crate::Context) -> crate::BoxFuture<Result<R, crate::HandlerError>> + Send + Sync>
+    convert: fn(H::Output) -> Result<R, crate::error::HandlerError>,
+) -> Arc<
+    dyn Fn(crate::context::Context) -> crate::catalog::BoxFuture<Result<R, crate::error::HandlerError>> + Send + Sync,
+>
 where
     H: Handler<M>,
     R: Send + 'static,

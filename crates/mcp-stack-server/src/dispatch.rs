@@ -54,6 +54,29 @@ pub(crate) enum Settled<R> {
 }
 
 impl Server {
+    /// Counts a caught panic and returns the error to answer with: `Internal error: the handler failed (ref ID)`,
+    /// the id being the one in the log line (the panic message is not sent to the client unless
+    /// [`ServerBuilder::expose_internal_errors`] is on). Logged here only when the one-line hook
+    /// is not installed (otherwise the hook has written its line, with `ref=ID`, already).
+    pub(crate) fn caught_panic(&self, panic: &(dyn std::any::Any + Send), task: Option<&str>) -> ProtocolError {
+        self.inner.panics.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let msg = crate::panic::panic_message(panic);
+        let reference = crate::panic::take_reference();
+        let reference = match reference {
+            Some(r) => r,
+            None => {
+                let r = crate::error::correlation_id();
+                tracing::error!(panic = %msg, task, reference = %r, "handler panicked");
+                r
+            }
+        };
+        let message = match self.inner.config.expose_internal_errors {
+            true => format!("handler panicked: {msg}"),
+            false => "the handler failed".to_owned(),
+        };
+        ProtocolError::HandlerFailed { message, reference }
+    }
+
     /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`])
     /// and returns its `result` as the wire carries it (`resultType` and `serverInfo`
     /// included), or the protocol error. Handler panics become `-32603`. For tests and

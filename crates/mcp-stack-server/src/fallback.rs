@@ -100,8 +100,8 @@ pub(crate) async fn serve(server: &Server, ctx: &Context, method: Method) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::RequestEnv;
     use crate::inputs::InputRequired;
-    use crate::RequestEnv;
     use mcp_protocol::Request;
     use serde_json::json;
     use std::sync::Arc;

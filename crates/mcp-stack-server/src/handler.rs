@@ -32,6 +32,16 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
+/// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let mut v =
+        serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("title");
+    }
+    v
+}
+
 /// What kind of request a handler serves (extractors word their errors by it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -205,7 +215,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromRequest for Args<T> 
     }
 
     fn arguments_schema() -> Option<Value> {
-        Some(crate::builder::schema_of::<T>())
+        Some(schema_of::<T>())
     }
 }
 

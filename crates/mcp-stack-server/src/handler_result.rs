@@ -6,8 +6,8 @@
 //! model can read (a [`HandlerError`] keeps its meaning: a protocol error stays a JSON-RPC error,
 //! an input request becomes an `input_required` result).
 
-use crate::builder::schema_of;
 use crate::error::HandlerError;
+use crate::handler::schema_of;
 use mcp_protocol::types::{
     AudioContent, BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, ImageContent,
     PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,

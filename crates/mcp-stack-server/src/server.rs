@@ -107,7 +107,7 @@ pub(crate) struct Extensions {
     /// Servers mounted into this one.
     pub(crate) mounts: Vec<crate::mount::Mount>,
     /// Caps on one `subscriptions/listen` filter.
-    pub(crate) listen_limits: crate::listen::ListenLimits,
+    pub(crate) listen_limits: crate::listen_limits::ListenLimits,
 }
 
 impl ServerConfig {
@@ -377,29 +377,6 @@ impl Server {
         self.inner.panics.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Counts a caught panic and returns the error to answer with: `Internal error: the handler failed (ref ID)`,
-    /// the id being the one in the log line (the panic message is not sent to the client unless
-    /// [`ServerBuilder::expose_internal_errors`] is on). Logged here only when the one-line hook
-    /// is not installed (otherwise the hook has written its line, with `ref=ID`, already).
-    pub(crate) fn caught_panic(&self, panic: &(dyn std::any::Any + Send), task: Option<&str>) -> ProtocolError {
-        self.inner.panics.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let msg = panic_message(panic);
-        let reference = crate::panic::take_reference();
-        let reference = match reference {
-            Some(r) => r,
-            None => {
-                let r = crate::error::correlation_id();
-                tracing::error!(panic = %msg, task, reference = %r, "handler panicked");
-                r
-            }
-        };
-        let message = match self.inner.config.expose_internal_errors {
-            true => format!("handler panicked: {msg}"),
-            false => "the handler failed".to_owned(),
-        };
-        ProtocolError::HandlerFailed { message, reference }
-    }
-
     /// The text a client is told for a handler's tool error: its message, with the source chain
     /// only when the server exposes internal errors (the chain is logged at debug level).
     pub(crate) fn error_text(&self, e: &crate::error::HandlerError) -> String {
@@ -454,15 +431,6 @@ impl Server {
             c.discover.get_or_init(|| serde_json::to_vec(&self.discover_result()).expect("discover serializes").into());
         Reply::shared(bytes.clone())
     }
-}
-
-/// What a caught handler panic says (its `&str` or `String` payload).
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "handler panicked".into())
 }
 
 #[cold]

@@ -241,7 +241,7 @@ impl TaskRuntime {
     /// Starts purging expired tasks and, for a store with leases, renewing this process's
     /// leases and failing orphaned tasks (once; stops with the server or when the runtime is
     /// dropped).
-    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::Server) {
+    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::server::Server) {
         if self.sweeper.set(()).is_err() {
             return;
         }
@@ -273,7 +273,7 @@ impl TaskRuntime {
 
     /// Every third of the lease: renews the leases of the work running here, then fails the
     /// tasks whose lease lapsed (their process died), so none stays `working` forever.
-    fn start_leases(self: &Arc<Self>, server: &crate::Server, lease: Duration) {
+    fn start_leases(self: &Arc<Self>, server: &crate::server::Server, lease: Duration) {
         let weak = Arc::downgrade(self);
         let weak_server = Arc::downgrade(&server.inner);
         let shutdown = self.abort.clone();
@@ -286,7 +286,7 @@ impl TaskRuntime {
                     _ = tick.tick() => {}
                 }
                 let (Some(rt), Some(inner)) = (weak.upgrade(), weak_server.upgrade()) else { return };
-                let server = crate::Server { inner };
+                let server = crate::server::Server { inner };
                 let ids: Vec<String> = rt.live.lock().keys().cloned().collect();
                 if let Err(e) = rt.store.heartbeat(&ids, rt.now_ms()).await {
                     tracing::warn!(error = %e, "task lease renewal failed");
