@@ -425,7 +425,7 @@ impl ServerBuilder {
         self.catalog.reindex();
         crate::apps::check_links(&self.catalog)?;
         if self.config.extensions.tasks.is_none()
-            && self.catalog.tools.iter().any(|t| t.task_support != crate::definitions::TaskSupport::Forbidden)
+            && self.catalog.tools.iter().any(|t| t.task_support != crate::catalog::TaskSupport::Forbidden)
         {
             self.config.extensions.tasks = Some(crate::tasks::TaskConfig::default());
         }

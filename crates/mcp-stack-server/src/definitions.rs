@@ -15,26 +15,13 @@
 //! ```
 
 use crate::access::Access;
-use crate::catalog::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
+use crate::catalog::{ArgCompleter, PromptFn, ResourceFn, TaskSupport, ToolFn};
 use crate::error::BuildError;
 use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
 use crate::handler_result::{IntoPromptResult, IntoReadResult, IntoToolResult, ReadTarget};
 use mcp_protocol::types::{self, Annotations, Icon, PromptArgument, ToolAnnotations};
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// Whether a tool may run as a task (the tasks extension).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Never runs as a task (the default).
-    #[default]
-    Forbidden,
-    /// Runs as a task when the client declares the tasks extension, synchronously otherwise.
-    Optional,
-    /// Runs only as a task; a client without the tasks extension gets `-32021`.
-    Required,
-}
 
 pub(crate) type CheckFn = fn(&StateMap) -> Result<(), String>;
 
@@ -265,7 +252,7 @@ pub struct Tool<H = ToolHandler> {
     pub(crate) handler: H,
     pub(crate) check: CheckFn,
     pub(crate) task_support: TaskSupport,
-    pub(crate) task_start: crate::tasks::TaskStart,
+    pub(crate) task_start: crate::catalog::TaskStart,
     pub(crate) access: Option<Access>,
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) errors: Vec<BuildError>,
@@ -293,7 +280,7 @@ impl Tool<NoHandler> {
             handler: NoHandler,
             check: no_check,
             task_support: TaskSupport::Forbidden,
-            task_start: crate::tasks::TaskStart::Immediate,
+            task_start: crate::catalog::TaskStart::Immediate,
             access: None,
             rate_limit: None,
             errors: Vec::new(),
@@ -428,10 +415,10 @@ impl<H> Tool<H> {
         self
     }
 
-    /// When the task is created (default [`crate::tasks::TaskStart::Immediate`]: before the
-    /// handler runs). With [`crate::tasks::TaskStart::Handler`] the handler asks its MRTR
+    /// When the task is created (default [`crate::catalog::TaskStart::Immediate`]: before the
+    /// handler runs). With [`crate::catalog::TaskStart::Handler`] the handler asks its MRTR
     /// questions synchronously and calls [`crate::Context::start_task`] for the rest.
-    pub fn task_start(mut self, start: crate::tasks::TaskStart) -> Self {
+    pub fn task_start(mut self, start: crate::catalog::TaskStart) -> Self {
         self.task_start = start;
         self
     }

@@ -1,9 +1,9 @@
 //! Per-method request handling: one exhaustive `match` over the method's params.
 
 use crate::access::Caller;
+use crate::catalog::TaskSupport;
 use crate::catalog::{ListKind, ToolEntry};
 use crate::context::{Context, ContextInner, RequestEnv};
-use crate::definitions::TaskSupport;
 use crate::error::HandlerError;
 use crate::inputs::InputRequired;
 use crate::reply::Reply;

@@ -46,6 +46,7 @@ mod reply;
 mod server;
 pub mod session;
 pub mod skills;
+mod state_map;
 pub mod tasks;
 mod telemetry;
 pub mod template;
@@ -54,11 +55,12 @@ mod typed_inputs;
 
 pub use access::{Access, Caller};
 pub use builder::ServerBuilder;
+pub use catalog::TaskSupport;
 pub use catalog::{BoxFuture, ToolEntry};
 pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use change_feed::ChangeFeed;
 pub use context::{Context, NotificationSink, NotificationTarget, RequestEnv};
-pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
+pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, Tool, ToolHandler};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind, ResultExt};
 pub use handler::{

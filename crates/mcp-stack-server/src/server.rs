@@ -2,8 +2,8 @@
 
 use crate::catalog::*;
 use crate::error::BuildError;
-use crate::handler::StateMap;
 use crate::reply::{Reply, WriteResult};
+use crate::state_map::StateMap;
 use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
 use mcp_protocol::state::KeyRing;
 use mcp_protocol::types;

@@ -40,17 +40,7 @@ pub(crate) fn extension_required() -> mcp_protocol::ProtocolError {
     mcp_protocol::ProtocolError::MissingRequiredClientCapability { required }
 }
 
-/// When a task-capable tool's task is created.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TaskStart {
-    /// Before the handler runs (the default).
-    #[default]
-    Immediate,
-    /// When the handler calls [`crate::Context::start_task`] (MRTR rounds before it are
-    /// answered synchronously). A handler that never calls it answers synchronously.
-    Handler,
-}
+pub use crate::catalog::TaskStart;
 
 /// How a server runs tasks: lifetimes, polling hint, caps and the store.
 #[derive(Clone)]
