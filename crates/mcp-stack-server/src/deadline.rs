@@ -161,7 +161,7 @@ mod tests {
         let start = tokio::time::Instant::now();
         let never = std::future::pending::<Result<crate::reply::Reply, ProtocolError>>();
         let r = Guarded::new(|_: &Server| never, info(), server.clone(), Duration::from_secs(5)).await;
-        let e = r.err().expect("timed out");
+        let Err(e) = r else { panic!("the request should time out") };
         assert_eq!(e, ProtocolError::Timeout { limit: Duration::from_secs(5) });
         assert!(e.to_string().contains("timed out after 5000 ms"), "{e}");
         assert_eq!(start.elapsed(), Duration::from_secs(5));

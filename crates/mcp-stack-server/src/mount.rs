@@ -1,4 +1,4 @@
-//! Composition: [`ServerBuilder::mount`] serves another server's tools, prompts, resources and
+//! Composition: [`ServerBuilder::mount`](crate::ServerBuilder::mount) serves another server's tools, prompts, resources and
 //! resource templates as part of this one.
 //!
 //! - Tool and prompt names get the prefix (`weather_` + `forecast`); resource URIs and URI

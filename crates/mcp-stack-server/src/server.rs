@@ -255,7 +255,7 @@ impl Server {
 
     /// The server's capabilities, as declared in `server/discover` (and `initialize`): what is
     /// registered right now (tools, resources, prompts, completions), plus logging and the
-    /// builder's extra entries ([`ServerBuilder::capability`], which replace an entry of the
+    /// builder's extra entries ([`ServerBuilder::capability`](crate::ServerBuilder::capability), which replace an entry of the
     /// same name).
     pub fn capabilities(&self) -> types::ServerCapabilities {
         let catalog = self.catalog();
@@ -340,7 +340,7 @@ impl Server {
         *guard = Arc::new(next);
     }
 
-    /// The application state given to [`ServerBuilder::state`].
+    /// The application state given to [`ServerBuilder::state`](crate::ServerBuilder::state).
     pub fn state_map(&self) -> &StateMap {
         &self.inner.config.state
     }
