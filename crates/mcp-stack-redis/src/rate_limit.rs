@@ -4,7 +4,7 @@
 //! has refilled, so idle callers cost nothing.
 
 use crate::RedisBackend;
-use mcp_server::rate_limit::{Quota, RateLimitStore, StoreFuture};
+use mcp_server::rate_limit::{Quota, RateLimitStore, RateLimitStoreError, StoreFuture};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 
@@ -55,7 +55,12 @@ impl RateLimitStore for RedisRateLimitStore {
             let mut inv = self.script.prepare_invoke();
             inv.key(self.key(key)).arg(quota.interval_us()).arg(quota.tolerance_us());
             let mut conn = self.backend.conn();
-            let wait: i64 = self.backend.run(inv.invoke_async(&mut conn)).await?;
+            let limit = self.backend.inner.options.command_timeout;
+            let wait: i64 = match tokio::time::timeout(limit, inv.invoke_async(&mut conn)).await {
+                Ok(Ok(wait)) => wait,
+                Ok(Err(e)) => return Err(RateLimitStoreError::Backend(Box::new(e))),
+                Err(_) => return Err(RateLimitStoreError::Timeout { limit }),
+            };
             Ok(if wait < 0 { Ok(()) } else { Err(Duration::from_micros(wait as u64)) })
         })
     }

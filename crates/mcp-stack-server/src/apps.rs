@@ -41,10 +41,9 @@
 //! Keeping app-only tools away from the model once a host renders apps is the host's part (the
 //! spec's "Host MUST NOT include tools in the agent's tool list" when `"model"` is missing).
 
-use crate::builder::ServerBuilder;
+use crate::definitions::Resource;
 use crate::definitions::Tool;
 use crate::error::BuildError;
-use crate::Resource;
 pub use mcp_protocol::apps::{Csp, Permissions, ResourceUi, ToolUi, Visibility, EXTENSION, HTML_MIME_TYPE};
 use mcp_protocol::types::{ResourceContents, TextResourceContents};
 use serde_json::Map;
@@ -85,7 +84,7 @@ pub struct UiResource {
     description: Option<String>,
     title: Option<String>,
     meta: ResourceUi,
-    access: Option<crate::Access>,
+    access: Option<crate::access::Access>,
 }
 
 impl UiResource {
@@ -139,7 +138,7 @@ impl UiResource {
     }
 
     /// Serves the view only to callers `access` allows (see [`crate::access`]).
-    pub fn access(mut self, access: crate::Access) -> Self {
+    pub fn access(mut self, access: crate::access::Access) -> Self {
         self.access = Some(access);
         self
     }
@@ -178,13 +177,6 @@ impl UiResource {
             };
             std::future::ready(ResourceContents::from(contents))
         })
-    }
-}
-
-impl ServerBuilder {
-    /// Registers an HTML view ([`UiResource`]).
-    pub fn ui_resource(self, view: UiResource) -> Self {
-        self.resource(view.into_resource())
     }
 }
 

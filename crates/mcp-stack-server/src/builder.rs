@@ -1,16 +1,18 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
 use crate::catalog::*;
+use crate::change_feed::ChangeFeed;
 use crate::context::Context;
+use crate::context::RequestEnv;
 use crate::definitions::{first_error, CheckFn, Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
-use crate::server::{Server, ServerConfig, ServerInner};
+use crate::server::{ChangeEvent, Server, ServerConfig, ServerInner};
 use crate::template::UriTemplate;
 use mcp_protocol::headers::header_params;
 use mcp_protocol::state::KeyRing;
 use mcp_protocol::types::CacheScope;
-use schemars::JsonSchema;
-use serde_json::{json, Value};
+use mcp_protocol::{ProtocolError, Request};
+use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -30,15 +32,6 @@ impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder").field("server_info", &self.config.server_info).finish_non_exhaustive()
     }
-}
-
-/// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
-pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut v = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}));
-    if let Some(o) = v.as_object_mut() {
-        o.remove("title");
-    }
-    v
 }
 
 impl ServerBuilder {
@@ -73,22 +66,22 @@ impl ServerBuilder {
 
     /// Page size of list results (default 100).
     pub fn page_size(mut self, n: usize) -> Self {
-        self.config.page_size = n.max(1);
+        self.config.lists.page_size = n.max(1);
         self
     }
 
     /// `ttlMs` and `cacheScope` for list and discover results (default 60 s, public).
     pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.config.list_ttl_ms = ttl_ms;
-        self.config.list_public = scope == CacheScope::Public;
+        self.config.lists.list_ttl_ms = ttl_ms;
+        self.config.lists.list_public = scope == CacheScope::Public;
         self
     }
 
     /// `ttlMs` and `cacheScope` for `resources/read` results without hints of their own
     /// (default 0, private).
     pub fn read_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.config.read_ttl_ms = ttl_ms;
-        self.config.read_public = scope == CacheScope::Public;
+        self.config.lists.read_ttl_ms = ttl_ms;
+        self.config.lists.read_public = scope == CacheScope::Public;
         self
     }
 
@@ -96,7 +89,7 @@ impl ServerBuilder {
     /// Share secrets across instances behind a load balancer ([`KeyRing::from_base64_lines`]),
     /// so that a retry landing on another instance opens the state sealed by the first.
     pub fn state_keys(mut self, ring: KeyRing) -> Self {
-        self.config.keys = ring;
+        self.config.rounds.keys = ring;
         self
     }
 
@@ -104,7 +97,7 @@ impl ServerBuilder {
     /// resource updates, task status), so that a listen stream held by one instance hears of a
     /// change made on another. Default: none (this process only).
     pub fn bus(mut self, bus: Arc<dyn crate::change_bus::ChangeBus>) -> Self {
-        self.config.bus = Some(bus);
+        self.config.extensions.bus = Some(bus);
         self
     }
 
@@ -112,7 +105,7 @@ impl ServerBuilder {
     /// server with the same audience opens it: two services sharing a key ring cannot replay
     /// each other's state.
     pub fn state_audience(mut self, audience: &str) -> Self {
-        self.config.state_audience = audience.to_owned();
+        self.config.rounds.state_audience = audience.to_owned();
         self
     }
 
@@ -120,7 +113,7 @@ impl ServerBuilder {
     /// (elicitation, sampling; default 600). Within its lifetime a `requestState` can be
     /// presented again (it is not single-use): the lifetime is the replay window.
     pub fn state_ttl_secs(mut self, secs: u64) -> Self {
-        self.config.state_ttl_secs = secs;
+        self.config.rounds.state_ttl_secs = secs;
         self
     }
 
@@ -129,7 +122,7 @@ impl ServerBuilder {
     /// [`ServerBuilder::state_ttl_secs`] lifetime): the client answers those at once, so their
     /// replay window is kept short.
     pub fn automatic_state_ttl_secs(mut self, secs: u64) -> Self {
-        self.config.automatic_state_ttl_secs = secs;
+        self.config.rounds.automatic_state_ttl_secs = secs;
         self
     }
 
@@ -146,8 +139,8 @@ impl ServerBuilder {
     /// Caps on each `subscriptions/listen` filter (default [`crate::ListenLimits::default`]:
     /// 1,024 resource URIs and 1,024 task ids per stream, URIs and ids at most 2 KiB each).
     /// A listen request over them is refused with `-32602`.
-    pub fn listen_limits(mut self, limits: crate::ListenLimits) -> Self {
-        self.config.listen_limits = limits;
+    pub fn listen_limits(mut self, limits: crate::listen_limits::ListenLimits) -> Self {
+        self.config.extensions.listen_limits = limits;
         self
     }
 
@@ -329,10 +322,10 @@ impl ServerBuilder {
     /// work fails [`ServerBuilder::build`]. Replaces earlier limits but keeps a store set with
     /// [`ServerBuilder::rate_limit_store`].
     pub fn rate_limits(mut self, limits: crate::rate_limit::RateLimits) -> Self {
-        let store = self.config.rate_limits.take_store();
-        self.config.rate_limits = limits;
+        let store = self.config.stages.rate_limits.take_store();
+        self.config.stages.rate_limits = limits;
         if let Some(store) = store {
-            self.config.rate_limits.set_store_if_none(store);
+            self.config.stages.rate_limits.set_store_if_none(store);
         }
         self
     }
@@ -340,22 +333,76 @@ impl ServerBuilder {
     /// Keeps rate-limit buckets in `store` (e.g. Redis, so that every replica enforces one
     /// budget) unless the limits given to [`ServerBuilder::rate_limits`] name their own.
     pub fn rate_limit_store(mut self, store: Arc<dyn crate::rate_limit::RateLimitStore>) -> Self {
-        self.config.rate_limits.set_store_if_none(store);
+        self.config.stages.rate_limits.set_store_if_none(store);
         self
     }
 
     /// Caches the results of read-only tools and of resources (see [`crate::cache`]). A tool
     /// named in `cache` that is not marked read-only fails [`ServerBuilder::build`].
     pub fn result_cache(mut self, cache: crate::cache::ResultCache) -> Self {
-        self.config.result_cache = Some(cache);
+        self.config.stages.result_cache = Some(cache);
         self
     }
 
     /// Runs tasks (the tasks extension) with this configuration. Without this call a server
     /// whose tools allow tasks runs them with [`crate::tasks::TaskConfig::default`].
     pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
-        self.config.tasks = Some(config);
+        self.config.extensions.tasks = Some(config);
         self
+    }
+
+    /// Adds an operation layer around every request (see [`crate::layers`]). The first layer
+    /// added is the outermost.
+    pub fn layer(mut self, layer: impl crate::layers::OperationLayer) -> Self {
+        self.config.stages.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Serves the catalog methods ([`crate::fallback::FALLBACK_METHODS`]) through `fallback`
+    /// first. Capabilities are not derived from it: declare them with
+    /// [`ServerBuilder::capability`].
+    pub fn fallback(mut self, fallback: Arc<dyn crate::fallback::Fallback>) -> Self {
+        self.config.extensions.fallback = Some(fallback);
+        self
+    }
+
+    /// Serves `server`'s tools, prompts, resources and templates as part of this server, tool
+    /// and prompt names prefixed with `prefix` (see [`crate::mount`]).
+    pub fn mount(mut self, prefix: impl Into<String>, server: Server) -> Self {
+        self.config.extensions.mounts.push(crate::mount::Mount { prefix: prefix.into(), server });
+        self
+    }
+
+    /// Serves the skills in `set` (see [`ServerBuilder::skills_dir`]).
+    pub fn skills(mut self, set: mcp_skills::SkillSet) -> Self {
+        if self.config.extensions.skills.is_some() {
+            self.errors.push(BuildError::Skills("skills are given once: one SkillSet or one folder".into()));
+            return self;
+        }
+        match crate::skills::register(&mut self.catalog, &set) {
+            Ok(()) => self.config.extensions.skills = Some(Arc::new(set)),
+            Err(e) => self.errors.push(e),
+        }
+        self
+    }
+
+    /// Serves every skill in the folder `dir` (each subfolder with a `SKILL.md`). The folder is
+    /// read and checked now; what the SEP forbids (bad names, missing frontmatter, over the
+    /// limits, symbolic links out of the folder) fails [`ServerBuilder::build`] with an error
+    /// naming the file.
+    pub fn skills_dir(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        match mcp_skills::SkillSet::from_dir(dir) {
+            Ok(set) => self.skills(set),
+            Err(e) => {
+                self.errors.push(BuildError::Skills(e.to_string()));
+                self
+            }
+        }
+    }
+
+    /// Registers an HTML view ([`crate::apps::UiResource`]).
+    pub fn ui_resource(self, view: crate::apps::UiResource) -> Self {
+        self.resource(view.into_resource())
     }
 
     /// Checks every registration and builds the server.
@@ -374,15 +421,117 @@ impl ServerBuilder {
                 }
             }
         }
-        crate::mount::compose(&mut self.catalog, &self.config.mounts, true)?;
+        crate::mount::compose(&mut self.catalog, &self.config.extensions.mounts, true)?;
         self.catalog.reindex();
         crate::apps::check_links(&self.catalog)?;
-        if self.config.tasks.is_none()
-            && self.catalog.tools.iter().any(|t| t.task_support != crate::definitions::TaskSupport::Forbidden)
+        if self.config.extensions.tasks.is_none()
+            && self.catalog.tools.iter().any(|t| t.task_support != crate::catalog::TaskSupport::Forbidden)
         {
-            self.config.tasks = Some(crate::tasks::TaskConfig::default());
+            self.config.extensions.tasks = Some(crate::tasks::TaskConfig::default());
         }
         Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)?))
+    }
+}
+
+/// The user API of a built server that reaches into the extensions (the engine's own is in
+/// `server.rs`, the request path in `dispatch.rs`).
+impl Server {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: &str, version: &str) -> ServerBuilder {
+        ServerBuilder::new(name, version)
+    }
+
+    /// Adds (or replaces) a tool at run time and announces the change.
+    pub fn add_tool(&self, tool: Tool) -> Result<(), BuildError> {
+        crate::definitions::admit(&tool.errors, tool.check, &self.inner.config.state)?;
+        let entry = tool_entry(tool)?;
+        self.update_catalog(|c| {
+            c.tools.retain(|t| t.name != entry.name);
+            c.tools.push(Arc::new(entry));
+            c.versions[ListKind::Tools as usize] += 1;
+        });
+        self.notify(ChangeEvent::ToolsListChanged);
+        Ok(())
+    }
+
+    /// Removes a tool at run time; returns whether it existed. Announces the change.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let mut found = false;
+        self.update_catalog(|c| {
+            let before = c.tools.len();
+            c.tools.retain(|t| t.name != name);
+            found = before != c.tools.len();
+            c.versions[ListKind::Tools as usize] += 1;
+        });
+        if found {
+            self.notify(ChangeEvent::ToolsListChanged);
+        }
+        found
+    }
+
+    /// The second half of a graceful stop, after [`Server::shutdown`]: waits up to `within` for
+    /// the tasks running in this process (the tasks extension) to finish, then fails the ones
+    /// still running ("the server shut down before the task finished") and stops renewing their
+    /// leases. Returns how many were cut short. A task parked on client input goes on too:
+    /// an answer that reaches the task store in time (through any instance) resumes it.
+    /// The transports' drains (`mcp_http::serve`, `mcp_stdio::serve`) call this themselves,
+    /// with what is left of their drain time.
+    pub async fn drain_tasks(&self, within: std::time::Duration) -> usize {
+        match &self.inner.tasks {
+            Some(rt) => rt.drain(within).await,
+            None => 0,
+        }
+    }
+
+    /// Whether requests should carry the peer's address ([`RequestEnv::peer`]): operation
+    /// layers may read it ([`crate::layers::Operation::peer`]), and rate limits key anonymous
+    /// callers by it. Transports that pay for the address read this once per connection.
+    pub fn needs_peer_address(&self) -> bool {
+        !self.inner.config.stages.layers.is_empty() || self.inner.limiter.keys_callers() || self.catalog().tool_quotas
+    }
+
+    /// Opens a `subscriptions/listen` stream.
+    ///
+    /// The stream yields the acknowledgement first, then every matching change notification
+    /// (each tagged with the subscription id), and ends with the graceful-closure response when
+    /// the server shuts down or `env.cancel` fires (the latter without a response: the client left).
+    pub fn listen(
+        &self,
+        req: Request,
+        env: RequestEnv,
+    ) -> Result<impl futures::Stream<Item = Value> + Send + 'static, ProtocolError> {
+        crate::listen::open(self, req, env)
+    }
+
+    /// Opens a `subscriptions/listen` stream after the layers (see [`crate::layers`]); what the
+    /// transports call. [`Server::listen`] opens one without them.
+    pub async fn listen_layered(
+        &self,
+        request: Request,
+        env: RequestEnv,
+    ) -> Result<impl futures::Stream<Item = Value> + Send + 'static, ProtocolError> {
+        let (request, env) = crate::layers::admit_listen(self, request, env).await?;
+        self.listen(request, env)
+    }
+
+    /// Subscribes to change events, with the lag policy of [`ChangeFeed::next`].
+    pub fn change_feed(&self) -> ChangeFeed {
+        ChangeFeed::new(self.events())
+    }
+
+    /// The skills this server serves, if any.
+    pub fn skill_set(&self) -> Option<&mcp_skills::SkillSet> {
+        self.inner.config.extensions.skills.as_deref()
+    }
+
+    /// How many tasks run (or wait for input) in this process.
+    pub fn running_tasks(&self) -> usize {
+        self.tasks().map_or(0, |rt| rt.running())
+    }
+
+    /// Announces that task `id` changed (for custom stores that change records themselves).
+    pub fn notify_task_changed(&self, id: &str) {
+        self.notify(ChangeEvent::TaskStatus(id.to_owned()));
     }
 }
 

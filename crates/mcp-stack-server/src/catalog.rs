@@ -35,6 +35,31 @@ pub(crate) type CompletionFn =
 /// Completes one prompt argument: the value typed so far in, candidates out.
 pub(crate) type ArgCompleter = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
+/// Whether a tool may run as a task (the tasks extension).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never runs as a task (the default).
+    #[default]
+    Forbidden,
+    /// Runs as a task when the client declares the tasks extension, synchronously otherwise.
+    Optional,
+    /// Runs only as a task; a client without the tasks extension gets `-32021`.
+    Required,
+}
+
+/// When a task-capable tool's task is created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskStart {
+    /// Before the handler runs (the default).
+    #[default]
+    Immediate,
+    /// When the handler calls [`Context::start_task`] (MRTR rounds before it are
+    /// answered synchronously). A handler that never calls it answers synchronously.
+    Handler,
+}
+
 /// A registered tool.
 pub struct ToolEntry {
     pub(crate) name: String,
@@ -42,15 +67,15 @@ pub struct ToolEntry {
     pub(crate) input: Arc<SchemaValidator>,
     pub(crate) output: Option<Arc<SchemaValidator>>,
     pub(crate) header_params: Arc<[HeaderParam]>,
-    pub(crate) task_support: crate::definitions::TaskSupport,
-    pub(crate) task_start: crate::tasks::TaskStart,
+    pub(crate) task_support: TaskSupport,
+    pub(crate) task_start: TaskStart,
     pub(crate) access: Option<crate::access::Access>,
     /// Links a view (`_meta.ui.resourceUri`): its results must carry text content too.
     pub(crate) ui_linked: bool,
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) handler: ToolFn,
     /// The server it was mounted from (`None`: registered here).
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 impl ToolEntry {
@@ -60,7 +85,7 @@ impl ToolEntry {
     }
 
     /// Whether the tool may run as a task.
-    pub fn task_support(&self) -> crate::definitions::TaskSupport {
+    pub fn task_support(&self) -> TaskSupport {
         self.task_support
     }
 
@@ -85,7 +110,7 @@ impl std::fmt::Debug for ToolEntry {
 pub(crate) struct ResourceMatch<'a> {
     pub(crate) handler: &'a ResourceFn,
     pub(crate) vars: BTreeMap<String, String>,
-    pub(crate) home: Option<&'a crate::Server>,
+    pub(crate) home: Option<&'a crate::server::Server>,
 }
 
 /// A registered static resource.
@@ -95,7 +120,7 @@ pub(crate) struct ResourceEntry {
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
     /// The server it was mounted from.
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 /// A registered resource template.
@@ -105,7 +130,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
     /// The server it was mounted from.
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 /// A registered prompt.
@@ -117,7 +142,7 @@ pub(crate) struct PromptEntry {
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: PromptFn,
     /// The server it was mounted from.
-    pub(crate) home: Option<crate::Server>,
+    pub(crate) home: Option<crate::server::Server>,
 }
 
 /// Name (or URI) to position. The keys are the server's own, so a fast hash is safe: a client

@@ -1,7 +1,7 @@
 //! The change-event bus as a listener sees it: one mapping from [`ChangeEvent`] to its
 //! notification, and one policy for events a slow listener missed.
 
-use crate::server::{ChangeEvent, Server};
+use crate::server::ChangeEvent;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -31,6 +31,11 @@ pub struct ChangeFeed {
 }
 
 impl ChangeFeed {
+    /// A feed of the events `rx` receives.
+    pub(crate) fn new(rx: broadcast::Receiver<ChangeEvent>) -> Self {
+        Self { rx }
+    }
+
     /// The next changes to announce, `None` once the server is gone.
     ///
     /// When the listener fell behind and events were dropped, or the change bus may have lost
@@ -53,16 +58,10 @@ impl ChangeFeed {
     }
 }
 
-impl Server {
-    /// Subscribes to change events, with the lag policy of [`ChangeFeed::next`].
-    pub fn change_feed(&self) -> ChangeFeed {
-        ChangeFeed { rx: self.events() }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::Server;
 
     #[tokio::test]
     async fn a_listener_that_falls_behind_gets_a_catch_up_instead_of_nothing() {

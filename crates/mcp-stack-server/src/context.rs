@@ -118,7 +118,7 @@ impl RequestEnv {
 }
 
 pub(crate) struct ContextInner {
-    pub(crate) server: crate::Server,
+    pub(crate) server: crate::server::Server,
     pub(crate) id: Value,
     pub(crate) method: String,
     pub(crate) meta: RequestMeta,
@@ -135,7 +135,7 @@ pub(crate) struct ContextInner {
     pub(crate) statuses: std::sync::atomic::AtomicU32,
     /// The server that registered the item being served, when it was mounted into this one
     /// ([`crate::ServerBuilder::mount`]): what [`Context::server`] names.
-    pub(crate) home: std::sync::OnceLock<crate::Server>,
+    pub(crate) home: std::sync::OnceLock<crate::server::Server>,
 }
 
 /// Everything a handler may know about the request it serves. Cheap to clone.
@@ -154,7 +154,7 @@ impl Context {
     /// The server whose item this request is served by (to read its state, announce changes,
     /// add tools...): for an item mounted from another server
     /// ([`crate::ServerBuilder::mount`]), that server.
-    pub fn server(&self) -> &crate::Server {
+    pub fn server(&self) -> &crate::server::Server {
         self.inner.home.get().unwrap_or(&self.inner.server)
     }
 
@@ -189,7 +189,7 @@ impl Context {
     }
 
     /// Marks the item being served as mounted from `home` (what [`Context::server`] names).
-    pub(crate) fn set_home(&self, home: Option<&crate::Server>) {
+    pub(crate) fn set_home(&self, home: Option<&crate::server::Server>) {
         if let Some(h) = home {
             let _ = self.inner.home.set(h.clone());
         }
@@ -295,7 +295,7 @@ impl Context {
     /// returns at once and the handler goes on synchronously.
     ///
     /// Fails when the tool requires a task and none can be created (capacity).
-    pub async fn start_task(&self) -> Result<(), crate::HandlerError> {
+    pub async fn start_task(&self) -> Result<(), crate::error::HandlerError> {
         if self.task_id().is_some() {
             return Ok(());
         }

@@ -7,7 +7,7 @@
 //! flight the path's code is fetched cold, so its size is its cost.
 
 use crate::panic::{Describe, Enter};
-use crate::Server;
+use crate::server::Server;
 use mcp_protocol::ProtocolError;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -58,7 +58,7 @@ impl<G, F> Guarded<G, F> {
 impl<G, F> Future for Guarded<G, F>
 where
     G: FnOnce(&Server) -> F,
-    F: Future<Output = Result<crate::Reply, ProtocolError>>,
+    F: Future<Output = Result<crate::reply::Reply, ProtocolError>>,
 {
     type Output = F::Output;
 
@@ -98,7 +98,7 @@ where
 /// The error for a request that ran out of time.
 #[cold]
 fn timed_out(limit: Duration) -> ProtocolError {
-    ProtocolError::Internal(format!("request timed out after {} ms", limit.as_millis()))
+    ProtocolError::Timeout { limit }
 }
 
 #[cfg(test)]
@@ -118,7 +118,7 @@ mod tests {
     fn a_ready_future_needs_no_runtime() {
         let server = server();
         let done = Guarded::new(
-            |_: &Server| std::future::ready(Ok(crate::Reply::from(json!({})))),
+            |_: &Server| std::future::ready(Ok(crate::reply::Reply::from(json!({})))),
             info(),
             server,
             Duration::from_secs(1),
@@ -133,7 +133,7 @@ mod tests {
             if server.panic_count() == 0 {
                 panic!("boom");
             }
-            Ok(crate::Reply::from(json!({})))
+            Ok(crate::reply::Reply::from(json!({})))
         };
         let r = futures::executor::block_on(Guarded::new(
             |_: &Server| boom,
@@ -141,16 +141,17 @@ mod tests {
             server.clone(),
             Duration::from_secs(1),
         ));
-        assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
+        assert!(matches!(r, Err(ProtocolError::HandlerFailed { .. })), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
 
     #[test]
     fn a_panic_while_making_the_future_is_the_internal_error() {
         let server = server();
-        let start = |_: &Server| -> std::future::Ready<Result<crate::Reply, ProtocolError>> { panic!("preparing") };
+        let start =
+            |_: &Server| -> std::future::Ready<Result<crate::reply::Reply, ProtocolError>> { panic!("preparing") };
         let r = futures::executor::block_on(Guarded::new(start, info(), server.clone(), Duration::from_secs(1)));
-        assert!(matches!(r, Err(ProtocolError::Internal(_))), "{r:?}");
+        assert!(matches!(r, Err(ProtocolError::HandlerFailed { .. })), "{r:?}");
         assert_eq!(server.panic_count(), 1);
     }
 
@@ -158,13 +159,15 @@ mod tests {
     async fn a_waiting_future_is_cut_off_at_the_limit_from_its_first_wait() {
         let server = server();
         let start = tokio::time::Instant::now();
-        let never = std::future::pending::<Result<crate::Reply, ProtocolError>>();
+        let never = std::future::pending::<Result<crate::reply::Reply, ProtocolError>>();
         let r = Guarded::new(|_: &Server| never, info(), server.clone(), Duration::from_secs(5)).await;
-        assert!(matches!(&r, Err(ProtocolError::Internal(m)) if m.contains("timed out after 5000 ms")), "{r:?}");
+        let Err(e) = r else { panic!("the request should time out") };
+        assert_eq!(e, ProtocolError::Timeout { limit: Duration::from_secs(5) });
+        assert!(e.to_string().contains("timed out after 5000 ms"), "{e}");
         assert_eq!(start.elapsed(), Duration::from_secs(5));
         let slow = async {
             tokio::time::sleep(Duration::from_secs(2)).await;
-            Ok(crate::Reply::from(json!({})))
+            Ok(crate::reply::Reply::from(json!({})))
         };
         assert!(Guarded::new(|_: &Server| slow, info(), server.clone(), Duration::from_secs(5)).await.is_ok());
     }

@@ -15,26 +15,13 @@
 //! ```
 
 use crate::access::Access;
-use crate::catalog::{ArgCompleter, PromptFn, ResourceFn, ToolFn};
+use crate::catalog::{ArgCompleter, PromptFn, ResourceFn, TaskSupport, ToolFn};
 use crate::error::BuildError;
 use crate::handler::{Handler, HandlerKind, RequestParts, StateMap};
 use crate::handler_result::{IntoPromptResult, IntoReadResult, IntoToolResult, ReadTarget};
 use mcp_protocol::types::{self, Annotations, Icon, PromptArgument, ToolAnnotations};
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// Whether a tool may run as a task (the tasks extension).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Never runs as a task (the default).
-    #[default]
-    Forbidden,
-    /// Runs as a task when the client declares the tasks extension, synchronously otherwise.
-    Optional,
-    /// Runs only as a task; a client without the tasks extension gets `-32021`.
-    Required,
-}
 
 pub(crate) type CheckFn = fn(&StateMap) -> Result<(), String>;
 
@@ -57,8 +44,10 @@ pub(crate) fn admit(errors: &[BuildError], check: CheckFn, state: &StateMap) -> 
 fn erased<H, M, R>(
     handler: H,
     kind: HandlerKind,
-    convert: fn(H::Output) -> Result<R, crate::HandlerError>,
-) -> Arc<dyn Fn(crate::Context) -> crate::BoxFuture<Result<R, crate::HandlerError>> + Send + Sync>
+    convert: fn(H::Output) -> Result<R, crate::error::HandlerError>,
+) -> Arc<
+    dyn Fn(crate::context::Context) -> crate::catalog::BoxFuture<Result<R, crate::error::HandlerError>> + Send + Sync,
+>
 where
     H: Handler<M>,
     R: Send + 'static,
@@ -166,6 +155,94 @@ access_setters!(Resource, |r| match &r.def {
     ResourceDef::Template(d) => format!("resource template {:?}", d.uri_template),
 });
 
+/// The descriptive fields every definition has: one view of them, so that the setters of
+/// [`Tool`], [`Prompt`] and [`Resource`] are written once (`described_setters!`).
+struct Described<'a> {
+    title: &'a mut Option<String>,
+    description: &'a mut Option<String>,
+    icons: &'a mut Option<Vec<Icon>>,
+    meta: &'a mut Option<Map<String, Value>>,
+    /// The item, as build errors name it (`tool "echo"`).
+    what: String,
+    /// Where a setter's mistake waits for `build()`.
+    errors: &'a mut Vec<BuildError>,
+}
+
+/// A definition with [`Described`] fields.
+trait Describe {
+    fn described(&mut self) -> Described<'_>;
+}
+
+/// `Described` from a wire definition with `title`, `description`, `icons` and `_meta`.
+macro_rules! described {
+    ($def:expr, $errors:expr, $what:expr) => {{
+        let d = $def;
+        Described {
+            what: format!(concat!($what, " {:?}"), d.name),
+            title: &mut d.title,
+            description: &mut d.description,
+            icons: &mut d.icons,
+            meta: &mut d.meta,
+            errors: $errors,
+        }
+    }};
+}
+
+/// The `title`, `description`, `icon` and `meta` setters of a [`Describe`] definition.
+macro_rules! described_setters {
+    ($($ty:ident: $what:literal),*) => {$(
+        impl<H> $ty<H> {
+            /// Human-readable display name.
+            pub fn title(mut self, title: impl Into<String>) -> Self {
+                *self.described().title = Some(title.into());
+                self
+            }
+
+            #[doc = concat!("What the ", $what, " is or does (for a tool, what the model reads to decide when to call it).")]
+            pub fn description(mut self, description: impl Into<String>) -> Self {
+                *self.described().description = Some(description.into());
+                self
+            }
+
+            /// Adds an icon.
+            pub fn icon(mut self, icon: Icon) -> Self {
+                self.described().icons.get_or_insert_with(Vec::new).push(icon);
+                self
+            }
+
+            /// Adds a `_meta` entry; keys are checked against the naming rules and the reserved
+            /// `modelcontextprotocol`/`mcp` prefixes when the server is built.
+            pub fn meta(mut self, key: &str, value: Value) -> Self {
+                let d = self.described();
+                put_meta(d.meta, d.errors, &d.what, key, value);
+                self
+            }
+        }
+    )*};
+}
+described_setters!(Tool: "tool", Prompt: "prompt", Resource: "resource");
+
+impl<H> Describe for Tool<H> {
+    fn described(&mut self) -> Described<'_> {
+        described!(&mut self.def, &mut self.errors, "tool")
+    }
+}
+
+impl<H> Describe for Prompt<H> {
+    fn described(&mut self) -> Described<'_> {
+        described!(&mut self.def, &mut self.errors, "prompt")
+    }
+}
+
+impl<H> Describe for Resource<H> {
+    fn described(&mut self) -> Described<'_> {
+        match &mut self.def {
+            ResourceDef::Static(d) => described!(d, &mut self.errors, "resource"),
+            ResourceDef::Template(d) => described!(d, &mut self.errors, "resource"),
+        }
+    }
+}
+
 /// A tool: its definition (`tools/list`) and its handler (`tools/call`). [`Tool::new`] gives a
 /// `Tool<NoHandler>`; [`Tool::handler`] makes it a `Tool`, which is what servers take.
 pub struct Tool<H = ToolHandler> {
@@ -175,7 +252,7 @@ pub struct Tool<H = ToolHandler> {
     pub(crate) handler: H,
     pub(crate) check: CheckFn,
     pub(crate) task_support: TaskSupport,
-    pub(crate) task_start: crate::tasks::TaskStart,
+    pub(crate) task_start: crate::catalog::TaskStart,
     pub(crate) access: Option<Access>,
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) errors: Vec<BuildError>,
@@ -203,7 +280,7 @@ impl Tool<NoHandler> {
             handler: NoHandler,
             check: no_check,
             task_support: TaskSupport::Forbidden,
-            task_start: crate::tasks::TaskStart::Immediate,
+            task_start: crate::catalog::TaskStart::Immediate,
             access: None,
             rate_limit: None,
             errors: Vec::new(),
@@ -257,18 +334,6 @@ impl<H> Tool<H> {
         &self.def
     }
 
-    /// Human-readable display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    /// What the tool does (the model reads this to decide when to call it).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
     /// Behaviour hints.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.def.annotations = Some(annotations);
@@ -300,20 +365,6 @@ impl<H> Tool<H> {
     /// `openWorldHint`: the tool interacts with an open world of external entities.
     pub fn open_world_hint(mut self, on: bool) -> Self {
         self.hints().open_world_hint = Some(on);
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
-    /// Adds a `_meta` entry; keys are checked against the naming rules and the reserved
-    /// `modelcontextprotocol`/`mcp` prefixes when the server is built.
-    pub fn meta(mut self, key: &str, value: Value) -> Self {
-        let what = format!("tool {:?}", self.def.name);
-        put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
         self
     }
 
@@ -364,10 +415,10 @@ impl<H> Tool<H> {
         self
     }
 
-    /// When the task is created (default [`crate::tasks::TaskStart::Immediate`]: before the
-    /// handler runs). With [`crate::tasks::TaskStart::Handler`] the handler asks its MRTR
+    /// When the task is created (default [`crate::catalog::TaskStart::Immediate`]: before the
+    /// handler runs). With [`crate::catalog::TaskStart::Handler`] the handler asks its MRTR
     /// questions synchronously and calls [`crate::Context::start_task`] for the rest.
-    pub fn task_start(mut self, start: crate::tasks::TaskStart) -> Self {
+    pub fn task_start(mut self, start: crate::catalog::TaskStart) -> Self {
         self.task_start = start;
         self
     }
@@ -451,18 +502,6 @@ impl<H> Prompt<H> {
         &self.def
     }
 
-    /// Human-readable display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    /// What the prompt provides.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
     /// Adds an argument (then the handler's [`crate::Args`] type no longer decides them).
     pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Self {
         let arg = PromptArgument {
@@ -476,12 +515,6 @@ impl<H> Prompt<H> {
         self
     }
 
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        self.def.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
     /// Completes the argument `name` for `completion/complete`: `complete` gets the value typed
     /// so far and returns candidates (at most 100 are sent). Declares the `completions`
     /// capability.
@@ -492,13 +525,6 @@ impl<H> Prompt<H> {
         I::Item: Into<String>,
     {
         self.completers.push((name.to_owned(), Arc::new(move |v| complete(v).into_iter().map(Into::into).collect())));
-        self
-    }
-
-    /// Adds a checked `_meta` entry (see [`Tool::meta`]).
-    pub fn meta(mut self, key: &str, value: Value) -> Self {
-        let what = format!("prompt {:?}", self.def.name);
-        put_meta(&mut self.def.meta, &mut self.errors, &what, key, value);
         self
     }
 }
@@ -587,18 +613,6 @@ impl Resource<NoHandler> {
 }
 
 impl<H> Resource<H> {
-    /// Human-readable display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        both!(self, d => d.title = Some(title.into()));
-        self
-    }
-
-    /// What the resource is.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        both!(self, d => d.description = Some(description.into()));
-        self
-    }
-
     /// The MIME type (also used for text or bytes the handler returns).
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         both!(self, d => d.mime_type = Some(mime_type.into()));
@@ -616,23 +630,6 @@ impl<H> Resource<H> {
         if let ResourceDef::Static(d) = &mut self.def {
             d.size = Some(bytes);
         }
-        self
-    }
-
-    /// Adds an icon.
-    pub fn icon(mut self, icon: Icon) -> Self {
-        both!(self, d => d.icons.get_or_insert_with(Vec::new).push(icon));
-        self
-    }
-
-    /// Adds a checked `_meta` entry (see [`Tool::meta`]).
-    pub fn meta(mut self, key: &str, value: Value) -> Self {
-        let mut errors = std::mem::take(&mut self.errors);
-        both!(self, d => {
-            let what = format!("resource {:?}", d.name);
-            put_meta(&mut d.meta, &mut errors, &what, key, value)
-        });
-        self.errors = errors;
         self
     }
 

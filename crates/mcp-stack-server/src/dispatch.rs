@@ -1,16 +1,25 @@
 //! Per-method request handling: one exhaustive `match` over the method's params.
 
 use crate::access::Caller;
-use crate::catalog::ListKind;
-use crate::context::{Context, RequestEnv};
-use crate::definitions::TaskSupport;
+use crate::catalog::TaskSupport;
+use crate::catalog::{ListKind, ToolEntry};
+use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
+use crate::inputs::InputRequired;
 use crate::reply::Reply;
-use crate::server::Server;
+use crate::server::{method_not_found, Preset, RoundState, Server};
 use crate::tasks::ToolRun;
+use mcp_protocol::meta::RequestMeta;
+use mcp_protocol::state::{request_digest, Expectation, StateClaims};
 use mcp_protocol::types::{self, CallToolResult};
 use mcp_protocol::{Method, Params, ProtocolError, Request};
 use serde_json::{Map, Value};
+use std::sync::Arc;
+
+fn now_secs() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
 
 /// Whether `method` is a request method of revision 2026-07-28 that this server implements.
 pub fn is_known_method(method: &str) -> bool {
@@ -44,6 +53,253 @@ pub(crate) enum Settled<R> {
 }
 
 impl Server {
+    /// Counts a caught panic and returns the error to answer with: `Internal error: the handler failed (ref ID)`,
+    /// the id being the one in the log line (the panic message is not sent to the client unless
+    /// [`ServerBuilder::expose_internal_errors`] is on). Logged here only when the one-line hook
+    /// is not installed (otherwise the hook has written its line, with `ref=ID`, already).
+    pub(crate) fn caught_panic(&self, panic: &(dyn std::any::Any + Send), task: Option<&str>) -> ProtocolError {
+        self.inner.panics.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let msg = crate::panic::panic_message(panic);
+        let reference = crate::panic::take_reference();
+        let reference = match reference {
+            Some(r) => r,
+            None => {
+                let r = crate::error::correlation_id();
+                tracing::error!(panic = %msg, task, reference = %r, "handler panicked");
+                r
+            }
+        };
+        let message = match self.inner.config.expose_internal_errors {
+            true => format!("handler panicked: {msg}"),
+            false => "the handler failed".to_owned(),
+        };
+        ProtocolError::HandlerFailed { message, reference }
+    }
+
+    /// Handles one request (every method except `subscriptions/listen`, see [`Server::listen`])
+    /// and returns its `result` as the wire carries it (`resultType` and `serverInfo`
+    /// included), or the protocol error. Handler panics become `-32603`. For tests and
+    /// embedding; a transport uses [`Server::handle_reply`].
+    pub async fn handle(&self, req: Request, env: RequestEnv) -> Result<Value, ProtocolError> {
+        self.process_with(req, env, None).await.map(|r| self.finish_result(r.into_value()))
+    }
+
+    /// [`Server::handle`] for a transport: the result stays typed (or pre-serialised: list
+    /// pages are shared between requests) until [`Server::encode_response`] writes it, once,
+    /// adding `resultType` where absent and `serverInfo` to `_meta`.
+    pub async fn handle_reply(&self, req: Request, env: RequestEnv) -> Result<Reply, ProtocolError> {
+        self.process_with(req, env, None).await
+    }
+
+    /// [`Server::handle_reply`] with the per-request fields (and MRTR state) given by a legacy
+    /// session instead of read from `_meta` (and `requestState`). Not an `async fn`, which would
+    /// hold the arguments beside the future they are moved into.
+    pub(crate) fn process_with(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
+        // The one place requests are traced (with `process_boxed`). Untraced, this is one
+        // disabled-span check; traced, the call is boxed, so the request future keeps its size
+        // (an async block awaiting `serve` would hold it twice).
+        use futures::future::Either;
+        let call = crate::telemetry::ServerCall::start(&req, &env, preset.as_deref());
+        let serve = self.clone().serve_request(req, env, preset);
+        match call {
+            Some(call) => Either::Right(Box::pin(call.observe(serve))),
+            None => Either::Left(serve),
+        }
+    }
+
+    /// [`Server::process_with`] boxed, for a transport, on a server the future keeps: each way
+    /// (traced or not) is boxed as its own type, so no adapter is polled on the way in. The
+    /// untraced future stays within glibc's per-thread cache (1032 bytes; see the test
+    /// `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
+    /// instructions more per request to allocate and free.
+    pub(crate) fn process_boxed(
+        self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> crate::catalog::BoxFuture<Result<Reply, ProtocolError>> {
+        match crate::telemetry::ServerCall::start(&req, &env, preset.as_deref()) {
+            None => Box::pin(self.serve_request(req, env, preset)),
+            Some(call) => Box::pin(call.observe(self.serve_request(req, env, preset))),
+        }
+    }
+
+    /// [`Server::process_with`] without tracing: dispatch under the panic scope and timeout.
+    pub(crate) fn serve_request(
+        self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
+        // Described only if it panics, from its context (`prepare` hands it over); operation
+        // layers run before there is one, so a layered request is described by its method and
+        // id until then.
+        let info = match self.inner.config.stages.layers.is_empty() {
+            true => crate::panic::Describe::Pending,
+            false => crate::panic::Describe::early(&req.method, &req.id),
+        };
+        let limit = self.inner.config.request_timeout;
+        let start = move |server: &Server| crate::layers::dispatch(server, req, env, preset);
+        crate::deadline::Guarded::new(start, info, self, limit)
+    }
+
+    /// Validates the method and `_meta` and builds the handler context.
+    pub(crate) fn prepare(
+        &self,
+        req: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> Result<Context, ProtocolError> {
+        if !is_known_method(&req.method) {
+            return Err(method_not_found(&req.method));
+        }
+        let legacy = preset.is_some();
+        let (meta, round) = match preset.map(|p| *p) {
+            Some(Preset { meta, state: Some(state) }) => (meta, state),
+            Some(Preset { meta, state: None }) => (meta, self.open_state(&req, &env)?),
+            None => (RequestMeta::from_params(&req.params)?, self.open_state(&req, &env)?),
+        };
+        let mut params = req.params;
+        if supports_mrtr(&req.method) {
+            crate::inputs::bind_answers(&mut params, &round.keys);
+        }
+        let ctx = Context {
+            inner: Arc::new(ContextInner {
+                server: self.clone(),
+                id: req.id,
+                method: req.method,
+                meta,
+                params,
+                env,
+                state: round.app,
+                asked: Default::default(),
+                legacy,
+                task: Default::default(),
+                statuses: Default::default(),
+                home: Default::default(),
+            }),
+        };
+        // From here on, a panic in this request is described from its context.
+        crate::panic::describe_with(&ctx);
+        Ok(ctx)
+    }
+
+    fn open_state(&self, req: &Request, env: &RequestEnv) -> Result<RoundState, ProtocolError> {
+        self.open_state_at(req, env, None)
+    }
+
+    /// Opens `requestState` as of `now` (seconds since the epoch; `Some(0)` ignores expiry, for
+    /// state that never left the server; `None`: the clock, read only when there is state).
+    pub(crate) fn open_state_at(
+        &self,
+        req: &Request,
+        env: &RequestEnv,
+        now: Option<u64>,
+    ) -> Result<RoundState, ProtocolError> {
+                match req.params.get("inputResponses") {
+            None | Some(Value::Object(_)) => {}
+            Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
+        }
+        let sealed = match req.params.get("requestState") {
+            None => return Ok(RoundState::default()),
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(ProtocolError::invalid_params("requestState must be a string")),
+        };
+        if !supports_mrtr(&req.method) {
+            return Err(ProtocolError::invalid_params(format!("{} does not accept requestState", req.method)));
+        }
+        let digest = request_digest(&req.method, &req.params);
+        let expect = Expectation {
+            audience: &self.inner.config.rounds.state_audience,
+            principal: env.principal.as_deref(),
+            method: &req.method,
+            digest: &digest,
+        };
+        self.inner
+            .config
+            .rounds
+            .keys
+            .open(sealed, &expect, now.unwrap_or_else(now_secs))
+            .map(|c| RoundState { app: c.app, keys: c.keys })
+            .map_err(|e| ProtocolError::invalid_params(format!("Invalid requestState: {e}")))
+    }
+
+    /// How long the state sealed for `ir` lives: the short lifetime when no person answers the
+    /// round (only `roots/list`, or no input request), the long one otherwise.
+    fn state_ttl(&self, ir: &InputRequired) -> u64 {
+        let c = &self.inner.config.rounds;
+        let automatic = ir.requests.values().all(|r| r.get("method").and_then(Value::as_str) == Some("roots/list"));
+        if automatic {
+            c.automatic_state_ttl_secs.min(c.state_ttl_secs)
+        } else {
+            c.state_ttl_secs
+        }
+    }
+
+    /// Turns a handler's `InputRequired` into an `input_required` result with sealed state.
+    pub(crate) fn input_required(&self, ctx: &Context, ir: InputRequired) -> Reply {
+        let claims = StateClaims {
+            sub: ctx.principal().map(str::to_owned),
+            aud: self.inner.config.rounds.state_audience.clone(),
+            exp: now_secs() + self.state_ttl(&ir),
+            method: ctx.method().to_owned(),
+            digest: request_digest(ctx.method(), ctx.params()),
+            app: ir.state,
+            keys: ir.requests.keys().cloned().collect(),
+        };
+        let state = Some(self.inner.config.rounds.keys.seal(&claims));
+        match serde_json::from_value::<types::InputRequests>(Value::Object(ir.requests.clone())) {
+            Ok(requests) => types::InputRequiredResult::new(Some(requests), state).into(),
+            // Requests the schema types do not describe (an extension's method): sent as given.
+            Err(_) => {
+                let mut out = Map::new();
+                out.insert("resultType".into(), types::ResultType::InputRequired.as_str().into());
+                out.insert("inputRequests".into(), Value::Object(ir.requests));
+                out.insert("requestState".into(), state.into());
+                Value::Object(out).into()
+            }
+        }
+    }
+
+    /// Checks a tool's result: the text fallback of a view-linked tool, and `structuredContent`
+    /// against the tool's `outputSchema` (when it declares one).
+    pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: &CallToolResult) -> Result<(), ProtocolError> {
+        let name = &tool.name;
+        if tool.ui_linked && crate::apps::lacks_fallback(result) {
+            return Err(ProtocolError::InvalidResult {
+                message: format!(
+                    "tool {name} shows a view (_meta.ui.resourceUri) and must return text content too, \
+                     for hosts that do not render apps"
+                ),
+            });
+        }
+        let Some(out) = &tool.output else { return Ok(()) };
+        let out = out.get().map_err(|e| ProtocolError::Misconfigured {
+            message: format!("tool {name} has an invalid outputSchema: {e}"),
+        })?;
+        if result.is_error != Some(true) {
+            let Some(sc) = &result.structured_content else {
+                let message = format!("tool {name} declares an outputSchema but returned no structuredContent");
+                return Err(ProtocolError::InvalidResult { message });
+            };
+            if let Some(e) = out.iter_errors(sc).next() {
+                let message = format!("tool {name} returned structuredContent that violates its outputSchema: {e}");
+                return Err(ProtocolError::InvalidResult { message });
+            }
+        }
+        Ok(())
+    }
+
+    /// A page of list `kind` as `ctx`'s caller may see it.
+    fn catalog_page(&self, kind: ListKind, cursor: Option<&str>, ctx: &Context) -> Result<Reply, ProtocolError> {
+        self.inner.config.lists.catalog_page(&self.catalog(), kind, cursor, &ctx.caller())
+    }
+
     /// Serves one request: its context is prepared now, then the call runs. Not an `async fn`:
     /// one would keep the request, environment and preset for the whole call beside the context
     /// they were moved into (the request future is moved whole per request, so its size costs
@@ -53,7 +309,7 @@ impl Server {
         &self,
         req: Request,
         env: RequestEnv,
-        preset: Option<Box<crate::server::Preset>>,
+        preset: Option<Box<Preset>>,
     ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         use futures::future::Either;
         match self.begin(req, env, preset) {
@@ -68,9 +324,9 @@ impl Server {
         &self,
         req: Request,
         env: RequestEnv,
-        preset: Option<Box<crate::server::Preset>>,
+        preset: Option<Box<Preset>>,
     ) -> Result<(Context, Method, bool), ProtocolError> {
-        let method = Method::parse(&req.method).ok_or_else(|| crate::server::method_not_found(&req.method))?;
+        let method = Method::parse(&req.method).ok_or_else(|| method_not_found(&req.method))?;
         if method == Method::SubscriptionsListen {
             return Err(ProtocolError::InvalidRequest("subscriptions/listen must be served as a stream".into()));
         }
@@ -91,22 +347,22 @@ impl Server {
             this.spend(&ctx, method).await?;
         }
         if method.is_task_method() {
-            return Box::pin(this.serve_task_method(&ctx, method)).await;
+            return Box::pin(crate::tasks::serve_method(this, &ctx, method)).await;
         }
         // Boxed, and only with a fallback: most servers have none, and its code would sit in
         // every request's path.
-        if this.inner.config.fallback.is_some() {
-            if let Some(served) = Box::pin(this.serve_fallback(&ctx, method)).await {
+        if this.inner.config.extensions.fallback.is_some() {
+            if let Some(served) = Box::pin(crate::fallback::serve(this, &ctx, method)).await {
                 return served;
             }
         }
         // Parsed once, borrowed from the request (the context owns it for the whole call).
         match method.params(ctx.params())? {
             Params::Discover => Ok(this.discover()),
-            Params::ToolsList { cursor } => this.catalog_page(ListKind::Tools, cursor, &ctx.caller()),
-            Params::ResourcesList { cursor } => this.catalog_page(ListKind::Resources, cursor, &ctx.caller()),
-            Params::ResourceTemplatesList { cursor } => this.catalog_page(ListKind::Templates, cursor, &ctx.caller()),
-            Params::PromptsList { cursor } => this.catalog_page(ListKind::Prompts, cursor, &ctx.caller()),
+            Params::ToolsList { cursor } => this.catalog_page(ListKind::Tools, cursor, &ctx),
+            Params::ResourcesList { cursor } => this.catalog_page(ListKind::Resources, cursor, &ctx),
+            Params::ResourceTemplatesList { cursor } => this.catalog_page(ListKind::Templates, cursor, &ctx),
+            Params::PromptsList { cursor } => this.catalog_page(ListKind::Prompts, cursor, &ctx),
             Params::ToolsCall { name, arguments } => this.call_tool(&ctx, name, arguments).await,
             Params::ResourcesRead { uri } => this.read_resource(&ctx, uri).await,
             Params::PromptsGet { name, arguments } => this.get_prompt(&ctx, name, arguments).await,
@@ -116,14 +372,14 @@ impl Server {
                 let server = this.clone();
                 Box::pin(server.complete(ctx, reference, argument_object, &argument, &value, context)).await
             }
-            Params::SkillsList { cursor } => this.skills_list(cursor).map(Reply::from),
-            Params::SkillsGet { uri } => this.skills_get(uri).map(Reply::from),
-            Params::DirectoryRead { uri, cursor } => this.directory_read(uri, cursor).map(Reply::from),
+            Params::SkillsList { cursor } => crate::skills::list(this, cursor).map(Reply::from),
+            Params::SkillsGet { uri } => crate::skills::get(this, uri).map(Reply::from),
+            Params::DirectoryRead { uri, cursor } => crate::skills::directory_read(this, uri, cursor).map(Reply::from),
             // Served above, before the params are read.
             Params::Listen { .. }
             | Params::TasksGet { .. }
             | Params::TasksCancel { .. }
-            | Params::TaskUpdate { .. } => Err(crate::server::method_not_found(method.as_str())),
+            | Params::TaskUpdate { .. } => Err(method_not_found(method.as_str())),
         }
     }
 
@@ -140,7 +396,7 @@ impl Server {
         let tool = match name {
             // A name the catalog does not know may be the fallback's (a proxy's upstream tool):
             // the server-wide per-tool quotas apply to it by name.
-            Some(n) if catalog.tool(n).is_none() && self.inner.config.fallback.is_some() => Some((n, None)),
+            Some(n) if catalog.tool(n).is_none() && self.inner.config.extensions.fallback.is_some() => Some((n, None)),
             Some(n) => catalog.tool_for(n, &ctx.caller()).map(|t| (t.name.as_str(), t.rate_limit)),
             None => None,
         };
@@ -164,7 +420,7 @@ impl Server {
             Err(e @ HandlerError::Tool { .. }) if tool => {
                 Ok(Settled::Reply(CallToolResult::error(self.error_text(&e)).into()))
             }
-            Err(e @ HandlerError::Tool { .. }) => Err(ProtocolError::Internal(self.error_text(&e))),
+            Err(e @ HandlerError::Tool { .. }) => Err(crate::error::handler_failed(self.error_text(&e))),
             Err(HandlerError::Protocol(e)) => Err(e),
         }
     }
@@ -178,7 +434,9 @@ impl Server {
     ) -> Result<Reply, ProtocolError> {
         match self.settle(ctx, r, tool)? {
             Settled::Done(v) if v.is_object() => Ok(v.into()),
-            Settled::Done(_) => Err(ProtocolError::Internal("handler result is not a JSON object".into())),
+            Settled::Done(_) => {
+                Err(ProtocolError::InvalidResult { message: "handler result is not a JSON object".into() })
+            }
             Settled::Reply(r) => Ok(r),
         }
     }
@@ -195,10 +453,9 @@ impl Server {
             .tool_for(name, &ctx.caller())
             .cloned()
             .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
-        let input = tool
-            .input
-            .get()
-            .map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid inputSchema: {e}")))?;
+        let input = tool.input.get().map_err(|e| ProtocolError::Misconfigured {
+            message: format!("tool {name} has an invalid inputSchema: {e}"),
+        })?;
         let empty = Value::Object(Map::new());
         let args_value = ctx.params().get("arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
         if !input.is_valid(args_value) {
@@ -306,7 +563,7 @@ impl Server {
             Settled::Done(result) => result,
             Settled::Reply(reply) => return Ok(reply),
         };
-        self.read_hints(&mut result);
+        self.inner.config.lists.read_hints(&mut result);
         let ttl = std::time::Duration::from_millis(result.ttl_ms.unwrap_or(0));
         let private = result.cache_scope != Some(types::CacheScope::Public);
         let k = match (private, ctx.principal()) {
@@ -374,10 +631,10 @@ impl Server {
                 let completion =
                     handler(ctx.clone(), reference, argument_object, context).await.map_err(|e| match e {
                         HandlerError::Protocol(p) => p,
-                        other => ProtocolError::Internal(other.to_string()),
+                        other => crate::error::handler_failed(other.to_string()),
                     })?;
-                serde_json::from_value(completion).map_err(|e| {
-                    ProtocolError::Internal(format!("the completion handler's result is not a completion: {e}"))
+                serde_json::from_value(completion).map_err(|e| ProtocolError::InvalidResult {
+                    message: format!("the completion handler's result is not a completion: {e}"),
                 })?
             }
         };

@@ -163,6 +163,27 @@ pub fn reported(what: &str, detail: &dyn fmt::Display) -> String {
     format!("{what} (ref {reference})")
 }
 
+/// A handler's failure, told to the client as `message` under a fresh reference that the log
+/// line (at `error` level) carries too.
+#[cold]
+pub(crate) fn handler_failed(message: String) -> ProtocolError {
+    let reference = correlation_id();
+    tracing::error!(reference = %reference, "handler failed: {message}");
+    ProtocolError::HandlerFailed { message, reference }
+}
+
+/// A backing store's failure during `operation`: the client reads the operation and a
+/// reference; the store's error is logged under it and kept as the error's source.
+#[cold]
+pub(crate) fn store_failed(
+    operation: &'static str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> ProtocolError {
+    let reference = correlation_id();
+    tracing::error!(reference = %reference, detail = %e, "{operation}");
+    ProtocolError::Store { operation, reference, source: mcp_protocol::ErrorSource::new(e) }
+}
+
 impl fmt::Display for HandlerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -35,10 +35,9 @@ use crate::catalog::BoxFuture;
 use crate::context::Context;
 use crate::error::HandlerError;
 use crate::reply::Reply;
-use crate::{Server, ServerBuilder};
+use crate::server::Server;
 use mcp_protocol::{Method, ProtocolError};
 use serde_json::Value;
-use std::sync::Arc;
 
 /// The methods a [`Fallback`] is offered (the `tasks/*` ones only when it
 /// [serves tasks](Fallback::serves_tasks)).
@@ -74,48 +73,38 @@ pub trait Fallback: Send + Sync + 'static {
     }
 }
 
-impl ServerBuilder {
-    /// Serves the catalog methods ([`FALLBACK_METHODS`]) through `fallback` first. Capabilities
-    /// are not derived from it: declare them with [`ServerBuilder::capability`].
-    pub fn fallback(mut self, fallback: Arc<dyn Fallback>) -> Self {
-        self.config.fallback = Some(fallback);
-        self
-    }
+/// Whether the server's fallback serves the tasks extension.
+pub(crate) fn serves_tasks(server: &Server) -> bool {
+    server.inner.config.extensions.fallback.as_ref().is_some_and(|f| f.serves_tasks())
 }
 
-impl Server {
-    /// Whether the fallback serves the tasks extension.
-    pub(crate) fn fallback_serves_tasks(&self) -> bool {
-        self.inner.config.fallback.as_ref().is_some_and(|f| f.serves_tasks())
-    }
-
-    /// The fallback's outcome for `ctx`'s request, when there is a fallback that serves it.
-    pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Reply, ProtocolError>> {
-        let offered = FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || self.fallback_serves_tasks());
-        let fallback = self.inner.config.fallback.as_ref().filter(|_| offered)?;
-        let mut served = fallback.serve(ctx.clone())?.await;
-        // Results the schema makes cacheable get this server's hints where the fallback gave
-        // none (a proxied legacy server has no such fields).
-        if let Ok(result) = &mut served {
-            match method {
-                Method::ResourcesRead => self.missing_hints(result, true),
-                Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
-                    self.missing_hints(result, false)
-                }
-                _ => {}
+/// The fallback's outcome for `ctx`'s request, when the server has a fallback that serves it.
+pub(crate) async fn serve(server: &Server, ctx: &Context, method: Method) -> Option<Result<Reply, ProtocolError>> {
+    let offered = FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || serves_tasks(server));
+    let fallback = server.inner.config.extensions.fallback.as_ref().filter(|_| offered)?;
+    let mut served = fallback.serve(ctx.clone())?.await;
+    // Results the schema makes cacheable get this server's hints where the fallback gave
+    // none (a proxied legacy server has no such fields).
+    if let Ok(result) = &mut served {
+        match method {
+            Method::ResourcesRead => server.inner.config.lists.missing_hints(result, true),
+            Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
+                server.inner.config.lists.missing_hints(result, false)
             }
+            _ => {}
         }
-        Some(self.outcome(ctx, served, method == Method::ToolsCall))
     }
+    Some(server.outcome(ctx, served, method == Method::ToolsCall))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::RequestEnv;
     use crate::inputs::InputRequired;
-    use crate::RequestEnv;
     use mcp_protocol::Request;
     use serde_json::json;
+    use std::sync::Arc;
 
     /// Lists one tool, answers `tools/call` of "ask" with an input round then the answer, and
     /// declines everything else.

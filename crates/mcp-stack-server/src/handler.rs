@@ -24,13 +24,22 @@
 
 use crate::context::Context;
 use crate::error::HandlerError;
+pub use crate::state_map::StateMap;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
+
+/// The JSON Schema of `T`, as a tool `inputSchema`/`outputSchema` object.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let mut v =
+        serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("title");
+    }
+    v
+}
 
 /// What kind of request a handler serves (extractors word their errors by it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,32 +105,6 @@ impl RequestParts {
             Some(Value::Object(a)) => a,
             _ => self.arguments().as_object().cloned().unwrap_or_default(),
         }
-    }
-}
-
-/// Application state given to [`crate::ServerBuilder::state`], by type.
-#[derive(Default, Clone)]
-pub struct StateMap(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
-
-impl std::fmt::Debug for StateMap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StateMap").field("entries", &self.0.len()).finish()
-    }
-}
-
-impl StateMap {
-    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
-        self.0.insert(TypeId::of::<T>(), Arc::new(value));
-    }
-
-    /// The state of type `T`, if given.
-    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.0.get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref())
-    }
-
-    /// Whether state of type `T` was given.
-    pub fn contains<T: 'static>(&self) -> bool {
-        self.0.contains_key(&TypeId::of::<T>())
     }
 }
 
@@ -203,7 +186,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromRequest for Args<T> 
     }
 
     fn arguments_schema() -> Option<Value> {
-        Some(crate::builder::schema_of::<T>())
+        Some(schema_of::<T>())
     }
 }
 
@@ -215,7 +198,8 @@ pub struct State<T>(pub T);
 impl<T: Clone + Send + Sync + 'static> FromRequestParts for State<T> {
     fn from_request_parts(parts: &RequestParts) -> Result<Self, HandlerError> {
         parts.ctx.server().state_map().get::<T>().cloned().map(State).ok_or_else(|| {
-            mcp_protocol::ProtocolError::Internal(format!("no {} state was given", std::any::type_name::<T>())).into()
+            let message = format!("no {} state was given", std::any::type_name::<T>());
+            mcp_protocol::ProtocolError::Misconfigured { message }.into()
         })
     }
 

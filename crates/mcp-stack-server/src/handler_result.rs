@@ -6,8 +6,8 @@
 //! model can read (a [`HandlerError`] keeps its meaning: a protocol error stays a JSON-RPC error,
 //! an input request becomes an `input_required` result).
 
-use crate::builder::schema_of;
 use crate::error::HandlerError;
+use crate::handler::schema_of;
 use mcp_protocol::types::{
     AudioContent, BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource, GetPromptResult, ImageContent,
     PromptMessage, ReadResourceResult, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
@@ -84,12 +84,18 @@ macro_rules! content_results {
 }
 content_results!(ContentBlock, TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource);
 
+/// A result that does not fit its shape.
+#[cold]
+fn invalid_result(message: String) -> HandlerError {
+    mcp_protocol::ProtocolError::InvalidResult { message }.into()
+}
+
 /// The JSON object `value` serializes to, or the internal error it is not one.
 fn to_object<T: Serialize>(value: &T) -> Result<Map<String, Value>, HandlerError> {
     match serde_json::to_value(value) {
         Ok(Value::Object(o)) => Ok(o),
-        Ok(_) => Err(mcp_protocol::ProtocolError::Internal("structured content must be a JSON object".into()).into()),
-        Err(e) => Err(mcp_protocol::ProtocolError::Internal(format!("structured content: {e}")).into()),
+        Ok(_) => Err(invalid_result("structured content must be a JSON object".into())),
+        Err(e) => Err(invalid_result(format!("structured content: {e}"))),
     }
 }
 
@@ -242,8 +248,7 @@ impl IntoReadResult for Blob {
 /// JSON text (`application/json` unless the definition says otherwise).
 impl<T: Serialize> IntoReadResult for Json<T> {
     fn into_read_result(self, t: ReadTarget<'_>) -> Result<ReadResourceResult, HandlerError> {
-        let text = serde_json::to_string(&self.0)
-            .map_err(|e| mcp_protocol::ProtocolError::Internal(format!("resource contents: {e}")))?;
+        let text = serde_json::to_string(&self.0).map_err(|e| invalid_result(format!("resource contents: {e}")))?;
         let mime_type = Some(t.mime_type.unwrap_or("application/json").to_owned());
         Ok(contents_result(vec![TextResourceContents { mime_type, ..TextResourceContents::new(t.uri, text) }.into()]))
     }

@@ -46,12 +46,11 @@
 //! layer here is one async function, as axum's `middleware::from_fn` is. A tower stack still
 //! wraps the HTTP endpoint (`mcp_http::McpService` is a `tower::Service`) for HTTP concerns.
 
-use crate::builder::ServerBuilder;
 use crate::catalog::BoxFuture;
 use crate::context::RequestEnv;
 use crate::reply::Reply;
 use crate::server::{Preset, Server};
-use mcp_protocol::{ProtocolError, Request};
+use mcp_protocol::{Method, ProtocolError, Request};
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
@@ -122,6 +121,12 @@ impl Operation {
     /// The method (`tools/call`, `resources/read`, `tasks/get`...).
     pub fn method(&self) -> &str {
         &self.request.method
+    }
+
+    /// The method as this server knows it, `None` for one it does not serve (the server
+    /// answers that with `-32601` after the layers).
+    pub fn kind(&self) -> Option<Method> {
+        Method::parse(&self.request.method)
     }
 
     /// The JSON-RPC request id.
@@ -200,9 +205,9 @@ impl Operation {
     /// The name the operation is about, when it has one: the tool or prompt name, or the
     /// resource URI.
     pub fn target(&self) -> Option<&str> {
-        let key = match self.request.method.as_str() {
-            "tools/call" | "prompts/get" => "name",
-            "resources/read" => "uri",
+        let key = match self.kind()? {
+            Method::ToolsCall | Method::PromptsGet => "name",
+            Method::ResourcesRead => "uri",
             _ => return None,
         };
         self.request.params.get(key).and_then(Value::as_str)
@@ -234,7 +239,7 @@ impl Next {
     pub fn run(self, op: Operation) -> impl Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         use futures::future::Either;
         let Next { server, index, listen } = self;
-        if let Some(layer) = server.inner.config.layers.get(index).cloned() {
+        if let Some(layer) = server.inner.config.stages.layers.get(index).cloned() {
             return Either::Left(layer.call(op, Next { server, index: index + 1, listen }));
         }
         Either::Right(match listen {
@@ -247,76 +252,47 @@ impl Next {
     }
 }
 
-impl Server {
-    /// Serves a request through the layers (straight to `dispatch` when there are none). Not an
-    /// `async fn`: one would hold the arguments beside the future they are moved into.
-    pub(crate) fn dispatch_layered(
-        &self,
-        request: Request,
-        env: RequestEnv,
-        preset: Option<Box<Preset>>,
-    ) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
-        use futures::future::Either;
-        let Some(first) = self.inner.config.layers.first() else {
-            return Either::Left(self.dispatch(request, env, preset));
-        };
-        // The first layer's own (boxed) future: the chain adds nothing to the request future.
-        let next = Next { server: self.clone(), index: 1, listen: None };
-        Either::Right(first.call(Operation { request, env, preset }, next))
-    }
-
-    /// Whether requests should carry the peer's address ([`RequestEnv::peer`]): operation
-    /// layers may read it ([`Operation::peer`]), and rate limits key anonymous callers by it.
-    /// Transports that pay for the address read this once per connection.
-    pub fn needs_peer_address(&self) -> bool {
-        !self.inner.config.layers.is_empty() || self.inner.limiter.keys_callers() || self.catalog().tool_quotas
-    }
-
-    /// Passes a `subscriptions/listen` request through the layers (in the panic scope): the
-    /// request and environment to open the stream with, or the refusal.
-    pub(crate) async fn admit_listen(
-        &self,
-        request: Request,
-        env: RequestEnv,
-    ) -> Result<(Request, RequestEnv), ProtocolError> {
-        use futures::FutureExt;
-        if self.inner.config.layers.is_empty() {
-            return Ok((request, env));
-        }
-        let slot = Arc::new(parking_lot::Mutex::new(None));
-        let next = Next { server: self.clone(), index: 0, listen: Some(slot.clone()) };
-        let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
-        let op = Operation { request, env, preset: None };
-        // Started at the first poll, in the panic scope: `run` calls the first layer at once,
-        // and a layer's own code may panic before it returns its future.
-        let chain = std::panic::AssertUnwindSafe(async move { next.run(op).await }).catch_unwind();
-        match crate::panic::scoped(info, chain).await {
-            Ok(r) => r?,
-            Err(panic) => return Err(self.caught_panic(&*panic, None)),
-        };
-        let op = slot.lock().take().ok_or_else(|| {
-            ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into())
-        })?;
-        Ok((op.request, op.env))
-    }
-
-    /// Opens a `subscriptions/listen` stream after the layers (see [`crate::layers`]); what the
-    /// transports call. [`Server::listen`] opens one without them.
-    pub async fn listen_layered(
-        &self,
-        request: Request,
-        env: RequestEnv,
-    ) -> Result<impl futures::Stream<Item = Value> + Send + 'static, ProtocolError> {
-        let (request, env) = self.admit_listen(request, env).await?;
-        self.listen(request, env)
-    }
+/// Serves a request through the layers (straight to `dispatch` when there are none). Not an
+/// `async fn`: one would hold the arguments beside the future they are moved into.
+pub(crate) fn dispatch(
+    server: &Server,
+    request: Request,
+    env: RequestEnv,
+    preset: Option<Box<Preset>>,
+) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
+    use futures::future::Either;
+    let Some(first) = server.inner.config.stages.layers.first() else {
+        return Either::Left(server.dispatch(request, env, preset));
+    };
+    // The first layer's own (boxed) future: the chain adds nothing to the request future.
+    let next = Next { server: server.clone(), index: 1, listen: None };
+    Either::Right(first.call(Operation { request, env, preset }, next))
 }
 
-impl ServerBuilder {
-    /// Adds an operation layer around every request (see [`crate::layers`]). The first layer
-    /// added is the outermost.
-    pub fn layer(mut self, layer: impl OperationLayer) -> Self {
-        self.config.layers.push(Arc::new(layer));
-        self
+/// Passes a `subscriptions/listen` request through the layers (in the panic scope): the
+/// request and environment to open the stream with, or the refusal.
+pub(crate) async fn admit_listen(
+    server: &Server,
+    request: Request,
+    env: RequestEnv,
+) -> Result<(Request, RequestEnv), ProtocolError> {
+    use futures::FutureExt;
+    if server.inner.config.stages.layers.is_empty() {
+        return Ok((request, env));
     }
+    let slot = Arc::new(parking_lot::Mutex::new(None));
+    let next = Next { server: server.clone(), index: 0, listen: Some(slot.clone()) };
+    let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
+    let op = Operation { request, env, preset: None };
+    // Started at the first poll, in the panic scope: `run` calls the first layer at once,
+    // and a layer's own code may panic before it returns its future.
+    let chain = std::panic::AssertUnwindSafe(async move { next.run(op).await }).catch_unwind();
+    match crate::panic::scoped(info, chain).await {
+        Ok(r) => r?,
+        Err(panic) => return Err(server.caught_panic(&*panic, None)),
+    };
+    let op = slot.lock().take().ok_or_else(|| {
+        ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into())
+    })?;
+    Ok((op.request, op.env))
 }

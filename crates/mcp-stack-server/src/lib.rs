@@ -37,13 +37,16 @@ pub mod handler_result;
 mod inputs;
 pub mod layers;
 mod listen;
+mod listen_limits;
 pub mod mount;
+mod pages;
 pub mod panic;
 pub mod rate_limit;
 mod reply;
 mod server;
 pub mod session;
 pub mod skills;
+mod state_map;
 pub mod tasks;
 mod telemetry;
 pub mod template;
@@ -51,18 +54,21 @@ pub mod testing;
 mod typed_inputs;
 
 pub use access::{Access, Caller};
-pub use builder::{schema_of, ServerBuilder};
+pub use builder::ServerBuilder;
+pub use catalog::TaskSupport;
 pub use catalog::{BoxFuture, ToolEntry};
 pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use change_feed::ChangeFeed;
 pub use context::{Context, NotificationSink, NotificationTarget, RequestEnv};
-pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, TaskSupport, Tool, ToolHandler};
+pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, Tool, ToolHandler};
 pub use dispatch::{is_known_method, supports_mrtr};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind, ResultExt};
-pub use handler::{Args, FromRequest, FromRequestParts, Handler, HttpRequest, State, ViaArguments, ViaParts};
+pub use handler::{
+    schema_of, Args, FromRequest, FromRequestParts, Handler, HttpRequest, State, ViaArguments, ViaParts,
+};
 pub use handler_result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use inputs::{declares, InputRequired, Inputs};
-pub use listen::ListenLimits;
+pub use listen_limits::ListenLimits;
 pub use mcp_protocol;
 pub use reply::{Reply, WriteResult};
 pub use server::{ChangeEvent, Server};
@@ -73,7 +79,7 @@ pub use typed_inputs::Elicitation;
 /// Support for the code `mcp`'s attribute macros generate; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    use crate::HandlerError;
+    use crate::error::HandlerError;
     use std::fmt::Display;
     use std::str::FromStr;
 

@@ -3,6 +3,7 @@
 use crate::access::{visible, Caller};
 use crate::catalog::{Catalog, ListKind};
 use crate::context::RequestEnv;
+use crate::listen_limits::ListenLimits;
 use crate::server::{ChangeEvent, Server};
 use futures::Stream;
 use mcp_protocol::jsonrpc::{notification, result_response};
@@ -12,70 +13,6 @@ use mcp_protocol::{ProtocolError, Request};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
-
-/// Caps on one `subscriptions/listen` filter (see [`crate::ServerBuilder::listen_limits`]). A
-/// listen request over any of them is refused with `-32602` (invalid params) naming the cap;
-/// nothing of it is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ListenLimits {
-    /// Most `resourceSubscriptions` URIs per stream (default 1,024).
-    pub max_resource_subscriptions: usize,
-    /// Most `taskIds` per stream (default 1,024).
-    pub max_task_ids: usize,
-    /// Longest URI or task id, in bytes (default 2 KiB).
-    pub max_entry_bytes: usize,
-    /// Most bytes of URIs and task ids together per stream (default 256 KiB).
-    pub max_filter_bytes: usize,
-    /// Most bytes of URIs and task ids held by every open stream of the server together
-    /// (default 64 MiB). A listen request that would go past it is refused with `-32603`
-    /// (HTTP 503: try again later) and logged at `warn`.
-    pub max_total_filter_bytes: usize,
-}
-
-impl Default for ListenLimits {
-    fn default() -> Self {
-        Self {
-            max_resource_subscriptions: 1024,
-            max_task_ids: 1024,
-            max_entry_bytes: 2048,
-            max_filter_bytes: 256 << 10,
-            max_total_filter_bytes: 64 << 20,
-        }
-    }
-}
-
-impl ListenLimits {
-    /// Sets the most `resourceSubscriptions` per stream.
-    pub fn max_resource_subscriptions(mut self, n: usize) -> Self {
-        self.max_resource_subscriptions = n;
-        self
-    }
-
-    /// Sets the most `taskIds` per stream.
-    pub fn max_task_ids(mut self, n: usize) -> Self {
-        self.max_task_ids = n;
-        self
-    }
-
-    /// Sets the longest URI or task id, in bytes.
-    pub fn max_entry_bytes(mut self, n: usize) -> Self {
-        self.max_entry_bytes = n;
-        self
-    }
-
-    /// Sets the most bytes of URIs and task ids together per stream.
-    pub fn max_filter_bytes(mut self, n: usize) -> Self {
-        self.max_filter_bytes = n;
-        self
-    }
-
-    /// Sets the most bytes of URIs and task ids held by all open streams together.
-    pub fn max_total_filter_bytes(mut self, n: usize) -> Self {
-        self.max_total_filter_bytes = n;
-        self
-    }
-}
 
 /// What one listen stream announces: the client's [`SubscriptionFilter`] reduced to what this
 /// server honours, URIs and task ids as sets (each event is matched in constant time).
@@ -205,97 +142,94 @@ fn tagged_params<T: serde::Serialize>(params: &T, id: &Value) -> Value {
     params
 }
 
-impl Server {
-    /// Opens a `subscriptions/listen` stream.
-    ///
-    /// The stream yields the acknowledgement first, then every matching change notification
-    /// (each tagged with the subscription id), and ends with the graceful-closure response when
-    /// the server shuts down or `env.cancel` fires (the latter without a response: the client left).
-    pub fn listen(
-        &self,
-        req: Request,
-        env: RequestEnv,
-    ) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
-        let ctx = self.prepare(req, env, None)?;
-        let (mut filter, mut ack) = Watch::parse(ctx.params(), &self.inner.config.listen_limits)?;
-        // Task ids need the extension on this very request; a server without tasks drops them.
-        let tasks = match self.tasks() {
-            Some(rt) if !filter.task_ids.is_empty() => {
-                if !ctx.declares_tasks() {
-                    return Err(crate::tasks::extension_required());
-                }
-                Some(rt.clone())
+/// Opens a `subscriptions/listen` stream ([`Server::listen`]).
+pub(crate) fn open(
+    this: &Server,
+    req: Request,
+    env: RequestEnv,
+) -> Result<impl Stream<Item = Value> + Send + 'static, ProtocolError> {
+    let ctx = this.prepare(req, env, None)?;
+    let (mut filter, mut ack) = Watch::parse(ctx.params(), &this.inner.config.extensions.listen_limits)?;
+    // Task ids need the extension on this very request; a server without tasks drops them.
+    let tasks = match this.tasks() {
+        Some(rt) if !filter.task_ids.is_empty() => {
+            if !ctx.declares_tasks() {
+                return Err(crate::tasks::extension_required());
             }
-            _ => {
-                filter.task_ids.clear();
-                ack.task_ids = None;
-                None
+            Some(rt.clone())
+        }
+        _ => {
+            filter.task_ids.clear();
+            ack.task_ids = None;
+            None
+        }
+    };
+    // The server-wide budget of filter bytes, given back when the stream ends.
+    let held = FilterBytes::take(
+        &this.inner.listen_filter_bytes,
+        filter.held_bytes(),
+        &this.inner.config.extensions.listen_limits,
+    )?;
+    let principal = ctx.principal().map(str::to_owned);
+    let scopes = ctx.inner.env.scopes.clone();
+    let mut view = ListView::default();
+    view.refresh(&this.catalog(), &ctx.caller());
+    let mut task_feed = tasks.as_ref().map(|_| this.inner.task_events.subscribe());
+    let id = ctx.request_id().clone();
+    let mut feed = crate::change_feed::ChangeFeed::new(this.events());
+    let shutdown = this.shutdown_token();
+    let cancel = ctx.cancellation().clone();
+    let server = this.clone();
+    let ack = types::SubscriptionsAcknowledgedNotificationParams { meta: None, notifications: ack };
+    Ok(async_stream(move |tx| async move {
+        let _held = held;
+        let ack = tagged_params(&ack, &id);
+        if tx.send(notification("notifications/subscriptions/acknowledged", ack)).await.is_err() {
+            return;
+        }
+        // Where each watched task is now, so that nothing before the stream opened is missed.
+        let task_update = |id: String| {
+            let (tasks, principal) = (tasks.clone(), principal.clone());
+            async move {
+                let rt = tasks?;
+                rt.notification_params(&id, principal.as_deref()).await
             }
         };
-        // The server-wide budget of filter bytes, given back when the stream ends.
-        let held =
-            FilterBytes::take(&self.inner.listen_filter_bytes, filter.held_bytes(), &self.inner.config.listen_limits)?;
-        let principal = ctx.principal().map(str::to_owned);
-        let scopes = ctx.inner.env.scopes.clone();
-        let mut view = ListView::default();
-        view.refresh(&self.catalog(), &ctx.caller());
-        let mut task_feed = tasks.as_ref().map(|_| self.inner.task_events.subscribe());
-        let id = ctx.request_id().clone();
-        let mut feed = self.change_feed();
-        let shutdown = self.shutdown_token();
-        let cancel = ctx.cancellation().clone();
-        let server = self.clone();
-        let ack = types::SubscriptionsAcknowledgedNotificationParams { meta: None, notifications: ack };
-        Ok(async_stream(move |tx| async move {
-            let _held = held;
-            let ack = tagged_params(&ack, &id);
-            if tx.send(notification("notifications/subscriptions/acknowledged", ack)).await.is_err() {
-                return;
-            }
-            // Where each watched task is now, so that nothing before the stream opened is missed.
-            let task_update = |id: String| {
-                let (tasks, principal) = (tasks.clone(), principal.clone());
-                async move {
-                    let rt = tasks?;
-                    rt.notification_params(&id, principal.as_deref()).await
-                }
-            };
-            for t in &filter.task_ids {
-                if let Some(p) = task_update(t.clone()).await {
-                    if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).await.is_err() {
-                        return;
-                    }
+        for t in &filter.task_ids {
+            if let Some(p) = task_update(t.clone()).await {
+                if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).await.is_err() {
+                    return;
                 }
             }
-            loop {
-                tokio::select! {
-                    _ = cancel.cancelled() => return,
-                    _ = shutdown.cancelled() => {
-                        let done = server.finish_result(tagged_params(&types::BaseResult::default(), &id));
-                        let _ = tx.send(result_response(&id, done)).await;
-                        return;
+        }
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = shutdown.cancelled() => {
+                    let done = server.finish_result(tagged_params(&types::BaseResult::default(), &id));
+                    let _ = tx.send(result_response(&id, done)).await;
+                    return;
+                }
+                _ = tx.closed() => return,
+                changes = feed.next(|| filter.resource_uris.iter().cloned().collect()) => {
+                    let Some(changes) = changes else { return };
+                    let caller = Caller::new(principal.as_deref(), &scopes);
+                    for e in changes.iter().filter(|e| filter.wants(e)) {
+                        if !view.announces(e, &server.catalog(), &caller) { continue }
+                        let Some((m, p)) = e.notification() else { continue };
+                        if tx.send(tagged(m, p, &id)).await.is_err() { return; }
                     }
-                    _ = tx.closed() => return,
-                    changes = feed.next(|| filter.resource_uris.iter().cloned().collect()) => {
-                        let Some(changes) = changes else { return };
-                        let caller = Caller::new(principal.as_deref(), &scopes);
-                        for e in changes.iter().filter(|e| filter.wants(e)) {
-                            if !view.announces(e, &server.catalog(), &caller) { continue }
-                            let Some((m, p)) = e.notification() else { continue };
-                            if tx.send(tagged(m, p, &id)).await.is_err() { return; }
-                        }
-                    }
-                    changed = next_task(&mut task_feed, &filter.task_ids) => {
-                        for t in changed {
-                            if let Some(p) = task_update(t).await {
-                                if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).await.is_err() { return; }
-                            }
+                }
+                changed = next_task(&mut task_feed, &filter.task_ids) => {
+                    for t in changed {
+                        if let Some(p) = task_update(t).await {
+                            if tx.send(tagged("notifications/tasks", Value::Object(p), &id)).await.is_err() { return; }
                         }
                     }
                 }
             }
-        }))
-    }
+        }
+    }))
 }
 
 /// What one listener's caller sees of each list, so that a change to items hidden from it (by

@@ -1,4 +1,4 @@
-//! Composition: [`ServerBuilder::mount`] serves another server's tools, prompts, resources and
+//! Composition: [`ServerBuilder::mount`](crate::ServerBuilder::mount) serves another server's tools, prompts, resources and
 //! resource templates as part of this one.
 //!
 //! - Tool and prompt names get the prefix (`weather_` + `forecast`); resource URIs and URI
@@ -26,7 +26,6 @@
 //! assert!(hub.tool("weather_forecast").is_some());
 //! ```
 
-use crate::builder::ServerBuilder;
 use crate::catalog::{Catalog, ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use crate::error::{BuildError, ItemKind};
 use crate::server::{ChangeEvent, Server, ServerInner};
@@ -37,15 +36,6 @@ use std::sync::{Arc, Weak};
 pub(crate) struct Mount {
     pub(crate) prefix: String,
     pub(crate) server: Server,
-}
-
-impl ServerBuilder {
-    /// Serves `server`'s tools, prompts, resources and templates as part of this server, tool
-    /// and prompt names prefixed with `prefix` (see [`crate::mount`]).
-    pub fn mount(mut self, prefix: impl Into<String>, server: Server) -> Self {
-        self.config.mounts.push(Mount { prefix: prefix.into(), server });
-        self
-    }
 }
 
 fn tool(e: &ToolEntry, name: String, home: &Server) -> ToolEntry {
@@ -142,44 +132,42 @@ pub(crate) fn compose(catalog: &mut Catalog, mounts: &[Mount], strict: bool) -> 
     Ok(())
 }
 
-impl Server {
-    /// Registers this server with the servers it mounts, so their changes reach it.
-    pub(crate) fn attach_mounts(&self) {
-        for m in &self.inner.config.mounts {
-            m.server.inner.parents.lock().push(Arc::downgrade(&self.inner));
-        }
+/// Registers `server` with the servers it mounts, so their changes reach it.
+pub(crate) fn attach(server: &Server) {
+    for m in &server.inner.config.extensions.mounts {
+        m.server.inner.parents.lock().push(Arc::downgrade(&server.inner));
     }
+}
 
-    /// Passes a change of this server on to the servers it is mounted in.
-    pub(crate) fn tell_parents(&self, event: &ChangeEvent) {
-        let parents: Vec<Weak<ServerInner>> = self.inner.parents.lock().clone();
-        for parent in parents.iter().filter_map(Weak::upgrade) {
-            Server { inner: parent }.mounted_changed(event);
-        }
+/// Passes a change of `server` on to the servers it is mounted in.
+pub(crate) fn tell_parents(server: &Server, event: &ChangeEvent) {
+    let parents: Vec<Weak<ServerInner>> = server.inner.parents.lock().clone();
+    for parent in parents.iter().filter_map(Weak::upgrade) {
+        mounted_changed(&Server { inner: parent }, event);
     }
+}
 
-    /// A mounted server changed: its list changes are recomposed into this catalog, then
-    /// announced here like this server's own.
-    fn mounted_changed(&self, event: &ChangeEvent) {
-        let kinds: &[ListKind] = match event {
-            ChangeEvent::ToolsListChanged => &[ListKind::Tools],
-            ChangeEvent::PromptsListChanged => &[ListKind::Prompts],
-            ChangeEvent::ResourcesListChanged => &[ListKind::Resources, ListKind::Templates],
-            ChangeEvent::ResourceUpdated(_) => &[],
-            _ => return,
-        };
-        if !kinds.is_empty() {
-            self.update_catalog(|c| {
-                c.tools.retain(|e| e.home.is_none());
-                c.prompts.retain(|e| e.home.is_none());
-                c.resources.retain(|e| e.home.is_none());
-                c.templates.retain(|e| e.home.is_none());
-                let _ = compose(c, &self.inner.config.mounts, false);
-                for k in kinds {
-                    c.versions[*k as usize] += 1;
-                }
-            });
-        }
-        self.notify(event.clone());
+/// A server that `server` mounts changed: its list changes are recomposed into this catalog,
+/// then announced here like this server's own.
+fn mounted_changed(server: &Server, event: &ChangeEvent) {
+    let kinds: &[ListKind] = match event {
+        ChangeEvent::ToolsListChanged => &[ListKind::Tools],
+        ChangeEvent::PromptsListChanged => &[ListKind::Prompts],
+        ChangeEvent::ResourcesListChanged => &[ListKind::Resources, ListKind::Templates],
+        ChangeEvent::ResourceUpdated(_) => &[],
+        _ => return,
+    };
+    if !kinds.is_empty() {
+        server.update_catalog(|c| {
+            c.tools.retain(|e| e.home.is_none());
+            c.prompts.retain(|e| e.home.is_none());
+            c.resources.retain(|e| e.home.is_none());
+            c.templates.retain(|e| e.home.is_none());
+            let _ = compose(c, &server.inner.config.extensions.mounts, false);
+            for k in kinds {
+                c.versions[*k as usize] += 1;
+            }
+        });
     }
+    server.notify(event.clone());
 }

@@ -63,7 +63,7 @@ pub(crate) enum Describe {
     /// Described up front, for the whole request.
     Info(Box<RequestInfo>),
     /// Described from its context when it panics.
-    Context(crate::Context),
+    Context(crate::context::Context),
 }
 
 impl Describe {
@@ -96,7 +96,7 @@ impl Describe {
 
 /// Hands `ctx` to the scope being polled on this thread, if that scope's request is not
 /// described yet: what the hook reads from then on, for the rest of the request.
-pub(crate) fn describe_with(ctx: &crate::Context) {
+pub(crate) fn describe_with(ctx: &crate::context::Context) {
     CURRENT.with(|c| {
         let current = c.take();
         c.set(match current {
@@ -269,6 +269,15 @@ fn panic_line(r: &RequestInfo, info: &std::panic::PanicHookInfo<'_>) -> String {
     line
 }
 
+/// What a caught handler panic says (its `&str` or `String` payload).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "handler panicked".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,7 +314,7 @@ mod tests {
                 r.map(|r| (r.method.to_string(), r.name.map(|(k, n)| format!("{k}={n}")), r.id))
             })
         };
-        let ctx = crate::Context::for_test().method("tools/call").params(json!({"name": "echo"})).build();
+        let ctx = crate::context::Context::for_test().method("tools/call").params(json!({"name": "echo"})).build();
         futures::executor::block_on(scoped(Describe::Pending, async {
             assert_eq!(described().map(|d| d.0), Some("(being prepared)".to_owned()));
             describe_with(&ctx);

@@ -127,8 +127,23 @@ impl std::str::FromStr for Quota {
 /// The verdict of a bucket: go on, or wait this long.
 pub type Verdict = Result<(), Duration>;
 
+/// Why a [`RateLimitStore`] could not give a verdict.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RateLimitStoreError {
+    /// The store did not answer within its time limit.
+    #[error("the rate limit store did not answer within {} ms", limit.as_millis())]
+    Timeout {
+        /// The limit that passed.
+        limit: Duration,
+    },
+    /// The store (or the connection to it) failed.
+    #[error("rate limit store: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// A boxed future borrowing the store.
-pub type StoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Verdict, String>> + Send + 'a>>;
+pub type StoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Verdict, RateLimitStoreError>> + Send + 'a>>;
 
 /// Where buckets live. [`MemoryRateLimitStore`] keeps them in this process; the
 /// `mcp-stack-redis` crate has one on Redis that every replica shares (one budget for all).
@@ -140,7 +155,7 @@ pub trait RateLimitStore: Send + Sync + 'static {
 
     /// [`RateLimitStore::acquire`] without waiting, for a store that can answer at once (in
     /// memory): `None` sends the request through `acquire`. Saves a boxed future per bucket.
-    fn acquire_now(&self, key: &str, quota: Quota) -> Option<Result<Verdict, String>> {
+    fn acquire_now(&self, key: &str, quota: Quota) -> Option<Result<Verdict, RateLimitStoreError>> {
         let _ = (key, quota);
         None
     }
@@ -245,7 +260,7 @@ impl RateLimitStore for MemoryRateLimitStore {
         Box::pin(std::future::ready(Ok(self.spend(key, quota))))
     }
 
-    fn acquire_now(&self, key: &str, quota: Quota) -> Option<Result<Verdict, String>> {
+    fn acquire_now(&self, key: &str, quota: Quota) -> Option<Result<Verdict, RateLimitStoreError>> {
         Some(Ok(self.spend(key, quota)))
     }
 }

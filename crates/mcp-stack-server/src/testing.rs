@@ -28,7 +28,7 @@
 //! ```
 
 use crate::context::{Context, ContextInner, NotificationSink, RequestEnv};
-use crate::Server;
+use crate::server::Server;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::types::LoggingLevel;
 use serde::Serialize;

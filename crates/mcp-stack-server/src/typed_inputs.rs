@@ -84,7 +84,7 @@ impl Context {
     /// Ends this round with `?` until the client answers (see the module docs); an answer that is
     /// not a valid `ElicitResult` for `T` is refused with `-32602`, never a panic.
     pub fn elicit<T: DeserializeOwned + JsonSchema>(&self, message: &str) -> Result<Elicitation<T>, HandlerError> {
-        let schema = crate::builder::schema_of::<T>();
+        let schema = crate::handler::schema_of::<T>();
         let answer = self.ask("elicitation/create", form_params(message, schema))?;
         match answer.get("action").and_then(Value::as_str) {
             Some("accept") => {

@@ -18,6 +18,7 @@ mod status;
 pub mod store;
 mod wire;
 mod worker;
+pub(crate) use wire::serve_method;
 pub(crate) use worker::ToolRun;
 
 #[cfg(test)]
@@ -41,17 +42,7 @@ pub(crate) fn extension_required() -> mcp_protocol::ProtocolError {
     mcp_protocol::ProtocolError::MissingRequiredClientCapability { required }
 }
 
-/// When a task-capable tool's task is created.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TaskStart {
-    /// Before the handler runs (the default).
-    #[default]
-    Immediate,
-    /// When the handler calls [`crate::Context::start_task`] (MRTR rounds before it are
-    /// answered synchronously). A handler that never calls it answers synchronously.
-    Handler,
-}
+pub use crate::catalog::TaskStart;
 
 /// How a server runs tasks: lifetimes, polling hint, caps and the store.
 #[derive(Clone)]
@@ -242,7 +233,7 @@ impl TaskRuntime {
     /// Starts purging expired tasks and, for a store with leases, renewing this process's
     /// leases and failing orphaned tasks (once; stops with the server or when the runtime is
     /// dropped).
-    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::Server) {
+    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::server::Server) {
         if self.sweeper.set(()).is_err() {
             return;
         }
@@ -274,7 +265,7 @@ impl TaskRuntime {
 
     /// Every third of the lease: renews the leases of the work running here, then fails the
     /// tasks whose lease lapsed (their process died), so none stays `working` forever.
-    fn start_leases(self: &Arc<Self>, server: &crate::Server, lease: Duration) {
+    fn start_leases(self: &Arc<Self>, server: &crate::server::Server, lease: Duration) {
         let weak = Arc::downgrade(self);
         let weak_server = Arc::downgrade(&server.inner);
         let shutdown = self.abort.clone();
@@ -287,16 +278,16 @@ impl TaskRuntime {
                     _ = tick.tick() => {}
                 }
                 let (Some(rt), Some(inner)) = (weak.upgrade(), weak_server.upgrade()) else { return };
-                let server = crate::Server { inner };
+                let server = crate::server::Server { inner };
                 let ids: Vec<String> = rt.live.lock().keys().cloned().collect();
                 if let Err(e) = rt.store.heartbeat(&ids, rt.now_ms()).await {
                     tracing::warn!(error = %e, "task lease renewal failed");
                 }
                 let Ok(orphans) = rt.store.orphans(rt.now_ms()).await else { continue };
                 for id in orphans {
-                    let error = mcp_protocol::ProtocolError::Internal(
-                        "the server instance running this task stopped before it finished".into(),
-                    );
+                    // The instance running it shut down before it finished.
+                    let reason = mcp_protocol::Cancellation::Shutdown;
+                    let error = mcp_protocol::ProtocolError::Cancelled { reason };
                     let end = TaskChange::Finish(Terminal::Failed(error.to_error_object()));
                     rt.apply(&server, &id, end).await;
                 }

@@ -3,7 +3,7 @@
 
 use super::{Applied, TaskChange, TaskRecord, TaskRuntime};
 use crate::context::Context;
-use crate::server::{ChangeEvent, Server};
+use crate::server::Server;
 use mcp_protocol::{Params, ProtocolError};
 use serde_json::{Map, Value};
 
@@ -19,7 +19,7 @@ impl TaskRuntime {
         match self.store.get(id, self.now_ms()).await {
             Ok(Some(r)) if r.is_owned_by(principal) => Ok(r),
             Ok(_) => Err(not_found()),
-            Err(e) => Err(ProtocolError::Internal(crate::error::reported("task store failure", &e))),
+            Err(e) => Err(crate::error::store_failed("task store failure", e)),
         }
     }
 
@@ -56,55 +56,38 @@ impl TaskRuntime {
     }
 }
 
-impl Server {
-    /// The task runtime, when the server runs tasks.
-    pub(crate) fn tasks(&self) -> Option<&std::sync::Arc<TaskRuntime>> {
-        self.inner.tasks.as_ref()
-    }
-
-    /// Serves `tasks/get|update|cancel`: through a fallback that serves tasks (after the same
-    /// gate and params check as the server's own tasks), else with the server's own tasks.
-    pub(crate) async fn serve_task_method(
-        &self,
-        ctx: &Context,
-        method: mcp_protocol::Method,
-    ) -> Result<crate::Reply, ProtocolError> {
-        if self.fallback_serves_tasks() && !ctx.inner.legacy {
-            if !ctx.declares_tasks() {
-                return Err(super::extension_required());
-            }
-            method.params(ctx.params())?;
-            if let Some(served) = self.serve_fallback(ctx, method).await {
-                return served;
-            }
-        }
-        let rt = self.tasks_gate(ctx)?.clone();
-        rt.serve(self, ctx, method.params(ctx.params())?).await.map(crate::Reply::from)
-    }
-
-    /// The `tasks/*` gate: only a request that declares the extension may call them (checked
-    /// before anything else about the request, so a non-declaring caller learns nothing).
-    pub(crate) fn tasks_gate(&self, ctx: &Context) -> Result<&std::sync::Arc<TaskRuntime>, ProtocolError> {
-        let rt = match self.tasks() {
-            Some(rt) if !ctx.inner.legacy => rt,
-            _ => return Err(crate::server::method_not_found(ctx.method())),
-        };
+/// Serves `tasks/get|update|cancel`: through a fallback that serves tasks (after the same
+/// gate and params check as the server's own tasks), else with the server's own tasks.
+pub(crate) async fn serve_method(
+    server: &Server,
+    ctx: &Context,
+    method: mcp_protocol::Method,
+) -> Result<crate::reply::Reply, ProtocolError> {
+    if crate::fallback::serves_tasks(server) && !ctx.inner.legacy {
         if !ctx.declares_tasks() {
             return Err(super::extension_required());
         }
-        // Every instance that serves tasks sweeps them (and, on a shared store, fails the
-        // tasks of instances that died), not only those that created some.
-        rt.start_sweeper(self);
-        Ok(rt)
+        method.params(ctx.params())?;
+        if let Some(served) = crate::fallback::serve(server, ctx, method).await {
+            return served;
+        }
     }
+    let rt = gate(server, ctx)?.clone();
+    rt.serve(server, ctx, method.params(ctx.params())?).await.map(crate::reply::Reply::from)
+}
 
-    /// How many tasks run (or wait for input) in this process.
-    pub fn running_tasks(&self) -> usize {
-        self.tasks().map_or(0, |rt| rt.running())
+/// The `tasks/*` gate: only a request that declares the extension may call them (checked
+/// before anything else about the request, so a non-declaring caller learns nothing).
+fn gate<'a>(server: &'a Server, ctx: &Context) -> Result<&'a std::sync::Arc<TaskRuntime>, ProtocolError> {
+    let rt = match server.tasks() {
+        Some(rt) if !ctx.inner.legacy => rt,
+        _ => return Err(crate::server::method_not_found(ctx.method())),
+    };
+    if !ctx.declares_tasks() {
+        return Err(super::extension_required());
     }
-
-    /// Announces that task `id` changed (for custom stores that change records themselves).
-    pub fn notify_task_changed(&self, id: &str) {
-        self.notify(ChangeEvent::TaskStatus(id.to_owned()));
-    }
+    // Every instance that serves tasks sweeps them (and, on a shared store, fails the
+    // tasks of instances that died), not only those that created some.
+    rt.start_sweeper(server);
+    Ok(rt)
 }

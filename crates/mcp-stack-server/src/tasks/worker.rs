@@ -8,7 +8,7 @@ use crate::error::HandlerError;
 use crate::server::{ChangeEvent, Server};
 use crate::tasks::{Applied, TaskChange, TaskStatus};
 use mcp_protocol::types::CallToolResult;
-use mcp_protocol::ProtocolError;
+use mcp_protocol::{Cancellation, InputFailure, ProtocolError};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -110,10 +110,11 @@ impl TaskRuntime {
         match self.store.create(record.clone(), self.now_ms()).await {
             Ok(()) => Ok(Some(record)),
             Err(TaskStoreError::Capacity(_)) if !required => Ok(None),
+            // A full store is no failure: the caller may try again once a task ends.
             Err(e @ TaskStoreError::Capacity(_)) => {
-                Err(ProtocolError::Internal(format!("cannot create the task: {e}")))
+                Err(ProtocolError::unavailable("tasks", format!("cannot create the task: {e}")))
             }
-            Err(e) => Err(ProtocolError::Internal(crate::error::reported("cannot create the task", &e))),
+            Err(e) => Err(crate::error::store_failed("cannot create the task", e)),
         }
     }
 
@@ -234,7 +235,7 @@ impl TaskRuntime {
             let r = tokio::select! {
                 biased;
                 _ = token.cancelled() => break Terminal::Cancelled,
-                _ = shutdown.cancelled() => break failed(ProtocolError::Internal("the server shut down before the task finished".into())),
+                _ = shutdown.cancelled() => break failed(SHUT_DOWN),
                 changed = changed(&mut revisions) => {
                     if !changed || self.cancel_seen(id).await {
                         break Terminal::Cancelled;
@@ -263,8 +264,8 @@ impl TaskRuntime {
             };
             rounds += 1;
             if rounds > self.config.max_input_rounds {
-                let m = format!("the task asked for input more than {} times", self.config.max_input_rounds);
-                break failed(ProtocolError::Internal(m));
+                let max = self.config.max_input_rounds;
+                break failed(ProtocolError::Input(InputFailure::TooManyRounds { max }));
             }
             match self.park(server, id, ir.requests, token, &shutdown).await {
                 Parked::Answered(more) => answers.extend(more),
@@ -295,9 +296,8 @@ impl TaskRuntime {
         match self.apply(server, id, TaskChange::Park(requests)).await {
             None => return Parked::Over,
             Some(Applied::KeyReused(k)) => {
-                return Parked::Failed(ProtocolError::Internal(format!(
-                    "input key {k:?} was already used by this task"
-                )))
+                let message = format!("input key {k:?} was already used by this task");
+                return Parked::Failed(ProtocolError::InvalidResult { message });
             }
             Some(_) => {}
         }
@@ -306,16 +306,14 @@ impl TaskRuntime {
                 Ok(Some(r)) if r.status == TaskStatus::Working => break,
                 Ok(Some(r)) if !r.status.is_terminal() => {}
                 Ok(_) => return Parked::Over,
-                Err(e) => {
-                    return Parked::Failed(ProtocolError::Internal(crate::error::reported("task store failure", &e)))
-                }
+                Err(e) => return Parked::Failed(crate::error::store_failed("task store failure", e)),
             }
             tokio::select! {
                 _ = token.cancelled() => {
                     self.apply(server, id, TaskChange::Finish(Terminal::Cancelled)).await;
                     return Parked::Over;
                 }
-                _ = shutdown.cancelled() => return Parked::Failed(ProtocolError::Internal("the server shut down before the task finished".into())),
+                _ = shutdown.cancelled() => return Parked::Failed(SHUT_DOWN),
                 changed = revisions.changed() => if changed.is_err() { return Parked::Over },
             }
         }
@@ -325,7 +323,7 @@ impl TaskRuntime {
                 _ => Parked::Over,
             },
             Ok(None) => Parked::Over,
-            Err(e) => Parked::Failed(ProtocolError::Internal(crate::error::reported("task store failure", &e))),
+            Err(e) => Parked::Failed(crate::error::store_failed("task store failure", e)),
         }
     }
 
@@ -367,36 +365,9 @@ async fn changed(revisions: &mut Option<tokio::sync::watch::Receiver<u64>>) -> b
     }
 }
 
+/// A task cut short by the server's shutdown.
+const SHUT_DOWN: ProtocolError = ProtocolError::Cancelled { reason: Cancellation::Shutdown };
+
 fn failed(e: ProtocolError) -> Terminal {
     Terminal::Failed(e.to_error_object())
-}
-
-impl Server {
-    /// Checks a tool's result: the text fallback of a view-linked tool, and `structuredContent`
-    /// against the tool's `outputSchema` (when it declares one).
-    pub(crate) fn check_tool_output(&self, tool: &ToolEntry, result: &CallToolResult) -> Result<(), ProtocolError> {
-        let name = &tool.name;
-        if tool.ui_linked && crate::apps::lacks_fallback(result) {
-            return Err(ProtocolError::Internal(format!(
-                "tool {name} shows a view (_meta.ui.resourceUri) and must return text content too, \
-                 for hosts that do not render apps"
-            )));
-        }
-        let Some(out) = &tool.output else { return Ok(()) };
-        let out =
-            out.get().map_err(|e| ProtocolError::Internal(format!("tool {name} has an invalid outputSchema: {e}")))?;
-        if result.is_error != Some(true) {
-            let Some(sc) = &result.structured_content else {
-                return Err(ProtocolError::Internal(format!(
-                    "tool {name} declares an outputSchema but returned no structuredContent"
-                )));
-            };
-            if let Some(e) = out.iter_errors(sc).next() {
-                return Err(ProtocolError::Internal(format!(
-                    "tool {name} returned structuredContent that violates its outputSchema: {e}"
-                )));
-            }
-        }
-        Ok(())
-    }
 }
