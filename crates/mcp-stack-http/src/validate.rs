@@ -324,6 +324,20 @@ fn check_param_headers(
     Ok(())
 }
 
+/// The refusal of a `tools/call` the principal's scopes do not cover, if any.
+pub(crate) fn tool_scope_refusal(
+    auth: Option<&mcp_auth::AuthConfig>,
+    principal: Option<&mcp_auth::Principal>,
+    req: &Request,
+) -> Option<crate::response::Resp> {
+    let (Some(auth), Some(p)) = (auth, principal) else { return None };
+    if mcp_protocol::Method::parse(&req.method) != Some(mcp_protocol::Method::ToolsCall) {
+        return None;
+    }
+    let name = req.params.get("name").and_then(Value::as_str)?;
+    auth.check_tool(p, name).err().map(|e| crate::response::auth_refusal(auth, &e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
