@@ -17,7 +17,7 @@ use http::{Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::{Cancellation, ProtocolError};
-use mcp_server::session::{now, Call, Event, LegacySession, SessionConfig};
+use mcp_server::session::{now, Call, Event, LegacySession, SessionConfig, SessionCore};
 use mcp_server::RequestEnv;
 use serde_json::Value;
 use std::sync::Arc;

@@ -82,12 +82,14 @@ impl Call {
     }
 
     /// The era the call is served in.
-    pub fn era(&self) -> Era {
+    #[cfg(test)]
+    pub(crate) fn era(&self) -> Era {
         self.era
     }
 
     /// The request, until the call is started.
-    pub fn request(&self) -> Option<&Request> {
+    #[cfg(test)]
+    pub(crate) fn request(&self) -> Option<&Request> {
         match &self.stage {
             Stage::Routed { request, .. } => Some(request),
             _ => None,
@@ -174,16 +176,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The JSON-RPC id of the call.
-    pub fn id(&self) -> &Value {
-        &self.id
-    }
-
-    /// Whether the call was cancelled (nothing is sent for it).
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled
-    }
-
     /// The handler's result, for a transport that writes the response itself (encoded with
     /// [`Server::encode_response`]).
     pub fn into_result(self) -> Result<Reply, ProtocolError> {

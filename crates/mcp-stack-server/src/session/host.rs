@@ -9,7 +9,8 @@ use mcp_protocol::{ProtocolError, Request};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-/// The server as the session core sees it.
+/// The server as the session core sees it (all but the encoder only for legacy sessions).
+#[cfg_attr(not(feature = "legacy"), allow(dead_code))]
 pub(crate) trait Host: Send + Sync + 'static {
     /// The JSON-RPC response for a modern call's result (`resultType`, `serverInfo`).
     fn encode_response(&self, id: &Value, result: &Result<Reply, ProtocolError>) -> Vec<u8>;

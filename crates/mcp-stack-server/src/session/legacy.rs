@@ -98,18 +98,13 @@ impl LegacySession {
         self.state.as_mut()
     }
 
-    /// The next thing the transport should do, if any.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.modern.poll_event()
-    }
-
     /// How many calls are in flight (served, or waiting for the client's input).
     pub fn calls_in_flight(&self) -> usize {
         self.calls.len() + self.modern.calls_in_flight()
     }
 
     /// Whether the call `key` is tracked in flight.
-    pub fn is_in_flight(&self, key: &RequestId) -> bool {
+    pub(crate) fn is_in_flight(&self, key: &RequestId) -> bool {
         self.calls.contains_key(key) || self.modern.is_in_flight(key)
     }
 
@@ -179,43 +174,6 @@ impl LegacySession {
             }
             None => self.modern.cancel(id, now),
         }
-    }
-
-    /// A call did not finish at once (see [`Session::handle_pending`]). Legacy calls are
-    /// tracked from the start.
-    pub fn handle_pending(&mut self, call: &Call, now: Instant) {
-        if !self.calls.contains_key(&call.key) {
-            self.modern.handle_pending(call, now);
-        }
-    }
-
-    /// Takes a handler's result for the call `id`: the response goes out (encoded for the
-    /// call's era), or, for a legacy call that needs client input, the input requests go to the
-    /// client.
-    pub fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, now: Instant) {
-        if !self.calls.is_empty() {
-            let key = key_of(id);
-            if self.calls.contains_key(&key) {
-                return self.legacy_outcome(key, result.map(Reply::into_value), now);
-            }
-        }
-        self.modern.handle_outcome(id, result, now);
-    }
-
-    /// A listen stream opened from [`Event::Listen`] ended.
-    pub fn handle_stream_end(&mut self, key: &RequestId, now: Instant) {
-        self.modern.handle_stream_end(key, now);
-    }
-
-    /// When [`LegacySession::handle_timeout`] should next be called: the earliest deadline of
-    /// the questions waiting for the client.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.outbound.poll_timeout()
-    }
-
-    /// Fails every call whose client input is overdue at `now`.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.expire_questions(now);
     }
 
     /// The client can no longer answer (its input ended): calls waiting for its answers fail,
@@ -417,21 +375,29 @@ impl LegacySession {
 
 impl SessionCore for LegacySession {
     fn poll_event(&mut self) -> Option<Event> {
-        LegacySession::poll_event(self)
+        self.modern.poll_event()
     }
     fn poll_timeout(&self) -> Option<Instant> {
-        LegacySession::poll_timeout(self)
+        self.outbound.poll_timeout()
     }
     fn handle_timeout(&mut self, now: Instant) {
-        LegacySession::handle_timeout(self, now)
+        self.expire_questions(now);
     }
     fn handle_pending(&mut self, call: &Call, now: Instant) {
-        LegacySession::handle_pending(self, call, now)
+        if !self.calls.contains_key(&call.key) {
+            self.modern.handle_pending(call, now);
+        }
     }
     fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, now: Instant) {
-        LegacySession::handle_outcome(self, id, result, now)
+        if !self.calls.is_empty() {
+            let key = key_of(id);
+            if self.calls.contains_key(&key) {
+                return self.legacy_outcome(key, result.map(Reply::into_value), now);
+            }
+        }
+        self.modern.handle_outcome(id, result, now);
     }
     fn handle_stream_end(&mut self, key: &RequestId, now: Instant) {
-        LegacySession::handle_stream_end(self, key, now)
+        self.modern.handle_stream_end(key, now);
     }
 }

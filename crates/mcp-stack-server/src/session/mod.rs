@@ -5,11 +5,11 @@
 //! answers). [`driver`] is the one part of the session layer that knows a runtime.
 //!
 //! A transport feeds a core what the client sent (`handle_*`, each with the time passed in)
-//! and drains what the core wants done ([`Session::poll_event`]): run a handler
+//! and drains what the core wants done ([`SessionCore::poll_event`]): run a handler
 //! ([`Event::Call`]), open a listen stream ([`Event::Listen`]), write a message
 //! ([`Event::Transmit`]). When a handler finishes, the transport hands its result back with
-//! [`Session::handle_outcome`]; [`Session::poll_timeout`] says when to call
-//! [`Session::handle_timeout`]. [`Session`] lists the method kinds and their order.
+//! [`SessionCore::handle_outcome`]; [`SessionCore::poll_timeout`] says when to call
+//! [`SessionCore::handle_timeout`]. [`Session`] lists the method kinds and their order.
 //!
 //! [`Session`] is the modern core: the calls in flight, their cancellation by
 //! `notifications/cancelled`, unique ids, and encoding. The legacy era (feature `legacy`) adds a
@@ -23,7 +23,7 @@
 //! ([`Session::route`]), run as its [`Call`].
 //!
 //! ```
-//! use mcp_server::session::{Event, Session, SessionConfig};
+//! use mcp_server::session::{Event, Session, SessionConfig, SessionCore};
 //! use mcp_server::Server;
 //! use serde_json::json;
 //! use std::time::Instant;
@@ -126,7 +126,8 @@ impl SessionConfig {
     }
 
     /// How long the client has to answer a server-to-client request.
-    pub fn answer_timeout(mut self, limit: Duration) -> Self {
+    #[cfg(test)]
+    pub(crate) fn answer_timeout(mut self, limit: Duration) -> Self {
         self.answer_timeout = Some(limit);
         self
     }
@@ -144,7 +145,8 @@ impl SessionConfig {
     }
 
     /// The seed of the session's hash tables.
-    pub fn seed(mut self, seed: u64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }

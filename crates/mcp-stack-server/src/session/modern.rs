@@ -22,19 +22,18 @@ use tokio_util::sync::CancellationToken;
 ///
 /// As quinn-proto's `Connection`, the core is driven from outside and never blocks:
 ///
-/// - **Getters** read it: [`Session::config`], [`Session::calls_in_flight`],
-///   [`Session::is_in_flight`].
+/// - **Getters** read it: [`Session::config`], [`Session::calls_in_flight`].
 /// - **`handle_*`** feed it what happened, each with the time now: input from the client
 ///   ([`Session::handle_bytes`], or its parsed parts [`Session::handle_request`],
-///   [`Session::handle_notification`], [`Session::handle_rejected`]), a handler's end
-///   ([`Session::handle_outcome`]), a call still running after its first poll
-///   ([`Session::handle_pending`]), a listen stream's end ([`Session::handle_stream_end`]), the
-///   client's input ending ([`Session::handle_peer_gone`]), a deadline passing
-///   ([`Session::handle_timeout`]).
+///   [`Session::handle_notification`]), the client's input ending
+///   ([`Session::handle_peer_gone`]), and, through [`SessionCore`], a handler's end
+///   ([`SessionCore::handle_outcome`]), a call still running after its first poll
+///   ([`SessionCore::handle_pending`]), a listen stream's end
+///   ([`SessionCore::handle_stream_end`]), a deadline passing ([`SessionCore::handle_timeout`]).
 /// - **Commands** ask it to act: [`Session::cancel`], [`Session::close`].
 /// - **`poll_*`** drain what it wants done, after every `handle_*` or command:
-///   [`Session::poll_event`] until `None` (run a [`Call`], write a [`Transmit`], ...), then
-///   [`Session::poll_timeout`] for when to call [`Session::handle_timeout`].
+///   [`SessionCore::poll_event`] until `None` (run a [`Call`], write a [`Transmit`], ...),
+///   then [`SessionCore::poll_timeout`] for when to call [`SessionCore::handle_timeout`].
 ///
 /// A transport with one request per exchange (a modern Streamable HTTP POST: ids cannot
 /// collide and cancellation is the connection's) is a one-request session:
@@ -66,6 +65,7 @@ impl Session {
         Self { host, config, calls, events: VecDeque::new() }
     }
 
+    #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
     pub(super) fn host(&self) -> &dyn Host {
         &*self.host
     }
@@ -89,18 +89,14 @@ impl Session {
         &self.config
     }
 
-    /// The next thing the transport should do, if any.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
-    }
-
     /// How many calls are tracked in flight.
     pub fn calls_in_flight(&self) -> usize {
         self.calls.len()
     }
 
     /// Whether the call `key` is tracked in flight.
-    pub fn is_in_flight(&self, key: &RequestId) -> bool {
+    #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
+    pub(crate) fn is_in_flight(&self, key: &RequestId) -> bool {
         self.calls.contains_key(key)
     }
 
@@ -115,7 +111,7 @@ impl Session {
     }
 
     /// Answers input that is not a JSON-RPC request or notification.
-    pub fn handle_rejected(&mut self, rejected: Rejected, _now: Instant) {
+    pub(crate) fn handle_rejected(&mut self, rejected: Rejected, _now: Instant) {
         let message = encode(&rejected.error.to_response(rejected.id.as_ref()));
         let error = Some(rejected.error);
         self.push(Event::Transmit(Transmit { call: None, message, error }));
@@ -156,40 +152,6 @@ impl Session {
         }
     }
 
-    /// A call did not finish at once: from now on `notifications/cancelled` stops it and its
-    /// id counts as in use. Most calls finish on their first poll and so are never tracked.
-    pub fn handle_pending(&mut self, call: &Call, _now: Instant) {
-        if !self.calls.contains_key(&call.key) {
-            self.calls.insert(call.key.clone(), (call.id.clone(), call.cancel.clone()));
-        }
-    }
-
-    /// Takes a handler's result for the call `id`: the response goes out, encoded by the server
-    /// (`resultType`, `serverInfo`). Never called for a call the core cancelled. Most calls
-    /// were never tracked: then there is nothing to look up.
-    pub fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, _now: Instant) {
-        if !self.calls.is_empty() {
-            self.calls.remove(&key_of(id));
-        }
-        let message = self.host.encode_response(id, &result);
-        self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
-        self.push(Event::Finished(id.clone()));
-    }
-
-    /// A listen stream opened from [`Event::Listen`] ended.
-    pub fn handle_stream_end(&mut self, key: &RequestId, _now: Instant) {
-        self.calls.remove(key);
-    }
-
-    /// When [`Session::handle_timeout`] should next be called, if ever (never: the modern core
-    /// waits on nobody).
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    /// Fails what is overdue at `now` (nothing, in the modern core).
-    pub fn handle_timeout(&mut self, _now: Instant) {}
-
     /// The client can no longer answer (its input ended). Calls still running go on: their
     /// responses may still reach it.
     pub fn handle_peer_gone(&mut self, _now: Instant) {}
@@ -215,21 +177,27 @@ impl Session {
 
 impl SessionCore for Session {
     fn poll_event(&mut self) -> Option<Event> {
-        Session::poll_event(self)
+        self.events.pop_front()
     }
     fn poll_timeout(&self) -> Option<Instant> {
-        Session::poll_timeout(self)
+        None
     }
-    fn handle_timeout(&mut self, now: Instant) {
-        Session::handle_timeout(self, now)
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn handle_pending(&mut self, call: &Call, _now: Instant) {
+        if !self.calls.contains_key(&call.key) {
+            self.calls.insert(call.key.clone(), (call.id.clone(), call.cancel.clone()));
+        }
     }
-    fn handle_pending(&mut self, call: &Call, now: Instant) {
-        Session::handle_pending(self, call, now)
+    fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, _now: Instant) {
+        if !self.calls.is_empty() {
+            self.calls.remove(&key_of(id));
+        }
+        let message = self.host.encode_response(id, &result);
+        self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
+        self.push(Event::Finished(id.clone()));
     }
-    fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, now: Instant) {
-        Session::handle_outcome(self, id, result, now)
-    }
-    fn handle_stream_end(&mut self, key: &RequestId, now: Instant) {
-        Session::handle_stream_end(self, key, now)
+    fn handle_stream_end(&mut self, key: &RequestId, _now: Instant) {
+        self.calls.remove(key);
     }
 }
