@@ -72,7 +72,7 @@ impl Legacy<'_> {
     ) {
         let declared = crate::body_read::declared_length(req.body());
         let (parts, body) = req.into_parts();
-        (parts, crate::body_read::read_body(body, declared, &self.ep.config, &self.ep.budget))
+        (parts, crate::body_read::read_body(body, declared, self.ep.config, self.ep.budget))
     }
 
     /// The settings of a session core here (with a shared store, its server-to-client request
@@ -183,7 +183,7 @@ impl Legacy<'_> {
             }
             Method::GET => {
                 let Some(last) = req.headers().get("last-event-id") else {
-                    return session_stream(&self.ep.server, &self.sessions, s, self.ep.config.keep_alive);
+                    return session_stream(self.ep.server, self.sessions, s, self.ep.config.keep_alive);
                 };
                 let last = last.to_str().unwrap_or("");
                 // An unknown stream is 400, not 404: 404 would tell the client the session ended.
@@ -258,7 +258,7 @@ impl Legacy<'_> {
             return error_response(&e, Some(&id));
         }
         // The session core cancels legacy calls; the queue's token only tells the handler.
-        let (note_rx, sink) = NoteQueue::new(NoteLimits::of(&self.ep.config), CancellationToken::new());
+        let (note_rx, sink) = NoteQueue::new(NoteLimits::of(self.ep.config), CancellationToken::new());
         let close = CancellationToken::new();
         let env = RequestEnv {
             principal: subject,

@@ -2,7 +2,7 @@
 //! with no IO, no runtime, no clock and no randomness of its own (the quinn-proto shape). The
 //! cores ([`Session`], and [`LegacySession`] with feature `legacy`) import nothing from tokio and
 //! hold no `Server`: only what they need of it (how to encode a result, what `initialize`
-//! answers). [`driver`] is the one part of the session layer that knows a runtime.
+//! answers). [`Driver`] is the one part of the session layer that knows a runtime.
 //!
 //! A transport feeds a core what the client sent (`handle_*`, each with the time passed in)
 //! and drains what the core wants done ([`SessionCore::poll_event`]): run a handler
