@@ -62,4 +62,3 @@ pub use mcp_auth as auth;
 pub use router::router;
 pub use serve::{raise_fd_limit, serve, shutdown_signal, Serve, ServeConfig};
 pub use service::McpService;
-pub use validate::{check_host_origin, check_request_headers};

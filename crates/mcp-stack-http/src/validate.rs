@@ -68,7 +68,7 @@ fn is_allowed(authority: &str, allowed: &[String]) -> bool {
 /// is the request target's authority when the target is in absolute form
 /// (`POST http://host:port/mcp`); the server must then use it instead of `Host` (RFC 9112
 /// section 3.2.2), so it is checked the same way.
-pub fn check_host_origin(
+pub(crate) fn check_host_origin(
     h: &HeaderMap,
     authority: Option<&http::uri::Authority>,
     allowed_hosts: &[String],
@@ -205,7 +205,7 @@ impl<'a> Seen<'a> {
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.
-pub fn check_request_headers(
+pub(crate) fn check_request_headers(
     h: &HeaderMap,
     req: &Request,
     server: &Server,
