@@ -11,7 +11,7 @@
 //! ```
 
 use crate::body::McpBody;
-use crate::service::{auth_refusal, metadata_response};
+use crate::response::{auth_refusal, metadata_response};
 use http::{Method, Request, Response};
 use mcp_auth::{AuthConfig, Principal};
 use std::future::Future;

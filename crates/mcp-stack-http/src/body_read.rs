@@ -18,7 +18,7 @@
 //!   by all requests reach it, a request waits up to [`EndpointConfig::body_budget_wait`] for room,
 //!   then gets 503 with `Retry-After`. The buffer grows to at most twice the bytes received.
 
-use crate::service::{EndpointConfig, RequestBody};
+use crate::config::{EndpointConfig, RequestBody};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use mcp_protocol::ProtocolError;

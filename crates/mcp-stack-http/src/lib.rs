@@ -33,34 +33,32 @@
 mod auth_layer;
 mod body;
 mod body_read;
+mod config;
 mod cors;
+mod endpoint;
 #[cfg(feature = "legacy")]
 mod legacy;
-#[cfg(feature = "legacy")]
-mod legacy_call;
 mod notes;
-#[cfg(feature = "legacy")]
-mod resume;
+mod post;
+mod response;
 #[cfg(feature = "axum")]
 mod router;
 mod serve;
 mod service;
-#[cfg(feature = "legacy")]
-mod session_store;
 mod validate;
 
 pub use auth_layer::{AuthBody, AuthLayer, AuthService, Authenticated};
 pub use body::McpBody;
+pub use config::{EndpointConfig, RequestBody};
 pub use cors::CorsConfig;
+#[cfg(feature = "legacy")]
+pub use legacy::{
+    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, SessionStoreFuture,
+    StoredStream, StreamEntry,
+};
 /// The resource-server building blocks ([`auth::AuthConfig`], validators, metadata).
 pub use mcp_auth as auth;
 #[cfg(feature = "axum")]
 pub use router::router;
 pub use serve::{raise_fd_limit, serve, shutdown_signal, Serve, ServeConfig};
-pub use service::{EndpointConfig, McpService, RequestBody};
-#[cfg(feature = "legacy")]
-pub use session_store::{
-    SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, SessionStoreFuture,
-    StoredStream, StreamEntry,
-};
-pub use validate::{check_host_origin, check_request_headers};
+pub use service::McpService;

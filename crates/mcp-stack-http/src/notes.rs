@@ -11,7 +11,7 @@
 //!
 //! Drops are logged at `warn` on the 1st, 2nd, 4th, 8th... drop of a call (rate-limited).
 
-use crate::service::EndpointConfig;
+use crate::config::EndpointConfig;
 use parking_lot::{Mutex, MutexGuard};
 use serde_json::{json, Value};
 use std::collections::VecDeque;

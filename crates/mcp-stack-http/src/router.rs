@@ -1,6 +1,8 @@
 //! The endpoint as an axum `Router` (feature `axum`).
 
-use crate::service::{metadata_response, EndpointConfig, McpService};
+use crate::config::EndpointConfig;
+use crate::response::metadata_response;
+use crate::service::McpService;
 use mcp_auth::metadata::{path_of, PRM_WELL_KNOWN};
 
 /// An axum `Router` serving `server`'s MCP endpoint at `path` (e.g. `/mcp` or `/api/mcp`), and,

@@ -67,7 +67,7 @@ fn is_allowed(authority: &str, allowed: &[String]) -> bool {
 /// is the request target's authority when the target is in absolute form
 /// (`POST http://host:port/mcp`); the server must then use it instead of `Host` (RFC 9112
 /// section 3.2.2), so it is checked the same way.
-pub fn check_host_origin(
+pub(crate) fn check_host_origin(
     h: &HeaderMap,
     authority: Option<&http::uri::Authority>,
     allowed_hosts: &[String],
@@ -204,7 +204,7 @@ impl<'a> Seen<'a> {
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body.
-pub fn check_request_headers(
+pub(crate) fn check_request_headers(
     h: &HeaderMap,
     req: &Request,
     server: &Server,
@@ -323,6 +323,20 @@ fn check_param_headers(
         }
     }
     Ok(())
+}
+
+/// The refusal of a `tools/call` the principal's scopes do not cover, if any.
+pub(crate) fn tool_scope_refusal(
+    auth: Option<&mcp_auth::AuthConfig>,
+    principal: Option<&mcp_auth::Principal>,
+    req: &Request,
+) -> Option<crate::response::Resp> {
+    let (Some(auth), Some(p)) = (auth, principal) else { return None };
+    if mcp_protocol::Method::parse(&req.method) != Some(mcp_protocol::Method::ToolsCall) {
+        return None;
+    }
+    let name = req.params.get("name").and_then(Value::as_str)?;
+    auth.check_tool(p, name).err().map(|e| crate::response::auth_refusal(auth, &e))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{Action, DualSession, Job, Running, SessionConfig, SharedSession};
+use mcp_server::session::{Call, Driver, Event, SessionConfig, Transport};
 use mcp_server::{NotificationSink, RequestEnv, Server};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -104,12 +104,19 @@ fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
     tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
 }
 
+/// The session core of the process: one that also serves legacy clients when the build does.
+#[cfg(feature = "legacy")]
+type Core = mcp_server::session::LegacySession;
+/// The session core of the process: one that also serves legacy clients when the build does.
+#[cfg(not(feature = "legacy"))]
+type Core = mcp_server::session::Session;
+
 /// Answers served inline between two chances for the writer to flush.
 const FLUSH_EVERY: u32 = 16;
 
 /// Serves `server` over any byte streams (used by tests and by [`serve_stdio`]).
 ///
-/// The process's one session core ([`DualSession`]) holds the protocol state (era routing, the legacy session,
+/// The process's one session core holds the protocol state (era routing, the legacy session,
 /// calls in flight, the MRTR-to-legacy bridge); this loop only moves bytes and runs handlers.
 pub async fn serve<R, W>(server: Server, input: R, output: W, config: StdioConfig) -> std::io::Result<()>
 where
@@ -122,12 +129,9 @@ where
     let stop = CancellationToken::new();
     // Stops the change forwarder on every way out, errors included (it holds a writer sender).
     let _stop_on_exit = stop.clone().drop_guard();
-    let driver = Arc::new(Driver::new(out_tx.clone(), stop.clone(), config.max_output_bytes));
-    let session = {
-        let d = driver.clone();
-        let core = DualSession::new(server.clone(), SessionConfig::default().max_depth(config.max_depth));
-        SharedSession::new(core, move |s, e| d.dispatch(s, e))
-    };
+    let core = Core::new(server.clone(), SessionConfig::default().max_depth(config.max_depth));
+    let session = Driver::new(server.clone(), core, Stdio::new(out_tx.clone(), stop.clone(), config.max_output_bytes));
+    let io = session.io();
     let limit = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight));
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
@@ -160,16 +164,17 @@ where
             continue;
         }
         session.with(|s, now| s.handle_bytes(text, now), &mut events);
-        while let Some(action) = events.pop_front() {
-            match action {
-                Action::Serve(job) => {
+        while let Some(event) = events.pop_front() {
+            match event {
+                Event::Call(mut call) => {
                     // Poll the handler once right here: most requests complete without waiting,
                     // and then need no task and no wake-ups.
-                    let mut fut = job.run(&driver.env);
-                    if let Poll::Ready(outcome) = futures::poll!(&mut fut) {
+                    let env = io.env.with_cancel(call.cancellation().clone());
+                    session.start(&mut call, env);
+                    if let Poll::Ready(outcome) = futures::poll!(&mut call) {
                         session.finish_into(outcome, &mut done);
                         while let Some(e) = done.pop_front() {
-                            driver.dispatch(&session, e);
+                            io.handle(&session, e);
                         }
                         // Let the writer flush every few answers while more input is queued: the
                         // client can consume them (and send more) while we keep working.
@@ -181,13 +186,13 @@ where
                         continue;
                     }
                     let permit = limit.clone().acquire_owned().await.expect("semaphore open");
-                    driver.spawn_job(&session, fut, Some(permit));
+                    io.spawn_call(&session, call, Some(permit));
                 }
-                Action::Listen(job) => {
+                Event::Listen(call) => {
                     let permit = limit.clone().acquire_owned().await.expect("semaphore open");
-                    driver.spawn_listen(&session, job, Some(permit));
+                    io.spawn_listen(&session, call, Some(permit));
                 }
-                other => driver.dispatch(&session, other),
+                other => io.handle(&session, other),
             }
         }
     }
@@ -196,17 +201,16 @@ where
     server.shutdown();
     stop.cancel();
     session.run(|s, now| s.handle_peer_gone(now));
-    driver.tasks.close();
+    io.tasks.close();
     let deadline = tokio::time::Instant::now() + config.shutdown_grace;
-    if tokio::time::timeout_at(deadline, driver.tasks.wait()).await.is_err() {
+    if tokio::time::timeout_at(deadline, io.tasks.wait()).await.is_err() {
         session.run(|s, now| s.close(now));
-        let _ = tokio::time::timeout(config.shutdown_grace, driver.tasks.wait()).await;
+        let _ = tokio::time::timeout(config.shutdown_grace, io.tasks.wait()).await;
     }
     // Tasks (the tasks extension) get what is left of the grace period.
     server.drain_tasks(deadline.saturating_duration_since(tokio::time::Instant::now())).await;
     // The driver holds a sender too: the writer ends when every sender is gone.
     drop(session);
-    drop(driver);
     drop(out_tx);
     writer.await.map_err(std::io::Error::other)?
 }
@@ -293,7 +297,7 @@ impl Out {
 }
 
 /// What the session's events turn into on stdio: writes to stdout and spawned handlers.
-struct Driver {
+struct Stdio {
     out: Out,
     /// What every request's handler gets: the sink writing to stdout.
     env: RequestEnv,
@@ -305,7 +309,7 @@ struct Driver {
     max_output_bytes: usize,
 }
 
-impl Driver {
+impl Stdio {
     fn new(out: Out, stop: CancellationToken, max_output_bytes: usize) -> Self {
         let tx = out.clone();
         let dropped = AtomicUsize::new(0);
@@ -330,38 +334,25 @@ impl Driver {
         }
     }
 
-    fn dispatch(&self, session: &Arc<SharedSession>, action: Action) {
-        match action {
-            Action::Transmit(t) => {
-                self.out.send(t.message);
-            }
-            Action::Serve(job) => self.spawn_job(session, job.run(&self.env), None),
-            Action::Listen(job) => self.spawn_listen(session, job, None),
-            #[cfg(feature = "legacy")]
-            Action::LegacyOpened => self.forward_changes(session),
-            _ => {}
-        }
-    }
-
-    /// Runs a handler that did not finish at once (tracked from now on, so the client can
-    /// cancel it); its outcome goes back to the session.
-    fn spawn_job(&self, session: &Arc<SharedSession>, mut fut: Running, permit: Option<OwnedSemaphorePermit>) {
-        session.track(&mut fut);
+    /// Runs a started handler that did not finish at once (tracked from now on, so the client
+    /// can cancel it); its outcome goes back to the session.
+    fn spawn_call(&self, session: &Arc<Driver<Self>>, mut call: Call, permit: Option<OwnedSemaphorePermit>) {
+        session.track(&mut call);
         let session = session.clone();
         self.tasks.spawn(async move {
-            let outcome = fut.await;
+            let outcome = (&mut call).await;
             session.finish(outcome);
-            drop(permit);
+            drop((call, permit));
         });
     }
 
     /// Serves a `subscriptions/listen` stream until it ends or is cancelled.
-    fn spawn_listen(&self, session: &Arc<SharedSession>, job: Job, permit: Option<OwnedSemaphorePermit>) {
+    fn spawn_listen(&self, session: &Arc<Driver<Self>>, call: Call, permit: Option<OwnedSemaphorePermit>) {
         let (session, out, max) = (session.clone(), self.out.clone(), self.max_output_bytes);
         self.tasks.spawn(async move {
-            let (id, key) = (job.id().clone(), job.key().clone());
-            let cancel = job.cancellation().clone();
-            match job.listen(&RequestEnv::default()).await {
+            let (id, key) = (call.id().clone(), call.key().clone());
+            let cancel = call.cancellation().clone();
+            match call.listen(session.server(), RequestEnv::default()).await {
                 Ok(stream) => pump_out(stream, cancel.cancelled(), &out, max).await,
                 Err(e) => {
                     out.send(encode(&e.to_response(Some(&id))));
@@ -374,11 +365,32 @@ impl Driver {
 
     /// Writes the change notifications the legacy session should see until `stop`.
     #[cfg(feature = "legacy")]
-    fn forward_changes(&self, session: &Arc<SharedSession>) {
+    fn forward_changes(&self, session: &Arc<Driver<Self>>) {
         let (session, out, stop, max) = (session.clone(), self.out.clone(), self.stop.clone(), self.max_output_bytes);
         let changes = mcp_server::session::legacy_changes(session);
         // A client that does not read gets its changes later, not more memory used.
         tokio::spawn(async move { pump_out(changes, stop.cancelled(), &out, max).await });
+    }
+}
+
+impl Transport for Stdio {
+    type Core = Core;
+
+    fn handle(&self, session: &Arc<Driver<Self>>, event: Event) {
+        match event {
+            Event::Transmit(t) => {
+                self.out.send(t.message);
+            }
+            Event::Call(mut call) => {
+                let env = self.env.with_cancel(call.cancellation().clone());
+                session.start(&mut call, env);
+                self.spawn_call(session, call, None);
+            }
+            Event::Listen(call) => self.spawn_listen(session, call, None),
+            #[cfg(feature = "legacy")]
+            Event::LegacyOpened => self.forward_changes(session),
+            _ => {}
+        }
     }
 }
 

@@ -120,8 +120,7 @@ impl<M: Future, S: Future> Future for First<'_, M, S> {
                 return Poll::Ready(Either::Right(v));
             }
         }
-        // The answers this poll writes go out before the calls behind them are freed.
-        mcp_server::session::after_write::scope(|| this.main.as_mut().poll(cx)).map(Either::Left)
+        this.main.as_mut().poll(cx).map(Either::Left)
     }
 }
 

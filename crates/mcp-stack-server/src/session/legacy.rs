@@ -1,237 +1,29 @@
-//! The legacy (initialize-based, 2025-11-25 and earlier) half of a session: what the handshake
-//! negotiated and what the session's requests changed (log level, resource subscriptions).
-//!
-//! Handlers are written once: a legacy request is served by the same handlers as a modern one,
-//! with the per-request fields taken from the session instead of `_meta`.
+//! [`LegacySession`]: the core of a session that also serves legacy (initialize-based,
+//! 2025-11-25 and earlier) clients. Handlers are written once: a legacy request is served by
+//! the same handlers as a modern one, with the per-request fields taken from the session
+//! ([`LegacyState`]) instead of `_meta`. A legacy call's `input_required` goes through the
+//! MRTR-to-legacy bridge (`bridge.rs`): the session asks the client itself and runs the handler
+//! again with the answers.
 
-use super::bridge::{Asked, Bridge};
-use super::{is_modern_request, key_of, Dispatch, Event, Seeded, Session, SessionConfig, Transmit};
-use crate::server::{method_not_found, ChangeEvent, Preset, Server};
+use super::bridge::{strip_modern_fields, Asked, Bridge};
+use super::call::Call;
+use super::host::Host;
+use super::legacy_state::LegacyState;
+use super::modern::Session;
+use super::{encode, id_in_use, is_modern_request, key_of, Event, Seeded, SessionConfig, SessionCore, Transmit};
+use crate::server::{Preset, RoundState};
+use crate::{Reply, Server};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Rejected};
-use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
 use mcp_protocol::method::names;
-use mcp_protocol::outbound::Outbound;
+use mcp_protocol::outbound::{Matched, Outbound};
 use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
-use mcp_protocol::{version, Method, ProtocolError, Request};
-use serde_json::{json, Map, Value};
-use std::collections::{HashMap, HashSet};
-use std::time::Instant;
-
-/// Most resources one legacy session may be subscribed to (`resources/subscribe` past it: -32602).
-const MAX_SUBSCRIPTIONS: usize = 1024;
-/// Longest URI a legacy session may subscribe to, in bytes.
-const MAX_SUBSCRIBED_URI: usize = 2048;
-
-/// What a legacy session negotiated and remembers. Serializable, so that a shared store can
-/// hold it; [`LegacyState::check`] validates one read back.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LegacyState {
-    protocol_version: String,
-    client_capabilities: Map<String, Value>,
-    client_info: Option<Value>,
-    log_level: Option<u8>,
-    initialized: bool,
-    subscriptions: HashSet<String>,
-}
-
-impl LegacyState {
-    /// Answers `initialize`: negotiates the version (the client's if it is a legacy version we
-    /// speak, else our newest legacy version, as the legacy handshake says) and returns the new
-    /// state with the `InitializeResult`.
-    pub(super) fn initialize(
-        server: &Server,
-        params: &Map<String, Value>,
-        max_bytes: usize,
-    ) -> Result<(Self, Value), ProtocolError> {
-        let requested = params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProtocolError::invalid_params("initialize requires a string `protocolVersion`"))?;
-        let client_capabilities = match params.get("capabilities") {
-            Some(Value::Object(c)) => c.clone(),
-            None => Map::new(),
-            Some(_) => return Err(ProtocolError::invalid_params("`capabilities` must be an object")),
-        };
-        let client_info = match params.get("clientInfo") {
-            None => None,
-            Some(v) if mcp_protocol::meta::is_implementation(v) => Some(v.clone()),
-            Some(_) => return Err(ProtocolError::invalid_params("`clientInfo` must be an Implementation object")),
-        };
-        // The session keeps these for its whole life: bounded like any stored client input.
-        let kept = serialized_len(&client_capabilities) + client_info.as_ref().map_or(0, serialized_len);
-        if kept > max_bytes {
-            return Err(ProtocolError::invalid_params(format!(
-                "`capabilities` and `clientInfo` are {kept} bytes serialized; this server keeps at most {max_bytes}"
-            )));
-        }
-        let negotiated = if version::LEGACY.contains(&requested) { requested } else { version::LEGACY[0] };
-        let mut result = Map::new();
-        result.insert("protocolVersion".into(), json!(negotiated));
-        result.insert(
-            "capabilities".into(),
-            serde_json::to_value(server.capabilities()).expect("capabilities serialize"),
-        );
-        result.insert("serverInfo".into(), server.server_info().clone());
-        if let Some(i) = &server.inner.config.instructions {
-            result.insert("instructions".into(), json!(i));
-        }
-        let state = Self {
-            protocol_version: negotiated.to_owned(),
-            client_capabilities,
-            client_info,
-            log_level: None,
-            initialized: false,
-            subscriptions: HashSet::new(),
-        };
-        Ok((state, Value::Object(result)))
-    }
-
-    /// The negotiated protocol version.
-    pub fn protocol_version(&self) -> &str {
-        &self.protocol_version
-    }
-
-    /// The capabilities the client declared in `initialize`.
-    pub fn client_capabilities(&self) -> &Map<String, Value> {
-        &self.client_capabilities
-    }
-
-    /// Whether the client has sent `notifications/initialized`.
-    pub fn is_initialized(&self) -> bool {
-        self.initialized
-    }
-
-    /// The rank of the level set by `logging/setLevel` (see `meta::log_level_rank`), if any.
-    pub fn log_level(&self) -> Option<u8> {
-        self.log_level
-    }
-
-    /// Replaces what the session's requests change (log level, `notifications/initialized`,
-    /// resource subscriptions) with the shared store's view.
-    pub fn set_shared(&mut self, log_level: Option<u8>, initialized: bool, subscriptions: Vec<String>) {
-        self.log_level = log_level;
-        self.initialized = initialized;
-        self.subscriptions = subscriptions.into_iter().collect();
-    }
-
-    /// Checks a state read from outside the process like client input: a legacy version this
-    /// server speaks, an `Implementation` as client info, a known log level, bounded sizes.
-    pub fn check(&self) -> Result<(), String> {
-        if !version::LEGACY.contains(&self.protocol_version.as_str()) {
-            return Err(format!("unknown protocol version {:?}", self.protocol_version));
-        }
-        if self.client_info.as_ref().is_some_and(|i| !mcp_protocol::meta::is_implementation(i)) {
-            return Err("clientInfo is not an Implementation".into());
-        }
-        if self.log_level.is_some_and(|l| l > 7) {
-            return Err("unknown log level".into());
-        }
-        if self.subscriptions.len() > 10_000 || self.subscriptions.iter().any(|s| s.len() > 8192) {
-            return Err("too many or too long resource subscriptions".into());
-        }
-        Ok(())
-    }
-
-    /// The resource URIs the session subscribed to.
-    pub fn subscribed_uris(&self) -> Vec<String> {
-        self.subscriptions.iter().cloned().collect()
-    }
-
-    /// The notification a change event means for this session, if any: list changes always,
-    /// `notifications/resources/updated` only for subscribed URIs.
-    pub fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
-        match event {
-            ChangeEvent::ResourceUpdated(uri) if !self.subscriptions.contains(uri) => return None,
-            // Tasks are not part of 2025-era sessions.
-            ChangeEvent::TaskStatus(_) => return None,
-            _ => {}
-        }
-        let (method, params) = event.notification()?;
-        Some(mcp_protocol::jsonrpc::notification(method, params))
-    }
-
-    /// The per-request fields a modern request would carry, from the session; the log level
-    /// is `default_log_level` (a rank) until the client sends `logging/setLevel`.
-    pub(super) fn request_meta(&self, params: &Map<String, Value>, default_log_level: Option<u8>) -> RequestMeta {
-        let progress_token = params
-            .get("_meta")
-            .and_then(|m| m.get(PROGRESS_TOKEN))
-            .filter(|t| t.is_string() || t.as_i64().is_some() || t.as_u64().is_some())
-            .cloned();
-        RequestMeta {
-            protocol_version: version::known_or_owned(&self.protocol_version),
-            client_capabilities: self.client_capabilities.clone(),
-            client_info: self.client_info.clone(),
-            log_level: self.log_level.or(default_log_level),
-            progress_token,
-        }
-    }
-
-    /// Serves the session-state methods; `None` for a method the handlers serve.
-    fn handle_own(&mut self, req: &Request) -> Option<Result<Value, ProtocolError>> {
-        let params = &req.params;
-        Some(match req.method.as_str() {
-            names::PING => Ok(json!({})),
-            names::SET_LEVEL => (|| {
-                let level = params
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| ProtocolError::invalid_params("logging/setLevel requires a string `level`"))?;
-                let rank = log_level_rank(level)
-                    .ok_or_else(|| ProtocolError::invalid_params(format!("invalid log level {level:?}")))?;
-                self.log_level = Some(rank);
-                Ok(json!({}))
-            })(),
-            names::SUBSCRIBE | names::UNSUBSCRIBE => match params.get("uri").and_then(Value::as_str) {
-                None => Err(ProtocolError::invalid_params(format!("{} requires a string `uri`", req.method))),
-                Some(uri) if uri.len() > MAX_SUBSCRIBED_URI => Err(ProtocolError::invalid_params(format!(
-                    "the URI is {} bytes long; this server accepts at most {MAX_SUBSCRIBED_URI}",
-                    uri.len()
-                ))),
-                Some(_)
-                    if req.method == names::SUBSCRIBE
-                        && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
-                        && !self.subscriptions.contains(params["uri"].as_str().unwrap_or_default()) =>
-                {
-                    Err(ProtocolError::invalid_params(format!(
-                        "this session is subscribed to {MAX_SUBSCRIPTIONS} resources already (the most it may be)"
-                    )))
-                }
-                Some(uri) => {
-                    if req.method == names::SUBSCRIBE {
-                        self.subscriptions.insert(uri.to_owned());
-                    } else {
-                        self.subscriptions.remove(uri);
-                    }
-                    Ok(json!({}))
-                }
-            },
-            // Modern-only methods do not exist in a legacy session.
-            m if m == Method::Discover.as_str() || m == Method::SubscriptionsListen.as_str() => {
-                Err(method_not_found(&req.method))
-            }
-            _ => return None,
-        })
-    }
-}
-
-/// The length of `v` serialized as JSON, counted without building the text.
-fn serialized_len(v: &(impl serde::Serialize + ?Sized)) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0 += b.len();
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
-}
+use mcp_protocol::{Cancellation, InputFailure, ProtocolError, Request};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// A JSON-RPC response with the result as it is (no `resultType`, no `serverInfo`).
 pub(super) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
@@ -244,21 +36,23 @@ pub(super) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -
 
 /// A legacy call in flight: its id and its MRTR-to-legacy bridge.
 #[derive(Debug)]
-pub(super) struct LegacyCall {
-    pub(super) id: Value,
-    pub(super) bridge: Bridge,
+struct LegacyCall {
+    id: Value,
+    bridge: Bridge,
+    /// Fires when the call is cancelled (every round runs under it).
+    cancel: CancellationToken,
 }
 
 /// A session that also serves legacy clients: it wraps the modern [`Session`], opens the legacy
 /// session on a legacy `initialize`, serves the requests without modern `_meta` in it, and
 /// hands every other message to the modern core. Same methods as [`Session`].
 pub struct LegacySession {
-    pub(super) modern: Session,
-    pub(super) state: Option<LegacyState>,
+    modern: Session,
+    state: Option<LegacyState>,
     /// The legacy calls in flight (tracked from the start: their questions need them).
-    pub(super) calls: HashMap<RequestId, LegacyCall, Seeded>,
+    calls: HashMap<RequestId, LegacyCall, Seeded>,
     /// The questions the MRTR-to-legacy bridge asked and waits on.
-    pub(super) outbound: Outbound<Asked>,
+    outbound: Outbound<Asked>,
 }
 
 impl std::fmt::Debug for LegacySession {
@@ -277,7 +71,8 @@ impl LegacySession {
     pub fn new(server: Server, config: SessionConfig) -> Self {
         let outbound = Outbound::new(config.outbound_prefix.clone());
         let calls = HashMap::with_hasher(Seeded::with_seed(config.seed.rotate_left(17)));
-        Self { modern: Session::new(server, config), state: None, calls, outbound }
+        let host: Arc<dyn Host> = Arc::new(server);
+        Self { modern: Session::with_host(host, config), state: None, calls, outbound }
     }
 
     /// A session that continues a legacy session opened elsewhere (another process sharing
@@ -286,11 +81,6 @@ impl LegacySession {
         let mut s = Self::new(server, config);
         s.state = Some(state);
         s
-    }
-
-    /// The server this session serves.
-    pub fn server(&self) -> &Server {
-        self.modern.server()
     }
 
     /// The session's limits.
@@ -308,18 +98,13 @@ impl LegacySession {
         self.state.as_mut()
     }
 
-    /// The next thing the transport should do, if any.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.modern.poll_event()
-    }
-
     /// How many calls are in flight (served, or waiting for the client's input).
     pub fn calls_in_flight(&self) -> usize {
         self.calls.len() + self.modern.calls_in_flight()
     }
 
     /// Whether the call `key` is tracked in flight.
-    pub fn is_in_flight(&self, key: &RequestId) -> bool {
+    pub(crate) fn is_in_flight(&self, key: &RequestId) -> bool {
         self.calls.contains_key(key) || self.modern.is_in_flight(key)
     }
 
@@ -357,7 +142,7 @@ impl LegacySession {
             return self.legacy_request(req, principal);
         }
         if self.calls.contains_key(&key_of(&req.id)) {
-            return self.modern.transmit_error(&req.id, &super::id_in_use(&req.id));
+            return self.modern.transmit_error(&req.id, &id_in_use(&req.id));
         }
         self.modern.handle_request(req, principal, now);
     }
@@ -367,7 +152,7 @@ impl LegacySession {
     pub fn handle_notification(&mut self, n: Notification, now: Instant) {
         if n.method == names::INITIALIZED {
             if let Some(l) = &mut self.state {
-                l.initialized = true;
+                l.mark_initialized();
             }
             return;
         }
@@ -384,48 +169,11 @@ impl LegacySession {
         match self.calls.remove(&key) {
             Some(call) => {
                 self.forget_asked(&call.bridge);
-                self.modern.push(Event::Cancel(key));
+                call.cancel.cancel();
                 self.modern.push(Event::Finished(call.id));
             }
             None => self.modern.cancel(id, now),
         }
-    }
-
-    /// A dispatched call did not finish at once (see [`Session::handle_pending`]). Legacy
-    /// calls are tracked from the start.
-    pub fn handle_pending(&mut self, key: &RequestId, id: &Value, now: Instant) {
-        if !self.calls.contains_key(key) {
-            self.modern.handle_pending(key, id, now);
-        }
-    }
-
-    /// Takes a handler's result for the call `id`: the response goes out (encoded for the
-    /// call's era), or, for a legacy call that needs client input, the input requests go to the
-    /// client.
-    pub fn handle_outcome(&mut self, id: &Value, result: Result<crate::Reply, ProtocolError>, now: Instant) {
-        if !self.calls.is_empty() {
-            let key = key_of(id);
-            if self.calls.contains_key(&key) {
-                return self.legacy_outcome(key, result.map(crate::Reply::into_value), now);
-            }
-        }
-        self.modern.handle_outcome(id, result, now);
-    }
-
-    /// A listen stream opened from [`Event::Listen`] ended.
-    pub fn handle_stream_end(&mut self, key: &RequestId, now: Instant) {
-        self.modern.handle_stream_end(key, now);
-    }
-
-    /// When [`LegacySession::handle_timeout`] should next be called: the earliest deadline of
-    /// the questions waiting for the client.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.outbound.poll_timeout()
-    }
-
-    /// Fails every call whose client input is overdue at `now`.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.expire_questions(now);
     }
 
     /// The client can no longer answer (its input ended): calls waiting for its answers fail,
@@ -438,8 +186,8 @@ impl LegacySession {
     /// nothing waits for the client any more.
     pub fn close(&mut self, now: Instant) {
         let calls: Vec<_> = self.calls.drain().collect();
-        for (key, call) in calls {
-            self.modern.push(Event::Cancel(key));
+        for (_, call) in calls {
+            call.cancel.cancel();
             self.modern.push(Event::Finished(call.id));
         }
         self.outbound.close();
@@ -461,7 +209,7 @@ impl LegacySession {
             };
             return self.modern.transmit_error(&req.id, &e);
         }
-        match LegacyState::initialize(self.modern.server(), &req.params, config.max_client_params_bytes) {
+        match LegacyState::initialize(self.modern.host(), &req.params, config.max_client_params_bytes) {
             Ok((state, result)) => {
                 self.state = Some(state);
                 let message = encode_plain(&req.id, &Ok(result));
@@ -482,18 +230,174 @@ impl LegacySession {
         }
         let key = key_of(&req.id);
         if self.is_in_flight(&key) {
-            return self.modern.transmit_error(&req.id, &super::id_in_use(&req.id));
+            return self.modern.transmit_error(&req.id, &id_in_use(&req.id));
         }
-        let call = LegacyCall { id: req.id.clone(), bridge: Bridge::new(req.clone(), principal) };
+        let bridge = Bridge::new(req.clone(), principal);
+        let call = LegacyCall { id: req.id.clone(), bridge, cancel: CancellationToken::new() };
         self.calls.insert(key.clone(), call);
         self.serve_legacy(key, req, None);
     }
 
     /// Queues one round of a legacy call, with `state` carried from the previous round.
-    pub(super) fn serve_legacy(&mut self, key: RequestId, request: Request, state: Option<crate::server::RoundState>) {
-        let default_level = self.modern.server().inner.config.legacy_log_level;
+    fn serve_legacy(&mut self, key: RequestId, request: Request, state: Option<RoundState>) {
+        let default_level = self.modern.host().legacy_log_level();
         let meta = self.state.as_ref().expect("a legacy session").request_meta(&request.params, default_level);
         let preset = Some(Box::new(Preset { meta, state }));
-        self.modern.push(Event::Dispatch(Dispatch { key, request, era: Era::Legacy, preset }));
+        let Some(cancel) = self.calls.get(&key).map(|c| c.cancel.clone()) else { return };
+        self.modern.push(Event::Call(Call::new(key, request, Era::Legacy, preset, cancel)));
+    }
+
+    // The MRTR-to-legacy bridge: a round that needs client input asks the client.
+
+    /// A legacy call's round ended: answer the client, or ask it for the input the handler needs.
+    fn legacy_outcome(&mut self, key: RequestId, result: Result<Value, ProtocolError>, now: Instant) {
+        let mut result = match result {
+            Ok(v) if v.get("resultType").and_then(Value::as_str) == Some("input_required") => v,
+            Ok(mut v) => {
+                strip_modern_fields(&mut v);
+                return self.finish_call(&key, Ok(v));
+            }
+            Err(e) => return self.fail_call(&key, e),
+        };
+        let max_rounds = self.modern.config.max_input_rounds;
+        let deadline = now + self.answer_timeout();
+        let Some(call) = self.calls.get_mut(&key) else { return };
+        let bridge = &mut call.bridge;
+        bridge.rounds += 1;
+        if bridge.rounds > max_rounds {
+            return self.fail_call(&key, ProtocolError::Input(InputFailure::TooManyRounds { max: max_rounds }));
+        }
+        if let Some(sealed) = result.get_mut("requestState").map(Value::take) {
+            let mut probe = bridge.request.clone();
+            probe.params.insert("requestState".into(), sealed);
+            match self.modern.host().open_round_state(&probe, bridge.principal.clone()) {
+                Ok(state) => bridge.state = Some(state),
+                Err(e) => return self.fail_call(&key, e),
+            }
+        }
+        let requests = match result.get_mut("inputRequests").map(Value::take) {
+            Some(Value::Object(r)) if !r.is_empty() => r,
+            _ => return self.fail_call(&key, ProtocolError::Input(InputFailure::NoRequests)),
+        };
+        let id = call.id.clone();
+        bridge.responses.clear();
+        let mut messages = Vec::with_capacity(requests.len());
+        for (input, request) in requests {
+            let Some(method) = request.get("method").and_then(Value::as_str) else {
+                return self.fail_call(&key, ProtocolError::Input(InputFailure::NoMethod { key: input }));
+            };
+            let params = request.get("params").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+            let asked = Asked { call: key.clone(), input };
+            match self.outbound.start(method, params, asked, Some(deadline)) {
+                Ok((oid, message)) => {
+                    if let Some(c) = self.calls.get_mut(&key) {
+                        c.bridge.asked.push(oid);
+                    }
+                    messages.push(message);
+                }
+                Err(_) => return self.fail_call(&key, ProtocolError::Cancelled { reason: Cancellation::PeerGone }),
+            }
+        }
+        for m in messages {
+            self.modern.push(Event::Transmit(Transmit { call: Some(id.clone()), message: encode(&m), error: None }));
+        }
+    }
+
+    /// Takes a JSON-RPC response from the client: the answer to one of the session's questions.
+    /// Returns false when `msg` is not a response (a response to nothing is dropped).
+    pub fn handle_response(&mut self, msg: &Map<String, Value>, _now: Instant) -> bool {
+        let (oid, asked, answer) = match self.outbound.handle_response(msg) {
+            Matched::NotAResponse => return false,
+            Matched::Answer { id, token, answer } => (id, token, answer),
+            _ => return true,
+        };
+        let Some(call) = self.calls.get_mut(&asked.call) else { return true };
+        let bridge = &mut call.bridge;
+        bridge.asked.retain(|a| *a != oid);
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                self.fail_call(&asked.call, e);
+                return true;
+            }
+        };
+        bridge.responses.insert(asked.input, answer);
+        if bridge.asked.is_empty() {
+            let mut request = bridge.request.clone();
+            request.params.insert("inputResponses".into(), Value::Object(std::mem::take(&mut bridge.responses)));
+            let state = bridge.state.take();
+            self.serve_legacy(asked.call, request, state);
+        }
+        true
+    }
+
+    /// How long the client has to answer a question.
+    fn answer_timeout(&self) -> Duration {
+        self.modern.config.answer_timeout.unwrap_or_else(|| self.modern.host().answer_timeout())
+    }
+
+    /// Fails every call with a question overdue at `now`.
+    fn expire_questions(&mut self, now: Instant) {
+        for (_, asked) in self.outbound.handle_timeout(now) {
+            let limit = self.answer_timeout();
+            self.fail_call(&asked.call, ProtocolError::Input(InputFailure::NoAnswer { limit }));
+        }
+    }
+
+    /// Nothing can answer any more: every call waiting for an answer fails.
+    fn drop_questions(&mut self) {
+        for asked in self.outbound.close() {
+            self.fail_call(&asked.call, ProtocolError::Cancelled { reason: Cancellation::PeerGone });
+        }
+    }
+
+    /// Ends a call with an error: its open questions are forgotten.
+    fn fail_call(&mut self, key: &RequestId, e: ProtocolError) {
+        self.finish_call(key, Err(e));
+    }
+
+    /// Ends a legacy call with this response.
+    fn finish_call(&mut self, key: &RequestId, result: Result<Value, ProtocolError>) {
+        let Some(call) = self.calls.remove(key) else { return };
+        self.forget_asked(&call.bridge);
+        let message = encode_plain(&call.id, &result);
+        self.modern.push(Event::Transmit(Transmit { call: Some(call.id.clone()), message, error: None }));
+        self.modern.push(Event::Finished(call.id));
+    }
+
+    /// Stops waiting for the answers of a call's open questions (late answers are dropped).
+    fn forget_asked(&mut self, bridge: &Bridge) {
+        for oid in &bridge.asked {
+            self.outbound.forget(oid);
+        }
+    }
+}
+
+impl SessionCore for LegacySession {
+    fn poll_event(&mut self) -> Option<Event> {
+        self.modern.poll_event()
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.outbound.poll_timeout()
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        self.expire_questions(now);
+    }
+    fn handle_pending(&mut self, call: &Call, now: Instant) {
+        if !self.calls.contains_key(&call.key) {
+            self.modern.handle_pending(call, now);
+        }
+    }
+    fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, now: Instant) {
+        if !self.calls.is_empty() {
+            let key = key_of(id);
+            if self.calls.contains_key(&key) {
+                return self.legacy_outcome(key, result.map(Reply::into_value), now);
+            }
+        }
+        self.modern.handle_outcome(id, result, now);
+    }
+    fn handle_stream_end(&mut self, key: &RequestId, now: Instant) {
+        self.modern.handle_stream_end(key, now);
     }
 }

@@ -1,28 +1,29 @@
 //! The session core: what a connection to one client must remember, as a deterministic machine
-//! with no IO, no runtime, no clock and no randomness of its own (the quinn-proto shape). This
-//! module and its `legacy`/`bridge` parts import nothing from tokio; [`driver`] is the one part
-//! of the session layer that knows a runtime.
+//! with no IO, no runtime, no clock and no randomness of its own (the quinn-proto shape). The
+//! cores ([`Session`], and [`LegacySession`] with feature `legacy`) import nothing from tokio and
+//! hold no `Server`: only what they need of it (how to encode a result, what `initialize`
+//! answers). [`Driver`] is the one part of the session layer that knows a runtime.
 //!
-//! A transport feeds the core what the client sent (`handle_*`, each with the time passed in)
-//! and drains what the core wants done ([`Session::poll_event`]): run a handler
-//! ([`Event::Dispatch`]), open a listen stream ([`Event::Listen`]), stop a handler
-//! ([`Event::Cancel`]), write a message ([`Event::Transmit`]). When a handler finishes, the
-//! transport hands its result back with [`Session::handle_outcome`]; [`Session::poll_timeout`]
-//! says when to call [`Session::handle_timeout`].
+//! A transport feeds a core what the client sent (`handle_*`, each with the time passed in)
+//! and drains what the core wants done ([`SessionCore::poll_event`]): run a handler
+//! ([`Event::Call`]), open a listen stream ([`Event::Listen`]), write a message
+//! ([`Event::Transmit`]). When a handler finishes, the transport hands its result back with
+//! [`SessionCore::handle_outcome`]; [`SessionCore::poll_timeout`] says when to call
+//! [`SessionCore::handle_timeout`]. [`Session`] lists the method kinds and their order.
 //!
 //! [`Session`] is the modern core: the calls in flight, their cancellation by
-//! `notifications/cancelled`, unique ids, and encoding. The legacy era (feature `legacy`) is a
-//! type that wraps it, [`LegacySession`]: a legacy client's `initialize` opens its session;
+//! `notifications/cancelled`, unique ids, and encoding. The legacy era (feature `legacy`) adds a
+//! type that wraps it, `LegacySession`: a legacy client's `initialize` opens its session;
 //! later requests without modern `_meta` are served in it (with the MRTR-to-legacy bridge:
 //! `input_required` becomes server-to-client requests), every other request goes on to the
-//! modern core. [`DualSession`] names whichever of the two the build serves with.
+//! modern core. Both implement [`SessionCore`], what the [`Driver`] needs.
 //!
-//! stdio drives one [`DualSession`] per process (through [`driver::SharedSession`]);
-//! Streamable HTTP one per legacy `Mcp-Session-Id`, and for each modern POST the core's routing
-//! on its own ([`stateless`], run as a [`Job::stateless`]).
+//! One [`Driver`] runs a core for its transport: stdio drives one per process, Streamable HTTP
+//! one per legacy `Mcp-Session-Id`; a modern POST is a one-request session
+//! ([`Session::route`]), run as its [`Call`].
 //!
 //! ```
-//! use mcp_server::session::{Event, Session, SessionConfig};
+//! use mcp_server::session::{Event, Session, SessionConfig, SessionCore};
 //! use mcp_server::Server;
 //! use serde_json::json;
 //! use std::time::Instant;
@@ -33,50 +34,42 @@
 //! let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 //! let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{meta}}}}}"#);
 //! session.handle_bytes(line.as_bytes(), now);
-//! let Some(Event::Dispatch(d)) = session.poll_event() else { panic!() };
+//! let Some(Event::Call(call)) = session.poll_event() else { panic!() };
 //! // The transport runs the handler (here: a made-up result) and hands the result back.
-//! session.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), now);
+//! session.handle_outcome(call.id(), Ok(json!({"tools": []}).into()), now);
 //! let Some(Event::Transmit(t)) = session.poll_event() else { panic!() };
 //! assert!(std::str::from_utf8(&t.message).unwrap().contains(r#""resultType":"complete""#));
 //! ```
 
-pub mod after_write;
 #[cfg(feature = "legacy")]
 mod bridge;
-pub mod driver;
+mod call;
+mod driver;
+mod host;
 #[cfg(feature = "legacy")]
 mod legacy;
+#[cfg(feature = "legacy")]
+mod legacy_state;
+mod modern;
 #[cfg(all(test, feature = "legacy"))]
 mod tests;
 
-#[cfg(feature = "legacy")]
-pub use legacy::{LegacySession, LegacyState};
-
+pub use call::{Call, Outcome};
 #[cfg(feature = "legacy")]
 pub use driver::legacy_changes;
-pub use driver::{now, pump, Action, Call, Job, Outcome, PumpEnd, Running, SharedSession};
+pub use driver::{now, pump, Driver, Transport};
+#[cfg(feature = "legacy")]
+pub use legacy::LegacySession;
+#[cfg(feature = "legacy")]
+pub use legacy_state::LegacyState;
+pub use modern::Session;
 
-use crate::server::{Preset, Server};
 use crate::Reply;
-use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Rejected, Request};
-use mcp_protocol::method::names;
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::types::RequestId;
-use mcp_protocol::version::Era;
-use mcp_protocol::{Method, ProtocolError};
+use mcp_protocol::ProtocolError;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
-
-/// The session type a transport drives: [`LegacySession`] when the build serves legacy
-/// clients (feature `legacy`), else the modern [`Session`]. Both have the same `handle_*`,
-/// `poll_*` and `close` methods.
-#[cfg(feature = "legacy")]
-pub type DualSession = LegacySession;
-/// The session type a transport drives: [`LegacySession`] when the build serves legacy
-/// clients (feature `legacy`), else the modern [`Session`].
-#[cfg(not(feature = "legacy"))]
-pub type DualSession = Session;
 
 /// Limits of one session.
 #[derive(Debug, Clone)]
@@ -133,7 +126,8 @@ impl SessionConfig {
     }
 
     /// How long the client has to answer a server-to-client request.
-    pub fn answer_timeout(mut self, limit: Duration) -> Self {
+    #[cfg(test)]
+    pub(crate) fn answer_timeout(mut self, limit: Duration) -> Self {
         self.answer_timeout = Some(limit);
         self
     }
@@ -151,59 +145,32 @@ impl SessionConfig {
     }
 
     /// The seed of the session's hash tables.
-    pub fn seed(mut self, seed: u64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
 }
 
-/// What the session wants its transport to do.
+/// What a session core wants its transport to do.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Event {
-    /// Run this request's handler and hand its result to [`Session::handle_outcome`] under
-    /// the request's id. A handler that does not finish at once is reported with
-    /// [`Session::handle_pending`] before the transport reads more input.
-    Dispatch(Dispatch),
-    /// Open this `subscriptions/listen` stream; report its end with
-    /// [`Session::handle_stream_end`].
-    Listen(Dispatch),
-    /// Stop the handler (or stream) of this call: the client cancelled it, or the session
-    /// ended. Nothing is to be sent for it: the transport drops the handler and hands no
-    /// outcome back for this key (the core, which keeps no record of untracked calls, would
-    /// otherwise answer it).
-    Cancel(RequestId),
+    /// Run this call's handler ([`Call::start`], then poll it) and hand its [`Outcome`] back
+    /// (`handle_outcome`, or [`Driver::finish`]). A call that does not finish at once is
+    /// reported (`handle_pending`, or [`Driver::track`]) before the transport reads more input.
+    Call(Call),
+    /// Open this `subscriptions/listen` stream ([`Call::listen`]); report its end
+    /// (`handle_stream_end`, or [`Driver::end_stream`]).
+    Listen(Call),
     /// Write this message to the client.
     Transmit(Transmit),
     /// The call with this JSON-RPC id is over (answered, or cancelled without an answer): a
     /// transport with a stream per call closes it.
     Finished(Value),
     /// A legacy session was opened: the transport starts sending it change notifications
-    /// (`LegacyState::notification_for`).
-    #[cfg(feature = "legacy")]
+    /// (`legacy_changes`). Only a `LegacySession` says this.
     LegacyOpened,
-}
-
-/// A request to serve: what [`Event::Dispatch`] and [`Event::Listen`] carry.
-pub struct Dispatch {
-    /// The key the call is tracked under (its JSON-RPC id, normalised).
-    pub key: RequestId,
-    /// The request.
-    pub request: Request,
-    /// The era it is served in (its result is encoded for it).
-    pub era: Era,
-    /// What a legacy session supplies in place of `_meta` and `requestState`.
-    pub(crate) preset: Option<Box<Preset>>,
-}
-
-impl std::fmt::Debug for Dispatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dispatch")
-            .field("key", &self.key)
-            .field("method", &self.request.method)
-            .field("era", &self.era)
-            .finish_non_exhaustive()
-    }
 }
 
 /// One message for the client.
@@ -219,27 +186,29 @@ pub struct Transmit {
     pub error: Option<ProtocolError>,
 }
 
+/// What a [`Driver`] needs of the session core it runs: the `poll_*` methods, and the
+/// `handle_*` methods for what happens to calls. [`Session`] and `LegacySession` implement it;
+/// each documents the rest of its methods.
+pub trait SessionCore: Send + 'static {
+    /// The next thing the transport should do, if any.
+    fn poll_event(&mut self) -> Option<Event>;
+    /// When `handle_timeout` should next be called, if ever.
+    fn poll_timeout(&self) -> Option<Instant>;
+    /// Fails what is overdue at `now`.
+    fn handle_timeout(&mut self, now: Instant);
+    /// A call did not finish at once: from now on it can be cancelled.
+    fn handle_pending(&mut self, call: &Call, now: Instant);
+    /// Takes a handler's result for the call `id`.
+    fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, now: Instant);
+    /// A listen stream ended.
+    fn handle_stream_end(&mut self, key: &RequestId, now: Instant);
+}
+
 /// The hash tables' state: seeded per session (ids come from the client), faster than SipHash.
 pub(crate) type Seeded = foldhash::fast::FixedState;
 
-/// The modern session core (see the module docs).
-pub struct Session {
-    server: Server,
-    pub(crate) config: SessionConfig,
-    /// Calls in flight, by key, with their JSON-RPC ids: listen streams from the start, other
-    /// calls once their transport says they did not finish at once.
-    calls: HashMap<RequestId, Value, Seeded>,
-    events: VecDeque<Event>,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("calls", &self.calls.len()).finish_non_exhaustive()
-    }
-}
-
 /// The key a JSON-RPC id is tracked under (ids are strings or integers).
-pub fn key_of(id: &Value) -> RequestId {
+pub(crate) fn key_of(id: &Value) -> RequestId {
     match id {
         Value::Number(n) => n.as_i64().map_or_else(|| RequestId::String(format!("#{n}")), RequestId::Integer),
         Value::String(s) => RequestId::String(s.clone()),
@@ -252,180 +221,10 @@ pub fn id_in_use(id: &Value) -> ProtocolError {
     ProtocolError::InvalidRequest(format!("request id {id} is already in use"))
 }
 
-/// One request as the modern core serves it on its own ([`stateless`]).
-#[derive(Debug)]
-pub enum Stateless {
-    /// A call: run its handler ([`Event::Dispatch`]).
-    Call(Dispatch),
-    /// A `subscriptions/listen` stream ([`Event::Listen`]).
-    Listen(Dispatch),
-}
-
-/// How the modern core serves one request on its own. [`Session::handle_request`] does this for
-/// every request whose id is not in use; a transport with one request per exchange (a modern
-/// Streamable HTTP POST, where ids cannot collide and cancellation is the connection's) calls it
-/// directly and runs the result as a [`Job::stateless`].
-pub fn stateless(request: Request) -> Stateless {
-    route(key_of(&request.id), request)
-}
-
-fn route(key: RequestId, request: Request) -> Stateless {
-    let dispatch = Dispatch { key, request, era: Era::Modern, preset: None };
-    if Method::parse(&dispatch.request.method) == Some(Method::SubscriptionsListen) {
-        Stateless::Listen(dispatch)
-    } else {
-        Stateless::Call(dispatch)
-    }
-}
-
 /// Whether a request carries the modern per-request `_meta` (so is served statelessly even when
 /// a legacy session exists on the same connection).
 pub fn is_modern_request(params: &Map<String, Value>) -> bool {
     params.get("_meta").and_then(Value::as_object).is_some_and(|m| m.contains_key(mcp_protocol::meta::PROTOCOL_VERSION))
-}
-
-impl Session {
-    /// A session of `server` with no call in flight.
-    pub fn new(server: Server, config: SessionConfig) -> Self {
-        let calls = HashMap::with_hasher(Seeded::with_seed(config.seed));
-        Self { server, config, calls, events: VecDeque::new() }
-    }
-
-    /// The server this session serves.
-    pub fn server(&self) -> &Server {
-        &self.server
-    }
-
-    /// The session's limits.
-    pub fn config(&self) -> &SessionConfig {
-        &self.config
-    }
-
-    /// The next thing the transport should do, if any.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
-    }
-
-    /// How many calls are tracked in flight.
-    pub fn calls_in_flight(&self) -> usize {
-        self.calls.len()
-    }
-
-    /// Whether the call `key` is tracked in flight.
-    pub fn is_in_flight(&self, key: &RequestId) -> bool {
-        self.calls.contains_key(key)
-    }
-
-    /// Takes one message from the client as bytes: a request or a notification. Malformed
-    /// input is answered with the JSON-RPC error it deserves.
-    pub fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
-        match parse_incoming(bytes, self.config.max_depth) {
-            Ok(Incoming::Request(req)) => self.handle_request(req, None, now),
-            Ok(Incoming::Notification(n)) => self.handle_notification(n, now),
-            Err(rejected) => self.handle_rejected(rejected, now),
-        }
-    }
-
-    /// Answers input that is not a JSON-RPC request or notification.
-    pub fn handle_rejected(&mut self, rejected: Rejected, _now: Instant) {
-        let message = encode(&rejected.error.to_response(rejected.id.as_ref()));
-        let error = Some(rejected.error);
-        self.push(Event::Transmit(Transmit { call: None, message, error }));
-    }
-
-    /// Takes one request from the client. The modern core serves it statelessly: the principal
-    /// travels in the transport's environment, so `_principal` is only for the legacy wrapper.
-    pub fn handle_request(&mut self, req: Request, _principal: Option<String>, _now: Instant) {
-        let key = key_of(&req.id);
-        if self.calls.contains_key(&key) {
-            return self.transmit_error(&req.id, &id_in_use(&req.id));
-        }
-        match route(key.clone(), req) {
-            Stateless::Listen(d) => {
-                // Streams are tracked from the start; other calls once pending.
-                self.calls.insert(key, d.request.id.clone());
-                self.push(Event::Listen(d));
-            }
-            Stateless::Call(d) => self.push(Event::Dispatch(d)),
-        }
-    }
-
-    /// Takes one notification from the client: `notifications/cancelled` cancels its call;
-    /// others mean nothing to the modern core.
-    pub fn handle_notification(&mut self, n: Notification, now: Instant) {
-        if n.method == names::CANCELLED {
-            if let Some(id) = n.params.get("requestId") {
-                self.cancel(id, now);
-            }
-        }
-    }
-
-    /// Cancels the call `id`, if it is in flight: [`Event::Cancel`] stops its handler, nothing
-    /// is sent for it.
-    pub fn cancel(&mut self, id: &Value, _now: Instant) {
-        let key = key_of(id);
-        if let Some(id) = self.calls.remove(&key) {
-            self.push(Event::Cancel(key));
-            self.push(Event::Finished(id));
-        }
-    }
-
-    /// A dispatched call did not finish at once: from now on `notifications/cancelled` stops
-    /// it and its id counts as in use. Most calls finish on their first poll and so are never
-    /// tracked.
-    pub fn handle_pending(&mut self, key: &RequestId, id: &Value, _now: Instant) {
-        if !self.calls.contains_key(key) {
-            self.calls.insert(key.clone(), id.clone());
-        }
-    }
-
-    /// Takes a handler's result for the call `id`: the response goes out, encoded by the server
-    /// (`resultType`, `serverInfo`). Never called for a call the core cancelled
-    /// ([`Event::Cancel`]). Most calls were never tracked: then there is nothing to look up.
-    pub fn handle_outcome(&mut self, id: &Value, result: Result<Reply, ProtocolError>, _now: Instant) {
-        if !self.calls.is_empty() {
-            self.calls.remove(&key_of(id));
-        }
-        let message = self.server.encode_response(id, &result);
-        self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: None }));
-        self.push(Event::Finished(id.clone()));
-    }
-
-    /// A listen stream opened from [`Event::Listen`] ended.
-    pub fn handle_stream_end(&mut self, key: &RequestId, _now: Instant) {
-        self.calls.remove(key);
-    }
-
-    /// When [`Session::handle_timeout`] should next be called, if ever (never: the modern core
-    /// waits on nobody).
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    /// Fails what is overdue at `now` (nothing, in the modern core).
-    pub fn handle_timeout(&mut self, _now: Instant) {}
-
-    /// The client can no longer answer (its input ended). Calls still running go on: their
-    /// responses may still reach it.
-    pub fn handle_peer_gone(&mut self, _now: Instant) {}
-
-    /// The session ends (the client went away, or it was deleted): every call is cancelled.
-    pub fn close(&mut self, _now: Instant) {
-        let calls: Vec<_> = self.calls.drain().collect();
-        for (key, id) in calls {
-            self.push(Event::Cancel(key));
-            self.push(Event::Finished(id));
-        }
-    }
-
-    pub(crate) fn push(&mut self, event: Event) {
-        self.events.push_back(event);
-    }
-
-    pub(crate) fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
-        let message = encode(&e.to_response(Some(id)));
-        self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
-    }
 }
 
 pub(crate) fn encode(v: &Value) -> Vec<u8> {

@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::ChangeEvent;
+use crate::Server;
 use mcp_protocol::types::LoggingLevel;
+use mcp_protocol::version::Era;
 use serde_json::json;
 
 fn session(config: SessionConfig) -> LegacySession {
@@ -57,10 +59,10 @@ fn sent(s: &mut LegacySession) -> Vec<Value> {
 }
 
 /// The one dispatch queued (and nothing else).
-fn dispatched(s: &mut LegacySession) -> Dispatch {
+fn dispatched(s: &mut LegacySession) -> Call {
     let out = events(s);
-    let [Event::Dispatch(_)] = &out[..] else { panic!("expected one dispatch: {out:?}") };
-    let Some(Event::Dispatch(d)) = out.into_iter().next() else { unreachable!() };
+    let [Event::Call(_)] = &out[..] else { panic!("expected one dispatch: {out:?}") };
+    let Some(Event::Call(d)) = out.into_iter().next() else { unreachable!() };
     d
 }
 
@@ -81,8 +83,8 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
     let mut s = session(SessionConfig::default());
     s.handle_bytes(&modern(1, "tools/list"), t);
     let d = dispatched(&mut s);
-    assert_eq!((d.era, d.request.method.as_str()), (Era::Modern, "tools/list"));
-    s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
+    assert_eq!((d.era(), d.request().unwrap().method.as_str()), (Era::Modern, "tools/list"));
+    s.handle_outcome(d.id(), Ok(json!({"tools": []}).into()), t);
     assert_eq!(sent(&mut s)[0]["result"]["resultType"], "complete", "modern before any handshake");
 
     initialize(&mut s, t);
@@ -91,9 +93,9 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
 
     s.handle_bytes(&request(3, "tools/list", json!({})), t);
     let d = dispatched(&mut s);
-    assert_eq!(d.era, Era::Legacy);
+    assert_eq!(d.era(), Era::Legacy);
     s.handle_outcome(
-        &d.request.id,
+        d.id(),
         Ok(json!({"tools": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public"}).into()),
         t,
     );
@@ -102,8 +104,8 @@ fn requests_are_routed_by_era_and_encoded_for_it() {
 
     s.handle_bytes(&modern(4, "tools/list"), t);
     let d = dispatched(&mut s);
-    assert_eq!(d.era, Era::Modern, "modern stays modern");
-    s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
+    assert_eq!(d.era(), Era::Modern, "modern stays modern");
+    s.handle_outcome(d.id(), Ok(json!({"tools": []}).into()), t);
     assert_eq!(sent(&mut s)[0]["result"]["resultType"], "complete");
 
     s.handle_bytes(&request(5, "server/discover", json!({})), t);
@@ -121,7 +123,7 @@ fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
     s.handle_bytes(&request(7, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
     assert_eq!(s.calls_in_flight(), 1, "a legacy call is tracked from the start");
-    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(d.id(), Ok(asks_for_a_name().into()), t);
     let out = events(&mut s);
     let [Event::Transmit(asked)] = &out[..] else { panic!("{out:?}") };
     assert_eq!(asked.call, Some(json!(7)), "sent on behalf of the call");
@@ -136,9 +138,9 @@ fn a_legacy_call_asks_the_client_and_runs_again_with_the_answer() {
     let accepted = json!({"action": "accept", "content": {"name": "Ada"}});
     assert!(s.handle_response(&answer(&asked["id"], accepted.clone()), later));
     let again = dispatched(&mut s);
-    assert_eq!(again.request.params["inputResponses"]["name"], accepted, "the retry carries the answer");
+    assert_eq!(again.request().unwrap().params["inputResponses"]["name"], accepted, "the retry carries the answer");
     assert_eq!(s.poll_timeout(), None, "nothing waits on the client while the handler runs");
-    s.handle_outcome(&again.request.id, Ok(json!({"content": [{"type": "text", "text": "hello Ada"}]}).into()), later);
+    s.handle_outcome(again.id(), Ok(json!({"content": [{"type": "text", "text": "hello Ada"}]}).into()), later);
     let out = events(&mut s);
     let sent = messages(&out);
     assert_eq!(
@@ -163,7 +165,7 @@ fn an_unanswered_question_fails_the_call_at_its_deadline() {
     initialize(&mut s, t);
     s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(d.id(), Ok(asks_for_a_name().into()), t);
     events(&mut s);
     s.handle_timeout(t + Duration::from_secs(4));
     assert!(events(&mut s).is_empty(), "not yet");
@@ -181,27 +183,30 @@ fn cancelling_stops_the_handler_and_nothing_is_sent_for_the_call() {
     // A modern call its transport could not finish at once: cancelling stops it.
     s.handle_bytes(&modern(1, "tools/list"), t);
     let d = dispatched(&mut s);
-    s.handle_pending(&d.key, &d.request.id, t);
+    s.handle_pending(&d, t);
     s.handle_bytes(&cancelled(1), t);
     let out = events(&mut s);
-    assert!(matches!(&out[..], [Event::Cancel(k), Event::Finished(id)] if *k == d.key && *id == json!(1)), "{out:?}");
+    assert!(matches!(&out[..], [Event::Finished(id)] if *id == json!(1)), "{out:?}");
+    assert!(d.cancellation().is_cancelled(), "the handler is stopped");
     assert_eq!(s.calls_in_flight(), 0);
     // An untracked call (finished on its first poll) cannot be cancelled: its answer goes out.
     s.handle_bytes(&modern(9, "tools/list"), t);
     let d = dispatched(&mut s);
     s.handle_bytes(&cancelled(9), t);
     assert!(events(&mut s).is_empty());
-    s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
+    assert!(!d.cancellation().is_cancelled());
+    s.handle_outcome(d.id(), Ok(json!({"tools": []}).into()), t);
     assert_eq!(sent(&mut s)[0]["id"], 9);
 
     // A legacy call waiting for an answer: the question is forgotten, a late answer dropped.
     initialize(&mut s, t);
     s.handle_bytes(&request(2, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(d.id(), Ok(asks_for_a_name().into()), t);
     let asked = sent(&mut s);
     s.handle_bytes(&cancelled(2), t);
-    assert!(matches!(&events(&mut s)[..], [Event::Cancel(k), Event::Finished(_)] if *k == d.key));
+    assert!(matches!(&events(&mut s)[..], [Event::Finished(id)] if *id == json!(2)));
+    assert!(d.cancellation().is_cancelled());
     assert_eq!((s.calls_in_flight(), s.poll_timeout()), (0, None));
     assert!(s.handle_response(&answer(&asked[0]["id"], json!({"action": "decline"})), t));
     assert!(events(&mut s).is_empty());
@@ -210,8 +215,9 @@ fn cancelling_stops_the_handler_and_nothing_is_sent_for_the_call() {
     s.handle_bytes(&request(3, "tools/call", json!({"name": "slow"})), t);
     let d = dispatched(&mut s);
     s.handle_bytes(&cancelled(3), t);
-    assert!(matches!(&events(&mut s)[..], [Event::Cancel(k), Event::Finished(_)] if *k == d.key));
-    assert!(!s.is_in_flight(&d.key));
+    assert!(matches!(&events(&mut s)[..], [Event::Finished(id)] if *id == json!(3)));
+    assert!(d.cancellation().is_cancelled());
+    assert!(!s.is_in_flight(d.key()));
 }
 
 #[test]
@@ -221,7 +227,7 @@ fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     initialize(&mut s, t);
     s.handle_bytes(&request(1, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(d.id(), Ok(asks_for_a_name().into()), t);
     let asked = sent(&mut s);
     let refusal = json!({"jsonrpc": "2.0", "id": asked[0]["id"], "error": {"code": -1, "message": "user said no"}});
     assert!(s.handle_response(refusal.as_object().unwrap(), t));
@@ -232,13 +238,13 @@ fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     s.handle_bytes(&request(2, "tools/call", json!({"name": "forever"})), t);
     let mut d = dispatched(&mut s);
     for _ in 0..3 {
-        s.handle_outcome(&d.request.id, Ok(roots.clone().into()), t);
+        s.handle_outcome(d.id(), Ok(roots.clone().into()), t);
         let asked = sent(&mut s);
         assert_eq!(asked[0]["method"], "roots/list");
         assert!(s.handle_response(&answer(&asked[0]["id"], json!({"roots": []})), t));
         d = dispatched(&mut s);
     }
-    s.handle_outcome(&d.request.id, Ok(roots.into()), t);
+    s.handle_outcome(d.id(), Ok(roots.into()), t);
     let out = sent(&mut s);
     assert!(out[0]["error"]["message"].as_str().unwrap().contains("more than 3 times"), "{out:?}");
 
@@ -247,12 +253,12 @@ fn a_refused_question_a_gone_client_and_endless_questions_end_the_call() {
     let d = dispatched(&mut s);
     let mut forged = asks_for_a_name();
     forged["requestState"] = json!("not-sealed-by-us");
-    s.handle_outcome(&d.request.id, Ok(forged.into()), t);
+    s.handle_outcome(d.id(), Ok(forged.into()), t);
     assert!(sent(&mut s)[0]["error"]["message"].as_str().unwrap().contains("requestState"));
 
     s.handle_bytes(&request(3, "tools/call", json!({"name": "ask"})), t);
     let d = dispatched(&mut s);
-    s.handle_outcome(&d.request.id, Ok(asks_for_a_name().into()), t);
+    s.handle_outcome(d.id(), Ok(asks_for_a_name().into()), t);
     sent(&mut s);
     s.handle_peer_gone(t);
     assert!(sent(&mut s)[0]["error"]["message"].as_str().unwrap().contains("gone"));
@@ -265,7 +271,7 @@ fn ids_in_flight_are_unique_across_eras_and_malformed_input_is_answered() {
     let mut s = session(SessionConfig::default());
     s.handle_bytes(&modern(1, "tools/list"), t);
     let d = dispatched(&mut s);
-    s.handle_pending(&d.key, &d.request.id, t);
+    s.handle_pending(&d, t);
     s.handle_bytes(&modern(1, "tools/list"), t);
     let out = events(&mut s);
     let Event::Transmit(dup) = &out[0] else { panic!("{out:?}") };
@@ -293,19 +299,20 @@ fn listen_streams_are_tracked_until_they_end_and_close_cancels_everything() {
     let out = events(&mut s);
     let [Event::Listen(d)] = &out[..] else { panic!("{out:?}") };
     assert_eq!(s.calls_in_flight(), 1);
-    s.handle_stream_end(&d.key, t);
+    s.handle_stream_end(d.key(), t);
     assert_eq!(s.calls_in_flight(), 0);
 
     s.handle_bytes(&modern(2, "subscriptions/listen"), t);
-    events(&mut s);
+    let out = events(&mut s);
+    let [Event::Listen(stream)] = &out[..] else { panic!("{out:?}") };
     initialize(&mut s, t);
     s.handle_bytes(&request(3, "tools/call", json!({"name": "ask"})), t);
-    dispatched(&mut s);
+    let call = dispatched(&mut s);
     s.close(t);
     let out = events(&mut s);
-    let cancels = out.iter().filter(|e| matches!(e, Event::Cancel(_))).count();
     let finished = out.iter().filter(|e| matches!(e, Event::Finished(_))).count();
-    assert_eq!((cancels, finished, s.calls_in_flight()), (2, 2, 0), "{out:?}");
+    assert_eq!((finished, s.calls_in_flight()), (2, 0), "{out:?}");
+    assert!(stream.cancellation().is_cancelled() && call.cancellation().is_cancelled(), "both are stopped");
 }
 
 #[test]
@@ -390,30 +397,15 @@ fn a_response_carries_the_id_exactly_as_the_client_sent_it() {
         let line = bytes(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": meta}}));
         s.handle_bytes(&line, t);
         let d = dispatched(&mut s);
-        s.handle_outcome(&d.request.id, Ok(json!({"tools": []}).into()), t);
+        s.handle_outcome(d.id(), Ok(json!({"tools": []}).into()), t);
         assert_eq!(sent(&mut s)[0]["id"], id);
     }
-}
-
-#[test]
-fn a_call_future_fits_the_allocators_thread_cache() {
-    // glibc serves blocks up to 1032 bytes from a per-thread cache; a request future above that
-    // costs several hundred instructions more per request to allocate and free.
-    let server = Server::builder("core", "1").build().unwrap();
-    let Ok(Incoming::Request(req)) = parse_incoming(&modern(1, "tools/list"), DEFAULT_MAX_DEPTH) else {
-        panic!("a request")
-    };
-    let Stateless::Call(d) = stateless(req) else { panic!("a call") };
-    let running =
-        Job::stateless(d, &server, tokio_util::sync::CancellationToken::new()).run_owned(crate::RequestEnv::default());
-    let size = running.future_size();
-    assert!(size <= 1032, "the request future is {size} bytes");
 }
 
 /// The log level a legacy call is served with (a rank), from its dispatch.
 fn dispatched_log_level(s: &mut LegacySession, id: i64) -> Option<u8> {
     s.handle_bytes(&request(id, "tools/call", json!({"name": "x", "arguments": {}})), Instant::now());
-    dispatched(s).preset.expect("a legacy call is preset").meta.log_level
+    dispatched(s).preset().expect("a legacy call is preset").meta.log_level
 }
 
 #[test]

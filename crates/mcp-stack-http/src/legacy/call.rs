@@ -2,19 +2,22 @@
 //! answers to server-to-client requests, all fed to the session's core; one call's events
 //! (its rounds, its server-to-client requests, its response) come back to the POST serving it.
 
-use crate::legacy::{
-    accepted, check_version_header, route_key, session_stream, status_only, with_session, Delivery, HttpSession,
+use super::sessions::{
+    check_version_header, route_key, session_stream, with_session, Core, Delivery, HttpSession, Sessions,
 };
+use super::store::{SessionEvent, SessionRecord};
+use crate::config::RequestBody;
+use crate::endpoint::Endpoint;
 use crate::notes::{NoteLimits, NoteQueue};
-use crate::service::{
-    bytes_response, error_response, method_not_allowed, sse_response, tool_scope_refusal, McpService, RequestBody, Resp,
+use crate::response::{
+    accepted, bytes_response, error_response, method_not_allowed, sse_response, status_only, with_stream_owner, Resp,
 };
-use crate::session_store::{SessionEvent, SessionRecord};
+use crate::validate::tool_scope_refusal;
 use http::{Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
-use mcp_protocol::ProtocolError;
-use mcp_server::session::{now, Event, LegacySession, Running, SessionConfig, SharedSession};
+use mcp_protocol::{Cancellation, ProtocolError};
+use mcp_server::session::{now, Call, Event, LegacySession, SessionConfig, SessionCore};
 use mcp_server::RequestEnv;
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Cancels the call in the session core if the POST serving it goes away before it streams.
 struct CancelOnDrop {
-    core: Option<Arc<SharedSession>>,
+    core: Option<Arc<Core>>,
     id: Value,
 }
 
@@ -42,13 +45,20 @@ impl Drop for CancelOnDrop {
 }
 
 /// Starts one round of a call, tracked so that the client can cancel it.
-fn start(core: &Arc<SharedSession>, job: mcp_server::session::Job, env: &RequestEnv) -> Running {
-    let mut running = job.run(env);
-    core.track(&mut running);
-    running
+fn start(core: &Arc<Core>, mut call: Call, env: &RequestEnv) -> Call {
+    let env = env.with_cancel(call.cancellation().clone());
+    core.start(&mut call, env);
+    core.track(&mut call);
+    call
 }
 
-impl McpService {
+/// The legacy sessions of an endpoint, serving their requests.
+pub(crate) struct Legacy<'a> {
+    pub(crate) ep: Endpoint<'a>,
+    pub(crate) sessions: &'a Arc<Sessions>,
+}
+
+impl Legacy<'_> {
     /// Splits a legacy session's POST into its head and a future reading its body within the
     /// size, time and memory limits (413, 408, 503). The bytes stay counted against the body
     /// budget until the returned hold is dropped. (A modern POST's `route` splits the request
@@ -62,16 +72,16 @@ impl McpService {
     ) {
         let declared = crate::body_read::declared_length(req.body());
         let (parts, body) = req.into_parts();
-        (parts, crate::body_read::read_body(body, declared, &self.config, &self.budget))
+        (parts, crate::body_read::read_body(body, declared, self.ep.config, self.ep.budget))
     }
 
     /// The settings of a session core here (with a shared store, its server-to-client request
     /// ids name this instance, so that answers POSTed elsewhere find their way back).
     fn session_config(&self) -> SessionConfig {
         let config = SessionConfig::default()
-            .max_depth(self.config.max_depth)
-            .accept_legacy(self.config.max_sessions > 0)
-            .max_client_params_bytes(self.config.max_initialize_params_bytes);
+            .max_depth(self.ep.config.max_depth)
+            .accept_legacy(self.ep.config.max_sessions > 0)
+            .max_client_params_bytes(self.ep.config.max_initialize_params_bytes);
         match &self.sessions.store {
             Some(store) => config.outbound_prefix(format!("{}-s", store.instance())),
             None => config,
@@ -87,11 +97,12 @@ impl McpService {
         owner: Option<String>,
         peer: Option<std::net::IpAddr>,
     ) -> Resp {
-        let mut core = LegacySession::new(self.server.clone(), self.session_config());
+        let mut core = LegacySession::new(self.ep.server.clone(), self.session_config());
         let id = req.id.clone();
         core.handle_request(req, owner.clone(), now());
         let Some(Event::Transmit(answer)) = core.poll_event() else {
-            return error_response(&ProtocolError::Internal("initialize produced no answer".into()), Some(&id));
+            let e = ProtocolError::InvalidResult { message: "initialize produced no answer".into() };
+            return error_response(&e, Some(&id));
         };
         let status = answer.error.as_ref().map_or(StatusCode::OK, ProtocolError::http_status);
         let response = bytes_response(status, answer.message);
@@ -100,7 +111,7 @@ impl McpService {
         };
         // What the shared store keeps (nothing to copy without one).
         let record = self.sessions.store.as_ref().map(|_| SessionRecord { owner: owner.clone(), state: state.clone() });
-        let key = crate::legacy::client_key(owner.as_deref(), peer);
+        let key = super::sessions::client_key(owner.as_deref(), peer);
         let Some((sid, _)) = self.sessions.open(core, owner, key) else {
             let e = ProtocolError::unavailable("sessions", "too many open sessions; try again later");
             return error_response(&e, Some(&id));
@@ -109,7 +120,7 @@ impl McpService {
             // Until `notifications/initialized` the stored session lives only the short time.
             if let Err(e) = store.create(&sid, &record, self.sessions.init_timeout()).await {
                 self.sessions.close(&sid);
-                return error_response(&crate::session_store::store_failure(&e), Some(&id));
+                return error_response(&super::store::store_failure(&e), Some(&id));
             }
         }
         with_session(response, &sid)
@@ -120,10 +131,10 @@ impl McpService {
         let found = match &self.sessions.store {
             None => self.sessions.get(sid),
             Some(_) => {
-                let make = |state| Some(LegacySession::restore(self.server.clone(), self.session_config(), state));
+                let make = |state| Some(LegacySession::restore(self.ep.server.clone(), self.session_config(), state));
                 match self.sessions.load(sid, make).await {
                     Ok(s) => s,
-                    Err(e) => return Err(error_response(&crate::session_store::store_failure(&e), None)),
+                    Err(e) => return Err(error_response(&super::store::store_failure(&e), None)),
                 }
             }
         };
@@ -137,11 +148,8 @@ impl McpService {
         let before = s.snapshot();
         let r = f();
         if let (Some(before), Some(after)) = (before, s.snapshot()) {
-            for change in crate::session_store::changes(&before, &after) {
-                store
-                    .change(&s.id, change, self.sessions.idle)
-                    .await
-                    .map_err(|e| crate::session_store::store_failure(&e))?;
+            for change in super::store::changes(&before, &after) {
+                store.change(&s.id, change, self.sessions.idle).await.map_err(|e| super::store::store_failure(&e))?;
             }
         }
         Ok(r)
@@ -168,26 +176,26 @@ impl McpService {
                 self.sessions.close(sid);
                 if let Some(store) = &store {
                     if let Err(e) = store.delete(sid).await {
-                        return error_response(&crate::session_store::store_failure(&e), None);
+                        return error_response(&super::store::store_failure(&e), None);
                     }
                 }
                 return status_only(StatusCode::OK);
             }
             Method::GET => {
                 let Some(last) = req.headers().get("last-event-id") else {
-                    return session_stream(&self.server, &self.sessions, s, self.config.keep_alive);
+                    return session_stream(self.ep.server, self.sessions, s, self.ep.config.keep_alive);
                 };
                 let last = last.to_str().unwrap_or("");
                 // An unknown stream is 400, not 404: 404 would tell the client the session ended.
                 let resumed = match (&store, s.streams.has(last)) {
                     (Some(store), false) => {
-                        crate::resume::resume_shared(store.clone(), sid.to_owned(), last, s.ended.clone()).await
+                        super::resume::resume_shared(store.clone(), sid.to_owned(), last, s.ended.clone()).await
                     }
                     _ => s.streams.resume(last),
                 };
                 return match resumed {
                     // A resumed GET stream counts as a listen stream (per peer address).
-                    Some(rx) => with_session(crate::service::with_stream_owner(sse_response(rx), None), sid),
+                    Some(rx) => with_session(with_stream_owner(sse_response(rx), None), sid),
                     None => status_only(StatusCode::BAD_REQUEST),
                 };
             }
@@ -202,7 +210,7 @@ impl McpService {
         if let Err(e) = check_version_header(&parts.headers, &s) {
             return error_response(&e, None);
         }
-        let req = match parse_incoming(&bytes, self.config.max_depth) {
+        let req = match parse_incoming(&bytes, self.ep.config.max_depth) {
             Ok(Incoming::Request(r)) => r,
             Ok(Incoming::Notification(n)) => {
                 // A cancellation may be for a call another instance serves: tell them all.
@@ -233,7 +241,7 @@ impl McpService {
             return refusal;
         }
         let id = req.id.clone();
-        let (tx, rx) = mpsc::channel(crate::legacy::DELIVERY_CAP);
+        let (tx, rx) = mpsc::channel(super::sessions::DELIVERY_CAP);
         {
             let mut routes = s.routes.lock();
             if routes.contains_key(&route_key(&id)) {
@@ -250,7 +258,7 @@ impl McpService {
             return error_response(&e, Some(&id));
         }
         // The session core cancels legacy calls; the queue's token only tells the handler.
-        let (note_rx, sink) = NoteQueue::new(NoteLimits::of(&self.config), CancellationToken::new());
+        let (note_rx, sink) = NoteQueue::new(NoteLimits::of(self.ep.config), CancellationToken::new());
         let close = CancellationToken::new();
         let env = RequestEnv {
             principal: subject,
@@ -270,14 +278,14 @@ impl McpService {
         if !m.contains_key("result") && !m.contains_key("error") {
             return None;
         }
-        let asker = crate::session_store::asking_instance(m.get("id")?)?;
+        let asker = super::store::asking_instance(m.get("id")?)?;
         if asker == store.instance() {
             return None;
         }
         let event = SessionEvent::Answer { id: s.id.clone(), message: m.clone() };
         Some(match store.send_to(asker, event).await {
             Ok(()) => accepted(),
-            Err(e) => error_response(&crate::session_store::store_failure(&e), None),
+            Err(e) => error_response(&super::store::store_failure(&e), None),
         })
     }
 
@@ -328,7 +336,7 @@ impl McpService {
                     },
                     Some(Delivery::Finished) | None => {
                         guard.disarm();
-                        let e = ProtocolError::Internal("request cancelled by the client".into());
+                        let e = ProtocolError::Cancelled { reason: Cancellation::ByClient };
                         return error_response(&e, Some(&id));
                     }
                 },
@@ -343,19 +351,19 @@ impl McpService {
 /// A legacy call being served: its deliveries from the session core, its handler's
 /// notifications, and the round running now.
 struct LiveCall {
-    core: Arc<SharedSession>,
+    core: Arc<Core>,
     /// The call's request id.
     id: Value,
     rx: mpsc::Receiver<Delivery>,
     note_rx: NoteQueue,
     env: RequestEnv,
-    round: Option<Running>,
+    round: Option<Call>,
 }
 
 impl LiveCall {
     /// Carries out one delivery on the call's stream; returns whether the call is over.
     /// Notifications the handler emitted before a message go out before it.
-    fn deliver(&mut self, d: Option<Delivery>, stream: &crate::resume::Stream) -> bool {
+    fn deliver(&mut self, d: Option<Delivery>, stream: &super::resume::Stream) -> bool {
         match d {
             Some(Delivery::Serve(job)) => self.round = Some(start(&self.core, job, &self.env)),
             Some(Delivery::Message(m)) => {

@@ -57,7 +57,7 @@ pub(crate) struct Stream {
 
 /// Where a session's streams are mirrored: its shared store.
 pub(crate) struct Mirror {
-    pub(crate) store: Arc<dyn crate::session_store::SessionStore>,
+    pub(crate) store: Arc<dyn super::store::SessionStore>,
     pub(crate) session: String,
     pub(crate) idle: std::time::Duration,
 }
@@ -144,7 +144,7 @@ impl Streams {
     pub(crate) async fn open(&self) -> (Stream, mpsc::Receiver<Bytes>) {
         let opened = self.open_local();
         if let Some(m) = &self.mirror {
-            let entry = crate::session_store::StreamEntry::Opened;
+            let entry = super::store::StreamEntry::Opened;
             if let Err(e) = m.store.append(&m.session, opened.0.number, entry, m.idle).await {
                 tracing::warn!(error = %e, "a resumable stream was not registered in the session store");
             }
@@ -228,8 +228,7 @@ fn spawn_mirror(m: &Mirror, number: u64) -> mpsc::Sender<Option<Bytes>> {
     tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
             let last = event.is_none();
-            let entry =
-                event.map_or(crate::session_store::StreamEntry::Finished, crate::session_store::StreamEntry::Event);
+            let entry = event.map_or(super::store::StreamEntry::Finished, super::store::StreamEntry::Event);
             if let Err(e) = store.append(&session, number, entry, idle).await {
                 tracing::warn!(error = %e, "a resumable stream event was not stored");
             }
@@ -245,7 +244,7 @@ fn spawn_mirror(m: &Mirror, number: u64) -> mpsc::Sender<Option<Bytes>> {
 /// by another instance): replays what came after that id, then follows the store until the
 /// stream finishes, the client leaves or `ended` fires. `None` for an unknown stream.
 pub(crate) async fn resume_shared(
-    store: Arc<dyn crate::session_store::SessionStore>,
+    store: Arc<dyn super::store::SessionStore>,
     session: String,
     last_event_id: &str,
     ended: tokio_util::sync::CancellationToken,

@@ -1,19 +1,14 @@
-//! Legacy (initialize-based) clients on the same endpoint: Streamable HTTP sessions.
-//!
-//! A POST of `initialize` without modern `_meta` opens a session and answers with its
-//! `Mcp-Session-Id`. Requests carrying that header are served in the session (see
-//! [`mcp_server::session::LegacySession`], one per session); a handler's server-to-client requests (elicitation,
-//! sampling, roots) go out on the request's SSE stream and the client POSTs the answers back
-//! (202). GET with the header opens the session's stream of list-change and subscribed
-//! resource-update notifications; DELETE ends the session. Unknown or ended sessions get 404.
+//! The legacy sessions of an endpoint: each one's core ([`LegacySession`], run by a
+//! [`Driver`] whose transport routes each event to the POST serving its call), bounded in
+//! number (in all and per client) and idle time, and shared with other instances through a
+//! [`SessionStore`] when there is one.
 
+use super::store::{SessionEvent, SessionStore, SessionStoreError};
 use crate::body::{sse_event, McpBody};
-pub(crate) use crate::service::{accepted, status_only};
-use crate::session_store::{SessionEvent, SessionStore, SessionStoreError};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
-use mcp_server::session::{now, Action, Job, LegacySession, SharedSession};
+use mcp_server::session::{now, Call, Driver, Event, LegacySession, Transport};
 use mcp_server::Server;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -29,7 +24,7 @@ pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("m
 /// What the session core sends the POST serving one call.
 pub(crate) enum Delivery {
     /// Run this round of the call.
-    Serve(Job),
+    Serve(Call),
     /// A message for the call's stream: a server-to-client request, or the response.
     Message(Vec<u8>),
     /// The call is over.
@@ -38,6 +33,12 @@ pub(crate) enum Delivery {
 
 /// The POSTs serving calls, by JSON-RPC id: where the core's events for each call go.
 pub(crate) type Routes = Arc<Mutex<HashMap<String, mpsc::Sender<Delivery>>>>;
+
+/// A legacy session's transport: each event of its core goes to the POST serving its call.
+pub(crate) struct CallRoutes(Routes);
+
+/// A legacy session's core, run for its POSTs.
+pub(crate) type Core = Driver<CallRoutes>;
 
 /// Deliveries queued for one call's POST. The POST takes each as it comes (pushing to a
 /// resumable stream never waits), so a call reaches this only if its round asks the client
@@ -48,7 +49,7 @@ pub(crate) const DELIVERY_CAP: usize = 64;
 /// HTTP has (owner, idle time, resumable streams, the GET stream).
 pub(crate) struct HttpSession {
     pub(crate) id: String,
-    pub(crate) core: Arc<SharedSession>,
+    pub(crate) core: Arc<Core>,
     /// The negotiated version (the `MCP-Protocol-Version` header must match it).
     pub(crate) version: String,
     /// The authenticated subject that opened the session (`None` without authorization).
@@ -64,7 +65,7 @@ pub(crate) struct HttpSession {
     /// When it was opened (a session not initialized soon after is dropped).
     opened: Instant,
     /// Resumable response streams.
-    pub(crate) streams: crate::resume::Streams,
+    pub(crate) streams: super::resume::Streams,
     /// Cancelled when the session ends (DELETE or expiry): its streams end.
     pub(crate) ended: CancellationToken,
     /// The open notification stream (GET); a new GET replaces it.
@@ -75,27 +76,35 @@ pub(crate) fn route_key(id: &Value) -> String {
     id.to_string()
 }
 
+impl Transport for CallRoutes {
+    type Core = LegacySession;
+
+    fn handle(&self, core: &Arc<Core>, event: Event) {
+        route(&self.0, core, event)
+    }
+}
+
 /// Carries out one event of a session core: each goes to the POST serving its call.
-fn route(routes: &Routes, core: &Arc<SharedSession>, action: Action) {
-    let (id, delivery) = match action {
-        Action::Serve(job) => (job.id().clone(), Delivery::Serve(job)),
-        Action::Transmit(t) => match t.call {
+fn route(routes: &Routes, core: &Arc<Core>, event: Event) {
+    let (id, delivery) = match event {
+        Event::Call(call) => (call.id().clone(), Delivery::Serve(call)),
+        Event::Transmit(t) => match t.call {
             Some(id) => (id, Delivery::Message(t.message)),
             None => return,
         },
-        Action::Finished(id) => {
+        Event::Finished(id) => {
             // When the queue is full, dropping the sender ends the call all the same.
             if let Some(tx) = routes.lock().remove(&route_key(&id)) {
                 let _ = tx.try_send(Delivery::Finished);
             }
             return;
         }
-        Action::Listen(job) => {
+        Event::Listen(call) => {
             // A modern listen belongs on a modern request, not in a legacy session.
-            let id = job.id().clone();
+            let id = call.id().clone();
             let e = ProtocolError::InvalidRequest("subscriptions/listen is not served in a legacy session".into());
             let message = serde_json::to_vec(&e.to_response(Some(&id))).expect("JSON serializes");
-            core.end_stream(job.key());
+            core.end_stream(call.key());
             (id, Delivery::Message(message))
         }
         _ => return,
@@ -191,6 +200,7 @@ pub(crate) fn client_key(owner: Option<&str>, peer: Option<std::net::IpAddr>) ->
 /// Every open session (or, with a shared store, every replica of one), bounded in number (in
 /// all and per client) and idle time.
 pub(crate) struct Sessions {
+    server: Server,
     map: Mutex<HashMap<String, Arc<HttpSession>>>,
     limits: SessionLimits,
     pub(crate) idle: Duration,
@@ -198,8 +208,8 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    pub(crate) fn new(limits: SessionLimits, store: Option<Arc<dyn SessionStore>>) -> Arc<Self> {
-        let sessions = Arc::new(Self { map: Mutex::default(), limits, idle: limits.idle, store });
+    pub(crate) fn new(server: Server, limits: SessionLimits, store: Option<Arc<dyn SessionStore>>) -> Arc<Self> {
+        let sessions = Arc::new(Self { server, map: Mutex::default(), limits, idle: limits.idle, store });
         if let Some(store) = &sessions.store {
             let weak = Arc::downgrade(&sessions);
             store.attach(Box::new(move |e| {
@@ -331,12 +341,9 @@ impl Sessions {
     fn make(&self, id: String, core: LegacySession, owner: Option<String>, key: String) -> Arc<HttpSession> {
         let version = core.legacy().map(|l| l.protocol_version().to_owned()).unwrap_or_default();
         let routes = Routes::default();
-        let core = {
-            let routes = routes.clone();
-            SharedSession::new(core, move |core, e| route(&routes, core, e))
-        };
+        let core = Driver::new(self.server.clone(), core, CallRoutes(routes.clone()));
         let streams = match &self.store {
-            Some(store) => crate::resume::Streams::mirrored(crate::resume::Mirror {
+            Some(store) => super::resume::Streams::mirrored(super::resume::Mirror {
                 store: store.clone(),
                 session: id.clone(),
                 idle: self.idle,
@@ -541,7 +548,7 @@ pub(crate) fn session_stream(
         })
         .await;
     });
-    crate::service::with_stream_owner(crate::service::sse_response(rx), owner)
+    crate::response::with_stream_owner(crate::response::sse_response(rx), owner)
 }
 
 /// Adds the session id header to a response.
