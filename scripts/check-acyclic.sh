@@ -14,6 +14,9 @@
 #
 # Usage: scripts/check-acyclic.sh [PACKAGE...]
 #   no argument: every library (and proc-macro) crate of the workspace.
+# Crates named in PENDING below still have circles that are being taken apart: theirs are
+# printed, not failed. A circle in any other crate fails, and so does a PENDING crate that has
+# become acyclic (take it off the list, so it stays acyclic).
 # Installs the pinned cargo-modules when it is missing (about 7 minutes on two cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -84,6 +87,12 @@ for part in found:
 sys.exit(1 if found else 0)
 '
 
+# Known circles, being taken apart (issue 43): the server's engine/extension floors, the
+# client's fluent builders (`CallTool`, `TaskHandle` hold the `Client` that makes them), and
+# the CLI's client commands.
+PENDING=(mcp-stack-server mcp-stack-client mcp-stack-cli)
+is_pending() { local x; for x in "${PENDING[@]}"; do [ "$x" = "$1" ] && return 0; done; return 1; }
+
 failed=()
 for p in "${packages[@]}"; do
   start=$(date +%s)
@@ -91,6 +100,13 @@ for p in "${packages[@]}"; do
     --no-externs --no-sysroot --no-fns --no-traits --no-types --no-owns)
   if report=$(python3 -c "$circles" <<<"$dot"); then
     echo "acyclic: $p ($(( $(date +%s) - start )) s)"
+    if is_pending "$p"; then
+      echo "  $p is acyclic now: take it off PENDING in $0"
+      failed+=("$p")
+    fi
+  elif is_pending "$p"; then
+    echo "pending circles in $p ($(( $(date +%s) - start )) s):"
+    echo "$report"
   else
     echo "CIRCLES in $p ($(( $(date +%s) - start )) s):"
     echo "$report"

@@ -68,7 +68,6 @@ pub struct RequestEnv {
     /// Set by transports whose response streams the client can resume (legacy Streamable HTTP
     /// sessions): [`Context::close_stream`] fires it and the transport ends the stream while the
     /// handler keeps running. `None` elsewhere.
-    #[cfg(feature = "legacy")]
     pub close_stream: Option<CancellationToken>,
     /// The HTTP request the call arrived in (Streamable HTTP only), for the
     /// [`crate::HttpRequest`] extractor.
@@ -96,7 +95,6 @@ impl RequestEnv {
             peer: None,
             sink: None,
             cancel,
-            #[cfg(feature = "legacy")]
             close_stream: None,
             http: None,
         }
@@ -110,7 +108,6 @@ impl RequestEnv {
             peer: self.peer,
             sink: self.sink.clone(),
             cancel,
-            #[cfg(feature = "legacy")]
             close_stream: self.close_stream.clone(),
             http: self.http.clone(),
         }

@@ -209,11 +209,9 @@ pub(crate) type Seeded = foldhash::fast::FixedState;
 
 /// The key a JSON-RPC id is tracked under (ids are strings or integers).
 pub(crate) fn key_of(id: &Value) -> RequestId {
-    match id {
-        Value::Number(n) => n.as_i64().map_or_else(|| RequestId::String(format!("#{n}")), RequestId::Integer),
-        Value::String(s) => RequestId::String(s.clone()),
-        other => RequestId::String(other.to_string()),
-    }
+    // The one rule of `RequestId::from_id`; an id it has no key for never gets here (the
+    // envelope check refuses it), but a key stays total.
+    RequestId::from_id(id).unwrap_or_else(|| RequestId::String(id.to_string()))
 }
 
 /// The error for a request whose id is already in flight on the same session.
