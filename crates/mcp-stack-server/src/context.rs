@@ -89,15 +89,7 @@ impl RequestEnv {
     /// An environment with only a cancellation token (no principal, sink or HTTP parts); set
     /// the other fields as the transport knows them.
     pub fn new(cancel: CancellationToken) -> Self {
-        Self {
-            principal: None,
-            scopes: Arc::default(),
-            peer: None,
-            sink: None,
-            cancel,
-            close_stream: None,
-            http: None,
-        }
+        Self { principal: None, scopes: Arc::default(), peer: None, sink: None, cancel, close_stream: None, http: None }
     }
 
     /// This environment with another cancellation token (what a session's job runs with).

@@ -201,7 +201,7 @@ impl Server {
         env: &RequestEnv,
         now: Option<u64>,
     ) -> Result<RoundState, ProtocolError> {
-                match req.params.get("inputResponses") {
+        match req.params.get("inputResponses") {
             None | Some(Value::Object(_)) => {}
             Some(_) => return Err(ProtocolError::invalid_params("inputResponses must be an object")),
         }
