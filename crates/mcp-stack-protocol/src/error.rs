@@ -198,6 +198,8 @@ pub enum Cancellation {
     ByClient,
     /// The server shut down before it finished.
     Shutdown,
+    /// Another instance of a scaled-out server ran it and stopped (its lease ran out).
+    InstanceStopped,
     /// The peer the request depended on went away (the client of a legacy session, an upstream).
     PeerGone,
 }
@@ -207,6 +209,7 @@ impl std::fmt::Display for Cancellation {
         f.write_str(match self {
             Self::ByClient => "request cancelled by the client",
             Self::Shutdown => "the server shut down before the request finished",
+            Self::InstanceStopped => "the server instance running this task stopped before it finished",
             Self::PeerGone => "the peer is gone",
         })
     }

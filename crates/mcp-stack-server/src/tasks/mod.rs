@@ -285,8 +285,8 @@ impl TaskRuntime {
                 }
                 let Ok(orphans) = rt.store.orphans(rt.now_ms()).await else { continue };
                 for id in orphans {
-                    // The instance running it shut down before it finished.
-                    let reason = mcp_protocol::Cancellation::Shutdown;
+                    // The instance that ran it stopped: its lease ran out.
+                    let reason = mcp_protocol::Cancellation::InstanceStopped;
                     let error = mcp_protocol::ProtocolError::Cancelled { reason };
                     let end = TaskChange::Finish(Terminal::Failed(error.to_error_object()));
                     rt.apply(&server, &id, end).await;
