@@ -353,8 +353,11 @@ impl JwtValidator {
             Source::Static(keys) => keys.clone(),
             #[cfg(feature = "fetch")]
             Source::Remote(remote) => {
-                // Header checks first: a token we would refuse anyway never causes a fetch.
-                check_header(token, &self.config)?;
+                // Header checks first (a token we would refuse anyway never causes a fetch), but
+                // not again for a token that passed them and is in the cache.
+                if !self.verified.holds(token) {
+                    check_header(token, &self.config)?;
+                }
                 remote.keys().await?
             }
         };

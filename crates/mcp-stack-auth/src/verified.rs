@@ -146,6 +146,11 @@ impl VerifiedTokens {
         None
     }
 
+    /// Whether `token` has an entry (usable or not): it passed the header checks when verified.
+    pub(crate) fn holds(&self, token: &str) -> bool {
+        self.shard(self.hasher.hash_one(token)).is_some_and(|s| s.read().map.contains_key(token))
+    }
+
     /// Stores `principal`, just verified with `keys` at `now`. Tokens that would not answer at
     /// `now` (or have an unreadable `exp`/`nbf`) are not stored.
     pub(crate) fn insert(&self, token: &str, keys: &Arc<KeySet>, principal: &Principal, now: u64) {
