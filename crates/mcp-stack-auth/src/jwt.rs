@@ -200,6 +200,7 @@ enum Source {
 pub struct JwtValidator {
     config: JwtConfig,
     source: Source,
+    pub(crate) verified: crate::verified::VerifiedTokens,
 }
 
 impl std::fmt::Debug for JwtValidator {
@@ -212,7 +213,7 @@ impl JwtValidator {
     /// Validates with a fixed key set (no network).
     pub fn new(config: JwtConfig, keys: KeySet) -> Result<Self, AuthError> {
         config.check()?;
-        Ok(Self { config, source: Source::Static(Arc::new(keys)) })
+        Ok(Self::with_source(config, Source::Static(Arc::new(keys))))
     }
 
     /// Validates with the JWKS at `jwks_url`, fetched on first use, cached for `options.ttl`,
@@ -222,7 +223,7 @@ impl JwtValidator {
     pub fn with_jwks_url(config: JwtConfig, jwks_url: &str, options: crate::JwksOptions) -> Result<Self, AuthError> {
         config.check()?;
         let remote = crate::jwks::RemoteJwks::new(jwks_url, options)?;
-        Ok(Self { config, source: Source::Remote(Box::new(remote)) })
+        Ok(Self::with_source(config, Source::Remote(Box::new(remote))))
     }
 
     /// Like [`JwtValidator::with_jwks_url`], with the JWKS URL read from the issuer's metadata
@@ -238,24 +239,52 @@ impl JwtValidator {
         &self.config
     }
 
-    /// Validates `token` at time `now` (seconds since the epoch).
+    fn with_source(config: JwtConfig, source: Source) -> Self {
+        let verified = crate::verified::VerifiedTokens::new(Default::default(), config.leeway);
+        Self { config, source, verified }
+    }
+
+    /// Replaces the cache of verified tokens (on by default: [`VerifiedCacheOptions::default`];
+    /// [`VerifiedCacheOptions::disabled`] checks every signature on every request).
+    ///
+    /// [`VerifiedCacheOptions::default`]: crate::VerifiedCacheOptions::default
+    /// [`VerifiedCacheOptions::disabled`]: crate::VerifiedCacheOptions::disabled
+    pub fn with_verified_cache(mut self, options: crate::VerifiedCacheOptions) -> Self {
+        self.verified = crate::verified::VerifiedTokens::new(options, self.config.leeway);
+        self
+    }
+
+    /// Validates `token` at time `now` (seconds since the epoch): from the cache of verified
+    /// tokens when it may answer (see [`crate::VerifiedCacheOptions`]), else verified.
     pub async fn validate_at(&self, token: &str, now: u64) -> Result<Principal, AuthError> {
-        match &self.source {
-            Source::Static(keys) => verify_jwt(token, &self.config, keys, now),
+        let keys = match &self.source {
+            Source::Static(keys) => keys.clone(),
             #[cfg(feature = "fetch")]
             Source::Remote(remote) => {
-                // Header checks first: a token we would refuse anyway never causes a fetch.
-                check_header(token, &self.config)?;
-                let keys = remote.keys().await?;
-                match verify_jwt(token, &self.config, &keys, now) {
-                    Err(e) if e.is_unknown_key() => match remote.refresh_for_unknown_kid(&keys).await {
-                        Some(fresh) => verify_jwt(token, &self.config, &fresh, now),
-                        None => Err(e),
-                    },
-                    other => other,
+                // Header checks first (a token we would refuse anyway never causes a fetch), but
+                // not again for a token that passed them and is in the cache.
+                if !self.verified.holds(token) {
+                    check_header(token, &self.config)?;
                 }
+                remote.keys().await?
             }
+        };
+        if let Some(principal) = self.verified.get(token, &keys, now) {
+            return Ok(principal);
         }
+        let (result, keys) = match (verify_jwt(token, &self.config, &keys, now), &self.source) {
+            #[cfg(feature = "fetch")]
+            (Err(e), Source::Remote(remote)) if e.is_unknown_key() => match remote.refresh_for_unknown_kid(&keys).await
+            {
+                Some(fresh) => (verify_jwt(token, &self.config, &fresh, now), fresh),
+                None => (Err(e), keys),
+            },
+            (result, _) => (result, keys),
+        };
+        if let Ok(principal) = &result {
+            self.verified.insert(token, &keys, principal, now);
+        }
+        result
     }
 }
 

@@ -7,7 +7,9 @@
 //!   `invalid_request` / `invalid_token` / `insufficient_scope` forms;
 //! - [`TokenValidator`] returning a [`Principal`], implemented by [`JwtValidator`] (signature
 //!   against a JWK set, issuer, audience = this server's canonical URI, `exp`/`nbf` with leeway,
-//!   an allow-list of algorithms) and [`IntrospectionValidator`] (RFC 7662);
+//!   an allow-list of algorithms; a token once verified is answered from a bounded cache while
+//!   its time and key set allow, see [`VerifiedCacheOptions`]) and [`IntrospectionValidator`]
+//!   (RFC 7662);
 //! - [`AuthConfig`]: what a transport needs to protect an endpoint, with the one mapping from
 //!   [`AuthError`] to status, challenge and body ([`AuthConfig::refusal`]).
 //!
@@ -41,6 +43,7 @@ mod keyset;
 pub mod metadata;
 mod principal;
 mod resource;
+mod verified;
 
 pub use bearer::{extract_bearer, parse_bearer, query_has_token};
 pub use error::AuthError;
@@ -59,3 +62,4 @@ pub use keyset::KeySet;
 pub use mcp_protocol::auth::{BearerChallenge, ProtectedResourceMetadata};
 pub use principal::{now_secs, scopes_of, Principal, TokenValidator, ValidateFuture};
 pub use resource::{AuthConfig, AuthConfigBuilder, Refusal};
+pub use verified::VerifiedCacheOptions;
