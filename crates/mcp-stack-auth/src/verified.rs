@@ -147,6 +147,7 @@ impl VerifiedTokens {
     }
 
     /// Whether `token` has an entry (usable or not): it passed the header checks when verified.
+    #[cfg(feature = "fetch")]
     pub(crate) fn holds(&self, token: &str) -> bool {
         self.shard(self.hasher.hash_one(token)).is_some_and(|s| s.read().map.contains_key(token))
     }
