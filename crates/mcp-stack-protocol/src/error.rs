@@ -340,6 +340,21 @@ impl ProtocolError {
         Self::InvalidParams { message: format!("Resource not found: {uri}"), data: Some(json!({ "uri": uri })) }
     }
 
+    /// The kinds where the server failed, not the request: `-32603`, HTTP 500.
+    fn is_server_failure(&self) -> bool {
+        matches!(
+            self,
+            Self::Internal(_)
+                | Self::Timeout { .. }
+                | Self::Cancelled { .. }
+                | Self::HandlerFailed { .. }
+                | Self::InvalidResult { .. }
+                | Self::Misconfigured { .. }
+                | Self::Input(_)
+                | Self::Store { .. }
+        )
+    }
+
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
         match self {
@@ -347,14 +362,7 @@ impl ProtocolError {
             Self::InvalidRequest(_) => code::INVALID_REQUEST,
             Self::MethodNotFound { .. } => code::METHOD_NOT_FOUND,
             Self::InvalidParams { .. } => code::INVALID_PARAMS,
-            Self::Internal(_)
-            | Self::Timeout { .. }
-            | Self::Cancelled { .. }
-            | Self::HandlerFailed { .. }
-            | Self::InvalidResult { .. }
-            | Self::Misconfigured { .. }
-            | Self::Input(_)
-            | Self::Store { .. } => code::INTERNAL_ERROR,
+            _ if self.is_server_failure() => code::INTERNAL_ERROR,
             Self::HeaderMismatch { .. } => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -373,14 +381,7 @@ impl ProtocolError {
         use http::StatusCode as S;
         match self {
             Self::MethodNotFound { .. } | Self::SessionNotFound => S::NOT_FOUND,
-            Self::Internal(_)
-            | Self::Timeout { .. }
-            | Self::Cancelled { .. }
-            | Self::HandlerFailed { .. }
-            | Self::InvalidResult { .. }
-            | Self::Misconfigured { .. }
-            | Self::Input(_)
-            | Self::Store { .. } => S::INTERNAL_SERVER_ERROR,
+            _ if self.is_server_failure() => S::INTERNAL_SERVER_ERROR,
             Self::Unavailable { .. } => S::SERVICE_UNAVAILABLE,
             Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout { .. } => S::REQUEST_TIMEOUT,
