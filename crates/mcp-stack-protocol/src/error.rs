@@ -357,12 +357,14 @@ impl ProtocolError {
 
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
+        if self.is_server_failure() {
+            return code::INTERNAL_ERROR;
+        }
         match self {
             Self::Parse(_) => code::PARSE_ERROR,
             Self::InvalidRequest(_) => code::INVALID_REQUEST,
             Self::MethodNotFound { .. } => code::METHOD_NOT_FOUND,
             Self::InvalidParams { .. } => code::INVALID_PARAMS,
-            _ if self.is_server_failure() => code::INTERNAL_ERROR,
             Self::HeaderMismatch { .. } => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -373,6 +375,8 @@ impl ProtocolError {
             Self::Unavailable { .. } => code::INTERNAL_ERROR,
             Self::RateLimited { .. } => code::RATE_LIMITED,
             Self::Custom { code, .. } => *code,
+            // The server-failure kinds, answered above.
+            _ => code::INTERNAL_ERROR,
         }
     }
 
