@@ -68,7 +68,7 @@ impl<'a> CallTool<'a> {
     }
 
     /// Sends the call and returns what the server answered: the result, or the task it
-    /// created (to follow, cancel or detach with the [`super::tasks::TaskHandle`]).
+    /// created (to follow, cancel or detach with the [`crate::TaskHandle`]).
     pub async fn start(self) -> Result<Started, ClientError> {
         let v = self.client.call_tool_with(&self.name, self.arguments, &self.options).await?;
         self.client.started(v)
