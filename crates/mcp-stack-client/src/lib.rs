@@ -35,7 +35,6 @@ mod requests;
 mod result;
 mod roots_handler;
 mod skills;
-mod tasks;
 mod telemetry;
 #[cfg(test)]
 mod tests;
@@ -44,8 +43,8 @@ mod typed;
 
 pub use auth::{AuthChallenge, AuthProvider};
 pub use client::{
-    CallOptions, Client, ClientBuilder, Direction, ElicitationModes, NotificationCallback, Sampling, ServerEra,
-    TrafficTap,
+    CallOptions, CallTool, Client, ClientBuilder, Direction, ElicitationModes, NotificationCallback, Sampling,
+    ServerEra, Started, TaskHandle, TrafficTap,
 };
 pub use error::{ClientError, ErrorSource, TransportError};
 pub use handlers::{Handlers, InputHandler};
@@ -56,9 +55,8 @@ pub use logging::LOG_QUEUE_CAP;
 pub use mcp_protocol::types;
 pub use mcp_skills::{SkillEntry, SkillResource, SkillResources};
 pub use redact::redact_url;
-pub use result::{CallTool, ToolResult};
+pub use result::ToolResult;
 pub use skills::LoadedSkill;
-pub use tasks::{Started, TaskHandle};
 pub use typed::Typed;
 
 /// The parsers of what a server sends, for the fuzz targets; not a stable API.

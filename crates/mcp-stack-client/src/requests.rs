@@ -2,10 +2,10 @@
 //! (with the JSON it came as: [`Typed`]).
 
 use crate::cache;
+use crate::client::CallTool;
 use crate::client::{CallOptions, Client, ServerEra};
 use crate::error::ClientError;
 use crate::list::{json_len, ListLimits, Tally};
-use crate::result::CallTool;
 use crate::transport::TransportKind;
 use crate::typed::{discover_result, Typed};
 use mcp_protocol::headers::header_params;

@@ -1,6 +1,11 @@
 //! Command bodies that need more than a few lines: `tools call`, `listen`, and their helpers.
 
-use super::*;
+use super::hints::names_hint;
+use super::render::{self, Stream};
+use super::{args, Ctx, Failure};
+use mcp_client::{Client, ClientError, ListenEvent};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
 
 /// Fetches the tool list for hints; `None` if that fails too.
 pub(super) async fn find_tool(c: &Client, name: &str) -> Option<Result<Value, Vec<String>>> {
@@ -9,18 +14,6 @@ pub(super) async fn find_tool(c: &Client, name: &str) -> Option<Result<Value, Ve
         Some(t) => Some(Ok(t.raw().clone())),
         None => Some(Err(tools.iter().map(|t| t.name.clone()).collect())),
     }
-}
-
-pub(super) fn names_hint(what: &str, names: &[String]) -> String {
-    const MAX: usize = 25;
-    if names.is_empty() {
-        return format!("the server offers no {what}");
-    }
-    let mut s = names.iter().take(MAX).cloned().collect::<Vec<_>>().join(", ");
-    if names.len() > MAX {
-        s.push_str(&format!(", … ({} in all)", names.len()));
-    }
-    format!("available {what}: {s}")
 }
 
 pub(super) async fn tools_call(

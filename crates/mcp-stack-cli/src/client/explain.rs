@@ -1,8 +1,14 @@
 //! Turning a client error into one clear line (and hints) on stderr: what failed, why, and
-//! what to try, with any secret in a URL redacted.
+//! what to try, with any secret in a URL redacted; a failed connection to something that is not
+//! an MCP endpoint is probed once more and summarized (with the hints of `hints`).
 
-use super::*;
+use super::hints::{self, host_refusal, not_mcp_line};
+use super::{is_http_url, Failure, Options, Target};
 use mcp::protocol::version;
+use mcp_client::{ClientError, ServerEra, TransportError};
+use mcp_doctor::probe::Prober;
+use serde_json::json;
+use std::time::Duration;
 
 /// The cause of a connection failure, without the URL the transport may have put first.
 fn connect_cause(m: &str) -> String {
@@ -169,4 +175,35 @@ fn describe_inner(e: ClientError, target: &Target, era: Option<&ServerEra>, meth
 fn timeout_failure(opts: &Options) -> Failure {
     let limit = opts.timeout.map(|d| format!("{}s", d.as_secs_f64())).unwrap_or_else(|| "60s".into());
     Failure::new(format!("timed out waiting for the server (limit {limit}; change it with --timeout SECS)"))
+}
+
+/// Whether a connection failure may come from an endpoint that does not speak MCP.
+fn maybe_not_mcp(e: &ClientError) -> bool {
+    matches!(
+        e,
+        ClientError::Transport(TransportError::Http { .. } | TransportError::Malformed(_) | TransportError::Closed(_))
+            | ClientError::InvalidResponse { .. }
+    ) && !matches!(e, ClientError::Transport(TransportError::Http { status: 401, .. }))
+}
+
+/// Turns a failed connection into a failure; for an HTTP target whose failure may mean "this
+/// is not an MCP endpoint", one more `server/discover` POST is read raw and summarized.
+pub(super) async fn connect_failure(e: ClientError, target: &Target, opts: &Options) -> Failure {
+    if let (Target::Http { url, headers }, true) = (target, maybe_not_mcp(&e)) {
+        if let Some(line) = probe_not_mcp(url, headers, opts).await {
+            return Failure::new(line);
+        }
+    }
+    host_refusal(describe(e, target, None, "server/discover", opts))
+}
+
+/// One raw `server/discover` POST to `url`: its one-line summary when plainly not MCP.
+async fn probe_not_mcp(url: &str, headers: &[(String, String)], opts: &Options) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    let timeout = opts.timeout.unwrap_or(Duration::from_secs(10)).min(Duration::from_secs(10));
+    let prober = Prober::new(parsed, headers.to_vec(), timeout).ok()?;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
+    let extra = [("mcp-protocol-version".to_owned(), mcp::protocol::version::LATEST.to_owned())];
+    let a = prober.post(&discover, &extra).await.ok()?;
+    not_mcp_line(url, &a)
 }

@@ -1,8 +1,12 @@
 //! The extension commands: following a task (`tools call`, `tasks wait`), `tasks get|cancel`,
 //! and `skills list|get|read`.
 
-use super::*;
+use super::render::{self, Stream};
+use super::{hints, Ctx, Failure, TaskAction};
+use mcp_client::{Client, ClientError};
 use mcp_client::{SkillEntry, SkillResources, TaskHandle, ToolResult};
+use serde_json::{json, Value};
+use std::path::PathBuf;
 
 /// Prints a task's id (and how to pick it up) instead of waiting for it: `--detach`.
 pub(super) fn detached(ctx: &Ctx<'_>, task: &TaskHandle) -> u8 {
@@ -143,7 +147,7 @@ async fn find_skill(ctx: &Ctx<'_>, what: &str) -> Result<SkillEntry, Failure> {
         1 => Ok(matching.remove(0)),
         0 => {
             let names: Vec<String> = skills.iter().map(|s| s.name().to_owned()).collect();
-            Err(Failure::new(format!("no skill named `{what}`")).hint(commands::names_hint("skills", &names)))
+            Err(Failure::new(format!("no skill named `{what}`")).hint(hints::names_hint("skills", &names)))
         }
         _ => Err(Failure::new(format!("several skills are named `{what}`; give its URI"))
             .hint(matching.iter().map(|s| s.uri.clone()).collect::<Vec<_>>().join(", "))),

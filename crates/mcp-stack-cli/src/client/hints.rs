@@ -1,13 +1,13 @@
 //! Hints for the mistakes new users make first: a URL typed without its scheme, a Host header
 //! our own server's DNS-rebinding check refuses, an HTTP answer that is not MCP at all (a web
-//! page, a JSON API, a plain-text 404), summarized in one line by the same probe and
-//! summarizer `mcp doctor` uses, and client capabilities a server needs but was not offered.
+//! page, a JSON API, a plain-text 404), summarized in one line by the summarizer `mcp doctor`
+//! uses, client capabilities a server needs but was not offered, and the names a server does
+//! offer. Plain text from plain data: nothing here connects or explains a client error (that is
+//! `explain`, which builds on these).
 
-use super::{describe, Failure, Options, Target};
-use mcp_client::{ClientError, TransportError};
-use mcp_doctor::probe::{Answer, Prober};
-use serde_json::{json, Value};
-use std::time::Duration;
+use super::{Failure, Options};
+use mcp_doctor::probe::Answer;
+use serde_json::Value;
 
 /// The URL a scheme-less word probably meant, if it looks like `host[:port][/path]`: a
 /// loopback name gets `http://` (local servers rarely have certificates), any other host
@@ -124,15 +124,6 @@ pub(super) fn host_refusal(mut f: Failure) -> Failure {
     f
 }
 
-/// Whether a connection failure may come from an endpoint that does not speak MCP.
-fn maybe_not_mcp(e: &ClientError) -> bool {
-    matches!(
-        e,
-        ClientError::Transport(TransportError::Http { .. } | TransportError::Malformed(_) | TransportError::Closed(_))
-            | ClientError::InvalidResponse { .. }
-    ) && !matches!(e, ClientError::Transport(TransportError::Http { status: 401, .. }))
-}
-
 /// What an answer that carries no JSON-RPC message is, in one line, when it is plainly not
 /// MCP (a 5xx stays a server failure unless it is a web page, a 401 an authorization matter).
 pub(super) fn not_mcp_line(url: &str, a: &Answer) -> Option<String> {
@@ -148,25 +139,17 @@ pub(super) fn not_mcp_line(url: &str, a: &Answer) -> Option<String> {
     Some(format!("{url} {}, not MCP — is the endpoint path right (usually /mcp)?", a.summary()))
 }
 
-/// Turns a failed connection into a failure; for an HTTP target whose failure may mean "this
-/// is not an MCP endpoint", one more `server/discover` POST is read raw and summarized.
-pub(super) async fn connect_failure(e: ClientError, target: &Target, opts: &Options) -> Failure {
-    if let (Target::Http { url, headers }, true) = (target, maybe_not_mcp(&e)) {
-        if let Some(line) = probe_not_mcp(url, headers, opts).await {
-            return Failure::new(line);
-        }
+/// "available {what}: a, b, …" (at most 25 names), or that the server offers none.
+pub(super) fn names_hint(what: &str, names: &[String]) -> String {
+    const MAX: usize = 25;
+    if names.is_empty() {
+        return format!("the server offers no {what}");
     }
-    host_refusal(describe(e, target, None, "server/discover", opts))
-}
-
-async fn probe_not_mcp(url: &str, headers: &[(String, String)], opts: &Options) -> Option<String> {
-    let parsed = url::Url::parse(url).ok()?;
-    let timeout = opts.timeout.unwrap_or(Duration::from_secs(10)).min(Duration::from_secs(10));
-    let prober = Prober::new(parsed, headers.to_vec(), timeout).ok()?;
-    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
-    let extra = [("mcp-protocol-version".to_owned(), mcp::protocol::version::LATEST.to_owned())];
-    let a = prober.post(&discover, &extra).await.ok()?;
-    not_mcp_line(url, &a)
+    let mut s = names.iter().take(MAX).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > MAX {
+        s.push_str(&format!(", … ({} in all)", names.len()));
+    }
+    format!("available {what}: {s}")
 }
 
 #[cfg(test)]

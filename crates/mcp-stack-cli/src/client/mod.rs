@@ -24,9 +24,9 @@ use explain::describe;
 use interact::Ui;
 use mcp_client::transport::http::HttpTransport;
 use mcp_client::transport::stdio::{StdioCommand, StdioTransport};
-use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ListenEvent, ServerEra, TransportError};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ServerEra, TransportError};
 use render::Stream;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -493,7 +493,7 @@ async fn connect_with(opts: &Options, target: &Target, mut b: ClientBuilder) -> 
     };
     match r {
         Ok(c) => Ok(c),
-        Err(e) => Err(hints::connect_failure(e, target, opts).await),
+        Err(e) => Err(explain::connect_failure(e, target, opts).await),
     }
 }
 

@@ -5,7 +5,7 @@
 //! `not`, `dependentRequired`, no other keys: see `schema_rules`). `--json` prints the tool definition as the server sent it.
 
 use super::args::{deref, first_line, object_parts, type_summary};
-use super::commands::names_hint;
+use super::hints::names_hint;
 use super::render::{self, Stream};
 use super::{Ctx, Failure};
 use serde_json::Value;

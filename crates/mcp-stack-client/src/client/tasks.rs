@@ -3,8 +3,9 @@
 //! with the same handlers through `tasks/update`), and cancelled with `tasks/cancel` when the
 //! caller gives up. [`TaskHandle`] is the lower level: status, wait, cancel, detach and resume.
 
-use crate::client::{CallOptions, Client};
+use super::{CallOptions, Client};
 use crate::error::ClientError;
+use crate::result::ToolResult;
 use mcp_protocol::meta::TASKS_EXTENSION;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -27,7 +28,7 @@ pub struct TaskHandle {
 #[derive(Debug)]
 pub enum Started {
     /// The server answered at once.
-    Done(crate::ToolResult),
+    Done(ToolResult),
     /// The server created a task.
     Task(TaskHandle),
 }
@@ -104,7 +105,7 @@ impl TaskHandle {
     /// Follows the task to its end: `completed` gives the tool result, `failed` the task's
     /// JSON-RPC error, `cancelled` [`ClientError::TaskCancelled`]. In-task questions are
     /// answered with the client's handlers. `on_status` sees every new status or message.
-    pub async fn wait_with(&self, mut on_status: impl FnMut(&Value) + Send) -> Result<crate::ToolResult, ClientError> {
+    pub async fn wait_with(&self, mut on_status: impl FnMut(&Value) + Send) -> Result<ToolResult, ClientError> {
         let mut answered: BTreeSet<String> = BTreeSet::new();
         let mut last = (String::new(), None::<String>);
         let mut poll = self.poll;
@@ -119,7 +120,7 @@ impl TaskHandle {
             match status(&task) {
                 "completed" => {
                     let result = task.get("result").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-                    return Ok(crate::ToolResult::new(result));
+                    return Ok(ToolResult::new(result));
                 }
                 "failed" => {
                     return Err(match task.get("error") {
@@ -190,13 +191,13 @@ impl TaskHandle {
     }
 
     /// [`TaskHandle::wait_with`] without a status callback.
-    pub async fn wait(&self) -> Result<crate::ToolResult, ClientError> {
+    pub async fn wait(&self) -> Result<ToolResult, ClientError> {
         self.wait_with(|_| {}).await
     }
 
     /// Waits like [`TaskHandle::wait_with`], and cancels the task if this future is dropped
     /// before the task ends (what a plain `call_tool` does).
-    pub async fn wait_or_cancel(&self, on_status: impl FnMut(&Value) + Send) -> Result<crate::ToolResult, ClientError> {
+    pub async fn wait_or_cancel(&self, on_status: impl FnMut(&Value) + Send) -> Result<ToolResult, ClientError> {
         let mut guard = CancelOnDrop { handle: self, armed: true };
         let r = self.wait_with(on_status).await;
         guard.armed = false;
@@ -225,7 +226,7 @@ impl Client {
     /// extension) or the tool's result.
     pub(crate) fn started(&self, result: Value) -> Result<Started, ClientError> {
         if result.get("resultType").and_then(Value::as_str) != Some("task") {
-            return Ok(Started::Done(crate::ToolResult::new(result)));
+            return Ok(Started::Done(ToolResult::new(result)));
         }
         if !self.declares_tasks() {
             return Err(ClientError::invalid_response(

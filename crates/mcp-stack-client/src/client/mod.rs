@@ -1,5 +1,11 @@
 //! The client core: era detection, version negotiation, request metadata, MRTR rounds.
 
+mod call_tool;
+mod tasks;
+
+pub use call_tool::CallTool;
+pub use tasks::{Started, TaskHandle};
+
 use crate::cache::Cache;
 use crate::error::{ClientError, TransportError};
 use crate::handlers::{boxed, typed, Handlers};
@@ -272,7 +278,7 @@ impl ClientBuilder {
 
     /// Declares the tasks extension on every modern request (default off): the server may then
     /// answer a `tools/call` with a task, which [`Client::call_tool`] follows to its end
-    /// (see [`crate::TaskHandle`]).
+    /// (see [`TaskHandle`]).
     pub fn tasks(mut self, on: bool) -> Self {
         self.tasks = on;
         self
