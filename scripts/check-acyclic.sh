@@ -25,7 +25,11 @@ cd "$(dirname "$0")/.."
 # needs 1.98).
 CARGO_MODULES_VERSION=0.27.0
 if ! cargo modules --version 2>/dev/null | grep -qF "$CARGO_MODULES_VERSION"; then
-  cargo install cargo-modules --version "$CARGO_MODULES_VERSION" --locked
+  # A lighter optimisation than its release profile: it builds in less time on two cores
+  # and checks a crate in about the same.
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_DEBUG=0 \
+    cargo install cargo-modules --version "$CARGO_MODULES_VERSION" --locked
 fi
 
 if [ $# -eq 0 ]; then
