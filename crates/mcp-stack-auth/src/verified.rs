@@ -26,7 +26,7 @@
 //! verification, unless more than a shard's capacity of other new tokens was verified in between.
 //! Every insertion does bounded work (at most 128 queue steps and one scan of the ghost list).
 
-use crate::jwt::KeySet;
+use crate::keyset::KeySet;
 use crate::Principal;
 use parking_lot::RwLock;
 use serde_json::Value;

@@ -24,7 +24,7 @@
 
 use crate::context::Context;
 use crate::error::HandlerError;
-pub use crate::state_map::StateMap;
+pub(crate) use crate::state_map::StateMap;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
