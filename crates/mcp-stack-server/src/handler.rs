@@ -134,7 +134,7 @@ pub enum ViaParts {}
 pub enum ViaArguments {}
 
 /// The extractor in a handler's last position: it may consume the arguments (`M` is
-/// [`ViaArguments`]), or be any [`FromRequestParts`] extractor (`M` is [`ViaParts`]).
+/// `ViaArguments`), or be any [`FromRequestParts`] extractor (`M` is `ViaParts`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler parameter",
     note = "a handler takes part extractors (Context, State<T>, HttpRequest) in any order, then at most one `Args<T>`, last"

@@ -89,7 +89,7 @@ pub mod internal {
     pub mod session {
         pub use crate::session::{
             id_in_use, is_modern_request, now, pump, Call, Driver, Event, Outcome, Session, SessionConfig, SessionCore,
-            Transport,
+            Transmit, Transport,
         };
         #[cfg(feature = "legacy")]
         pub use crate::session::{legacy_changes, LegacySession, LegacyState};
