@@ -56,7 +56,7 @@ mod typed_inputs;
 
 pub use access::{Access, Caller};
 pub use builder::ServerBuilder;
-pub use catalog::TaskSupport;
+pub use catalog::{TaskSupport, ToolEntry};
 pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use change_feed::ChangeFeed;
 pub use context::{Context, NotificationSink, RequestEnv};
