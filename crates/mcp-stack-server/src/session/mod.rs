@@ -81,10 +81,10 @@ pub struct SessionConfig {
     /// Deepest accepted JSON nesting in [`Session::handle_bytes`] (default 64).
     pub(crate) max_depth: usize,
     /// How many rounds of client input one legacy request may take (default 16).
-    pub(crate) max_input_rounds: usize,
+    pub max_input_rounds: usize,
     /// How long the client has to answer a server-to-client request (default: the server's
     /// request timeout).
-    pub(crate) answer_timeout: Option<Duration>,
+    pub answer_timeout: Option<Duration>,
     /// What the ids of server-to-client requests start with (default `s`): a transport whose
     /// sessions span several processes names the process here, so that an answer reaching
     /// another process can be routed to the one that asked.

@@ -90,7 +90,7 @@ impl Session {
     }
 
     /// How many calls are tracked in flight.
-    pub(crate) fn calls_in_flight(&self) -> usize {
+    pub fn calls_in_flight(&self) -> usize {
         self.calls.len()
     }
 
@@ -119,7 +119,7 @@ impl Session {
 
     /// Takes one request from the client. The modern core serves it statelessly: the principal
     /// travels in the transport's environment, so `_principal` is only for the legacy wrapper.
-    pub(crate) fn handle_request(&mut self, req: Request, _principal: Option<String>, _now: Instant) {
+    pub fn handle_request(&mut self, req: Request, _principal: Option<String>, _now: Instant) {
         if self.calls.contains_key(&key_of(&req.id)) {
             return self.transmit_error(&req.id, &id_in_use(&req.id));
         }
@@ -135,7 +135,7 @@ impl Session {
 
     /// Takes one notification from the client: `notifications/cancelled` cancels its call;
     /// others mean nothing to the modern core.
-    pub(crate) fn handle_notification(&mut self, n: Notification, now: Instant) {
+    pub fn handle_notification(&mut self, n: Notification, now: Instant) {
         if n.method == names::CANCELLED {
             if let Some(id) = n.params.get("requestId") {
                 self.cancel(id, now);
@@ -145,7 +145,7 @@ impl Session {
 
     /// Cancels the call `id`, if it is in flight: its token fires (its handler stops), nothing
     /// is sent for it.
-    pub(crate) fn cancel(&mut self, id: &Value, _now: Instant) {
+    pub fn cancel(&mut self, id: &Value, _now: Instant) {
         if let Some((id, cancel)) = self.calls.remove(&key_of(id)) {
             cancel.cancel();
             self.push(Event::Finished(id));
@@ -157,7 +157,7 @@ impl Session {
     pub fn handle_peer_gone(&mut self, _now: Instant) {}
 
     /// The session ends (the client went away, or it was deleted): every call is cancelled.
-    pub(crate) fn close(&mut self, _now: Instant) {
+    pub fn close(&mut self, _now: Instant) {
         let calls: Vec<_> = self.calls.drain().map(|(_, c)| c).collect();
         for (id, cancel) in calls {
             cancel.cancel();
