@@ -23,7 +23,7 @@
 //! ([`Session::route`]), run as its [`Call`].
 //!
 //! ```
-//! use mcp_server::session::{Event, Session, SessionConfig, SessionCore};
+//! use mcp_server::internal::session::{Event, Session, SessionConfig, SessionCore};
 //! use mcp_server::Server;
 //! use serde_json::json;
 //! use std::time::Instant;
