@@ -1,5 +1,5 @@
 //! Template parsing and matching never panic (first line: template, rest: URI).
-use mcp_server::template::UriTemplate;
+use mcp_server::UriTemplate;
 
 /// Checks one input (panics on a violated property).
 pub fn check(data: &[u8]) {

@@ -1,7 +1,7 @@
 //! The everything server's demo skills (the skills extension): embedded in the binary, so
 //! `mcp serve everything` serves them wherever it runs; `--skills DIR` serves a folder instead.
 
-use mcp::server::skills::SkillSet;
+use mcp::server::SkillSet;
 
 /// The demo skill set (`crates/mcp-stack-everything/skills`).
 pub fn demo() -> SkillSet {

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use mcp_server::session::Call;
+use mcp_server::internal::session::Call;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -131,7 +131,9 @@ mod tests {
             panic!("a request")
         };
         let cancel = tokio_util::sync::CancellationToken::new();
-        let mcp_server::session::Event::Call(mut call) = mcp_server::session::Session::route(request, cancel) else {
+        let mcp_server::internal::session::Event::Call(mut call) =
+            mcp_server::internal::session::Session::route(request, cancel)
+        else {
             panic!("a call")
         };
         call.start(&server, mcp_server::RequestEnv::default());

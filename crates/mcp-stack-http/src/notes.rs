@@ -121,7 +121,7 @@ impl Shared {
     }
 }
 
-impl mcp_server::NotificationTarget for Shared {
+impl mcp_server::internal::NotificationTarget for Shared {
     fn deliver(&self, message: Value) {
         self.push(message);
     }

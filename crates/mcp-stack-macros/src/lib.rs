@@ -54,7 +54,7 @@ use proc_macro::TokenStream;
 /// | `idempotent` | none (means `true`) or `= true` / `= false` | `annotations.idempotentHint` |
 /// | `open_world` | none (means `true`) or `= true` / `= false` | `annotations.openWorldHint` |
 /// | `task_support` | `"forbidden"`, `"optional"` or `"required"` | how `tools/call` runs the tool (`TaskSupport`), see below |
-/// | `scopes` | `["scope", ...]` | not in the definition: only callers whose token grants every scope see and call the tool (`Tool::scopes`, see `mcp_server::access`) |
+/// | `scopes` | `["scope", ...]` | not in the definition: only callers whose token grants every scope see and call the tool (`Tool::scopes`, see `mcp_server::Access`) |
 /// | `rate_limit` | `"COUNT/PERIOD"` (`"5/10s"`, `"100/m"`) | not in the definition: at most that many calls per caller (`Tool::rate_limit`, see `mcp_server::rate_limit`); a quota that does not parse fails `build()` |
 /// | `ui` | `"ui://..."` | `_meta.ui.resourceUri`: the MCP Apps view of the results (`Tool::ui`, see `mcp_server::apps`); the URI must name a resource of the server |
 /// | `visibility` | `["model", "app"]` | `_meta.ui.visibility`; `["app"]` makes the tool app-only (`Tool::ui_visibility`) |

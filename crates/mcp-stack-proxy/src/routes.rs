@@ -3,7 +3,7 @@
 //! templates routed to the upstream that lists them.
 
 use mcp::server::mcp_protocol::ProtocolError;
-use mcp::server::template::UriTemplate;
+use mcp::server::UriTemplate;
 use serde_json::{json, Map, Value};
 
 /// The `_meta` key naming an item's upstream, and a request's.

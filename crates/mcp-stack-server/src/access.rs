@@ -1,27 +1,5 @@
-//! Who may see and use what: access rules on tools, prompts, resources and resource templates.
-//!
-//! An item with an [`Access`] rule is served only to callers the rule allows. For any other
-//! caller it does not exist: lists leave it out, and calling, getting or reading it gets exactly
-//! the error an unknown name or URI gets (no existence oracle). A list that leaves items out for
-//! some callers is marked `cacheScope: "private"` for every caller (it depends on the
-//! authorization of the request). Listen streams announce a list change only when the caller's
-//! view of that list changed, and never an update of a resource the caller cannot read.
-//!
-//! The caller is what the transport authenticated ([`crate::RequestEnv::principal`] and
-//! [`crate::RequestEnv::scopes`], from the access token on Streamable HTTP) or what an
-//! [operation layer](crate::layers) set ([`crate::layers::Operation::set_caller`]).
-//!
-//! ```
-//! use mcp_server::{Access, Server, Tool};
-//!
-//! let server = Server::builder("s", "1")
-//!     .tool(Tool::new("report").scopes(["mcp:admin"]).handler(|| async { "numbers" }))
-//!     .tool(Tool::new("whoami").access(Access::authenticated()).handler(|| async { "you" }))
-//!     .tool(Tool::new("ping").handler(|| async { "pong" }))
-//!     .build()
-//!     .unwrap();
-//! # let _ = server;
-//! ```
+//! Access rules on tools, prompts, resources and resource templates; the rules are on
+//! [`Access`].
 
 use std::sync::Arc;
 
@@ -78,7 +56,32 @@ enum Rule {
     Apps(Option<Box<Access>>),
 }
 
-/// Who may see and use an item; see the [module docs](self).
+/// Who may see and use an item.
+///
+/// Who may see and use what: access rules on tools, prompts, resources and resource templates.
+///
+/// An item with an [`Access`] rule is served only to callers the rule allows. For any other
+/// caller it does not exist: lists leave it out, and calling, getting or reading it gets exactly
+/// the error an unknown name or URI gets (no existence oracle). A list that leaves items out for
+/// some callers is marked `cacheScope: "private"` for every caller (it depends on the
+/// authorization of the request). Listen streams announce a list change only when the caller's
+/// view of that list changed, and never an update of a resource the caller cannot read.
+///
+/// The caller is what the transport authenticated ([`crate::RequestEnv::principal`] and
+/// [`crate::RequestEnv::scopes`], from the access token on Streamable HTTP) or what an
+/// [operation layer](crate::layers) set ([`crate::layers::Operation::set_caller`]).
+///
+/// ```
+/// use mcp_server::{Access, Server, Tool};
+///
+/// let server = Server::builder("s", "1")
+///     .tool(Tool::new("report").scopes(["mcp:admin"]).handler(|| async { "numbers" }))
+///     .tool(Tool::new("whoami").access(Access::authenticated()).handler(|| async { "you" }))
+///     .tool(Tool::new("ping").handler(|| async { "pong" }))
+///     .build()
+///     .unwrap();
+/// # let _ = server;
+/// ```
 #[derive(Clone)]
 pub struct Access(Rule);
 

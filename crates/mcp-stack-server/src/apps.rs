@@ -137,7 +137,7 @@ impl UiResource {
         self
     }
 
-    /// Serves the view only to callers `access` allows (see [`crate::access`]).
+    /// Serves the view only to callers `access` allows (see [`Access`](crate::Access)).
     pub fn access(mut self, access: crate::access::Access) -> Self {
         self.access = Some(access);
         self

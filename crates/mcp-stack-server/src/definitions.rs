@@ -125,7 +125,7 @@ macro_rules! access_setters {
     ($ty:ident, |$s:ident| $what:expr) => {
         impl<H> $ty<H> {
             /// Serves the item only to callers `access` allows; for anyone else it does not
-            /// exist (see [`crate::access`]). A rule that cannot work fails at `build()`.
+            /// exist (see [`Access`](crate::Access)). A rule that cannot work fails at `build()`.
             pub fn access(mut self, access: Access) -> Self {
                 if let Some(reason) = access.problem() {
                     let $s = &self;

@@ -16,7 +16,8 @@
 //! -32602). A task-method request the fallback declines goes to the server's own tasks.
 //!
 //! ```
-//! use mcp_server::{fallback::Fallback, BoxFuture, Context, HandlerError, Server};
+//! use mcp_server::fallback::{BoxFuture, Fallback};
+//! use mcp_server::{Context, HandlerError, Server};
 //! use serde_json::{json, Value};
 //!
 //! struct Everything;
@@ -31,7 +32,8 @@
 //! # drop(server);
 //! ```
 
-use crate::catalog::BoxFuture;
+/// The boxed future a [`Fallback`] returns.
+pub use crate::catalog::BoxFuture;
 use crate::context::Context;
 use crate::error::HandlerError;
 use crate::reply::Reply;

@@ -24,7 +24,7 @@
 
 use crate::context::Context;
 use crate::error::HandlerError;
-pub use crate::state_map::StateMap;
+pub(crate) use crate::state_map::StateMap;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -134,7 +134,7 @@ pub enum ViaParts {}
 pub enum ViaArguments {}
 
 /// The extractor in a handler's last position: it may consume the arguments (`M` is
-/// [`ViaArguments`]), or be any [`FromRequestParts`] extractor (`M` is [`ViaParts`]).
+/// `ViaArguments`), or be any [`FromRequestParts`] extractor (`M` is `ViaParts`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler parameter",
     note = "a handler takes part extractors (Context, State<T>, HttpRequest) in any order, then at most one `Args<T>`, last"

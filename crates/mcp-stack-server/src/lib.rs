@@ -1,3 +1,4 @@
+#![warn(unreachable_pub)]
 //! Server framework for the Model Context Protocol, revision 2026-07-28.
 //!
 //! Build a [`Server`] once with [`Server::builder`], register tools, resources, templates,
@@ -18,13 +19,13 @@
 //! # drop(server);
 //! ```
 
-pub mod access;
+mod access;
 pub mod access_log;
 pub mod apps;
 mod builder;
 pub mod cache;
 mod catalog;
-pub mod change_bus;
+mod change_bus;
 mod change_feed;
 mod context;
 mod deadline;
@@ -32,49 +33,68 @@ mod definitions;
 mod dispatch;
 mod error;
 pub mod fallback;
-pub mod handler;
-pub mod handler_result;
+mod handler;
+mod handler_result;
 mod inputs;
 pub mod layers;
 mod listen;
 mod listen_limits;
-pub mod mount;
+mod mount;
 mod pages;
 pub mod panic;
 pub mod rate_limit;
 mod reply;
 mod server;
-pub mod session;
-pub mod skills;
+mod session;
+mod skills;
 mod state_map;
 pub mod tasks;
 mod telemetry;
-pub mod template;
-pub mod testing;
+mod template;
+mod testing;
 mod typed_inputs;
 
 pub use access::{Access, Caller};
 pub use builder::ServerBuilder;
-pub use catalog::TaskSupport;
-pub use catalog::{BoxFuture, ToolEntry};
+pub use catalog::{TaskSupport, ToolEntry};
 pub use change_bus::{BusInbox, ChangeBus, InMemoryBus};
 pub use change_feed::ChangeFeed;
-pub use context::{Context, NotificationSink, NotificationTarget, RequestEnv};
-pub use definitions::{NoHandler, Prompt, PromptHandler, Resource, ResourceHandler, Tool, ToolHandler};
-pub use dispatch::{is_known_method, supports_mrtr};
+pub use context::{Context, NotificationSink, RequestEnv};
+pub use definitions::{Prompt, PromptHandler, Resource, ResourceHandler, Tool, ToolHandler};
 pub use error::{correlation_id, reported, BuildError, HandlerError, ItemKind, ResultExt};
-pub use handler::{
-    schema_of, Args, FromRequest, FromRequestParts, Handler, HttpRequest, State, ViaArguments, ViaParts,
-};
+pub use handler::{schema_of, Args, FromRequest, FromRequestParts, Handler, HttpRequest, State};
 pub use handler_result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult, Json};
 pub use inputs::{declares, InputRequired, Inputs};
 pub use listen_limits::ListenLimits;
 pub use mcp_protocol;
 pub use reply::{Reply, WriteResult};
 pub use server::{ChangeEvent, Server};
-pub use session::is_modern_request;
+pub use skills::SkillSet;
+pub use template::UriTemplate;
 pub use testing::TestContext;
 pub use typed_inputs::Elicitation;
+
+/// What the sibling crates of this workspace (the transports `mcp-stack-http` and
+/// `mcp-stack-stdio`, the proxy, the Redis stores, the CLI and the test kits) need from the
+/// server's insides: the session machine and its drivers, and a few wire predicates.
+///
+/// **Not part of the stable interface**: anything here may change or go in any release,
+/// without a note in the changelog. Servers use the items at the crate root instead.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::context::NotificationTarget;
+    pub use crate::dispatch::{is_known_method, supports_mrtr};
+
+    /// The session machine (sans-IO) and the drivers the transports run it with.
+    pub mod session {
+        pub use crate::session::{
+            id_in_use, is_modern_request, now, pump, Call, Driver, Event, Outcome, Session, SessionConfig, SessionCore,
+            Transmit, Transport,
+        };
+        #[cfg(feature = "legacy")]
+        pub use crate::session::{legacy_changes, LegacySession, LegacyState};
+    }
+}
 
 /// Support for the code `mcp`'s attribute macros generate; not a stable API.
 #[doc(hidden)]

@@ -1,30 +1,5 @@
-//! Composition: [`ServerBuilder::mount`](crate::ServerBuilder::mount) serves another server's tools, prompts, resources and
-//! resource templates as part of this one.
-//!
-//! - Tool and prompt names get the prefix (`weather_` + `forecast`); resource URIs and URI
-//!   templates are left as they are (a URI names its resource wherever it is served), so two
-//!   mounted servers must not offer the same URI.
-//! - A name or URI that the server already has is a [`BuildError::Duplicate`] at build; one that
-//!   appears later (a tool added at run time on either side) is left out, the server's own item
-//!   winning, with a warning in the log.
-//! - The mounted server's list changes (`add_tool`, `remove_tool`, `notify`) reach this server's
-//!   catalog and its listeners; its resource updates too.
-//! - Requests run through this server: its layers, access rules, rate limits, cache, MRTR state
-//!   (sealed with this server's keys) and tasks apply to mounted items as to its own. A mounted
-//!   item's handler sees the mounted server as [`crate::Context::server`] (its state, its
-//!   catalog). What the mounted server itself configured around its items (its layers, limits,
-//!   completion handler, fallback) is not used.
-//!
-//! ```
-//! use mcp_server::{Server, Tool};
-//!
-//! let weather = Server::builder("weather", "1")
-//!     .tool(Tool::new("forecast").handler(|| async { "sunny" }))
-//!     .build()
-//!     .unwrap();
-//! let hub = Server::builder("hub", "1").mount("weather_", weather).build().unwrap();
-//! assert!(hub.tool("weather_forecast").is_some());
-//! ```
+//! Composition: one server's items served as part of another; the rules are on
+//! [`ServerBuilder::mount`](crate::ServerBuilder::mount).
 
 use crate::catalog::{Catalog, ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use crate::error::{BuildError, ItemKind};

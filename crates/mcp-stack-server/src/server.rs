@@ -235,7 +235,7 @@ impl Server {
         self.catalog().tool(name).cloned()
     }
 
-    /// Whether any registered tool has `x-mcp-header` parameters ([`ToolEntry::header_params`]):
+    /// Whether any registered tool has `x-mcp-header` parameters (`ToolEntry::header_params`):
     /// when none has, a transport skips looking the called tool up to check them.
     pub fn has_header_params(&self) -> bool {
         self.inner.catalog.read().header_params

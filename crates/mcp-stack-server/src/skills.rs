@@ -7,7 +7,7 @@ use crate::error::{BuildError, ItemKind};
 use crate::server::Server;
 use mcp_protocol::types;
 use mcp_protocol::ProtocolError;
-pub use mcp_skills::{SkillEntry, SkillSet, SKILLS_EXTENSION};
+pub use mcp_skills::SkillSet;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

@@ -20,12 +20,12 @@ impl StateMap {
     }
 
     /// The state of type `T`, if given.
-    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.0.get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref())
     }
 
     /// Whether state of type `T` was given.
-    pub fn contains<T: 'static>(&self) -> bool {
+    pub(crate) fn contains<T: 'static>(&self) -> bool {
         self.0.contains_key(&TypeId::of::<T>())
     }
 }

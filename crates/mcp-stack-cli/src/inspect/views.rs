@@ -9,7 +9,7 @@
 //! upstream, and nothing changes there.
 
 use mcp::protocol::apps::UPSTREAM_META;
-use mcp::server::template::UriTemplate;
+use mcp::server::UriTemplate;
 use mcp_client::{Client, ClientError};
 use serde_json::{json, Map, Value};
 

@@ -129,7 +129,7 @@ impl LegacyState {
 
     /// The notification a change event means for this session, if any: list changes always,
     /// `notifications/resources/updated` only for subscribed URIs.
-    pub fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
+    pub(crate) fn notification_for(&self, event: &ChangeEvent) -> Option<Value> {
         match event {
             ChangeEvent::ResourceUpdated(uri) if !self.subscriptions.contains(uri) => return None,
             // Tasks are not part of 2025-era sessions.

@@ -23,7 +23,7 @@
 //! ([`Session::route`]), run as its [`Call`].
 //!
 //! ```
-//! use mcp_server::session::{Event, Session, SessionConfig, SessionCore};
+//! use mcp_server::internal::session::{Event, Session, SessionConfig, SessionCore};
 //! use mcp_server::Server;
 //! use serde_json::json;
 //! use std::time::Instant;
@@ -77,9 +77,9 @@ use std::time::{Duration, Instant};
 pub struct SessionConfig {
     /// Whether a legacy client's `initialize` opens a session (default true); when false it gets
     /// `-32601` naming the supported versions.
-    pub accept_legacy: bool,
+    pub(crate) accept_legacy: bool,
     /// Deepest accepted JSON nesting in [`Session::handle_bytes`] (default 64).
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     /// How many rounds of client input one legacy request may take (default 16).
     pub max_input_rounds: usize,
     /// How long the client has to answer a server-to-client request (default: the server's
@@ -88,14 +88,14 @@ pub struct SessionConfig {
     /// What the ids of server-to-client requests start with (default `s`): a transport whose
     /// sessions span several processes names the process here, so that an answer reaching
     /// another process can be routed to the one that asked.
-    pub outbound_prefix: String,
+    pub(crate) outbound_prefix: String,
     /// Most bytes of `capabilities` and `clientInfo` (serialized) a legacy `initialize` may
     /// carry (default 64 KiB): the session keeps them for its whole life. Over it the
     /// `initialize` is refused with `-32602`.
-    pub max_client_params_bytes: usize,
+    pub(crate) max_client_params_bytes: usize,
     /// The seed of the session's hash tables (the ids in them come from the client). The
     /// default draws one from the operating system; a test passes its own for a repeatable run.
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 impl Default for SessionConfig {
