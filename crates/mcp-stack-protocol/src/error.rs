@@ -340,31 +340,21 @@ impl ProtocolError {
         Self::InvalidParams { message: format!("Resource not found: {uri}"), data: Some(json!({ "uri": uri })) }
     }
 
-    /// The kinds where the server failed, not the request: `-32603`, HTTP 500.
-    fn is_server_failure(&self) -> bool {
-        matches!(
-            self,
-            Self::Internal(_)
-                | Self::Timeout { .. }
-                | Self::Cancelled { .. }
-                | Self::HandlerFailed { .. }
-                | Self::InvalidResult { .. }
-                | Self::Misconfigured { .. }
-                | Self::Input(_)
-                | Self::Store { .. }
-        )
-    }
-
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
-        if self.is_server_failure() {
-            return code::INTERNAL_ERROR;
-        }
         match self {
             Self::Parse(_) => code::PARSE_ERROR,
             Self::InvalidRequest(_) => code::INVALID_REQUEST,
             Self::MethodNotFound { .. } => code::METHOD_NOT_FOUND,
             Self::InvalidParams { .. } => code::INVALID_PARAMS,
+            Self::Internal(_)
+            | Self::Timeout { .. }
+            | Self::Cancelled { .. }
+            | Self::HandlerFailed { .. }
+            | Self::InvalidResult { .. }
+            | Self::Misconfigured { .. }
+            | Self::Input(_)
+            | Self::Store { .. } => code::INTERNAL_ERROR,
             Self::HeaderMismatch { .. } => code::HEADER_MISMATCH,
             Self::MissingRequiredClientCapability { .. } => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::UnsupportedProtocolVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -375,8 +365,6 @@ impl ProtocolError {
             Self::Unavailable { .. } => code::INTERNAL_ERROR,
             Self::RateLimited { .. } => code::RATE_LIMITED,
             Self::Custom { code, .. } => *code,
-            // The server-failure kinds, answered above.
-            _ => code::INTERNAL_ERROR,
         }
     }
 
@@ -385,13 +373,14 @@ impl ProtocolError {
         use http::StatusCode as S;
         match self {
             Self::MethodNotFound { .. } | Self::SessionNotFound => S::NOT_FOUND,
-            _ if self.is_server_failure() => S::INTERNAL_SERVER_ERROR,
             Self::Unavailable { .. } => S::SERVICE_UNAVAILABLE,
             Self::PayloadTooLarge { .. } => S::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout { .. } => S::REQUEST_TIMEOUT,
             Self::Forbidden { .. } => S::FORBIDDEN,
             Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
             Self::Custom { .. } => S::OK,
+            // Every other kind the code table answers `-32603`: the server failed.
+            _ if self.code() == code::INTERNAL_ERROR => S::INTERNAL_SERVER_ERROR,
             _ => S::BAD_REQUEST,
         }
     }
