@@ -6,7 +6,8 @@ use crate::context::Context;
 use crate::context::RequestEnv;
 use crate::definitions::{first_error, CheckFn, Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
-use crate::server::{ChangeEvent, Server, ServerConfig, ServerInner};
+use crate::server::{Server, ServerConfig, ServerInner};
+use crate::change_feed::ChangeEvent;
 use crate::template::UriTemplate;
 use mcp_protocol::headers::header_params;
 use mcp_protocol::state::KeyRing;
@@ -228,7 +229,7 @@ impl ServerBuilder {
                         def: d,
                         access,
                         handler,
-                        home: None,
+                        mounted: false,
                     }));
                 }
             }
@@ -242,7 +243,7 @@ impl ServerBuilder {
                     def: d,
                     access,
                     handler,
-                    home: None,
+                    mounted: false,
                 })),
             },
         }
@@ -283,7 +284,7 @@ impl ServerBuilder {
             completers: prompt.completers,
             access: prompt.access,
             handler,
-            home: None,
+            mounted: false,
         }));
         self
     }
@@ -397,7 +398,7 @@ impl ServerBuilder {
     /// assert!(hub.tool("weather_forecast").is_some());
     /// ```
     pub fn mount(mut self, prefix: impl Into<String>, server: Server) -> Self {
-        self.config.extensions.mounts.push(crate::mount::Mount { prefix: prefix.into(), server });
+        self.config.extensions.mounts.push(crate::server::Mount { prefix: prefix.into(), server });
         self
     }
 
@@ -457,7 +458,9 @@ impl ServerBuilder {
         {
             self.config.extensions.tasks = Some(crate::tasks::TaskConfig::default());
         }
-        Ok(Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)?))
+        let server = Server::from_inner(ServerInner::new(self.config, self.catalog, self.completion)?);
+        crate::mount::attach(&server);
+        Ok(server)
     }
 }
 
@@ -593,6 +596,6 @@ pub(crate) fn tool_entry(tool: Tool) -> Result<ToolEntry, BuildError> {
         ui_linked: ui.is_some_and(|ui| ui.resource_uri.is_some()),
         rate_limit: tool.rate_limit,
         handler,
-        home: None,
+        mounted: false,
     })
 }

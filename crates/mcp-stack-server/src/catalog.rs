@@ -74,8 +74,8 @@ pub struct ToolEntry {
     pub(crate) ui_linked: bool,
     pub(crate) rate_limit: Option<crate::rate_limit::Quota>,
     pub(crate) handler: ToolFn,
-    /// The server it was mounted from (`None`: registered here).
-    pub(crate) home: Option<crate::server::Server>,
+    /// Mounted from another server ([`crate::ServerBuilder::mount`]; its handler names it).
+    pub(crate) mounted: bool,
 }
 
 impl ToolEntry {
@@ -106,11 +106,10 @@ impl std::fmt::Debug for ToolEntry {
     }
 }
 
-/// The handler serving a URI, its template variables, and the server it was mounted from.
+/// The handler serving a URI and its template variables.
 pub(crate) struct ResourceMatch<'a> {
     pub(crate) handler: &'a ResourceFn,
     pub(crate) vars: BTreeMap<String, String>,
-    pub(crate) home: Option<&'a crate::server::Server>,
 }
 
 /// A registered static resource.
@@ -119,8 +118,8 @@ pub(crate) struct ResourceEntry {
     pub(crate) def: types::Resource,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
-    /// The server it was mounted from.
-    pub(crate) home: Option<crate::server::Server>,
+    /// Mounted from another server.
+    pub(crate) mounted: bool,
 }
 
 /// A registered resource template.
@@ -129,8 +128,8 @@ pub(crate) struct TemplateEntry {
     pub(crate) def: types::ResourceTemplate,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: ResourceFn,
-    /// The server it was mounted from.
-    pub(crate) home: Option<crate::server::Server>,
+    /// Mounted from another server.
+    pub(crate) mounted: bool,
 }
 
 /// A registered prompt.
@@ -141,8 +140,8 @@ pub(crate) struct PromptEntry {
     pub(crate) completers: Vec<(String, ArgCompleter)>,
     pub(crate) access: Option<crate::access::Access>,
     pub(crate) handler: PromptFn,
-    /// The server it was mounted from.
-    pub(crate) home: Option<crate::server::Server>,
+    /// Mounted from another server.
+    pub(crate) mounted: bool,
 }
 
 /// Name (or URI) to position. The keys are the server's own, so a fast hash is safe: a client
@@ -253,12 +252,12 @@ impl Catalog {
     pub(crate) fn resource_for(&self, uri: &str, caller: &Caller<'_>) -> Option<ResourceMatch<'_>> {
         if let Some(r) = self.resource_index.get(uri).map(|i| &self.resources[*i]) {
             if visible(r.access.as_ref(), caller) {
-                return Some(ResourceMatch { handler: &r.handler, vars: BTreeMap::new(), home: r.home.as_ref() });
+                return Some(ResourceMatch { handler: &r.handler, vars: BTreeMap::new(), });
             }
         }
         self.templates.iter().filter(|t| visible(t.access.as_ref(), caller)).find_map(|t| {
             let vars = t.template.matches(uri)?;
-            Some(ResourceMatch { handler: &t.handler, vars, home: t.home.as_ref() })
+            Some(ResourceMatch { handler: &t.handler, vars })
         })
     }
 

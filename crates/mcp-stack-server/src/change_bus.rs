@@ -11,7 +11,8 @@
 //! [`InMemoryBus`] joins servers of one process (tests, several services in one binary); the
 //! `mcp-stack-redis` crate has a Redis pub/sub bus for instances on different machines.
 
-use crate::server::{ChangeEvent, Server, ServerInner};
+
+use crate::change_feed::ChangeEvent;
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
 
@@ -30,7 +31,13 @@ pub trait ChangeBus: Send + Sync + 'static {
 /// nothing is published again).
 #[derive(Clone)]
 pub struct BusInbox {
-    server: Weak<ServerInner>,
+    server: Weak<dyn Listeners>,
+}
+
+/// The listeners of one server, as its bus delivers to them (implemented by the server).
+pub(crate) trait Listeners: Send + Sync {
+    /// Announces a change to this instance's listeners only.
+    fn notify_local(self: Arc<Self>, event: ChangeEvent);
 }
 
 impl std::fmt::Debug for BusInbox {
@@ -40,14 +47,14 @@ impl std::fmt::Debug for BusInbox {
 }
 
 impl BusInbox {
-    pub(crate) fn new(server: &Arc<ServerInner>) -> Self {
-        Self { server: Arc::downgrade(server) }
+    pub(crate) fn new(server: Weak<dyn Listeners>) -> Self {
+        Self { server }
     }
 
     /// Hands another instance's change to this server's listeners; false once the server is gone.
     pub fn deliver(&self, event: ChangeEvent) -> bool {
-        let Some(inner) = self.server.upgrade() else { return false };
-        Server { inner }.notify_local(event);
+        let Some(server) = self.server.upgrade() else { return false };
+        server.notify_local(event);
         true
     }
 
@@ -118,7 +125,7 @@ impl ChangeBus for InMemoryBus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ChangeFeed;
+    use crate::{ChangeFeed, Server};
     use std::time::Duration;
 
     async fn next(feed: &mut ChangeFeed) -> Vec<ChangeEvent> {

@@ -1,9 +1,28 @@
 //! The change-event bus as a listener sees it: one mapping from [`ChangeEvent`] to its
 //! notification, and one policy for events a slow listener missed.
 
-use crate::server::ChangeEvent;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast::{self, error::RecvError};
+
+/// A change the server announces on `subscriptions/listen` streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChangeEvent {
+    /// The tool list changed.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource list changed.
+    ResourcesListChanged,
+    /// The resource with this URI was updated.
+    ResourceUpdated(String),
+    /// The task with this id changed (status, message, input requests): `notifications/tasks`
+    /// on listen streams that asked for it.
+    TaskStatus(String),
+    /// Anything may have changed: changes may have been missed (the change bus reconnected).
+    /// Listeners re-announce every list, each subscribed resource and each watched task.
+    Resync,
+}
 
 impl ChangeEvent {
     /// The notification method and params this change is announced with (`None` for

@@ -106,8 +106,10 @@ impl RequestEnv {
     }
 }
 
-pub(crate) struct ContextInner {
-    pub(crate) server: crate::server::Server,
+/// What a context holds. `S` is the server that serves the request, erased (`dyn Any`) in
+/// [`Context`], so that this floor does not know the server type; the server's floor gives it
+/// back typed ([`Context::server`]). It is the last field, for that unsized coercion.
+pub(crate) struct ContextInner<S: ?Sized = dyn std::any::Any + Send + Sync> {
     pub(crate) id: Value,
     pub(crate) method: String,
     pub(crate) meta: RequestMeta,
@@ -118,14 +120,60 @@ pub(crate) struct ContextInner {
     pub(crate) asked: std::sync::atomic::AtomicU32,
     /// Served in a legacy (initialize-based) session.
     pub(crate) legacy: bool,
-    /// The task this handler runs in, or the way to start one.
-    pub(crate) task: crate::tasks::TaskSlot,
+    /// The task this handler runs in, or the way to start one: set by the tasks extension
+    /// before the handler runs (unset for a call that is no task).
+    pub(crate) task: std::sync::OnceLock<Arc<dyn TaskScope>>,
     /// Status messages sent so far (the progress counter outside tasks).
     pub(crate) statuses: std::sync::atomic::AtomicU32,
     /// The server that registered the item being served, when it was mounted into this one
-    /// ([`crate::ServerBuilder::mount`]): what [`Context::server`] names.
-    pub(crate) home: std::sync::OnceLock<crate::server::Server>,
+    /// ([`crate::ServerBuilder::mount`]): what [`Context::server`] names. Erased as `server`.
+    pub(crate) home: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The server serving the request.
+    pub(crate) server: S,
 }
+
+impl<S> ContextInner<S> {
+    /// A context of a request served by `server` (modern, with nothing yet asked or attached).
+    pub(crate) fn new(
+        server: S,
+        id: Value,
+        method: String,
+        meta: RequestMeta,
+        params: Map<String, Value>,
+        env: RequestEnv,
+        state: Value,
+    ) -> Self {
+        Self {
+            id,
+            method,
+            meta,
+            params,
+            env,
+            state,
+            asked: Default::default(),
+            legacy: false,
+            task: Default::default(),
+            statuses: Default::default(),
+            home: Default::default(),
+            server,
+        }
+    }
+}
+
+/// The task side of a call, as the tasks extension attaches it to the [`Context`] (the engine
+/// knows no more of tasks than this).
+pub(crate) trait TaskScope: Send + Sync {
+    /// The id of the task the call runs in, once it runs in one.
+    fn task_id(&self) -> Option<&str>;
+    /// Creates the task now, if the call may run as one ([`Context::start_task`]).
+    fn start_task(&self) -> ScopeFuture<'_, Result<(), crate::error::HandlerError>>;
+    /// Sets the running task's status message ([`Context::status`]); only called once
+    /// [`TaskScope::task_id`] is `Some`.
+    fn set_status<'a>(&'a self, ctx: &'a Context, message: String) -> ScopeFuture<'a, ()>;
+}
+
+/// The future of a [`TaskScope`] method.
+pub(crate) type ScopeFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// Everything a handler may know about the request it serves. Cheap to clone.
 #[derive(Clone)]
@@ -140,13 +188,6 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
-    /// The server whose item this request is served by (to read its state, announce changes,
-    /// add tools...): for an item mounted from another server
-    /// ([`crate::ServerBuilder::mount`]), that server.
-    pub fn server(&self) -> &crate::server::Server {
-        self.inner.home.get().unwrap_or(&self.inner.server)
-    }
-
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &Value {
         &self.inner.id
@@ -175,13 +216,6 @@ impl Context {
     /// The authenticated principal, if any.
     pub fn principal(&self) -> Option<&str> {
         self.inner.env.principal.as_deref()
-    }
-
-    /// Marks the item being served as mounted from `home` (what [`Context::server`] names).
-    pub(crate) fn set_home(&self, home: Option<&crate::server::Server>) {
-        if let Some(h) = home {
-            let _ = self.inner.home.set(h.clone());
-        }
     }
 
     /// The scopes the caller's access token grants (empty without one).
@@ -273,7 +307,7 @@ impl Context {
 
     /// The id of the task this handler runs in, if it runs in one.
     pub fn task_id(&self) -> Option<&str> {
-        self.inner.task.bound.get().map(|b| b.id.as_str())
+        self.inner.task.get()?.task_id()
     }
 
     /// For tools registered with [`crate::tasks::TaskStart::Handler`]: creates the task now, if
@@ -285,19 +319,9 @@ impl Context {
     ///
     /// Fails when the tool requires a task and none can be created (capacity).
     pub async fn start_task(&self) -> Result<(), crate::error::HandlerError> {
-        if self.task_id().is_some() {
-            return Ok(());
-        }
-        let Some(ask) = self.inner.task.start.lock().take() else {
-            return Ok(());
-        };
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        if ask.send(reply).is_err() {
-            return Ok(());
-        }
-        match answer.await {
-            Ok(Err(e)) => Err(e.into()),
-            Ok(Ok(_)) | Err(_) => Ok(()),
+        match self.inner.task.get() {
+            Some(task) => task.start_task().await,
+            None => Ok(()),
         }
     }
 
@@ -313,8 +337,8 @@ impl Context {
     /// before the result; one sent after the task ended is dropped.
     pub async fn status(&self, message: impl Into<String>) {
         let message = message.into();
-        if let Some(b) = self.inner.task.bound.get() {
-            b.set_status(&self.inner.server, message).await;
+        if let Some(task) = self.inner.task.get().filter(|t| t.task_id().is_some()) {
+            task.set_status(self, message).await;
             return;
         }
         let n = self.inner.statuses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

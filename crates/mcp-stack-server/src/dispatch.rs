@@ -7,7 +7,9 @@ use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
 use crate::inputs::InputRequired;
 use crate::reply::Reply;
-use crate::server::{method_not_found, Preset, RoundState, Server};
+use crate::server::{method_not_found, Server};
+use crate::round::Preset;
+use crate::round::RoundState;
 use crate::tasks::ToolRun;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::state::{request_digest, Expectation, StateClaims};
@@ -168,22 +170,9 @@ impl Server {
         if supports_mrtr(&req.method) {
             crate::inputs::bind_answers(&mut params, &round.keys);
         }
-        let ctx = Context {
-            inner: Arc::new(ContextInner {
-                server: self.clone(),
-                id: req.id,
-                method: req.method,
-                meta,
-                params,
-                env,
-                state: round.app,
-                asked: Default::default(),
-                legacy,
-                task: Default::default(),
-                statuses: Default::default(),
-                home: Default::default(),
-            }),
-        };
+        let inner = ContextInner::new(self.clone(), req.id, req.method, meta, params, env, round.app);
+        let inner = ContextInner { legacy, ..inner };
+        let ctx = Context { inner: Arc::new(inner) };
         // From here on, a panic in this request is described from its context.
         crate::panic::describe_with(&ctx);
         Ok(ctx)
@@ -342,7 +331,7 @@ impl Server {
     /// block around it to keep a server alive (one more poll function and stack frame on
     /// every request's path).
     async fn serve_call(ctx: Context, method: Method, continuation: bool) -> Result<Reply, ProtocolError> {
-        let this = &ctx.inner.server;
+        let this = ctx.serving();
         if !continuation {
             this.spend(&ctx, method).await?;
         }
@@ -352,7 +341,7 @@ impl Server {
         // Boxed, and only with a fallback: most servers have none, and its code would sit in
         // every request's path.
         if this.inner.config.extensions.fallback.is_some() {
-            if let Some(served) = Box::pin(crate::fallback::serve(this, &ctx, method)).await {
+            if let Some(served) = Box::pin(this.serve_fallback(&ctx, method)).await {
                 return served;
             }
         }
@@ -461,7 +450,6 @@ impl Server {
         if !input.is_valid(args_value) {
             return Ok(invalid_arguments(name, input, args_value).into());
         }
-        ctx.set_home(tool.home.as_ref());
         let runs_as_task =
             tool.task_support != TaskSupport::Forbidden && self.tasks().is_some() && ctx.declares_tasks();
         let cache_key = if runs_as_task { None } else { self.tool_cache_key(ctx, &tool, args_value) };
@@ -530,12 +518,30 @@ impl Server {
         Some((crate::cache::Cache::key("tools/call", &tool.name, &args.to_string(), principal), ttl))
     }
 
+    /// The fallback's outcome for `ctx`'s request, when the server has a fallback that serves it.
+    pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Reply, ProtocolError>> {
+        let offered = crate::fallback::FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || self.fallback_serves_tasks());
+        let fallback = self.inner.config.extensions.fallback.as_ref().filter(|_| offered)?;
+        let mut served = fallback.serve(ctx.clone())?.await;
+        // Results the schema makes cacheable get this server's hints where the fallback gave
+        // none (a proxied legacy server has no such fields).
+        if let Ok(result) = &mut served {
+            match method {
+                Method::ResourcesRead => self.inner.config.lists.missing_hints(result, true),
+                Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
+                    self.inner.config.lists.missing_hints(result, false)
+                }
+                _ => {}
+            }
+        }
+        Some(self.outcome(ctx, served, method == Method::ToolsCall))
+    }
+
     async fn read_resource(&self, ctx: &Context, uri: &str) -> Result<Reply, ProtocolError> {
         let catalog = self.catalog();
         let Some(found) = catalog.resource_for(uri, &ctx.caller()) else {
             return Err(ProtocolError::resource_not_found(uri));
         };
-        ctx.set_home(found.home);
         let cached = self.inner.cache.resources() && !is_round(ctx);
         let key = |principal| crate::cache::Cache::key("resources/read", uri, "", principal);
         if cached {
@@ -593,7 +599,6 @@ impl Server {
                 "Missing required argument {missing:?} for prompt {name}"
             )));
         }
-        ctx.set_home(prompt.home.as_ref());
         let r = (prompt.handler)(ctx.clone()).await;
         match self.settle(ctx, r, false)? {
             Settled::Done(result) => Ok(result.into()),

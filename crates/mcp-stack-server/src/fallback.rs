@@ -36,9 +36,7 @@
 pub use crate::catalog::BoxFuture;
 use crate::context::Context;
 use crate::error::HandlerError;
-use crate::reply::Reply;
-use crate::server::Server;
-use mcp_protocol::{Method, ProtocolError};
+use mcp_protocol::Method;
 use serde_json::Value;
 
 /// The methods a [`Fallback`] is offered (the `tasks/*` ones only when it
@@ -75,34 +73,13 @@ pub trait Fallback: Send + Sync + 'static {
     }
 }
 
-/// Whether the server's fallback serves the tasks extension.
-pub(crate) fn serves_tasks(server: &Server) -> bool {
-    server.inner.config.extensions.fallback.as_ref().is_some_and(|f| f.serves_tasks())
-}
-
-/// The fallback's outcome for `ctx`'s request, when the server has a fallback that serves it.
-pub(crate) async fn serve(server: &Server, ctx: &Context, method: Method) -> Option<Result<Reply, ProtocolError>> {
-    let offered = FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || serves_tasks(server));
-    let fallback = server.inner.config.extensions.fallback.as_ref().filter(|_| offered)?;
-    let mut served = fallback.serve(ctx.clone())?.await;
-    // Results the schema makes cacheable get this server's hints where the fallback gave
-    // none (a proxied legacy server has no such fields).
-    if let Ok(result) = &mut served {
-        match method {
-            Method::ResourcesRead => server.inner.config.lists.missing_hints(result, true),
-            Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
-                server.inner.config.lists.missing_hints(result, false)
-            }
-            _ => {}
-        }
-    }
-    Some(server.outcome(ctx, served, method == Method::ToolsCall))
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::context::RequestEnv;
+    use crate::Server;
+    use mcp_protocol::ProtocolError;
     use crate::inputs::InputRequired;
     use mcp_protocol::Request;
     use serde_json::json;

@@ -49,7 +49,8 @@
 use crate::catalog::BoxFuture;
 use crate::context::RequestEnv;
 use crate::reply::Reply;
-use crate::server::{Preset, Server};
+use crate::server::Server;
+use crate::round::Preset;
 use mcp_protocol::{Method, ProtocolError, Request};
 use serde_json::{Map, Value};
 use std::future::Future;

@@ -1,19 +1,58 @@
 //! Composition: one server's items served as part of another; the rules are on
 //! [`ServerBuilder::mount`](crate::ServerBuilder::mount).
 
-use crate::catalog::{Catalog, ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use crate::catalog::{Catalog, ListKind, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn};
+use crate::context::Context;
 use crate::error::{BuildError, ItemKind};
-use crate::server::{ChangeEvent, Server, ServerInner};
-use std::sync::{Arc, Weak};
+use crate::server::{Mount, Parent, Server};
+use crate::change_feed::ChangeEvent;
+use std::sync::Arc;
 
-/// A server mounted into another under a prefix.
-#[derive(Clone)]
-pub(crate) struct Mount {
-    pub(crate) prefix: String,
-    pub(crate) server: Server,
+/// The mounted server, as a [`Context`] carries it (what [`Context::server`] names).
+type Home = Arc<dyn std::any::Any + Send + Sync>;
+
+/// Marks `ctx` as served by an item of `home` (the first mount wins: an item mounted through
+/// two levels names the server that registered it).
+fn enter(ctx: &Context, home: &Home) {
+    let _ = ctx.inner.home.set(home.clone());
 }
 
-fn tool(e: &ToolEntry, name: String, home: &Server) -> ToolEntry {
+fn tool_fn(f: &ToolFn, home: &Home) -> ToolFn {
+    let (f, home) = (f.clone(), home.clone());
+    Arc::new(move |ctx| {
+        enter(&ctx, &home);
+        f(ctx)
+    })
+}
+
+fn prompt_fn(f: &PromptFn, home: &Home) -> PromptFn {
+    let (f, home) = (f.clone(), home.clone());
+    Arc::new(move |ctx| {
+        enter(&ctx, &home);
+        f(ctx)
+    })
+}
+
+fn resource_fn(f: &ResourceFn, home: &Home) -> ResourceFn {
+    let (f, home) = (f.clone(), home.clone());
+    Arc::new(move |ctx, uri, vars| {
+        enter(&ctx, &home);
+        f(ctx, uri, vars)
+    })
+}
+
+/// `f`, or for an item registered by `home` itself, `f` naming `home` as its server.
+macro_rules! homed {
+    ($wrap:ident, $entry:expr, $home:expr) => {
+        if $entry.mounted {
+            $entry.handler.clone()
+        } else {
+            $wrap(&$entry.handler, $home)
+        }
+    };
+}
+
+fn tool(e: &ToolEntry, name: String, home: &Home) -> ToolEntry {
     let mut def = e.def.clone();
     def.name.clone_from(&name);
     ToolEntry {
@@ -27,12 +66,12 @@ fn tool(e: &ToolEntry, name: String, home: &Server) -> ToolEntry {
         access: e.access.clone(),
         ui_linked: e.ui_linked,
         rate_limit: e.rate_limit,
-        handler: e.handler.clone(),
-        home: Some(e.home.clone().unwrap_or_else(|| home.clone())),
+        handler: homed!(tool_fn, e, home),
+        mounted: true,
     }
 }
 
-fn prompt(e: &PromptEntry, name: String, home: &Server) -> PromptEntry {
+fn prompt(e: &PromptEntry, name: String, home: &Home) -> PromptEntry {
     let mut def = e.def.clone();
     def.name.clone_from(&name);
     PromptEntry {
@@ -41,8 +80,8 @@ fn prompt(e: &PromptEntry, name: String, home: &Server) -> PromptEntry {
         required_args: e.required_args.clone(),
         completers: e.completers.clone(),
         access: e.access.clone(),
-        handler: e.handler.clone(),
-        home: Some(e.home.clone().unwrap_or_else(|| home.clone())),
+        handler: homed!(prompt_fn, e, home),
+        mounted: true,
     }
 }
 
@@ -51,7 +90,7 @@ fn prompt(e: &PromptEntry, name: String, home: &Server) -> PromptEntry {
 pub(crate) fn compose(catalog: &mut Catalog, mounts: &[Mount], strict: bool) -> Result<(), BuildError> {
     for m in mounts {
         let child = m.server.catalog();
-        let home = &m.server;
+        let home: &Home = &(Arc::new(m.server.clone()) as Home);
         let clash = |kind: ItemKind, name: String| {
             if strict {
                 return Err(BuildError::Duplicate { kind, name });
@@ -79,13 +118,12 @@ pub(crate) fn compose(catalog: &mut Catalog, mounts: &[Mount], strict: bool) -> 
             if catalog.resources.iter().any(|x| x.uri == r.uri) {
                 clash(ItemKind::Resource, r.uri.clone())?;
             } else {
-                let home = Some(r.home.clone().unwrap_or_else(|| home.clone()));
                 catalog.resources.push(Arc::new(ResourceEntry {
                     uri: r.uri.clone(),
                     def: r.def.clone(),
                     access: r.access.clone(),
-                    handler: r.handler.clone(),
-                    home,
+                    handler: homed!(resource_fn, r, home),
+                    mounted: true,
                 }));
             }
         }
@@ -93,13 +131,12 @@ pub(crate) fn compose(catalog: &mut Catalog, mounts: &[Mount], strict: bool) -> 
             if catalog.templates.iter().any(|x| x.template.as_str() == t.template.as_str()) {
                 clash(ItemKind::ResourceTemplate, t.template.as_str().to_owned())?;
             } else {
-                let home = Some(t.home.clone().unwrap_or_else(|| home.clone()));
                 catalog.templates.push(Arc::new(TemplateEntry {
                     template: t.template.clone(),
                     def: t.def.clone(),
                     access: t.access.clone(),
-                    handler: t.handler.clone(),
-                    home,
+                    handler: homed!(resource_fn, t, home),
+                    mounted: true,
                 }));
             }
         }
@@ -110,15 +147,8 @@ pub(crate) fn compose(catalog: &mut Catalog, mounts: &[Mount], strict: bool) -> 
 /// Registers `server` with the servers it mounts, so their changes reach it.
 pub(crate) fn attach(server: &Server) {
     for m in &server.inner.config.extensions.mounts {
-        m.server.inner.parents.lock().push(Arc::downgrade(&server.inner));
-    }
-}
-
-/// Passes a change of `server` on to the servers it is mounted in.
-pub(crate) fn tell_parents(server: &Server, event: &ChangeEvent) {
-    let parents: Vec<Weak<ServerInner>> = server.inner.parents.lock().clone();
-    for parent in parents.iter().filter_map(Weak::upgrade) {
-        mounted_changed(&Server { inner: parent }, event);
+        let parent = Parent { server: Arc::downgrade(&server.inner), relay: mounted_changed };
+        m.server.inner.parents.lock().push(parent);
     }
 }
 
@@ -134,10 +164,10 @@ fn mounted_changed(server: &Server, event: &ChangeEvent) {
     };
     if !kinds.is_empty() {
         server.update_catalog(|c| {
-            c.tools.retain(|e| e.home.is_none());
-            c.prompts.retain(|e| e.home.is_none());
-            c.resources.retain(|e| e.home.is_none());
-            c.templates.retain(|e| e.home.is_none());
+            c.tools.retain(|e| !e.mounted);
+            c.prompts.retain(|e| !e.mounted);
+            c.resources.retain(|e| !e.mounted);
+            c.templates.retain(|e| !e.mounted);
             let _ = compose(c, &server.inner.config.extensions.mounts, false);
             for k in kinds {
                 c.versions[*k as usize] += 1;

@@ -1,10 +1,13 @@
 //! [`Server`]: an immutable-by-default, shareable MCP server and its request dispatch.
 
 use crate::catalog::*;
+// Their paths before they moved down a floor; the session machine still names them here.
+pub(crate) use crate::change_feed::ChangeEvent;
+pub(crate) use crate::round::{Preset, RoundState};
 use crate::error::BuildError;
 use crate::reply::{Reply, WriteResult};
 use crate::state_map::StateMap;
-use mcp_protocol::meta::{RequestMeta, SERVER_INFO};
+use mcp_protocol::meta::SERVER_INFO;
 use mcp_protocol::state::KeyRing;
 use mcp_protocol::types;
 use mcp_protocol::{version, ProtocolError};
@@ -13,44 +16,6 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-
-/// What a legacy session supplies in place of a request's `_meta` and `requestState`.
-pub(crate) struct Preset {
-    pub(crate) meta: RequestMeta,
-    /// MRTR state kept in memory between rounds (`None`: read `requestState` as usual).
-    pub(crate) state: Option<RoundState>,
-}
-
-/// What the previous MRTR round handed to this one (through a verified `requestState`, or
-/// kept in memory by a legacy session): the handler's state and the input keys that round
-/// issued. Without either, the request is a first round: no answers at all are honoured.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct RoundState {
-    /// What the handler put in [`InputRequired::state`].
-    pub(crate) app: Value,
-    /// The `inputRequests` keys of the previous round.
-    pub(crate) keys: Vec<String>,
-}
-
-/// A change the server announces on `subscriptions/listen` streams.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ChangeEvent {
-    /// The tool list changed.
-    ToolsListChanged,
-    /// The prompt list changed.
-    PromptsListChanged,
-    /// The resource list changed.
-    ResourcesListChanged,
-    /// The resource with this URI was updated.
-    ResourceUpdated(String),
-    /// The task with this id changed (status, message, input requests): `notifications/tasks`
-    /// on listen streams that asked for it.
-    TaskStatus(String),
-    /// Anything may have changed: changes may have been missed (the change bus reconnected).
-    /// Listeners re-announce every list, each subscribed resource and each watched task.
-    Resync,
-}
 
 /// Everything [`ServerBuilder`](crate::ServerBuilder) sets, grouped by who reads it.
 pub(crate) struct ServerConfig {
@@ -105,7 +70,7 @@ pub(crate) struct Extensions {
     pub(crate) bus: Option<Arc<dyn crate::change_bus::ChangeBus>>,
     pub(crate) fallback: Option<Arc<dyn crate::fallback::Fallback>>,
     /// Servers mounted into this one.
-    pub(crate) mounts: Vec<crate::mount::Mount>,
+    pub(crate) mounts: Vec<Mount>,
     /// Caps on one `subscriptions/listen` filter.
     pub(crate) listen_limits: crate::listen_limits::ListenLimits,
 }
@@ -155,7 +120,7 @@ pub(crate) struct ServerInner {
     /// The result cache (empty without [`ServerBuilder::result_cache`]).
     pub(crate) cache: crate::cache::Cache,
     /// The servers this one is mounted in (their catalogs follow this one's changes).
-    pub(crate) parents: parking_lot::Mutex<Vec<std::sync::Weak<ServerInner>>>,
+    pub(crate) parents: parking_lot::Mutex<Vec<Parent>>,
 }
 
 impl ServerInner {
@@ -199,6 +164,26 @@ pub struct Server {
     pub(crate) inner: Arc<ServerInner>,
 }
 
+impl crate::change_bus::Listeners for ServerInner {
+    fn notify_local(self: Arc<Self>, event: ChangeEvent) {
+        Server { inner: self }.notify_local(event);
+    }
+}
+
+/// A server mounted into another under a prefix ([`ServerBuilder::mount`](crate::ServerBuilder::mount)).
+#[derive(Clone)]
+pub(crate) struct Mount {
+    pub(crate) prefix: String,
+    pub(crate) server: Server,
+}
+
+/// A server this one is mounted in, and what passes this server's changes on to it.
+#[derive(Clone)]
+pub(crate) struct Parent {
+    pub(crate) server: std::sync::Weak<ServerInner>,
+    pub(crate) relay: fn(&Server, &ChangeEvent),
+}
+
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server").field("info", &self.inner.config.server_info).finish()
@@ -209,16 +194,20 @@ impl Server {
     pub(crate) fn from_inner(inner: ServerInner) -> Self {
         let inner = Arc::new(inner);
         if let Some(bus) = &inner.config.extensions.bus {
-            bus.attach(crate::change_bus::BusInbox::new(&inner));
+            let listeners: std::sync::Weak<ServerInner> = Arc::downgrade(&inner);
+            bus.attach(crate::change_bus::BusInbox::new(listeners));
         }
-        let server = Self { inner };
-        crate::mount::attach(&server);
-        server
+        Self { inner }
     }
 
     /// The task runtime, when the server runs tasks.
     pub(crate) fn tasks(&self) -> Option<&Arc<crate::tasks::TaskRuntime>> {
         self.inner.tasks.as_ref()
+    }
+
+    /// Whether the server's fallback serves the tasks extension.
+    pub(crate) fn fallback_serves_tasks(&self) -> bool {
+        self.inner.config.extensions.fallback.as_ref().is_some_and(|f| f.serves_tasks())
     }
 
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
@@ -284,7 +273,7 @@ impl Server {
         let mut extension = |id: &str, settings: Map<String, Value>| {
             caps.extensions.get_or_insert_with(Default::default).insert(id.to_owned(), settings);
         };
-        if self.inner.tasks.is_some() || crate::fallback::serves_tasks(self) {
+        if self.inner.tasks.is_some() || self.fallback_serves_tasks() {
             extension(mcp_protocol::meta::TASKS_EXTENSION, Map::new());
         }
         if self.inner.config.extensions.skills.is_some() {
@@ -311,10 +300,20 @@ impl Server {
         self.notify_local(event);
     }
 
+    /// Passes a change of this server on to the servers it is mounted in.
+    fn tell_parents(&self, event: &ChangeEvent) {
+        let parents: Vec<Parent> = self.inner.parents.lock().clone();
+        for p in &parents {
+            if let Some(inner) = p.server.upgrade() {
+                (p.relay)(&Server { inner }, event);
+            }
+        }
+    }
+
     /// Announces a change to this instance's listeners only.
     pub(crate) fn notify_local(&self, event: ChangeEvent) {
         if !self.inner.parents.lock().is_empty() {
-            crate::mount::tell_parents(self, &event);
+            self.tell_parents(&event);
         }
         // A send fails only when nobody listens, which is fine.
         match event {
@@ -445,4 +444,20 @@ pub(crate) fn method_not_found(method: &str) -> ProtocolError {
         };
     }
     ProtocolError::method_not_found(method)
+}
+
+impl crate::Context {
+    /// The server whose item this request is served by (to read its state, announce changes,
+    /// add tools...): for an item mounted from another server
+    /// ([`ServerBuilder::mount`](crate::ServerBuilder::mount)), that server.
+    pub fn server(&self) -> &Server {
+        let home = self.inner.home.get().and_then(|h| h.downcast_ref::<Server>());
+        home.unwrap_or_else(|| self.serving())
+    }
+
+    /// The server serving the request (the one the client called, mounted items or not).
+    pub(crate) fn serving(&self) -> &Server {
+        let server: &(dyn std::any::Any + Send + Sync) = &self.inner.server;
+        server.downcast_ref().expect("every context is made by a `Server`")
+    }
 }

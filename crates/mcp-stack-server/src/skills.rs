@@ -43,7 +43,7 @@ pub(crate) fn register(catalog: &mut Catalog, set: &SkillSet) -> Result<(), Buil
             def,
             access: None,
             handler,
-            home: None,
+            mounted: false,
         }));
     }
     Ok(())

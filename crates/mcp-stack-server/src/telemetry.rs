@@ -12,7 +12,7 @@
 //! the global text-map propagator) becomes the server span's remote parent.
 
 use crate::context::RequestEnv;
-use crate::server::Preset;
+use crate::round::Preset;
 use mcp_protocol::telemetry::{request_id, Failure, Operation, Side, Target, TOOL_ERROR};
 use mcp_protocol::{ProtocolError, Request};
 use serde_json::Value;

@@ -162,22 +162,8 @@ impl TestContext {
             progress_token: None,
         };
         let env = RequestEnv { principal: self.principal, sink: self.sink, ..RequestEnv::default() };
-        Context {
-            inner: Arc::new(ContextInner {
-                server,
-                id: Value::from(1),
-                method: self.method,
-                meta,
-                params,
-                env,
-                state: self.round_state,
-                asked: Default::default(),
-                legacy: false,
-                task: Default::default(),
-                statuses: Default::default(),
-                home: Default::default(),
-            }),
-        }
+        let inner = ContextInner::new(server, Value::from(1), self.method, meta, params, env, self.round_state);
+        Context { inner: Arc::new(inner) }
     }
 }
 

@@ -14,7 +14,8 @@
 //! message) and nothing sent afterwards is written.
 
 use super::{Applied, TaskBinding, TaskChange, TaskRuntime, Terminal};
-use crate::server::{ChangeEvent, Server};
+use crate::server::Server;
+use crate::change_feed::ChangeEvent;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -295,7 +295,7 @@ async fn listen_streams_carry_the_detailed_task_of_watched_ids() {
 
 #[tokio::test(start_paused = true)]
 async fn a_legacy_session_never_sees_tasks_even_when_its_capabilities_name_the_extension() {
-    use crate::server::Preset;
+    use crate::round::Preset;
     use mcp_protocol::meta::RequestMeta;
     let s = plain();
     let legacy = |method: &str, params: Value| {

@@ -63,12 +63,12 @@ pub(crate) async fn serve_method(
     ctx: &Context,
     method: mcp_protocol::Method,
 ) -> Result<crate::reply::Reply, ProtocolError> {
-    if crate::fallback::serves_tasks(server) && !ctx.inner.legacy {
+    if server.fallback_serves_tasks() && !ctx.inner.legacy {
         if !ctx.declares_tasks() {
             return Err(super::extension_required());
         }
         method.params(ctx.params())?;
-        if let Some(served) = crate::fallback::serve(server, ctx, method).await {
+        if let Some(served) = server.serve_fallback(ctx, method).await {
             return served;
         }
     }

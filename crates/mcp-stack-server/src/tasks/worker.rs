@@ -5,7 +5,8 @@ use super::{TaskBinding, TaskRecord, TaskRuntime, TaskStart, TaskStoreError, Ter
 use crate::catalog::{BoxFuture, ToolEntry};
 use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
-use crate::server::{ChangeEvent, Server};
+use crate::server::Server;
+use crate::change_feed::ChangeEvent;
 use crate::tasks::{Applied, TaskChange, TaskStatus};
 use mcp_protocol::types::CallToolResult;
 use mcp_protocol::{Cancellation, InputFailure, ProtocolError};
@@ -67,26 +68,12 @@ impl Context {
         state: Value,
     ) -> Context {
         let i = &self.inner;
-        let slot = crate::tasks::TaskSlot::default();
-        if let Some(b) = binding {
-            let _ = slot.bound.set(b);
+        let inner = ContextInner::new(self.serving().clone(), i.id.clone(), i.method.clone(), i.meta.clone(), params, env, state);
+        let inner = ContextInner { legacy: i.legacy, home: i.home.clone(), ..inner };
+        if binding.is_some() {
+            let _ = inner.task.set(crate::tasks::TaskSlot::bound(binding));
         }
-        Context {
-            inner: Arc::new(ContextInner {
-                server: i.server.clone(),
-                id: i.id.clone(),
-                method: i.method.clone(),
-                meta: i.meta.clone(),
-                params,
-                env,
-                state,
-                asked: Default::default(),
-                legacy: i.legacy,
-                task: slot,
-                statuses: Default::default(),
-                home: i.home.clone(),
-            }),
-        }
+        Context { inner: Arc::new(inner) }
     }
 }
 
@@ -157,7 +144,9 @@ impl TaskRuntime {
         let env = ctx.inner.env.with_cancel(token.clone());
         let dctx = ctx.derive(None, ctx.params().clone(), env, ctx.round_state().clone());
         let (ask, mut asked) = tokio::sync::oneshot::channel();
-        *dctx.inner.task.start.lock() = Some(ask);
+        let slot = crate::tasks::TaskSlot::bound(None);
+        *slot.start.lock() = Some(ask);
+        let _ = dctx.inner.task.set(slot.clone());
         let mut fut = (tool.handler)(dctx.clone());
         let request_cancel = ctx.cancellation().clone();
         let mut forwarded = false;
@@ -177,7 +166,7 @@ impl TaskRuntime {
                         }
                     };
                     let binding = self.binding(&record.task_id);
-                    let _ = dctx.inner.task.bound.set(binding.clone());
+                    let _ = slot.bound.set(binding.clone());
                     self.register(&record.task_id, token.clone());
                     let _ = reply.send(Ok(true));
                     self.spawn_work(server, ctx, tool, binding, token, fut, Map::new());
