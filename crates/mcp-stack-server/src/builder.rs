@@ -1,13 +1,13 @@
 //! [`ServerBuilder`]: declare what a server offers, then [`ServerBuilder::build`] it once.
 
 use crate::catalog::*;
+use crate::change_feed::ChangeEvent;
 use crate::change_feed::ChangeFeed;
 use crate::context::Context;
 use crate::context::RequestEnv;
 use crate::definitions::{first_error, CheckFn, Prompt, Resource, ResourceDef, Tool};
 use crate::error::{BuildError, HandlerError, ItemKind};
 use crate::server::{Server, ServerConfig, ServerInner};
-use crate::change_feed::ChangeEvent;
 use crate::template::UriTemplate;
 use mcp_protocol::headers::header_params;
 use mcp_protocol::state::KeyRing;
@@ -541,7 +541,7 @@ impl Server {
         request: Request,
         env: RequestEnv,
     ) -> Result<impl futures::Stream<Item = Value> + Send + 'static, ProtocolError> {
-        let (request, env) = crate::layers::admit_listen(self, request, env).await?;
+        let (request, env) = crate::dispatch::admit_listen(self, request, env).await?;
         self.listen(request, env)
     }
 

@@ -252,7 +252,7 @@ impl Catalog {
     pub(crate) fn resource_for(&self, uri: &str, caller: &Caller<'_>) -> Option<ResourceMatch<'_>> {
         if let Some(r) = self.resource_index.get(uri).map(|i| &self.resources[*i]) {
             if visible(r.access.as_ref(), caller) {
-                return Some(ResourceMatch { handler: &r.handler, vars: BTreeMap::new(), });
+                return Some(ResourceMatch { handler: &r.handler, vars: BTreeMap::new() });
             }
         }
         self.templates.iter().filter(|t| visible(t.access.as_ref(), caller)).find_map(|t| {

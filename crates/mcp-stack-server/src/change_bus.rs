@@ -11,7 +11,6 @@
 //! [`InMemoryBus`] joins servers of one process (tests, several services in one binary); the
 //! `mcp-stack-redis` crate has a Redis pub/sub bus for instances on different machines.
 
-
 use crate::change_feed::ChangeEvent;
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};

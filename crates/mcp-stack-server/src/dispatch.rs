@@ -6,11 +6,12 @@ use crate::catalog::{ListKind, ToolEntry};
 use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
 use crate::inputs::InputRequired;
+use crate::layers::{Chain, Next, Operation};
 use crate::reply::Reply;
-use crate::server::{method_not_found, Server};
 use crate::round::Preset;
 use crate::round::RoundState;
-use crate::tasks::ToolRun;
+use crate::server::{method_not_found, Server};
+use crate::tasks::worker::ToolRun;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::state::{request_digest, Expectation, StateClaims};
 use mcp_protocol::types::{self, CallToolResult};
@@ -146,7 +147,7 @@ impl Server {
             false => crate::panic::Describe::early(&req.method, &req.id),
         };
         let limit = self.inner.config.request_timeout;
-        let start = move |server: &Server| crate::layers::dispatch(server, req, env, preset);
+        let start = move |server: &Server| layered(server, req, env, preset);
         crate::deadline::Guarded::new(start, info, self, limit)
     }
 
@@ -336,7 +337,7 @@ impl Server {
             this.spend(&ctx, method).await?;
         }
         if method.is_task_method() {
-            return Box::pin(crate::tasks::serve_method(this, &ctx, method)).await;
+            return Box::pin(crate::tasks::wire::serve_method(this, &ctx, method)).await;
         }
         // Boxed, and only with a fallback: most servers have none, and its code would sit in
         // every request's path.
@@ -520,7 +521,8 @@ impl Server {
 
     /// The fallback's outcome for `ctx`'s request, when the server has a fallback that serves it.
     pub(crate) async fn serve_fallback(&self, ctx: &Context, method: Method) -> Option<Result<Reply, ProtocolError>> {
-        let offered = crate::fallback::FALLBACK_METHODS.contains(&method) && (!method.is_task_method() || self.fallback_serves_tasks());
+        let offered = crate::fallback::FALLBACK_METHODS.contains(&method)
+            && (!method.is_task_method() || self.fallback_serves_tasks());
         let fallback = self.inner.config.extensions.fallback.as_ref().filter(|_| offered)?;
         let mut served = fallback.serve(ctx.clone())?.await;
         // Results the schema makes cacheable get this server's hints where the fallback gave
@@ -680,4 +682,59 @@ impl Server {
             _ => false,
         }
     }
+}
+
+impl Chain for crate::server::ServerInner {
+    fn layers(&self) -> &[Arc<dyn crate::layers::OperationLayer>] {
+        &self.config.stages.layers
+    }
+
+    fn serve(self: Arc<Self>, op: Operation) -> crate::fallback::BoxFuture<Result<Reply, ProtocolError>> {
+        Box::pin(Server { inner: self }.dispatch(op.request, op.env, op.preset))
+    }
+}
+
+/// Serves a request through the layers (straight to `dispatch` when there are none). Not an
+/// `async fn`: one would hold the arguments beside the future they are moved into.
+pub(crate) fn layered(
+    server: &Server,
+    request: Request,
+    env: RequestEnv,
+    preset: Option<Box<Preset>>,
+) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
+    use futures::future::Either;
+    let Some(first) = server.inner.config.stages.layers.first() else {
+        return Either::Left(server.dispatch(request, env, preset));
+    };
+    // The first layer's own (boxed) future: the chain adds nothing to the request future.
+    let next = Next::new(server.inner.clone(), 1, None);
+    Either::Right(first.call(Operation { request, env, preset }, next))
+}
+
+/// Passes a `subscriptions/listen` request through the layers (in the panic scope): the
+/// request and environment to open the stream with, or the refusal.
+pub(crate) async fn admit_listen(
+    server: &Server,
+    request: Request,
+    env: RequestEnv,
+) -> Result<(Request, RequestEnv), ProtocolError> {
+    use futures::FutureExt;
+    if server.inner.config.stages.layers.is_empty() {
+        return Ok((request, env));
+    }
+    let slot = Arc::new(parking_lot::Mutex::new(None));
+    let next = Next::new(server.inner.clone(), 0, Some(slot.clone()));
+    let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
+    let op = Operation { request, env, preset: None };
+    // Started at the first poll, in the panic scope: `run` calls the first layer at once,
+    // and a layer's own code may panic before it returns its future.
+    let chain = std::panic::AssertUnwindSafe(async move { next.run(op).await }).catch_unwind();
+    match crate::panic::scoped(info, chain).await {
+        Ok(r) => r?,
+        Err(panic) => return Err(server.caught_panic(&*panic, None)),
+    };
+    let op = slot.lock().take().ok_or_else(|| {
+        ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into())
+    })?;
+    Ok((op.request, op.env))
 }

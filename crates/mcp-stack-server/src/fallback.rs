@@ -73,14 +73,13 @@ pub trait Fallback: Send + Sync + 'static {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::context::RequestEnv;
+    use crate::inputs::InputRequired;
     use crate::Server;
     use mcp_protocol::ProtocolError;
-    use crate::inputs::InputRequired;
     use mcp_protocol::Request;
     use serde_json::json;
     use std::sync::Arc;

@@ -49,7 +49,6 @@
 use crate::catalog::BoxFuture;
 use crate::context::RequestEnv;
 use crate::reply::Reply;
-use crate::server::Server;
 use crate::round::Preset;
 use mcp_protocol::{Method, ProtocolError, Request};
 use serde_json::{Map, Value};
@@ -215,9 +214,19 @@ impl Operation {
     }
 }
 
+/// The chain as the layers see it: the layers in order, and what serves an operation once the
+/// last of them passed it on (the server's dispatch). The server implements it; the layers know
+/// no more of the server than this.
+pub(crate) trait Chain: Send + Sync + 'static {
+    /// The layers, outermost first.
+    fn layers(&self) -> &[Arc<dyn OperationLayer>];
+    /// Serves an operation every layer has passed on.
+    fn serve(self: Arc<Self>, op: Operation) -> BoxFuture<Result<Reply, ProtocolError>>;
+}
+
 /// The rest of the chain: the layers after this one, then the server.
 pub struct Next {
-    server: Server,
+    chain: Arc<dyn Chain>,
     index: usize,
     /// For a `subscriptions/listen` request: where the end of the chain leaves the operation
     /// (the stream is opened from it once the layers return).
@@ -231,69 +240,32 @@ impl std::fmt::Debug for Next {
 }
 
 impl Next {
+    /// The chain from layer `index` on (`listen`: the slot a listen request is left in).
+    pub(crate) fn new(
+        chain: Arc<dyn Chain>,
+        index: usize,
+        listen: Option<Arc<parking_lot::Mutex<Option<Operation>>>>,
+    ) -> Self {
+        Self { chain, index, listen }
+    }
+
     /// Passes `op` on; the future returned gives its reply.
     ///
     /// The next layer (or, at the end of the chain, the server) takes the operation when this
-    /// is called, and the future finishes it. Not an `async fn`, which would hold the operation
-    /// beside the future it is moved into: the future is the next layer's own (boxed), or the
-    /// server's dispatch of the request, so a layer adds one allocation and no copies.
+    /// is called, and the future finishes it: the next layer's own (boxed), or the server's
+    /// dispatch of the request.
     pub fn run(self, op: Operation) -> impl Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         use futures::future::Either;
-        let Next { server, index, listen } = self;
-        if let Some(layer) = server.inner.config.stages.layers.get(index).cloned() {
-            return Either::Left(layer.call(op, Next { server, index: index + 1, listen }));
+        let Next { chain, index, listen } = self;
+        if let Some(layer) = chain.layers().get(index).cloned() {
+            return Either::Left(layer.call(op, Next { chain, index: index + 1, listen }));
         }
         Either::Right(match listen {
             Some(slot) => {
                 *slot.lock() = Some(op);
                 Either::Left(std::future::ready(Ok(Reply::from(Value::Object(Map::new())))))
             }
-            None => Either::Right(server.dispatch(op.request, op.env, op.preset)),
+            None => Either::Right(chain.serve(op)),
         })
     }
-}
-
-/// Serves a request through the layers (straight to `dispatch` when there are none). Not an
-/// `async fn`: one would hold the arguments beside the future they are moved into.
-pub(crate) fn dispatch(
-    server: &Server,
-    request: Request,
-    env: RequestEnv,
-    preset: Option<Box<Preset>>,
-) -> impl std::future::Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
-    use futures::future::Either;
-    let Some(first) = server.inner.config.stages.layers.first() else {
-        return Either::Left(server.dispatch(request, env, preset));
-    };
-    // The first layer's own (boxed) future: the chain adds nothing to the request future.
-    let next = Next { server: server.clone(), index: 1, listen: None };
-    Either::Right(first.call(Operation { request, env, preset }, next))
-}
-
-/// Passes a `subscriptions/listen` request through the layers (in the panic scope): the
-/// request and environment to open the stream with, or the refusal.
-pub(crate) async fn admit_listen(
-    server: &Server,
-    request: Request,
-    env: RequestEnv,
-) -> Result<(Request, RequestEnv), ProtocolError> {
-    use futures::FutureExt;
-    if server.inner.config.stages.layers.is_empty() {
-        return Ok((request, env));
-    }
-    let slot = Arc::new(parking_lot::Mutex::new(None));
-    let next = Next { server: server.clone(), index: 0, listen: Some(slot.clone()) };
-    let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
-    let op = Operation { request, env, preset: None };
-    // Started at the first poll, in the panic scope: `run` calls the first layer at once,
-    // and a layer's own code may panic before it returns its future.
-    let chain = std::panic::AssertUnwindSafe(async move { next.run(op).await }).catch_unwind();
-    match crate::panic::scoped(info, chain).await {
-        Ok(r) => r?,
-        Err(panic) => return Err(server.caught_panic(&*panic, None)),
-    };
-    let op = slot.lock().take().ok_or_else(|| {
-        ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into())
-    })?;
-    Ok((op.request, op.env))
 }

@@ -2,10 +2,10 @@
 
 use crate::access::{visible, Caller};
 use crate::catalog::{Catalog, ListKind};
+use crate::change_feed::ChangeEvent;
 use crate::context::RequestEnv;
 use crate::listen_limits::ListenLimits;
 use crate::server::Server;
-use crate::change_feed::ChangeEvent;
 use futures::Stream;
 use mcp_protocol::jsonrpc::{notification, result_response};
 use mcp_protocol::meta::SUBSCRIPTION_ID;

@@ -1,11 +1,13 @@
 //! Composition: one server's items served as part of another; the rules are on
 //! [`ServerBuilder::mount`](crate::ServerBuilder::mount).
 
-use crate::catalog::{Catalog, ListKind, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn};
+use crate::catalog::{
+    Catalog, ListKind, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
+};
+use crate::change_feed::ChangeEvent;
 use crate::context::Context;
 use crate::error::{BuildError, ItemKind};
 use crate::server::{Mount, Parent, Server};
-use crate::change_feed::ChangeEvent;
 use std::sync::Arc;
 
 /// The mounted server, as a [`Context`] carries it (what [`Context::server`] names).

@@ -21,4 +21,3 @@ pub(crate) struct RoundState {
     /// The `inputRequests` keys of the previous round.
     pub(crate) keys: Vec<String>,
 }
-

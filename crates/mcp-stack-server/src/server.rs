@@ -3,9 +3,9 @@
 use crate::catalog::*;
 // Their paths before they moved down a floor; the session machine still names them here.
 pub(crate) use crate::change_feed::ChangeEvent;
-pub(crate) use crate::round::{Preset, RoundState};
 use crate::error::BuildError;
 use crate::reply::{Reply, WriteResult};
+pub(crate) use crate::round::{Preset, RoundState};
 use crate::state_map::StateMap;
 use mcp_protocol::meta::SERVER_INFO;
 use mcp_protocol::state::KeyRing;

@@ -13,13 +13,12 @@
 //! [`TaskStart::Handler`] and calls [`crate::Context::start_task`] once its questions are
 //! answered: everything before runs synchronously, everything after in the task.
 
+pub(crate) mod binding;
 pub mod record;
 mod status;
 pub mod store;
-mod wire;
-mod worker;
-pub(crate) use wire::serve_method;
-pub(crate) use worker::ToolRun;
+pub(crate) mod wire;
+pub(crate) mod worker;
 
 #[cfg(test)]
 mod tests;
@@ -230,71 +229,6 @@ impl TaskRuntime {
         TaskRecord::new(id, principal.map(str::to_owned), self.now_ms(), ttl, poll)
     }
 
-    /// Starts purging expired tasks and, for a store with leases, renewing this process's
-    /// leases and failing orphaned tasks (once; stops with the server or when the runtime is
-    /// dropped).
-    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::server::Server) {
-        if self.sweeper.set(()).is_err() {
-            return;
-        }
-        let shutdown = self.abort.clone();
-        if let Some(lease) = self.store.lease() {
-            self.start_leases(server, lease);
-        }
-        let weak = Arc::downgrade(self);
-        let every = self.config.sweep_interval;
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            loop {
-                tokio::select! {
-                    _ = shutdown.cancelled() => return,
-                    _ = tick.tick() => {}
-                }
-                let Some(rt) = weak.upgrade() else { return };
-                let Ok(expired) = rt.store.purge_expired(rt.now_ms()).await else { continue };
-                let mut live = rt.live.lock();
-                for id in expired {
-                    if let Some(token) = live.remove(&id) {
-                        token.cancel();
-                    }
-                }
-            }
-        });
-    }
-
-    /// Every third of the lease: renews the leases of the work running here, then fails the
-    /// tasks whose lease lapsed (their process died), so none stays `working` forever.
-    fn start_leases(self: &Arc<Self>, server: &crate::server::Server, lease: Duration) {
-        let weak = Arc::downgrade(self);
-        let weak_server = Arc::downgrade(&server.inner);
-        let shutdown = self.abort.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval((lease / 3).max(Duration::from_millis(10)));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            loop {
-                tokio::select! {
-                    _ = shutdown.cancelled() => return,
-                    _ = tick.tick() => {}
-                }
-                let (Some(rt), Some(inner)) = (weak.upgrade(), weak_server.upgrade()) else { return };
-                let server = crate::server::Server { inner };
-                let ids: Vec<String> = rt.live.lock().keys().cloned().collect();
-                if let Err(e) = rt.store.heartbeat(&ids, rt.now_ms()).await {
-                    tracing::warn!(error = %e, "task lease renewal failed");
-                }
-                let Ok(orphans) = rt.store.orphans(rt.now_ms()).await else { continue };
-                for id in orphans {
-                    // The instance that ran it stopped: its lease ran out.
-                    let reason = mcp_protocol::Cancellation::InstanceStopped;
-                    let error = mcp_protocol::ProtocolError::Cancelled { reason };
-                    let end = TaskChange::Finish(Terminal::Failed(error.to_error_object()));
-                    rt.apply(&server, &id, end).await;
-                }
-            }
-        });
-    }
-
     fn register(&self, id: &str, token: CancellationToken) {
         self.live.lock().insert(id.to_owned(), token);
     }
@@ -312,70 +246,5 @@ impl TaskRuntime {
     /// How many tasks run (or wait for input) in this process.
     pub(crate) fn running(&self) -> usize {
         self.live.lock().len()
-    }
-}
-
-/// What ties a handler's context to its task (one per task, cloned into each round).
-#[derive(Clone)]
-pub(crate) struct TaskBinding {
-    pub(crate) id: String,
-    pub(crate) runtime: Arc<TaskRuntime>,
-    /// The task's status messages on their way to the store.
-    pub(crate) status: Arc<status::StatusGate>,
-}
-
-/// A request for the framework to create the task now ([`TaskStart::Handler`]); the reply says
-/// whether the handler now runs in a task (`Ok(true)`), synchronously (`Ok(false)`), or fails.
-pub(crate) type StartRequest = tokio::sync::oneshot::Sender<Result<bool, mcp_protocol::ProtocolError>>;
-
-/// The task side of a [`crate::Context`]: the task the call runs in, or the way to start one
-/// ([`TaskStart::Handler`]).
-#[derive(Default)]
-pub(crate) struct TaskSlot {
-    pub(crate) bound: OnceLock<TaskBinding>,
-    pub(crate) start: Mutex<Option<tokio::sync::oneshot::Sender<StartRequest>>>,
-}
-
-impl TaskSlot {
-    /// A slot bound to `binding`'s task (`None`: not bound yet).
-    pub(crate) fn bound(binding: Option<TaskBinding>) -> Arc<Self> {
-        let slot = Self::default();
-        if let Some(b) = binding {
-            let _ = slot.bound.set(b);
-        }
-        Arc::new(slot)
-    }
-}
-
-impl crate::context::TaskScope for TaskSlot {
-    fn task_id(&self) -> Option<&str> {
-        self.bound.get().map(|b| b.id.as_str())
-    }
-
-    fn start_task(&self) -> crate::context::ScopeFuture<'_, Result<(), crate::error::HandlerError>> {
-        Box::pin(async move {
-            if self.bound.get().is_some() {
-                return Ok(());
-            }
-            let Some(ask) = self.start.lock().take() else {
-                return Ok(());
-            };
-            let (reply, answer) = tokio::sync::oneshot::channel();
-            if ask.send(reply).is_err() {
-                return Ok(());
-            }
-            match answer.await {
-                Ok(Err(e)) => Err(e.into()),
-                Ok(Ok(_)) | Err(_) => Ok(()),
-            }
-        })
-    }
-
-    fn set_status<'a>(&'a self, ctx: &'a crate::Context, message: String) -> crate::context::ScopeFuture<'a, ()> {
-        Box::pin(async move {
-            if let Some(b) = self.bound.get() {
-                b.set_status(ctx.serving(), message).await;
-            }
-        })
     }
 }

@@ -13,10 +13,11 @@
 //! the worker (which writes it just before a `completed` end, the one end that keeps the
 //! message) and nothing sent afterwards is written.
 
-use super::{Applied, TaskBinding, TaskChange, TaskRuntime, Terminal};
-use crate::server::Server;
+use super::{Applied, TaskChange, TaskRuntime, Terminal};
 use crate::change_feed::ChangeEvent;
+use crate::server::Server;
 use parking_lot::{Mutex, MutexGuard};
+use std::sync::Arc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -49,6 +50,15 @@ enum Start {
     Now,
     /// The last write was too recent: a writer writes the message at this instant.
     At(Instant),
+}
+
+/// What ties a handler's context to its task (one per task, cloned into each round).
+#[derive(Clone)]
+pub(crate) struct TaskBinding {
+    pub(crate) id: String,
+    pub(crate) runtime: Arc<TaskRuntime>,
+    /// The task's status messages on their way to the store.
+    pub(crate) status: Arc<StatusGate>,
 }
 
 impl StatusGate {

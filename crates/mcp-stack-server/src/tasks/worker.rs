@@ -1,12 +1,14 @@
 //! Creating a task for a `tools/call` and running its handler detached from the request:
 //! rounds, parking on input, cancellation, the terminal record.
 
-use super::{TaskBinding, TaskRecord, TaskRuntime, TaskStart, TaskStoreError, Terminal};
+use super::binding::TaskSlot;
+use super::status::TaskBinding;
+use super::{TaskRecord, TaskRuntime, TaskStart, TaskStoreError, Terminal};
 use crate::catalog::{BoxFuture, ToolEntry};
+use crate::change_feed::ChangeEvent;
 use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
 use crate::server::Server;
-use crate::change_feed::ChangeEvent;
 use crate::tasks::{Applied, TaskChange, TaskStatus};
 use mcp_protocol::types::CallToolResult;
 use mcp_protocol::{Cancellation, InputFailure, ProtocolError};
@@ -68,10 +70,18 @@ impl Context {
         state: Value,
     ) -> Context {
         let i = &self.inner;
-        let inner = ContextInner::new(self.serving().clone(), i.id.clone(), i.method.clone(), i.meta.clone(), params, env, state);
+        let inner = ContextInner::new(
+            self.serving().clone(),
+            i.id.clone(),
+            i.method.clone(),
+            i.meta.clone(),
+            params,
+            env,
+            state,
+        );
         let inner = ContextInner { legacy: i.legacy, home: i.home.clone(), ..inner };
         if binding.is_some() {
-            let _ = inner.task.set(crate::tasks::TaskSlot::bound(binding));
+            let _ = inner.task.set(TaskSlot::bound(binding));
         }
         Context { inner: Arc::new(inner) }
     }
@@ -144,7 +154,7 @@ impl TaskRuntime {
         let env = ctx.inner.env.with_cancel(token.clone());
         let dctx = ctx.derive(None, ctx.params().clone(), env, ctx.round_state().clone());
         let (ask, mut asked) = tokio::sync::oneshot::channel();
-        let slot = crate::tasks::TaskSlot::bound(None);
+        let slot = TaskSlot::bound(None);
         *slot.start.lock() = Some(ask);
         let _ = dctx.inner.task.set(slot.clone());
         let mut fut = (tool.handler)(dctx.clone());
@@ -359,4 +369,71 @@ const SHUT_DOWN: ProtocolError = ProtocolError::Cancelled { reason: Cancellation
 
 fn failed(e: ProtocolError) -> Terminal {
     Terminal::Failed(e.to_error_object())
+}
+
+impl TaskRuntime {
+    /// Starts purging expired tasks and, for a store with leases, renewing this process's
+    /// leases and failing orphaned tasks (once; stops with the server or when the runtime is
+    /// dropped).
+    pub(crate) fn start_sweeper(self: &Arc<Self>, server: &crate::server::Server) {
+        if self.sweeper.set(()).is_err() {
+            return;
+        }
+        let shutdown = self.abort.clone();
+        if let Some(lease) = self.store.lease() {
+            self.start_leases(server, lease);
+        }
+        let weak = Arc::downgrade(self);
+        let every = self.config.sweep_interval;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let Some(rt) = weak.upgrade() else { return };
+                let Ok(expired) = rt.store.purge_expired(rt.now_ms()).await else { continue };
+                let mut live = rt.live.lock();
+                for id in expired {
+                    if let Some(token) = live.remove(&id) {
+                        token.cancel();
+                    }
+                }
+            }
+        });
+    }
+
+    /// Every third of the lease: renews the leases of the work running here, then fails the
+    /// tasks whose lease lapsed (their process died), so none stays `working` forever.
+    fn start_leases(self: &Arc<Self>, server: &crate::server::Server, lease: std::time::Duration) {
+        let weak = Arc::downgrade(self);
+        let weak_server = Arc::downgrade(&server.inner);
+        let shutdown = self.abort.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval((lease / 3).max(std::time::Duration::from_millis(10)));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let (Some(rt), Some(inner)) = (weak.upgrade(), weak_server.upgrade()) else { return };
+                let server = crate::server::Server { inner };
+                let ids: Vec<String> = rt.live.lock().keys().cloned().collect();
+                if let Err(e) = rt.store.heartbeat(&ids, rt.now_ms()).await {
+                    tracing::warn!(error = %e, "task lease renewal failed");
+                }
+                let Ok(orphans) = rt.store.orphans(rt.now_ms()).await else { continue };
+                for id in orphans {
+                    // The instance that ran it stopped: its lease ran out.
+                    let reason = mcp_protocol::Cancellation::InstanceStopped;
+                    let error = mcp_protocol::ProtocolError::Cancelled { reason };
+                    let end = TaskChange::Finish(Terminal::Failed(error.to_error_object()));
+                    rt.apply(&server, &id, end).await;
+                }
+            }
+        });
+    }
 }
