@@ -81,13 +81,13 @@ impl Call {
     }
 
     /// The era the call is served in.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn era(&self) -> Era {
         self.era
     }
 
     /// The request, until the call is started.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn request(&self) -> Option<&Request> {
         match &self.stage {
             Stage::Routed { request, .. } => Some(request),
@@ -101,7 +101,7 @@ impl Call {
     }
 
     /// What a legacy session supplies in place of `_meta`.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn preset(&self) -> Option<&Preset> {
         match &self.stage {
             Stage::Routed { preset, .. } => preset.as_deref(),

@@ -58,7 +58,7 @@ impl SessionConfig {
     }
 
     /// How long the client has to answer a server-to-client request.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn answer_timeout(mut self, limit: Duration) -> Self {
         self.answer_timeout = Some(limit);
         self
@@ -77,7 +77,7 @@ impl SessionConfig {
     }
 
     /// The seed of the session's hash tables.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
