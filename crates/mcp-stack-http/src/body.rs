@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use mcp_server::internal::session::Call;
+use mcp_session::Call;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -131,11 +131,7 @@ mod tests {
             panic!("a request")
         };
         let cancel = tokio_util::sync::CancellationToken::new();
-        let mcp_server::internal::session::Event::Call(mut call) =
-            mcp_server::internal::session::Session::route(request, cancel)
-        else {
-            panic!("a call")
-        };
+        let mcp_session::Event::Call(mut call) = mcp_session::Session::route(request, cancel) else { panic!("a call") };
         call.start(&server, mcp_server::RequestEnv::default());
         assert!(futures::poll!(&mut call).is_pending(), "the handler holds its guard and waits");
         let body = McpBody::full(&b"{}"[..]).owning(call);

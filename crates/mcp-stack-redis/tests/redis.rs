@@ -107,7 +107,7 @@ async fn nothing_read_from_redis_is_trusted() {
     }
     // A session record from outside: a version this server does not speak is refused.
     let sessions = a.sessions();
-    let state: mcp_server::internal::session::LegacyState = serde_json::from_value(json!({
+    let state: mcp_session::LegacyState = serde_json::from_value(json!({
         "protocol_version": "1999-01-01", "client_capabilities": {}, "client_info": null,
         "log_level": null, "initialized": false, "subscriptions": []}))
     .unwrap();
@@ -125,7 +125,7 @@ async fn session_changes_reach_the_other_instance_in_order() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     sb.attach(Box::new(move |e| s.lock().unwrap().push(e)));
-    let state: mcp_server::internal::session::LegacyState = serde_json::from_value(json!({
+    let state: mcp_session::LegacyState = serde_json::from_value(json!({
         "protocol_version": "2025-11-25", "client_capabilities": {}, "client_info": {"name": "c", "version": "1"},
         "log_level": null, "initialized": false, "subscriptions": []}))
     .unwrap();
@@ -255,7 +255,7 @@ async fn a_task_cancelled_elsewhere_mid_status_update_ends() {
 }
 
 fn legacy_record(initialized: bool, pad: usize) -> SessionRecord {
-    let state: mcp_server::internal::session::LegacyState = serde_json::from_value(json!({
+    let state: mcp_session::LegacyState = serde_json::from_value(json!({
         "protocol_version": "2025-11-25", "client_capabilities": {"experimental": {"pad": "x".repeat(pad)}},
         "client_info": {"name": "c", "version": "1"},
         "log_level": null, "initialized": initialized, "subscriptions": []}))

@@ -46,7 +46,6 @@ pub mod rate_limit;
 mod reply;
 mod round;
 mod server;
-mod session;
 mod skills;
 mod state_map;
 pub mod tasks;
@@ -75,9 +74,10 @@ pub use template::UriTemplate;
 pub use testing::TestContext;
 pub use typed_inputs::Elicitation;
 
-/// What the sibling crates of this workspace (the transports `mcp-stack-http` and
-/// `mcp-stack-stdio`, the proxy, the Redis stores, the CLI and the test kits) need from the
-/// server's insides: the session machine and its drivers, and a few wire predicates.
+/// What the sibling crates of this workspace (the session machine `mcp-stack-session`, the
+/// transports `mcp-stack-http` and `mcp-stack-stdio`, the proxy, the Redis stores, the CLI and
+/// the test kits) need from the server's insides: how a transport starts a request, what a
+/// legacy session supplies in place of `_meta`, and a few wire predicates.
 ///
 /// **Not part of the stable interface**: anything here may change or go in any release,
 /// without a note in the changelog. Servers use the items at the crate root instead.
@@ -85,15 +85,46 @@ pub use typed_inputs::Elicitation;
 pub mod internal {
     pub use crate::context::NotificationTarget;
     pub use crate::dispatch::{is_known_method, supports_mrtr};
+    pub use crate::round::{Preset, RoundState};
+    pub use crate::server::method_not_found;
 
-    /// The session machine (sans-IO) and the drivers the transports run it with.
-    pub mod session {
-        pub use crate::session::{
-            id_in_use, is_modern_request, now, pump, Call, Driver, Event, Outcome, Session, SessionConfig, SessionCore,
-            Transmit, Transport,
-        };
-        #[cfg(feature = "legacy")]
-        pub use crate::session::{legacy_changes, LegacySession, LegacyState};
+    use crate::{Reply, RequestEnv, Server};
+    use mcp_protocol::{ProtocolError, Request};
+    use std::future::Future;
+    use std::pin::Pin;
+
+    /// Serves one request the way every transport does (traced, under the panic scope, the
+    /// request timeout and the operation layers); `preset` is what a legacy session supplies in
+    /// place of `_meta` and `requestState`.
+    #[inline]
+    pub fn serve(
+        server: Server,
+        request: Request,
+        env: RequestEnv,
+        preset: Option<Box<Preset>>,
+    ) -> Pin<Box<dyn Future<Output = Result<Reply, ProtocolError>> + Send + 'static>> {
+        server.process_boxed(request, env, preset)
+    }
+
+    /// Opens `requestState` bound to `env`'s principal as of `now` (seconds since the epoch;
+    /// `Some(0)` ignores expiry, for state that never left the server; `None`: the clock).
+    pub fn open_state_at(
+        server: &Server,
+        request: &Request,
+        env: &RequestEnv,
+        now: Option<u64>,
+    ) -> Result<RoundState, ProtocolError> {
+        server.open_state_at(request, env, now)
+    }
+
+    /// The log level (a rank) a legacy session gets before it sets one.
+    pub fn legacy_log_level(server: &Server) -> Option<u8> {
+        server.inner.config.legacy_log_level
+    }
+
+    /// How long a request may run (and, by default, how long a client has to answer).
+    pub fn request_timeout(server: &Server) -> std::time::Duration {
+        server.inner.config.request_timeout
     }
 }
 

@@ -1,11 +1,9 @@
 //! [`Server`]: an immutable-by-default, shareable MCP server and its request dispatch.
 
 use crate::catalog::*;
-// Their paths before they moved down a floor; the session machine still names them here.
-pub(crate) use crate::change_feed::ChangeEvent;
+use crate::change_feed::ChangeEvent;
 use crate::error::BuildError;
 use crate::reply::{Reply, WriteResult};
-pub(crate) use crate::round::{Preset, RoundState};
 use crate::state_map::StateMap;
 use mcp_protocol::meta::SERVER_INFO;
 use mcp_protocol::state::KeyRing;
@@ -432,8 +430,9 @@ impl Server {
     }
 }
 
+/// The `-32601` error for `method` (for `initialize`, naming the supported versions).
 #[cold]
-pub(crate) fn method_not_found(method: &str) -> ProtocolError {
+pub fn method_not_found(method: &str) -> ProtocolError {
     if method == mcp_protocol::method::names::INITIALIZE {
         return ProtocolError::MethodNotFound {
             method: method.to_owned(),

@@ -14,8 +14,8 @@
 
 use mcp_protocol::strict::DEFAULT_MAX_DEPTH;
 use mcp_protocol::ProtocolError;
-use mcp_server::internal::session::{Call, Driver, Event, SessionConfig, Transport};
 use mcp_server::{NotificationSink, RequestEnv, Server};
+use mcp_session::{Call, Driver, Event, SessionConfig, Transport};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -106,10 +106,10 @@ fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
 
 /// The session core of the process: one that also serves legacy clients when the build does.
 #[cfg(feature = "legacy")]
-type Core = mcp_server::internal::session::LegacySession;
+type Core = mcp_session::LegacySession;
 /// The session core of the process: one that also serves legacy clients when the build does.
 #[cfg(not(feature = "legacy"))]
-type Core = mcp_server::internal::session::Session;
+type Core = mcp_session::Session;
 
 /// Answers served inline between two chances for the writer to flush.
 const FLUSH_EVERY: u32 = 16;
@@ -367,7 +367,7 @@ impl Stdio {
     #[cfg(feature = "legacy")]
     fn forward_changes(&self, session: &Arc<Driver<Self>>) {
         let (session, out, stop, max) = (session.clone(), self.out.clone(), self.stop.clone(), self.max_output_bytes);
-        let changes = mcp_server::internal::session::legacy_changes(session);
+        let changes = mcp_session::legacy_changes(session);
         // A client that does not read gets its changes later, not more memory used.
         tokio::spawn(async move { pump_out(changes, stop.cancelled(), &out, max).await });
     }
@@ -402,7 +402,7 @@ async fn pump_out(
     out: &Out,
     max: usize,
 ) {
-    mcp_server::internal::session::pump(stream, stop, None, |v| {
+    mcp_session::pump(stream, stop, None, |v| {
         let queued = v.is_none_or(|v| out.send(encode(&v)));
         let backlog = out.backlog.clone();
         async move {

@@ -17,8 +17,8 @@ use http::{Method, Request, StatusCode};
 use mcp_auth::{AuthConfig, Principal};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming};
 use mcp_protocol::{Cancellation, ProtocolError};
-use mcp_server::internal::session::{now, Call, Event, LegacySession, SessionConfig, SessionCore};
 use mcp_server::RequestEnv;
+use mcp_session::{now, Call, Event, LegacySession, SessionConfig, SessionCore};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -246,7 +246,7 @@ impl Legacy<'_> {
             let mut routes = s.routes.lock();
             if routes.contains_key(&route_key(&id)) {
                 drop(routes);
-                return error_response(&mcp_server::internal::session::id_in_use(&id), Some(&id));
+                return error_response(&mcp_session::id_in_use(&id), Some(&id));
             }
             routes.insert(route_key(&id), tx);
         }

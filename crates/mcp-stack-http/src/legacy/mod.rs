@@ -2,7 +2,7 @@
 //!
 //! A POST of `initialize` without modern `_meta` opens a session and answers with its
 //! `Mcp-Session-Id`. Requests carrying that header are served in the session (see
-//! [`mcp_server::internal::session::LegacySession`], one per session); a handler's server-to-client
+//! [`mcp_session::LegacySession`], one per session); a handler's server-to-client
 //! requests (elicitation, sampling, roots) go out on the request's SSE stream and the client
 //! POSTs the answers back (202). GET with the header opens the session's stream of list-change
 //! and subscribed resource-update notifications; DELETE ends the session. Unknown or ended

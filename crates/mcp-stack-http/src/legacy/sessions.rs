@@ -8,8 +8,8 @@ use crate::body::{sse_event, McpBody};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response};
 use mcp_protocol::ProtocolError;
-use mcp_server::internal::session::{now, Call, Driver, Event, LegacySession, Transport};
 use mcp_server::Server;
+use mcp_session::{now, Call, Driver, Event, LegacySession, Transport};
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -155,7 +155,7 @@ impl HttpSession {
     }
 
     /// The session's legacy state now (what a request may change).
-    pub(crate) fn snapshot(&self) -> Option<mcp_server::internal::session::LegacyState> {
+    pub(crate) fn snapshot(&self) -> Option<mcp_session::LegacyState> {
         self.core.inspect(|c| c.legacy().cloned())
     }
 
@@ -415,7 +415,7 @@ impl Sessions {
     pub(crate) async fn load(
         &self,
         id: &str,
-        make: impl FnOnce(mcp_server::internal::session::LegacyState) -> Option<LegacySession>,
+        make: impl FnOnce(mcp_session::LegacyState) -> Option<LegacySession>,
     ) -> Result<Option<Arc<HttpSession>>, SessionStoreError> {
         if !is_session_id(id) {
             return Ok(None); // not an id of ours: never a store key
@@ -496,7 +496,7 @@ pub(crate) fn has_modern_version_header(h: &HeaderMap) -> bool {
 /// version in the header).
 pub(crate) fn is_legacy_initialize(h: &HeaderMap, req: &mcp_protocol::Request) -> bool {
     req.method == mcp_protocol::method::names::INITIALIZE
-        && !mcp_server::internal::session::is_modern_request(&req.params)
+        && !mcp_session::is_modern_request(&req.params)
         && !has_modern_version_header(h)
 }
 
@@ -518,7 +518,7 @@ pub(crate) fn session_stream(
     }
     let ended = session.ended.clone();
     let owner = session.owner.as_deref().map(Arc::from);
-    let changes = mcp_server::internal::session::legacy_changes(session.core.clone());
+    let changes = mcp_session::legacy_changes(session.core.clone());
     tokio::spawn(async move {
         let gone = tx.clone();
         let stop = async move {
@@ -529,7 +529,7 @@ pub(crate) fn session_stream(
                 _ = replaced.cancelled() => {}
             }
         };
-        mcp_server::internal::session::pump(changes, stop, Some(keep_alive), |item| {
+        mcp_session::pump(changes, stop, Some(keep_alive), |item| {
             let (tx, session, store) = (tx.clone(), session.clone(), store.clone());
             async move {
                 let event = match item {

@@ -12,7 +12,7 @@
 //! store so `Last-Event-ID` works on any instance.
 
 use bytes::Bytes;
-use mcp_server::internal::session::LegacyState;
+use mcp_session::LegacyState;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::future::Future;

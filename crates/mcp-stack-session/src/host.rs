@@ -1,11 +1,11 @@
 //! What the session core needs of the server it serves, and nothing more: how to encode a
 //! result, what a legacy `initialize` answers, two defaults, and how to open a round's sealed
-//! state. The core holds a [`Host`]; the only implementation is [`Server`]'s, here.
+//! state. The core holds a [`Host`]; the only implementation is [`Server`]'s, here (through
+//! the server's public API and its `internal` accessors).
 
-use crate::context::RequestEnv;
-use crate::server::{RoundState, Server};
-use crate::Reply;
 use mcp_protocol::{ProtocolError, Request};
+use mcp_server::internal::RoundState;
+use mcp_server::{Reply, RequestEnv, Server};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -42,19 +42,19 @@ impl Host for Server {
         fields
     }
 
-    // The two settings below have no accessor on `Server` yet: this adapter is the one place
-    // the session layer reads them.
+    // The two settings below have no public accessor on `Server`: this adapter is the one
+    // place the session layer reads them.
     fn legacy_log_level(&self) -> Option<u8> {
-        self.inner.config.legacy_log_level
+        mcp_server::internal::legacy_log_level(self)
     }
 
     fn answer_timeout(&self) -> Duration {
-        self.inner.config.request_timeout
+        mcp_server::internal::request_timeout(self)
     }
 
     fn open_round_state(&self, request: &Request, principal: Option<String>) -> Result<RoundState, ProtocolError> {
         let env = RequestEnv { principal, ..RequestEnv::default() };
         // 0: the state never left the server, so its expiry does not apply.
-        self.open_state_at(request, &env, Some(0))
+        mcp_server::internal::open_state_at(self, request, &env, Some(0))
     }
 }

@@ -1,12 +1,14 @@
 //! The session core, driven by hand: plain tests with no runtime, no transport and no handlers
 //! (each test plays the transport, and answers for the handler), time made up.
 
-use super::*;
-use crate::ChangeEvent;
-use crate::Server;
+use crate::*;
 use mcp_protocol::types::LoggingLevel;
 use mcp_protocol::version::Era;
+use mcp_protocol::ProtocolError;
+use mcp_server::{ChangeEvent, Server};
 use serde_json::json;
+use serde_json::{Map, Value};
+use std::time::{Duration, Instant};
 
 fn session(config: SessionConfig) -> LegacySession {
     let server = Server::builder("core", "1").build().unwrap();

@@ -1,11 +1,12 @@
 //! [`LegacyState`]: what a legacy (initialize-based, 2025-11-25 and earlier) session negotiated
 //! and what its requests changed (log level, resource subscriptions).
 
-use super::host::Host;
-use crate::server::{method_not_found, ChangeEvent};
+use crate::host::Host;
 use mcp_protocol::meta::{log_level_rank, RequestMeta, PROGRESS_TOKEN};
 use mcp_protocol::method::names;
 use mcp_protocol::{version, Method, ProtocolError, Request};
+use mcp_server::internal::method_not_found;
+use mcp_server::ChangeEvent;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
@@ -30,7 +31,7 @@ impl LegacyState {
     /// Answers `initialize`: negotiates the version (the client's if it is a legacy version we
     /// speak, else our newest legacy version, as the legacy handshake says) and returns the new
     /// state with the `InitializeResult`.
-    pub(super) fn initialize(
+    pub(crate) fn initialize(
         host: &dyn Host,
         params: &Map<String, Value>,
         max_bytes: usize,
@@ -82,7 +83,7 @@ impl LegacyState {
     }
 
     /// The client sent `notifications/initialized`.
-    pub(super) fn mark_initialized(&mut self) {
+    pub(crate) fn mark_initialized(&mut self) {
         self.initialized = true;
     }
 
@@ -142,7 +143,7 @@ impl LegacyState {
 
     /// The per-request fields a modern request would carry, from the session; the log level
     /// is `default_log_level` (a rank) until the client sends `logging/setLevel`.
-    pub(super) fn request_meta(&self, params: &Map<String, Value>, default_log_level: Option<u8>) -> RequestMeta {
+    pub(crate) fn request_meta(&self, params: &Map<String, Value>, default_log_level: Option<u8>) -> RequestMeta {
         let progress_token = params
             .get("_meta")
             .and_then(|m| m.get(PROGRESS_TOKEN))
@@ -158,7 +159,7 @@ impl LegacyState {
     }
 
     /// Serves the session-state methods; `None` for a method the handlers serve.
-    pub(super) fn handle_own(&mut self, req: &Request) -> Option<Result<Value, ProtocolError>> {
+    pub(crate) fn handle_own(&mut self, req: &Request) -> Option<Result<Value, ProtocolError>> {
         let params = &req.params;
         Some(match req.method.as_str() {
             names::PING => Ok(json!({})),

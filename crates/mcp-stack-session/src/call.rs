@@ -1,13 +1,12 @@
 //! [`Call`]: one request being served, from the moment the core routes it until its handler's
 //! [`Outcome`] goes back to the core. The one type that describes a running call.
 
-use crate::context::RequestEnv;
-use crate::server::{Preset, Server};
-use crate::Reply;
 use futures::Stream;
 use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
 use mcp_protocol::{Cancellation, ProtocolError, Request};
+use mcp_server::internal::Preset;
+use mcp_server::{Reply, RequestEnv, Server};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -18,7 +17,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 type Handling = Pin<Box<dyn Future<Output = Result<Reply, ProtocolError>> + Send + 'static>>;
 
 /// One request to serve, and then its handler running: the core hands it out
-/// ([`super::Event::Call`], [`super::Event::Listen`]), the transport starts it with its
+/// ([`crate::Event::Call`], [`crate::Event::Listen`]), the transport starts it with its
 /// environment ([`Call::start`]) and polls it to its [`Outcome`], which goes back to the core.
 ///
 /// The call's cancellation token is the core's: it fires when the client cancels the call
@@ -26,13 +25,13 @@ type Handling = Pin<Box<dyn Future<Output = Result<Reply, ProtocolError>> + Send
 /// modern call its transport reported as still running) then ends at once as cancelled, its
 /// handler future dropped.
 pub struct Call {
-    pub(super) key: RequestId,
-    pub(super) id: Value,
-    pub(super) era: Era,
-    pub(super) cancel: CancellationToken,
+    pub(crate) key: RequestId,
+    pub(crate) id: Value,
+    pub(crate) era: Era,
+    pub(crate) cancel: CancellationToken,
     stage: Stage,
     /// Whether the core tracks the call (so it can be cancelled).
-    pub(super) tracked: bool,
+    pub(crate) tracked: bool,
     /// Set up on the first poll of a tracked call that does not finish.
     cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
 }
@@ -58,7 +57,7 @@ impl std::fmt::Debug for Call {
 
 impl Call {
     /// A routed call (the core's).
-    pub(super) fn new(
+    pub(crate) fn new(
         key: RequestId,
         request: Request,
         era: Era,
@@ -82,13 +81,13 @@ impl Call {
     }
 
     /// The era the call is served in.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn era(&self) -> Era {
         self.era
     }
 
     /// The request, until the call is started.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "legacy"))]
     pub(crate) fn request(&self) -> Option<&Request> {
         match &self.stage {
             Stage::Routed { request, .. } => Some(request),
@@ -102,8 +101,8 @@ impl Call {
     }
 
     /// What a legacy session supplies in place of `_meta`.
-    #[cfg(test)]
-    pub(super) fn preset(&self) -> Option<&Preset> {
+    #[cfg(all(test, feature = "legacy"))]
+    pub(crate) fn preset(&self) -> Option<&Preset> {
         match &self.stage {
             Stage::Routed { preset, .. } => preset.as_deref(),
             _ => None,
@@ -117,7 +116,7 @@ impl Call {
         self.stage = match std::mem::replace(&mut self.stage, Stage::Done) {
             Stage::Routed { request, preset } => {
                 env.cancel = self.cancel.clone();
-                Stage::Running(server.clone().process_boxed(request, env, preset))
+                Stage::Running(mcp_server::internal::serve(server.clone(), request, env, preset))
             }
             other => other,
         };
@@ -170,9 +169,9 @@ impl Future for Call {
 /// A call's outcome: what goes back to the core (`handle_outcome`, or the driver's `finish`).
 #[derive(Debug)]
 pub struct Outcome {
-    pub(super) id: Value,
-    pub(super) cancelled: bool,
-    pub(super) result: Result<Reply, ProtocolError>,
+    pub(crate) id: Value,
+    pub(crate) cancelled: bool,
+    pub(crate) result: Result<Reply, ProtocolError>,
 }
 
 impl Outcome {

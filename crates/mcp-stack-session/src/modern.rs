@@ -1,14 +1,16 @@
-//! [`Session`]: the modern session core (see the module docs of [`super`]).
+//! [`Session`]: the modern session core (see the [crate docs](crate)).
 
-use super::call::Call;
-use super::host::Host;
-use super::{encode, id_in_use, key_of, Event, Seeded, SessionConfig, SessionCore, Transmit};
-use crate::{Reply, Server};
+use crate::call::Call;
+use crate::config::SessionConfig;
+use crate::event::{Event, SessionCore, Transmit};
+use crate::host::Host;
+use crate::routing::{encode, id_in_use, key_of, Seeded};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Rejected, Request};
 use mcp_protocol::method::names;
 use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
 use mcp_protocol::{Method, ProtocolError};
+use mcp_server::{Reply, Server};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -18,30 +20,10 @@ use tokio_util::sync::CancellationToken;
 /// The modern session core: the calls in flight, their cancellation by
 /// `notifications/cancelled`, unique ids, and encoding.
 ///
-/// # Method kinds, and their order
-///
-/// As quinn-proto's `Connection`, the core is driven from outside and never blocks:
-///
-/// - **Getters** read it: [`Session::config`], [`Session::calls_in_flight`].
-/// - **`handle_*`** feed it what happened, each with the time now: input from the client
-///   ([`Session::handle_bytes`], or its parsed parts [`Session::handle_request`],
-///   [`Session::handle_notification`]), the client's input ending
-///   ([`Session::handle_peer_gone`]), and, through [`SessionCore`], a handler's end
-///   ([`SessionCore::handle_outcome`]), a call still running after its first poll
-///   ([`SessionCore::handle_pending`]), a listen stream's end
-///   ([`SessionCore::handle_stream_end`]), a deadline passing ([`SessionCore::handle_timeout`]).
-/// - **Commands** ask it to act: [`Session::cancel`], [`Session::close`].
-/// - **`poll_*`** drain what it wants done, after every `handle_*` or command:
-///   [`SessionCore::poll_event`] until `None` (run a [`Call`], write a [`Transmit`], ...),
-///   then [`SessionCore::poll_timeout`] for when to call [`SessionCore::handle_timeout`].
-///
-/// A transport with one request per exchange (a modern Streamable HTTP POST: ids cannot
-/// collide and cancellation is the connection's) is a one-request session:
-/// [`Session::route`] routes its request the way [`Session::handle_request`] does, with nothing
-/// to remember.
+/// Its method kinds and their order are in the [crate docs](crate).
 pub struct Session {
     host: Arc<dyn Host>,
-    pub(super) config: SessionConfig,
+    pub(crate) config: SessionConfig,
     /// Calls in flight, by key, with their JSON-RPC ids and cancellation tokens: listen streams
     /// from the start, other calls once their transport says they did not finish at once.
     calls: HashMap<RequestId, (Value, CancellationToken), Seeded>,
@@ -60,13 +42,13 @@ impl Session {
         Self::with_host(Arc::new(server), config)
     }
 
-    pub(super) fn with_host(host: Arc<dyn Host>, config: SessionConfig) -> Self {
+    pub(crate) fn with_host(host: Arc<dyn Host>, config: SessionConfig) -> Self {
         let calls = HashMap::with_hasher(Seeded::with_seed(config.seed));
         Self { host, config, calls, events: VecDeque::new() }
     }
 
     #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
-    pub(super) fn host(&self) -> &dyn Host {
+    pub(crate) fn host(&self) -> &dyn Host {
         &*self.host
     }
 
@@ -165,11 +147,11 @@ impl Session {
         }
     }
 
-    pub(super) fn push(&mut self, event: Event) {
+    pub(crate) fn push(&mut self, event: Event) {
         self.events.push_back(event);
     }
 
-    pub(super) fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
+    pub(crate) fn transmit_error(&mut self, id: &Value, e: &ProtocolError) {
         let message = encode(&e.to_response(Some(id)));
         self.push(Event::Transmit(Transmit { call: Some(id.clone()), message, error: Some(e.clone()) }));
     }

@@ -5,20 +5,22 @@
 //! MRTR-to-legacy bridge (`bridge.rs`): the session asks the client itself and runs the handler
 //! again with the answers.
 
-use super::bridge::{strip_modern_fields, Asked, Bridge};
-use super::call::Call;
-use super::host::Host;
-use super::legacy_state::LegacyState;
-use super::modern::Session;
-use super::{encode, id_in_use, is_modern_request, key_of, Event, Seeded, SessionConfig, SessionCore, Transmit};
-use crate::server::{Preset, RoundState};
-use crate::{Reply, Server};
+use crate::bridge::{strip_modern_fields, Asked, Bridge};
+use crate::call::Call;
+use crate::config::SessionConfig;
+use crate::event::{Event, SessionCore, Transmit};
+use crate::host::Host;
+use crate::legacy_state::LegacyState;
+use crate::modern::Session;
+use crate::routing::{encode, id_in_use, is_modern_request, key_of, Seeded};
 use mcp_protocol::jsonrpc::{parse_incoming, Incoming, Notification, Rejected};
 use mcp_protocol::method::names;
 use mcp_protocol::outbound::{Matched, Outbound};
 use mcp_protocol::types::RequestId;
 use mcp_protocol::version::Era;
 use mcp_protocol::{Cancellation, InputFailure, ProtocolError, Request};
+use mcp_server::internal::{Preset, RoundState};
+use mcp_server::{Reply, Server};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +28,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// A JSON-RPC response with the result as it is (no `resultType`, no `serverInfo`).
-pub(super) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+pub(crate) fn encode_plain(id: &Value, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
     let message = match outcome {
         Ok(v) => mcp_protocol::jsonrpc::result_response(id, v.clone()),
         Err(e) => e.to_response(Some(id)),

@@ -6,40 +6,40 @@
 //! answer timeout as its deadline). This file holds a call's bridge state; `LegacySession`
 //! runs it.
 
-use crate::server::RoundState;
 use mcp_protocol::types::RequestId;
 use mcp_protocol::Request;
+use mcp_server::internal::RoundState;
 use serde_json::{Map, Value};
 
 /// One question asked on behalf of a call: the call's key and the input request's key.
 #[derive(Debug)]
-pub(super) struct Asked {
-    pub(super) call: RequestId,
-    pub(super) input: String,
+pub(crate) struct Asked {
+    pub(crate) call: RequestId,
+    pub(crate) input: String,
 }
 
 /// The bridge state of one legacy call.
 #[derive(Debug)]
-pub(super) struct Bridge {
+pub(crate) struct Bridge {
     /// The request as the client sent it; each round adds that round's `inputResponses`.
-    pub(super) request: Request,
-    pub(super) principal: Option<String>,
-    pub(super) rounds: usize,
+    pub(crate) request: Request,
+    pub(crate) principal: Option<String>,
+    pub(crate) rounds: usize,
     /// The state the last round carried to the next (with the keys it asked).
-    pub(super) state: Option<RoundState>,
+    pub(crate) state: Option<RoundState>,
     /// Questions of this round still unanswered (outbound ids).
-    pub(super) asked: Vec<RequestId>,
-    pub(super) responses: Map<String, Value>,
+    pub(crate) asked: Vec<RequestId>,
+    pub(crate) responses: Map<String, Value>,
 }
 
 impl Bridge {
-    pub(super) fn new(request: Request, principal: Option<String>) -> Self {
+    pub(crate) fn new(request: Request, principal: Option<String>) -> Self {
         Self { request, principal, rounds: 0, state: None, asked: Vec::new(), responses: Map::new() }
     }
 }
 
 /// Drops what only modern results carry: `resultType` and the caching hints.
-pub(super) fn strip_modern_fields(result: &mut Value) {
+pub(crate) fn strip_modern_fields(result: &mut Value) {
     if let Value::Object(o) = result {
         o.remove("resultType");
         o.remove("ttlMs");

@@ -3,12 +3,13 @@
 //! through it: stdio one per process, Streamable HTTP one per legacy session (a modern POST is a
 //! one-request session and needs no driver: it runs its [`Call`] itself).
 
+use crate::call::{Call, Outcome};
+use crate::event::{Event, SessionCore};
 #[cfg(feature = "legacy")]
-use super::LegacySession;
-use super::{Call, Event, Outcome, SessionCore};
-use crate::server::Server;
+use crate::legacy::LegacySession;
 use futures::Stream;
 use mcp_protocol::types::RequestId;
+use mcp_server::Server;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -94,7 +95,7 @@ impl<T: Transport> Driver<T> {
     }
 
     /// Starts `call` with `env` (see [`Call::start`]).
-    pub fn start(&self, call: &mut Call, env: crate::RequestEnv) {
+    pub fn start(&self, call: &mut Call, env: mcp_server::RequestEnv) {
         call.start(&self.server, env);
     }
 
