@@ -2,8 +2,8 @@
 //! channel, tagged with the publishing instance (which ignores its own messages: it already
 //! told its listeners).
 
+use crate::backend::RedisBackend;
 use crate::pubsub::Delivery;
-use crate::RedisBackend;
 use mcp_server::{BusInbox, ChangeBus, ChangeEvent};
 use serde::{Deserialize, Serialize};
 

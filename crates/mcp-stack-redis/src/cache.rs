@@ -3,7 +3,7 @@
 //! the cache key (which holds principals and arguments of any length); how much Redis keeps
 //! in all is Redis's own `maxmemory` policy.
 
-use crate::RedisBackend;
+use crate::backend::RedisBackend;
 use mcp_server::cache::{CacheFuture, CacheStore};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;

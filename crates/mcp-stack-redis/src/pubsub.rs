@@ -3,12 +3,10 @@
 //! missed), and one publisher task fed by a bounded queue (publishing never blocks a request;
 //! a full queue drops the cue, which is at-most-once anyway).
 
-use crate::{Inner, Keys};
-use futures::StreamExt;
+use crate::keys::Keys;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Cues waiting to be published; past this, new ones are dropped.
@@ -35,7 +33,7 @@ pub(crate) struct Hub {
     pub(crate) channels: Channels,
     handlers: Mutex<HashMap<String, Vec<Handler>>>,
     queue: mpsc::Sender<Cue>,
-    queued: Mutex<Option<mpsc::Receiver<Cue>>>,
+    pub(crate) queued: Mutex<Option<mpsc::Receiver<Cue>>>,
 }
 
 /// The namespace's channels.
@@ -85,14 +83,14 @@ impl Hub {
     }
 
     /// Hands `d` to every handler of `channel`, in the order they registered.
-    fn dispatch(&self, channel: &str, d: Delivery<'_>) {
+    pub(crate) fn dispatch(&self, channel: &str, d: Delivery<'_>) {
         let handlers = self.handlers.lock().get(channel).cloned().unwrap_or_default();
         for h in handlers {
             h(d);
         }
     }
 
-    fn resync_all(&self) {
+    pub(crate) fn resync_all(&self) {
         let channels: Vec<String> = self.handlers.lock().keys().cloned().collect();
         for c in channels {
             self.dispatch(&c, Delivery::Resync);
@@ -104,68 +102,11 @@ impl Hub {
         [c.bus.clone(), c.tasks.clone(), c.sessions.clone(), c.mine.clone()]
     }
 
-    async fn subscribe(&self) -> redis::RedisResult<redis::aio::PubSub> {
+    pub(crate) async fn subscribe(&self) -> redis::RedisResult<redis::aio::PubSub> {
         let mut ps = self.client.get_async_pubsub().await?;
         for name in self.names() {
             ps.subscribe(name).await?;
         }
         Ok(ps)
-    }
-}
-
-/// Subscribes now (an error means Redis is unreachable) and starts the subscriber and
-/// publisher tasks.
-pub(crate) async fn start(inner: &Arc<Inner>) -> redis::RedisResult<()> {
-    let first = inner.hub.subscribe().await?;
-    let weak = Arc::downgrade(inner);
-    tokio::spawn(subscriber(weak.clone(), first));
-    let rx = inner.hub.queued.lock().take().expect("started once");
-    tokio::spawn(publisher(weak, inner.conn.clone(), rx));
-    Ok(())
-}
-
-async fn subscriber(weak: Weak<Inner>, first: redis::aio::PubSub) {
-    let mut ps = Some(first);
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        if let Some(conn) = ps.take() {
-            let mut stream = conn.into_on_message();
-            while let Some(msg) = stream.next().await {
-                let Some(inner) = weak.upgrade() else { return };
-                let payload: &[u8] = msg.get_payload_bytes();
-                if payload.len() <= MAX_MESSAGE {
-                    inner.hub.dispatch(msg.get_channel_name(), Delivery::Message(payload));
-                }
-            }
-            tracing::warn!("lost the Redis pub/sub connection; reconnecting");
-        }
-        let Some(inner) = weak.upgrade() else { return };
-        tokio::time::sleep(backoff).await;
-        match inner.hub.subscribe().await {
-            Ok(conn) => {
-                tracing::info!("Redis pub/sub reconnected; listeners catch up");
-                backoff = Duration::from_millis(100);
-                ps = Some(conn);
-                inner.hub.resync_all();
-            }
-            Err(_) => backoff = (backoff * 2).min(Duration::from_secs(2)),
-        }
-    }
-}
-
-async fn publisher(
-    weak: Weak<Inner>,
-    mut conn: redis::aio::ConnectionManager,
-    mut rx: mpsc::Receiver<(String, Vec<u8>)>,
-) {
-    while let Some((channel, payload)) = rx.recv().await {
-        let Some(inner) = weak.upgrade() else { return };
-        let timeout = inner.options.command_timeout;
-        drop(inner);
-        let mut cmd = redis::cmd("PUBLISH");
-        cmd.arg(&channel).arg(payload);
-        if !matches!(tokio::time::timeout(timeout, cmd.query_async::<i64>(&mut conn)).await, Ok(Ok(_))) {
-            tracing::debug!(channel, "a change cue could not be published (Redis unavailable)");
-        }
     }
 }

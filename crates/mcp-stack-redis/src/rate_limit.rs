@@ -3,7 +3,7 @@
 //! Redis's own clock, so the instances' clocks do not matter); a bucket's key expires when it
 //! has refilled, so idle callers cost nothing.
 
-use crate::RedisBackend;
+use crate::backend::RedisBackend;
 use mcp_server::rate_limit::{Quota, RateLimitStore, RateLimitStoreError, StoreFuture};
 use sha2::{Digest, Sha256};
 use std::time::Duration;

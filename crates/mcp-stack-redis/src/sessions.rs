@@ -16,8 +16,8 @@
 //! session's shared fields on the sessions channel, all atomically, so every instance sees the
 //! changes of one session in the order they happened.
 
+use crate::backend::RedisBackend;
 use crate::pubsub::Delivery;
-use crate::RedisBackend;
 use mcp_http::{
     SessionChange, SessionEvent, SessionRecord, SessionSink, SessionStore, SessionStoreError, SessionStoreFuture,
 };

@@ -11,8 +11,8 @@
 //! is still what was read; the script also publishes the id, so that watchers on every
 //! instance wake (workers waiting for answers, a worker whose task was cancelled elsewhere).
 
+use crate::backend::RedisBackend;
 use crate::pubsub::Delivery;
-use crate::RedisBackend;
 use mcp_server::tasks::{
     TaskCapacity, TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, TaskStoreFuture, UpdateFuture, Updated,
 };

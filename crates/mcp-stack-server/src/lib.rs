@@ -88,7 +88,9 @@ pub mod internal {
     pub use crate::round::{Preset, RoundState};
     pub use crate::server::method_not_found;
 
-    use crate::{Reply, RequestEnv, Server};
+    use crate::context::RequestEnv;
+    use crate::reply::Reply;
+    use crate::server::Server;
     use mcp_protocol::{ProtocolError, Request};
     use std::future::Future;
     use std::pin::Pin;

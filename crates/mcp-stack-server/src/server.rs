@@ -445,7 +445,7 @@ pub fn method_not_found(method: &str) -> ProtocolError {
     ProtocolError::method_not_found(method)
 }
 
-impl crate::Context {
+impl crate::context::Context {
     /// The server whose item this request is served by (to read its state, announce changes,
     /// add tools...): for an item mounted from another server
     /// ([`ServerBuilder::mount`](crate::ServerBuilder::mount)), that server.

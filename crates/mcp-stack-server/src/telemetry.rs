@@ -73,8 +73,8 @@ impl ServerCall {
     /// Runs `fut` in the span, then records how it ended and how long it took.
     pub(crate) async fn observe(
         self: Box<Self>,
-        fut: impl Future<Output = Result<crate::Reply, ProtocolError>>,
-    ) -> Result<crate::Reply, ProtocolError> {
+        fut: impl Future<Output = Result<crate::reply::Reply, ProtocolError>>,
+    ) -> Result<crate::reply::Reply, ProtocolError> {
         let outcome = fut.instrument(self.span.clone()).await;
         // What `Operation::end` reads of a result: whether it is a tool error.
         let seen = match &outcome {

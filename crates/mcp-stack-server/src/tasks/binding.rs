@@ -2,8 +2,8 @@
 //! the slot the engine sees as a [`TaskScope`].
 
 use super::status::TaskBinding;
+use crate::context::Context;
 use crate::context::{ScopeFuture, TaskScope};
-use crate::Context;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
 
