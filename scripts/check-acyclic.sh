@@ -4,10 +4,11 @@
 #
 # The graph comes from cargo-modules (`dependencies`, modules only: its "uses" edges between
 # modules; items, the parent/child "owns" edges and other crates left out); the circles are its
-# strongly connected components, found below. An edge between a module and one of its own
+# strongly connected components (scripts/import_graph.py modules). An edge between a module and one of its own
 # ancestors does not count: a folder's `mod.rs` that re-exports its files, and a file that names
 # its parent's items through `super::`, are one folder, not a loop (a circle among the files of
-# a folder, or across folders, does count).
+# a folder, or across folders, does count). Then every crate's graph by file, where the code is
+# written (scripts/import_graph.py files), must have no circle either.
 #
 # Not cargo-modules' own `--acyclic`: it checks the graph of items even with the item filters,
 # where a type and its own method (`Self`) already make a cycle, so it refuses ordinary code.
@@ -44,52 +45,6 @@ else
   packages=("$@")
 fi
 
-# Reads a cargo-modules graph (DOT) on stdin; prints each circle, exits 1 if there is one.
-circles='
-import re, sys
-graph = {}
-for line in sys.stdin:
-    m = re.match(r"\s*\"([^\"]+)\" -> \"([^\"]+)\" \[label=\"uses\"", line)
-    if not m:
-        continue
-    a, b = m[1], m[2]
-    graph.setdefault(a, [])
-    graph.setdefault(b, [])
-    if not (a.startswith(b + "::") or b.startswith(a + "::")):
-        graph[a].append(b)
-# Tarjan: every strongly connected component of more than one module is a circle.
-index, low, stack, on, found = {}, {}, [], set(), []
-def visit(v):
-    index[v] = low[v] = len(index)
-    stack.append(v)
-    on.add(v)
-    for w in graph[v]:
-        if w not in index:
-            visit(w)
-            low[v] = min(low[v], low[w])
-        elif w in on:
-            low[v] = min(low[v], index[w])
-    if low[v] == index[v]:
-        part = []
-        while True:
-            w = stack.pop()
-            on.discard(w)
-            part.append(w)
-            if w == v:
-                break
-        if len(part) > 1:
-            found.append(sorted(part))
-sys.setrecursionlimit(10000)
-for v in list(graph):
-    if v not in index:
-        visit(v)
-for part in found:
-    inside = set(part)
-    print("  circle of %d modules:" % len(part))
-    for v in part:
-        print("    %s -> %s" % (v, ", ".join(w for w in graph[v] if w in inside)))
-sys.exit(1 if found else 0)
-'
 
 # cargo-modules counts an `impl` block's methods as part of their type's module, wherever the
 # block is written: the server's `impl Server` spans the engine (server.rs) and the dispatch above
@@ -103,7 +58,7 @@ for p in "${packages[@]}"; do
   start=$(date +%s)
   dot=$(cargo modules dependencies --package "$p" --lib --all-features \
     --no-externs --no-sysroot --no-fns --no-traits --no-types --no-owns)
-  if report=$(python3 -c "$circles" <<<"$dot"); then
+  if report=$(python3 scripts/import_graph.py modules <<<"$dot"); then
     echo "acyclic: $p ($(( $(date +%s) - start )) s)"
     if is_pending "$p"; then
       echo "  $p is acyclic now: take it off PENDING in $0"
@@ -118,7 +73,7 @@ for p in "${packages[@]}"; do
     failed+=("$p")
   fi
 done
-# The same graph by file (scripts/file-imports.py): no file imports from a file that imports it
+# The same graph by file (scripts/import_graph.py files): no file imports from a file that imports it
 # back, in every crate, PENDING or not.
 for p in "${packages[@]}"; do
   src=$(cargo metadata --no-deps --format-version 1 | python3 -c '
@@ -130,7 +85,7 @@ for p in json.load(sys.stdin)["packages"]:
             if any(k in ("lib", "proc-macro") for k in t["kind"]):
                 print(os.path.dirname(t["src_path"]))
 ' "$p")
-  if report=$(python3 scripts/file-imports.py "$src"); then
+  if report=$(python3 scripts/import_graph.py files "$src"); then
     echo "acyclic by file: $p"
   else
     echo "CIRCLES by file in $p:"

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The import graph of one crate by file: which source file names an item of which other file.
+"""Circles in a crate's import graph, by file or by cargo-modules' module graph.
 
-Usage: scripts/file-imports.py CRATE_SRC_DIR      (e.g. crates/mcp-stack-server/src)
+Usage: scripts/import_graph.py files CRATE_SRC_DIR   (e.g. crates/mcp-stack-server/src)
+       cargo modules dependencies ... | scripts/import_graph.py modules
 
-Prints every circle of files that import each other (directly or around a loop) and exits 1 if
-there is one. An arrow A -> B is a path in A's code (`use` or inline, through `crate::`,
+Prints every circle (nodes that import each other, directly or around a loop) and exits 1 if
+there is one.
+
+`files`: the graph by file. An arrow A -> B is a path in A's code (`use` or inline, through `crate::`,
 `super::` or `self::`) that resolves into the module of file B; a name the crate root re-exports
 (`crate::Server`) counts as an arrow to the file that defines it. Comments, doc comments and
 test code (`#[cfg(test)]` items to the end of the file, `tests.rs` files) are not read.
@@ -13,6 +16,10 @@ Why beside cargo-modules (scripts/check-acyclic.sh): cargo-modules counts the me
 `impl` block as part of the module of their type, wherever the block is written, so a type
 whose methods sit on several floors (the server's dispatch above the extensions it calls) reads
 as one circle. This graph is by where the code is written, as a reader meets it.
+
+`modules`: cargo-modules' "uses" edges between modules (DOT on stdin). An edge between a module
+and one of its own ancestors does not count: a folder's `mod.rs` that re-exports its files, and
+a file that names its parent's items through `super::`, are one folder, not a loop.
 """
 import os
 import re
@@ -58,7 +65,8 @@ def expand(path):
     return out
 
 
-def main(src):
+def files_graph(src):
+    """The graph by file: module path -> the module paths it imports, and module -> file."""
     files = {}
     for root, _, names in os.walk(src):
         for n in names:
@@ -106,7 +114,26 @@ def main(src):
                 target = resolve(here, full.split("::"))
                 if target is not None and target != here and target in files:
                     graph[here].add(target)
+    return graph, files
 
+
+def modules_graph(dot):
+    """cargo-modules' module graph (DOT), ancestor edges left out."""
+    graph = {}
+    for line in dot.splitlines():
+        m = re.match(r'\s*"([^"]+)" -> "([^"]+)" \[label="uses"', line)
+        if not m:
+            continue
+        a, b = m[1], m[2]
+        graph.setdefault(a, set())
+        graph.setdefault(b, set())
+        if not (a.startswith(b + "::") or b.startswith(a + "::")):
+            graph[a].add(b)
+    return graph
+
+
+def circles(graph):
+    """Every strongly connected component of more than one node (Tarjan)."""
     index, low, stack, on, found = {}, {}, [], set(), []
 
     def visit(v):
@@ -134,16 +161,23 @@ def main(src):
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    name = lambda m: files[m]
+    return found
+
+
+def report(graph, name, what):
+    found = circles(graph)
     for part in found:
         inside = set(part)
-        print("  circle of %d files:" % len(part))
+        print("  circle of %d %s:" % (len(part), what))
         for v in part:
             print("    %s -> %s" % (name(v), ", ".join(name(w) for w in sorted(graph[v]) if w in inside)))
     return 1 if found else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    sys.exit(main(sys.argv[1]))
+    if len(sys.argv) == 3 and sys.argv[1] == "files":
+        graph, files = files_graph(sys.argv[2])
+        sys.exit(report(graph, lambda m: files[m], "files"))
+    if len(sys.argv) == 2 and sys.argv[1] == "modules":
+        sys.exit(report(modules_graph(sys.stdin.read()), lambda m: m, "modules"))
+    sys.exit(__doc__)
