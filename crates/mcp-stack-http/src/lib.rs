@@ -61,4 +61,4 @@ pub use mcp_auth as auth;
 #[cfg(feature = "axum")]
 pub use router::router;
 pub use serve::{raise_fd_limit, serve, shutdown_signal, Serve, ServeConfig};
-pub use service::McpService;
+pub use service::{McpService, ResponseFuture};

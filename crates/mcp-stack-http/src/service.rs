@@ -105,3 +105,36 @@ impl McpService {
         )
     }
 }
+
+impl<B: RequestBody> tower_service::Service<Request<B>> for McpService {
+    type Response = Resp;
+    type Error = std::convert::Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> ResponseFuture {
+        let svc = self.clone();
+        ResponseFuture(Box::pin(async move { svc.handle(req).await }))
+    }
+}
+
+/// The answer of [`McpService`] to one request (its `tower::Service::Future`): what
+/// `post.rs` makes of the request, top to bottom. Never fails: every refusal is a response.
+pub struct ResponseFuture(std::pin::Pin<Box<dyn std::future::Future<Output = Resp> + Send>>);
+
+impl std::future::Future for ResponseFuture {
+    type Output = Result<Resp, std::convert::Infallible>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        self.0.as_mut().poll(cx).map(Ok)
+    }
+}
+
+impl std::fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResponseFuture")
+    }
+}

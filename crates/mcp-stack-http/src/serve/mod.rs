@@ -29,7 +29,7 @@ pub use config::{shutdown_signal, Serve, ServeConfig};
 use drain::{close_if, Shutdown};
 
 use crate::body::McpBody;
-use crate::service::{EndpointConfig, McpService, RequestBody};
+use crate::service::{EndpointConfig, McpService};
 use futures::future::Either;
 use futures::task::AtomicWaker;
 use http::{Request, Response};
@@ -37,7 +37,6 @@ use http_body::{Body, Frame, SizeHint};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -48,21 +47,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
-
-impl<B: RequestBody> tower_service::Service<Request<B>> for McpService {
-    type Response = Response<McpBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        let svc = self.clone();
-        Box::pin(async move { Ok(svc.handle(req).await) })
-    }
-}
 
 /// How long a new connection is not taken for idle (to give way at the connection cap): the
 /// accept loop may be back at the cap before the connection's task has read its first request.
