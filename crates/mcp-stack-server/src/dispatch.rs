@@ -10,7 +10,8 @@ use crate::reply::Reply;
 use crate::round::Preset;
 use crate::round::RoundState;
 use crate::server::{method_not_found, Server};
-use crate::stages::{Ran, Stage};
+use crate::stage_set::Stage;
+use crate::stages::Ran;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::state::{request_digest, Expectation, StateClaims};
 use mcp_protocol::types::{self, CallToolResult};
@@ -111,9 +112,8 @@ impl Server {
 
     /// [`Server::process_with`] boxed, for a transport, on a server the future keeps: each way
     /// (traced or not) is boxed as its own type, so no adapter is polled on the way in. The
-    /// untraced future stays within glibc's per-thread cache (1032 bytes; see the test
-    /// `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
-    /// instructions more per request to allocate and free.
+    /// untraced future is kept small: a larger one costs more per request to allocate and
+    /// free.
     pub(crate) fn process_boxed(
         self,
         req: Request,

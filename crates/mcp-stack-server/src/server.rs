@@ -114,7 +114,7 @@ pub(crate) struct ServerInner {
     /// Bytes of URIs and task ids the open listen streams' filters hold.
     pub(crate) listen_filter_bytes: Arc<std::sync::atomic::AtomicUsize>,
     /// The stages installed at build (rate limits, result cache, task decision).
-    pub(crate) stages: crate::stages::Installed,
+    pub(crate) stages: crate::stage_set::Installed,
     /// The servers this one is mounted in (their catalogs follow this one's changes).
     pub(crate) parents: parking_lot::Mutex<Vec<Parent>>,
 }
@@ -136,7 +136,7 @@ impl ServerInner {
         let (task_events, _) = broadcast::channel(256);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
         let tasks = config.extensions.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
-        let stages = crate::stages::Installed::new(limiter, cache, tasks.is_some(), &catalog);
+        let stages = crate::stage_set::Installed::new(limiter, cache, tasks.is_some(), &catalog);
         Ok(Self {
             tasks,
             config,

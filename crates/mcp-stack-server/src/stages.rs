@@ -13,72 +13,22 @@
 //!    that declared the tasks extension;
 //! 7. the handler, its outcome settled, then stored by the result cache.
 //!
-//! A stage that was not configured is not installed, and the request path only tests one bit
-//! for it: no lookup, no allocation, no call.
+//! A stage that was not configured is not installed ([`crate::stage_set`]), and the request
+//! path only tests one bit for it: no lookup, no allocation, no call.
 
 use crate::cache::{Cache, Scope};
-use crate::catalog::{Catalog, TaskSupport, ToolEntry};
+use crate::catalog::{TaskSupport, ToolEntry};
 use crate::context::Context;
 use crate::error::HandlerError;
-use crate::rate_limit::Limiter;
 use crate::reply::Reply;
 use crate::server::Server;
+use crate::stage_set::Stage;
 use crate::tasks::worker::ToolRun;
 use mcp_protocol::types::{self, CallToolResult, ReadResourceResult};
 use mcp_protocol::{Method, ProtocolError};
 use serde_json::Value;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A stage `build()` may install (access rules are always on).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Stage {
-    RateLimits = 1,
-    ResultCache = 2,
-    Tasks = 4,
-}
-
-/// The stages of a built server: which are installed, and the state of each.
-pub(crate) struct Installed {
-    set: AtomicU8,
-    /// The rate limits.
-    pub(crate) limiter: Limiter,
-    /// The result cache (empty without `ServerBuilder::result_cache`).
-    pub(crate) cache: Cache,
-}
-
-impl Installed {
-    /// The stages for these limits, this cache and the catalog at build (`tasks`: whether the
-    /// server has a task runtime).
-    pub(crate) fn new(limiter: Limiter, cache: Cache, tasks: bool, catalog: &Catalog) -> Self {
-        let mut set = 0;
-        if limiter.has_server_limits() || catalog.tool_quotas {
-            set |= Stage::RateLimits as u8;
-        }
-        if cache.configured() {
-            set |= Stage::ResultCache as u8;
-        }
-        if tasks {
-            set |= Stage::Tasks as u8;
-        }
-        Self { set: AtomicU8::new(set), limiter, cache }
-    }
-
-    /// Whether `stage` is installed.
-    pub(crate) fn has(&self, stage: Stage) -> bool {
-        self.set.load(Ordering::Relaxed) & stage as u8 != 0
-    }
-
-    /// Installs the rate limits once a tool with a quota of its own joins the catalog at run
-    /// time (`add_tool`, a mounted server's change); they stay installed.
-    pub(crate) fn catalog_changed(&self, catalog: &Catalog) {
-        if catalog.tool_quotas {
-            self.set.fetch_or(Stage::RateLimits as u8, Ordering::Relaxed);
-        }
-    }
-}
 
 // Rate limits.
 
@@ -116,6 +66,7 @@ pub(crate) fn tool(server: &Server, ctx: &Context, name: &str) -> Result<Arc<Too
 // The stages of a tool call: the result cache, then the task decision, then the handler.
 
 /// How the stages of a tool call ended.
+#[allow(clippy::large_enum_variant)] // short-lived, moved once: boxing would only cost an allocation
 pub(crate) enum Ran {
     /// A stage answered: a cached result, or the created task.
     Answered(Reply),
