@@ -518,7 +518,9 @@ impl Server {
     /// layers may read it ([`crate::layers::Operation::peer`]), and rate limits key anonymous
     /// callers by it. Transports that pay for the address read this once per connection.
     pub fn needs_peer_address(&self) -> bool {
-        !self.inner.config.stages.layers.is_empty() || self.inner.limiter.keys_callers() || self.catalog().tool_quotas
+        !self.inner.config.stages.layers.is_empty()
+            || self.inner.stages.limiter.keys_callers()
+            || self.catalog().tool_quotas
     }
 
     /// Opens a `subscriptions/listen` stream.
@@ -541,8 +543,11 @@ impl Server {
         request: Request,
         env: RequestEnv,
     ) -> Result<impl futures::Stream<Item = Value> + Send + 'static, ProtocolError> {
-        let (request, env) = crate::dispatch::admit_listen(self, request, env).await?;
-        self.listen(request, env)
+        use futures::future::Either;
+        if self.inner.config.stages.layers.is_empty() {
+            return self.listen(request, env).map(Either::Left);
+        }
+        crate::dispatch::listen_layered(self, request, env).await.map(Either::Right)
     }
 
     /// Subscribes to change events, with the lag policy of [`ChangeFeed::next`].

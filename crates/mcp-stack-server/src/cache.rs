@@ -278,6 +278,11 @@ impl Cache {
         self.tools.get(name).copied()
     }
 
+    /// Whether a cache was configured (`ServerBuilder::result_cache`).
+    pub(crate) fn configured(&self) -> bool {
+        self.store.is_some()
+    }
+
     /// Whether `resources/read` results are cached.
     pub(crate) fn resources(&self) -> bool {
         self.resources && self.store.is_some()

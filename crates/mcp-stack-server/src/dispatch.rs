@@ -1,17 +1,17 @@
 //! Per-method request handling: one exhaustive `match` over the method's params.
 
 use crate::access::Caller;
-use crate::catalog::TaskSupport;
 use crate::catalog::{ListKind, ToolEntry};
 use crate::context::{Context, ContextInner, RequestEnv};
 use crate::error::HandlerError;
 use crate::inputs::InputRequired;
-use crate::layers::{Chain, Next, Operation};
+use crate::layers::{Answer, Chain, ListenStream, Next, Operation};
 use crate::reply::Reply;
 use crate::round::Preset;
 use crate::round::RoundState;
 use crate::server::{method_not_found, Server};
-use crate::tasks::worker::ToolRun;
+use crate::stage_set::Stage;
+use crate::stages::Ran;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::state::{request_digest, Expectation, StateClaims};
 use mcp_protocol::types::{self, CallToolResult};
@@ -41,11 +41,6 @@ pub fn supports_mrtr(method: &str) -> bool {
 fn invalid_arguments(name: &str, input: &jsonschema::Validator, args: &Value) -> CallToolResult {
     let errors: Vec<String> = input.iter_errors(args).map(|e| format!("{} at '{}'", e, e.instance_path())).collect();
     CallToolResult::error(format!("Invalid arguments for tool {name}: {}", errors.join("; ")))
-}
-
-/// Whether the request is a later round of a multi round-trip request (never cached).
-fn is_round(ctx: &Context) -> bool {
-    ctx.params().get("requestState").is_some() || ctx.params().get("inputResponses").is_some()
 }
 
 /// A handler's outcome, settled: its result, or the reply that stands for it (an
@@ -117,9 +112,8 @@ impl Server {
 
     /// [`Server::process_with`] boxed, for a transport, on a server the future keeps: each way
     /// (traced or not) is boxed as its own type, so no adapter is polled on the way in. The
-    /// untraced future stays within glibc's per-thread cache (1032 bytes; see the test
-    /// `a_call_future_fits_the_allocators_thread_cache`): a larger one costs several hundred
-    /// instructions more per request to allocate and free.
+    /// untraced future is kept small: a larger one costs more per request to allocate and
+    /// free.
     pub(crate) fn process_boxed(
         self,
         req: Request,
@@ -333,8 +327,8 @@ impl Server {
     /// every request's path).
     async fn serve_call(ctx: Context, method: Method, continuation: bool) -> Result<Reply, ProtocolError> {
         let this = ctx.serving();
-        if !continuation {
-            this.spend(&ctx, method).await?;
+        if !continuation && this.inner.stages.has(Stage::RateLimits) {
+            crate::stages::spend(this, &ctx, method).await?;
         }
         if method.is_task_method() {
             return Box::pin(crate::tasks::wire::serve_method(this, &ctx, method)).await;
@@ -373,29 +367,6 @@ impl Server {
         }
     }
 
-    /// Spends the request from the rate-limit buckets that apply (a tool's own ones only when
-    /// the caller may see it: a hidden tool is limited like an unknown one).
-    async fn spend(&self, ctx: &Context, method: Method) -> Result<(), ProtocolError> {
-        let limiter = &self.inner.limiter;
-        // Without any limit, no tool lookup on the hot path (`call_tool` makes its own).
-        if !limiter.has_server_limits() && !self.inner.catalog.read().tool_quotas {
-            return Ok(());
-        }
-        let catalog = self.catalog();
-        let name = (method == Method::ToolsCall).then(|| ctx.params().get("name").and_then(Value::as_str)).flatten();
-        let tool = match name {
-            // A name the catalog does not know may be the fallback's (a proxy's upstream tool):
-            // the server-wide per-tool quotas apply to it by name.
-            Some(n) if catalog.tool(n).is_none() && self.inner.config.extensions.fallback.is_some() => Some((n, None)),
-            Some(n) => catalog.tool_for(n, &ctx.caller()).map(|t| (t.name.as_str(), t.rate_limit)),
-            None => None,
-        };
-        if !limiter.applies(tool) {
-            return Ok(());
-        }
-        Box::pin(limiter.check(&ctx.inner.env, tool)).await
-    }
-
     /// Settles a handler's outcome: input requests become an `input_required` result; a tool
     /// error a result the model reads (for tools) or `-32603` (otherwise).
     pub(crate) fn settle<R>(
@@ -431,92 +402,36 @@ impl Server {
         }
     }
 
+    /// `tools/call`: lookup (access rules) -> validate -> handler (through the installed
+    /// stages: result cache, task decision) -> settle.
     async fn call_tool(
         &self,
         ctx: &Context,
         name: &str,
         arguments: Option<&Map<String, Value>>,
     ) -> Result<Reply, ProtocolError> {
-        // A tool the caller may not see gets exactly the unknown tool's error.
-        let tool = self
-            .catalog()
-            .tool_for(name, &ctx.caller())
-            .cloned()
-            .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
+        let tool = crate::stages::tool(self, ctx, name)?;
         let input = tool.input.get().map_err(|e| ProtocolError::Misconfigured {
             message: format!("tool {name} has an invalid inputSchema: {e}"),
         })?;
         let empty = Value::Object(Map::new());
-        let args_value = ctx.params().get("arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
-        if !input.is_valid(args_value) {
-            return Ok(invalid_arguments(name, input, args_value).into());
+        let args = ctx.params().get("arguments").filter(|_| arguments.is_some()).unwrap_or(&empty);
+        if !input.is_valid(args) {
+            return Ok(invalid_arguments(name, input, args).into());
         }
-        let runs_as_task =
-            tool.task_support != TaskSupport::Forbidden && self.tasks().is_some() && ctx.declares_tasks();
-        let cache_key = if runs_as_task { None } else { self.tool_cache_key(ctx, &tool, args_value) };
-        if let Some((key, _)) = &cache_key {
-            // Boxed, as every path most requests do not take: the request future stays small
-            // (it is moved as a whole a few times per request).
-            if let Some(hit) = Box::pin(self.inner.cache.get(key)).await {
-                return Ok(hit.into());
-            }
-        }
-        let r = match (tool.task_support, self.tasks()) {
-            (TaskSupport::Forbidden, _) | (_, None) => (tool.handler)(ctx.clone()).await,
-            (support, Some(rt)) if ctx.declares_tasks() => {
-                let rt = rt.clone();
-                match Box::pin(rt.call_tool(self, ctx, tool.clone(), support == TaskSupport::Required)).await? {
-                    ToolRun::Task(created) => return Ok(created.into()),
-                    ToolRun::Done(r) => r,
-                }
-            }
-            (TaskSupport::Required, Some(_)) if ctx.inner.legacy => {
-                return Err(ProtocolError::invalid_params(format!(
-                    "tool {name} runs only as a task (the io.modelcontextprotocol/tasks extension of 2026-07-28)"
-                )))
-            }
-            (TaskSupport::Required, Some(_)) => return Err(crate::tasks::extension_required()),
-            (_, Some(_)) => (tool.handler)(ctx.clone()).await,
+        let (r, slot) = match crate::stages::run_tool(self, ctx, &tool, args).await? {
+            Ran::Answered(reply) => return Ok(reply),
+            Ran::Done(r, slot) => (r, slot),
         };
         let result = match self.settle(ctx, r, true)? {
             Settled::Done(result) => result,
             Settled::Reply(reply) => return Ok(reply),
         };
         self.check_tool_output(&tool, &result)?;
-        if let Some((key, ttl)) = cache_key.filter(|_| result.is_error != Some(true)) {
-            return Box::pin(self.cache_and_reply(key, result, ttl)).await;
+        match slot.filter(|_| result.is_error != Some(true)) {
+            Some(slot) => Box::pin(slot.store(self, result)).await,
+            None => Ok(result.into()),
         }
-        Ok(result.into())
-    }
-
-    /// Stores `result` in the result cache under `key`, then answers with it. Callers box it (a
-    /// path most requests do not take), so the store's future stays out of the request future.
-    async fn cache_and_reply<R>(&self, key: String, result: R, ttl: std::time::Duration) -> Result<Reply, ProtocolError>
-    where
-        R: serde::Serialize + Into<Reply>,
-    {
-        self.inner.cache.put(&key, &result, ttl).await;
-        Ok(result.into())
-    }
-
-    /// The cache key and time of this call's result, when it may be cached: a read-only tool
-    /// the cache names, a first round (no answers, no state), and a caller to key it by unless
-    /// the tool's results are shared.
-    fn tool_cache_key(
-        &self,
-        ctx: &Context,
-        tool: &crate::catalog::ToolEntry,
-        args: &Value,
-    ) -> Option<(String, std::time::Duration)> {
-        let (ttl, scope) = self.inner.cache.tool(&tool.name)?;
-        if !tool.is_read_only() || is_round(ctx) {
-            return None;
-        }
-        let principal = match scope {
-            crate::cache::Scope::Shared => None,
-            crate::cache::Scope::PerCaller => Some(ctx.principal()?),
-        };
-        Some((crate::cache::Cache::key("tools/call", &tool.name, &args.to_string(), principal), ttl))
     }
 
     /// The fallback's outcome for `ctx`'s request, when the server has a fallback that serves it.
@@ -544,24 +459,11 @@ impl Server {
         let Some(found) = catalog.resource_for(uri, &ctx.caller()) else {
             return Err(ProtocolError::resource_not_found(uri));
         };
-        let cached = self.inner.cache.resources() && !is_round(ctx);
-        let key = |principal| crate::cache::Cache::key("resources/read", uri, "", principal);
+        let cached = crate::stages::caches_reads(self, ctx);
         if cached {
-            // A public result first, then one made for this caller. Boxed, as every path most
-            // requests do not take: the request future stays small.
-            // (Built inside `Box::pin(..)`: a named local would keep its room in this future.)
-            let keys = [Some(key(None)), ctx.principal().map(|p| key(Some(p)))];
-            let hit = Box::pin(async move {
-                for k in keys.iter().flatten() {
-                    if let Some(hit) = self.inner.cache.get(k).await {
-                        return Some(hit);
-                    }
-                }
-                None
-            })
-            .await;
-            if let Some(hit) = hit {
-                return Ok(hit.into());
+            // Boxed, as every path most requests do not take: the request future stays small.
+            if let Some(hit) = Box::pin(crate::stages::cached_read(self, ctx, uri)).await {
+                return Ok(hit);
             }
         }
         let r = (found.handler)(ctx.clone(), uri.to_owned(), found.vars).await;
@@ -572,15 +474,8 @@ impl Server {
             Settled::Reply(reply) => return Ok(reply),
         };
         self.inner.config.lists.read_hints(&mut result);
-        let ttl = std::time::Duration::from_millis(result.ttl_ms.unwrap_or(0));
-        let private = result.cache_scope != Some(types::CacheScope::Public);
-        let k = match (private, ctx.principal()) {
-            (false, _) => Some(key(None)),
-            (true, Some(p)) => Some(key(Some(p))),
-            (true, None) => None,
-        };
-        if let Some(k) = k.filter(|_| cached && !ttl.is_zero()) {
-            return Box::pin(self.cache_and_reply(k, result, ttl)).await;
+        if cached {
+            return Box::pin(crate::stages::store_read(self, ctx, uri, result)).await;
         }
         Ok(result.into())
     }
@@ -690,7 +585,19 @@ impl Chain for crate::server::ServerInner {
     }
 
     fn serve(self: Arc<Self>, op: Operation) -> crate::fallback::BoxFuture<Result<Reply, ProtocolError>> {
-        Box::pin(Server { inner: self }.dispatch(op.request, op.env, op.preset))
+        let server = Server { inner: self };
+        match op.answer {
+            Answer::Reply(preset) => Box::pin(server.dispatch(op.request, op.env, preset)),
+            // Opened now, as the innermost layer passes the request on; the layers get the
+            // empty result that stands for the stream, or its refusal.
+            Answer::Stream(to) => {
+                let opened = crate::listen::open(&server, op.request, op.env).map(|stream| {
+                    let _ = to.send(Box::pin(stream));
+                    Reply::from(Value::Object(Map::new()))
+                });
+                Box::pin(std::future::ready(opened))
+            }
+        }
     }
 }
 
@@ -707,25 +614,22 @@ pub(crate) fn layered(
         return Either::Left(server.dispatch(request, env, preset));
     };
     // The first layer's own (boxed) future: the chain adds nothing to the request future.
-    let next = Next::new(server.inner.clone(), 1, None);
-    Either::Right(first.call(Operation { request, env, preset }, next))
+    let next = Next::new(server.inner.clone(), 1);
+    Either::Right(first.call(Operation::call(request, env, preset), next))
 }
 
-/// Passes a `subscriptions/listen` request through the layers (in the panic scope): the
-/// request and environment to open the stream with, or the refusal.
-pub(crate) async fn admit_listen(
+/// Serves a `subscriptions/listen` request through the layers (in the panic scope): the
+/// stream the end of the chain opened, or the refusal.
+pub(crate) async fn listen_layered(
     server: &Server,
     request: Request,
     env: RequestEnv,
-) -> Result<(Request, RequestEnv), ProtocolError> {
+) -> Result<ListenStream, ProtocolError> {
     use futures::FutureExt;
-    if server.inner.config.stages.layers.is_empty() {
-        return Ok((request, env));
-    }
-    let slot = Arc::new(parking_lot::Mutex::new(None));
-    let next = Next::new(server.inner.clone(), 0, Some(slot.clone()));
+    let (to, mut opened) = tokio::sync::oneshot::channel();
+    let next = Next::new(server.inner.clone(), 0);
     let info = crate::panic::Describe::info(&request.method, &request.id, &request.params);
-    let op = Operation { request, env, preset: None };
+    let op = Operation { request, env, answer: Answer::Stream(to) };
     // Started at the first poll, in the panic scope: `run` calls the first layer at once,
     // and a layer's own code may panic before it returns its future.
     let chain = std::panic::AssertUnwindSafe(async move { next.run(op).await }).catch_unwind();
@@ -733,8 +637,9 @@ pub(crate) async fn admit_listen(
         Ok(r) => r?,
         Err(panic) => return Err(server.caught_panic(&*panic, None)),
     };
-    let op = slot.lock().take().ok_or_else(|| {
-        ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into())
-    })?;
-    Ok((op.request, op.env))
+    // The end of the chain hands the stream over as it is reached: a chain that returned
+    // without it was answered by a layer.
+    opened
+        .try_recv()
+        .map_err(|_| ProtocolError::InvalidRequest("subscriptions/listen was answered in place of its stream".into()))
 }

@@ -35,11 +35,12 @@
 //! Layers run in the order they were added, the first outermost, inside the server's panic
 //! scope and request timeout: a panicking layer is answered `-32603` like a panicking handler.
 //!
-//! A `subscriptions/listen` request passes through the layers before its stream opens: a layer
-//! may refuse it, change its params or caller, or note it; the [`Reply`] it gets back from
-//! `next.run` is empty (the stream opens once every layer has returned, with the operation as
-//! the innermost layer passed it on). A layer that answers a listen request itself, instead of
-//! passing it on, refuses it.
+//! A `subscriptions/listen` request passes through the same layers: a layer may refuse it,
+//! change its params or caller, or note it. The end of the chain opens the stream from the
+//! operation as the innermost layer passed it on and hands the stream to the transport; the
+//! [`Reply`] a layer gets back from `next.run` is then empty (`{}`), or the listen's refusal
+//! (a bad filter, too many subscriptions). A layer that answers a listen request itself,
+//! instead of passing it on, refuses it.
 //!
 //! Why not tower's `Layer`/`Service`: an MCP operation is one request in and one reply out with
 //! no back-pressure to signal, so `poll_ready` and `Clone` services would only add ceremony; a
@@ -103,7 +104,35 @@ pub enum Era {
 pub struct Operation {
     pub(crate) request: Request,
     pub(crate) env: RequestEnv,
-    pub(crate) preset: Option<Box<Preset>>,
+    pub(crate) answer: Answer,
+}
+
+/// A `subscriptions/listen` stream, as the end of the chain opens it.
+pub(crate) type ListenStream = std::pin::Pin<Box<dyn futures::Stream<Item = Value> + Send>>;
+
+/// How the end of the chain answers an operation.
+pub(crate) enum Answer {
+    /// With a [`Reply`]; a legacy session's request carries the per-request fields (and MRTR
+    /// state) the session gives it.
+    Reply(Option<Box<Preset>>),
+    /// A `subscriptions/listen` request: with its stream, handed over here (the layers get
+    /// an empty reply once it opened).
+    Stream(tokio::sync::oneshot::Sender<ListenStream>),
+}
+
+impl Operation {
+    /// A request answered with a reply.
+    pub(crate) fn call(request: Request, env: RequestEnv, preset: Option<Box<Preset>>) -> Self {
+        Self { request, env, answer: Answer::Reply(preset) }
+    }
+
+    /// The legacy session's fields, for a legacy request.
+    fn preset(&self) -> Option<&Preset> {
+        match &self.answer {
+            Answer::Reply(preset) => preset.as_deref(),
+            Answer::Stream(_) => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for Operation {
@@ -157,7 +186,7 @@ impl Operation {
     /// The caller (principal, scopes, and whether its client renders MCP Apps), as
     /// [`crate::Access`] rules see it.
     pub fn caller(&self) -> crate::access::Caller<'_> {
-        let apps = match &self.preset {
+        let apps = match self.preset() {
             Some(preset) => mcp_protocol::apps::renders_apps(&preset.meta.client_capabilities),
             None => self
                 .meta()
@@ -189,7 +218,7 @@ impl Operation {
 
     /// The era of the client.
     pub fn era(&self) -> Era {
-        if self.preset.is_some() {
+        if self.preset().is_some() {
             Era::Legacy
         } else {
             Era::Modern
@@ -220,7 +249,7 @@ impl Operation {
 pub(crate) trait Chain: Send + Sync + 'static {
     /// The layers, outermost first.
     fn layers(&self) -> &[Arc<dyn OperationLayer>];
-    /// Serves an operation every layer has passed on.
+    /// Serves an operation every layer has passed on (a listen one by opening its stream).
     fn serve(self: Arc<Self>, op: Operation) -> BoxFuture<Result<Reply, ProtocolError>>;
 }
 
@@ -228,9 +257,6 @@ pub(crate) trait Chain: Send + Sync + 'static {
 pub struct Next {
     chain: Arc<dyn Chain>,
     index: usize,
-    /// For a `subscriptions/listen` request: where the end of the chain leaves the operation
-    /// (the stream is opened from it once the layers return).
-    listen: Option<Arc<parking_lot::Mutex<Option<Operation>>>>,
 }
 
 impl std::fmt::Debug for Next {
@@ -240,13 +266,9 @@ impl std::fmt::Debug for Next {
 }
 
 impl Next {
-    /// The chain from layer `index` on (`listen`: the slot a listen request is left in).
-    pub(crate) fn new(
-        chain: Arc<dyn Chain>,
-        index: usize,
-        listen: Option<Arc<parking_lot::Mutex<Option<Operation>>>>,
-    ) -> Self {
-        Self { chain, index, listen }
+    /// The chain from layer `index` on.
+    pub(crate) fn new(chain: Arc<dyn Chain>, index: usize) -> Self {
+        Self { chain, index }
     }
 
     /// Passes `op` on; the future returned gives its reply.
@@ -256,16 +278,10 @@ impl Next {
     /// dispatch of the request.
     pub fn run(self, op: Operation) -> impl Future<Output = Result<Reply, ProtocolError>> + Send + 'static {
         use futures::future::Either;
-        let Next { chain, index, listen } = self;
-        if let Some(layer) = chain.layers().get(index).cloned() {
-            return Either::Left(layer.call(op, Next { chain, index: index + 1, listen }));
-        }
-        Either::Right(match listen {
-            Some(slot) => {
-                *slot.lock() = Some(op);
-                Either::Left(std::future::ready(Ok(Reply::from(Value::Object(Map::new())))))
-            }
+        let Next { chain, index } = self;
+        match chain.layers().get(index).cloned() {
+            Some(layer) => Either::Left(layer.call(op, Next { chain, index: index + 1 })),
             None => Either::Right(chain.serve(op)),
-        })
+        }
     }
 }

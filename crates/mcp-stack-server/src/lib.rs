@@ -47,6 +47,8 @@ mod reply;
 mod round;
 mod server;
 mod skills;
+mod stage_set;
+mod stages;
 mod state_map;
 pub mod tasks;
 mod telemetry;

@@ -113,10 +113,8 @@ pub(crate) struct ServerInner {
     pub(crate) panics: std::sync::atomic::AtomicU64,
     /// Bytes of URIs and task ids the open listen streams' filters hold.
     pub(crate) listen_filter_bytes: Arc<std::sync::atomic::AtomicUsize>,
-    /// The rate limits.
-    pub(crate) limiter: crate::rate_limit::Limiter,
-    /// The result cache (empty without [`ServerBuilder::result_cache`]).
-    pub(crate) cache: crate::cache::Cache,
+    /// The stages installed at build (rate limits, result cache, task decision).
+    pub(crate) stages: crate::stage_set::Installed,
     /// The servers this one is mounted in (their catalogs follow this one's changes).
     pub(crate) parents: parking_lot::Mutex<Vec<Parent>>,
 }
@@ -138,6 +136,7 @@ impl ServerInner {
         let (task_events, _) = broadcast::channel(256);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
         let tasks = config.extensions.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
+        let stages = crate::stage_set::Installed::new(limiter, cache, tasks.is_some(), &catalog);
         Ok(Self {
             tasks,
             config,
@@ -149,8 +148,7 @@ impl ServerInner {
             shutdown: CancellationToken::new(),
             panics: Default::default(),
             listen_filter_bytes: Default::default(),
-            limiter,
-            cache,
+            stages,
             parents: Default::default(),
         })
     }
@@ -334,6 +332,7 @@ impl Server {
         let mut next = guard.next_version();
         f(&mut next);
         next.reindex();
+        self.inner.stages.catalog_changed(&next);
         *guard = Arc::new(next);
     }
 

@@ -146,6 +146,30 @@ async fn listen_requests_pass_through_layers_before_the_stream_opens() {
 }
 
 #[tokio::test]
+async fn a_layer_sees_the_refusal_of_a_listen_it_passed_on() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let s = builder()
+        .layer(from_fn(move |op, next| {
+            let log = log.clone();
+            async move {
+                let r = next.run(op).await;
+                log.lock().push(r.as_ref().map(|r| r.clone().into_value()).map_err(|e| e.code()));
+                r
+            }
+        }))
+        .build()
+        .unwrap();
+    let bad = req(1, "subscriptions/listen", json!({"notifications": 7}));
+    let Err(e) = s.listen_layered(bad, as_user(None)).await else { panic!("a bad filter was opened") };
+    assert_eq!(e.code(), -32602);
+    assert_eq!(e.message(), "`notifications` must be an object");
+    let good = req(2, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    assert!(s.listen_layered(good, as_user(None)).await.is_ok());
+    assert_eq!(*seen.lock(), vec![Err(-32602), Ok(json!({}))], "the layer saw what the client got");
+}
+
+#[tokio::test]
 async fn a_panicking_layer_refuses_a_listen_with_an_internal_error() {
     let s = builder()
         .layer(from_fn(|op, next| async move {

@@ -61,6 +61,18 @@ async fn a_tool_quota_counts_each_caller_apart_and_refills() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_tool_quota_added_at_run_time_is_enforced() {
+    // Built without any limit: the limits are not installed until a tool brings its own quota.
+    let s = Server::builder("rl", "1").tool(tool("free")).build().unwrap();
+    assert_eq!(served(&s, "free", || who("ann"), 20).await.0, 20);
+    s.add_tool(tool("limited").rate_limit("2/10s".parse().unwrap())).unwrap();
+    let (n, e) = served(&s, "limited", || who("ann"), 5).await;
+    assert_eq!(n, 2);
+    assert_eq!(e.unwrap().code(), -32029);
+    assert_eq!(served(&s, "free", || who("ann"), 20).await.0, 20, "a tool without a quota stays free");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_flooding_caller_does_not_spend_the_shared_budgets() {
     let s = Server::builder("rl", "1")
         .rate_limits(
