@@ -69,7 +69,7 @@ fn check_outcome(s: &Server, id: &Value, outcome: &Result<Value, mcp_protocol::P
     if let Err(e) = outcome {
         assert_ne!(e.code(), -32603, "internal error: {}", e.message());
     }
-    let bytes = s.encode_response(id, outcome);
+    let bytes = s.encode_response(id, &outcome.clone().map(mcp_server::Reply::from));
     assert!(serde_json::from_slice::<Value>(&bytes).is_ok());
 }
 

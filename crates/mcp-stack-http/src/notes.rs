@@ -121,18 +121,12 @@ impl Shared {
     }
 }
 
-impl mcp_server::internal::NotificationTarget for Shared {
-    fn deliver(&self, message: Value) {
-        self.push(message);
-    }
-}
-
 impl NoteQueue {
     /// A queue for a call cancelled by `cancel`, and the sink its handler notifies into.
     pub(crate) fn new(limits: NoteLimits, cancel: CancellationToken) -> (Self, mcp_server::NotificationSink) {
         let shared = Arc::new(Shared { state: Mutex::default(), ready: Notify::new(), limits, cancel });
-        // The sink shares the queue's allocation (no closure of its own per request).
-        let sink = mcp_server::NotificationSink::shared(shared.clone());
+        let queue = shared.clone();
+        let sink = mcp_server::NotificationSink::new(move |message| queue.push(message));
         (Self(shared), sink)
     }
 

@@ -265,7 +265,7 @@ pub(crate) fn check_request_headers(
             ));
         }
     }
-    if req.method == mcp_protocol::Method::ToolsCall.as_str() && server.has_header_params() {
+    if req.method == mcp_protocol::Method::ToolsCall.as_str() {
         check_param_headers(h, req, server, caller)?;
     }
     Ok(())
@@ -281,7 +281,7 @@ fn check_param_headers(
         return Ok(());
     };
     // A tool the caller may not see is checked like an unknown one (not at all).
-    let Some(params) = server.header_params_of(name, caller) else {
+    let Some(params) = mcp_server::internal::header_params_of(server, name, caller) else {
         return Ok(());
     };
     let empty = serde_json::Map::new();

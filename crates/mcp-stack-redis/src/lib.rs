@@ -56,7 +56,7 @@ impl RedisBackend {
 
     /// The task store, for [`mcp_server::tasks::TaskConfig::store`], with these caps (across
     /// every instance).
-    pub fn task_store(&self, limits: mcp_server::tasks::TaskLimits) -> Arc<dyn mcp_server::tasks::TaskStore> {
+    pub fn task_store(&self, limits: mcp_tasks::TaskLimits) -> Arc<dyn mcp_tasks::TaskStore> {
         Arc::new(RedisTaskStore::new(self.clone(), limits))
     }
 
@@ -91,7 +91,7 @@ pub mod __fuzz {
     }
 
     /// A stored task record for task `id`.
-    pub fn task_record(id: &str, raw: &str) -> Option<mcp_server::tasks::TaskRecord> {
+    pub fn task_record(id: &str, raw: &str) -> Option<mcp_tasks::TaskRecord> {
         crate::tasks::parse(id, raw).ok()
     }
 

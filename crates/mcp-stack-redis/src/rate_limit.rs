@@ -53,7 +53,8 @@ impl RateLimitStore for RedisRateLimitStore {
     fn acquire<'a>(&'a self, key: &'a str, quota: Quota) -> StoreFuture<'a> {
         Box::pin(async move {
             let mut inv = self.script.prepare_invoke();
-            inv.key(self.key(key)).arg(quota.interval_us()).arg(quota.tolerance_us());
+            let (interval_us, tolerance_us) = mcp_server::internal::gcra_params(quota);
+            inv.key(self.key(key)).arg(interval_us).arg(tolerance_us);
             let mut conn = self.backend.conn();
             let limit = self.backend.inner.options.command_timeout;
             let wait: i64 = match tokio::time::timeout(limit, inv.invoke_async(&mut conn)).await {

@@ -13,7 +13,7 @@
 
 use crate::backend::RedisBackend;
 use crate::pubsub::Delivery;
-use mcp_server::tasks::{
+use mcp_tasks::{
     TaskCapacity, TaskChange, TaskLimits, TaskRecord, TaskStore, TaskStoreError, TaskStoreFuture, UpdateFuture, Updated,
 };
 use parking_lot::Mutex;

@@ -4,7 +4,7 @@
 use mcp_cluster::RedisServer;
 use mcp_http::{SessionChange, SessionEvent, SessionRecord};
 use mcp_redis::{RedisBackend, RedisOptions};
-use mcp_server::tasks::{TaskChange, TaskLimits, TaskRecord, TaskStoreError, Terminal};
+use mcp_tasks::{Applied, TaskChange, TaskLimits, TaskRecord, TaskStatus, TaskStoreError, Terminal};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -236,13 +236,13 @@ async fn a_task_cancelled_elsewhere_mid_status_update_ends() {
         }
         // The first try must do: a client is never told to retry because the handler is chatty.
         match sb.update(&id, TaskChange::Cancel, now_ms()).await {
-            Ok(Some(u)) => assert_eq!(u.applied, mcp_server::tasks::Applied::Changed, "round {round}"),
+            Ok(Some(u)) => assert_eq!(u.applied, Applied::Changed, "round {round}"),
             other => panic!("round {round}: the cancel from the other instance failed: {other:?}"),
         }
         loop {
             let t = sb.get(&id, now_ms()).await.unwrap().unwrap();
             if t.status.is_terminal() {
-                assert_eq!(t.status, mcp_server::tasks::TaskStatus::Cancelled);
+                assert_eq!(t.status, TaskStatus::Cancelled);
                 // One status write per 100 ms (the default interval), the cancel and the end.
                 let most = started.elapsed().as_millis() / 100 + 4;
                 assert!(u128::from(t.revision) <= most, "{} writes, at most {most} expected", t.revision);

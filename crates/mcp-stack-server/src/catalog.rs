@@ -79,7 +79,7 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
-    /// The tool's `x-mcp-header` parameters (used by the HTTP transport to check headers).
+    /// The tool's `x-mcp-header` parameters (their `Mcp-Param-*` headers must match the arguments).
     pub fn header_params(&self) -> &[HeaderParam] {
         &self.header_params
     }

@@ -12,20 +12,7 @@ use tokio_util::sync::CancellationToken;
 /// Where request-scoped notifications (progress, log messages) go: the transport decides how to
 /// deliver them (an SSE response stream on HTTP, stdout on stdio). Cheap to clone.
 #[derive(Clone)]
-pub struct NotificationSink(Arc<dyn NotificationTarget>);
-
-/// What a [`NotificationSink`] delivers into: any `Fn(Value)`, or a transport's own type (so a
-/// sink can share the allocation of a queue the transport has already made for the request).
-pub trait NotificationTarget: Send + Sync {
-    /// Delivers one notification message.
-    fn deliver(&self, message: Value);
-}
-
-impl<F: Fn(Value) + Send + Sync> NotificationTarget for F {
-    fn deliver(&self, message: Value) {
-        self(message)
-    }
-}
+pub struct NotificationSink(Arc<dyn Fn(Value) + Send + Sync>);
 
 impl NotificationSink {
     /// A sink calling `f` with each notification message.
@@ -33,14 +20,9 @@ impl NotificationSink {
         Self(Arc::new(f))
     }
 
-    /// A sink delivering into `target`, shared rather than copied (no allocation).
-    pub fn shared(target: Arc<dyn NotificationTarget>) -> Self {
-        Self(target)
-    }
-
     /// Delivers one notification message.
     pub fn send(&self, message: Value) {
-        self.0.deliver(message)
+        (self.0)(message)
     }
 }
 

@@ -30,7 +30,7 @@ pub fn is_known_method(method: &str) -> bool {
 }
 
 /// Whether `method` may answer with `input_required` (and so accept `requestState`).
-pub fn supports_mrtr(method: &str) -> bool {
+pub(crate) fn supports_mrtr(method: &str) -> bool {
     Method::parse(method).is_some_and(Method::accepts_input_responses)
 }
 

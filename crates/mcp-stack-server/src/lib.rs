@@ -69,7 +69,7 @@ pub use handler_result::{Blob, IntoPromptResult, IntoReadResult, IntoToolResult,
 pub use inputs::{declares, InputRequired, Inputs};
 pub use listen_limits::ListenLimits;
 pub use mcp_protocol;
-pub use reply::{Reply, WriteResult};
+pub use reply::Reply;
 pub use server::Server;
 pub use skills::SkillSet;
 pub use template::UriTemplate;
@@ -85,8 +85,7 @@ pub use typed_inputs::Elicitation;
 /// without a note in the changelog. Servers use the items at the crate root instead.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::context::NotificationTarget;
-    pub use crate::dispatch::{is_known_method, supports_mrtr};
+    pub use crate::dispatch::is_known_method;
     pub use crate::round::{Preset, RoundState};
     pub use crate::server::method_not_found;
 
@@ -124,6 +123,25 @@ pub mod internal {
     /// The log level (a rank) a legacy session gets before it sets one.
     pub fn legacy_log_level(server: &Server) -> Option<u8> {
         server.inner.config.legacy_log_level
+    }
+
+    /// The `x-mcp-header` parameters of the tool `name` as `caller` may see it (what the HTTP
+    /// transport checks against the `Mcp-Param-*` headers): `None` when it has none, or is
+    /// unknown or hidden from `caller`.
+    pub fn header_params_of(
+        server: &Server,
+        name: &str,
+        caller: &crate::access::Caller<'_>,
+    ) -> Option<std::sync::Arc<[mcp_protocol::headers::HeaderParam]>> {
+        server.header_params_of(name, caller)
+    }
+
+    /// The generic cell rate algorithm's parameters of `quota`, in microseconds: how long one
+    /// request's token takes to come back (the emission interval), and how far ahead of now a
+    /// bucket may run (the burst tolerance). What a shared rate-limit store runs the algorithm
+    /// with (the Redis store, in a script), the same as the in-memory one.
+    pub fn gcra_params(quota: crate::rate_limit::Quota) -> (u64, u64) {
+        (quota.interval_us(), quota.tolerance_us())
     }
 
     /// How long a request may run (and, by default, how long a client has to answer).

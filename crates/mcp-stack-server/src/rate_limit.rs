@@ -66,14 +66,13 @@ impl Quota {
         self.period
     }
 
-    /// The time one request's token takes to come back, in microseconds (what a store needs
-    /// for [`gcra`]).
-    pub fn interval_us(&self) -> u64 {
+    /// The time one request's token takes to come back, in microseconds.
+    pub(crate) fn interval_us(&self) -> u64 {
         (self.period.as_micros() / u128::from(self.count.max(1))).max(1) as u64
     }
 
     /// How far ahead of now a bucket may run (the burst), in microseconds.
-    pub fn tolerance_us(&self) -> u64 {
+    pub(crate) fn tolerance_us(&self) -> u64 {
         (self.period.as_micros() as u64).saturating_sub(self.interval_us())
     }
 
@@ -163,7 +162,7 @@ pub trait RateLimitStore: Send + Sync + 'static {
 
 /// The generic cell rate algorithm on one bucket: `tat` is the bucket's theoretical arrival
 /// time (microseconds on the store's clock); returns the new `tat`, or how long to wait.
-pub fn gcra(tat: u64, now: u64, quota: Quota) -> Result<u64, Duration> {
+pub(crate) fn gcra(tat: u64, now: u64, quota: Quota) -> Result<u64, Duration> {
     let tat = tat.max(now);
     let ahead = tat - now;
     if ahead > quota.tolerance_us() {
@@ -224,7 +223,7 @@ impl MemoryRateLimitStore {
     }
 
     /// Spends one request from `key` now (what [`RateLimitStore::acquire`] does, synchronously).
-    pub fn spend(&self, key: &str, quota: Quota) -> Verdict {
+    pub(crate) fn spend(&self, key: &str, quota: Quota) -> Verdict {
         let now = self.epoch.elapsed().as_micros() as u64 + 1;
         let seq = self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let shard = &self.shards[shard_of(key)];

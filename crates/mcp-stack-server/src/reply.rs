@@ -89,26 +89,9 @@ macro_rules! typed_reply {
 typed_reply!(CallToolResult => Tool, GetPromptResult => Prompt, ReadResourceResult => Read,
     CompleteResult => Complete, InputRequiredResult => InputRequired);
 
-/// A result [`crate::Server::encode_response`] can write: a [`Reply`], or JSON.
-pub trait WriteResult: sealed::Sealed {
-    #[doc(hidden)]
-    fn write_result(&self, out: &mut Vec<u8>, info: Option<&[u8]>);
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Reply {}
-    impl Sealed for serde_json::Value {}
-}
-
-impl WriteResult for Value {
-    fn write_result(&self, out: &mut Vec<u8>, info: Option<&[u8]>) {
-        write_value(out, self, info)
-    }
-}
-
-impl WriteResult for Reply {
-    fn write_result(&self, out: &mut Vec<u8>, info: Option<&[u8]>) {
+impl Reply {
+    /// Writes the result object, adding `serverInfo` (`info`, serialised) to its `_meta`.
+    pub(crate) fn write_result(&self, out: &mut Vec<u8>, info: Option<&[u8]>) {
         match &self.0 {
             Body::Value(v) => write_value(out, v, info),
             Body::Shared(b) => {

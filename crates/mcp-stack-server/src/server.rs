@@ -3,7 +3,7 @@
 use crate::catalog::*;
 use crate::change_feed::ChangeEvent;
 use crate::error::BuildError;
-use crate::reply::{Reply, WriteResult};
+use crate::reply::Reply;
 use crate::state_map::StateMap;
 use mcp_protocol::meta::SERVER_INFO;
 use mcp_protocol::state::KeyRing;
@@ -220,20 +220,18 @@ impl Server {
         self.catalog().tool(name).cloned()
     }
 
-    /// Whether any registered tool has `x-mcp-header` parameters (`ToolEntry::header_params`):
-    /// when none has, a transport skips looking the called tool up to check them.
-    pub fn has_header_params(&self) -> bool {
-        self.inner.catalog.read().header_params
-    }
-
     /// The `x-mcp-header` parameters of the tool `name` as `caller` may see it: `None` when it
     /// has none, or is unknown or hidden from `caller` (checked like an unknown tool: not at all).
-    pub fn header_params_of(
+    /// Looks nothing up when no tool has any.
+    pub(crate) fn header_params_of(
         &self,
         name: &str,
         caller: &crate::access::Caller<'_>,
     ) -> Option<Arc<[mcp_protocol::headers::HeaderParam]>> {
         let catalog = self.inner.catalog.read();
+        if !catalog.header_params {
+            return None;
+        }
         let tool = catalog.tool(name)?;
         (!tool.header_params.is_empty() && tool.visible_to(caller)).then(|| tool.header_params.clone())
     }
@@ -337,7 +335,7 @@ impl Server {
     }
 
     /// The application state given to [`ServerBuilder::state`](crate::ServerBuilder::state).
-    pub fn state_map(&self) -> &StateMap {
+    pub(crate) fn state_map(&self) -> &StateMap {
         &self.inner.config.state
     }
 
@@ -387,9 +385,10 @@ impl Server {
         top
     }
 
-    /// Serializes the JSON-RPC response for an outcome of [`Server::handle_reply`], adding `resultType: "complete"` when absent and `serverInfo` to the
-    /// result's `_meta`.
-    pub fn encode_response<R: WriteResult>(&self, id: &Value, outcome: &Result<R, ProtocolError>) -> Vec<u8> {
+    /// Serializes the JSON-RPC response for an outcome of [`Server::handle_reply`], adding
+    /// `resultType: "complete"` when absent and `serverInfo` to the result's `_meta` (for a
+    /// result built as JSON: `Reply::from(value)`).
+    pub fn encode_response(&self, id: &Value, outcome: &Result<Reply, ProtocolError>) -> Vec<u8> {
         let mut out = Vec::with_capacity(256);
         match outcome {
             Err(e) => serde_json::to_writer(&mut out, &e.to_response(Some(id))).expect("JSON serializes"),

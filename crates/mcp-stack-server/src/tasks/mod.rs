@@ -14,18 +14,17 @@
 //! answered: everything before runs synchronously, everything after in the task.
 
 pub(crate) mod binding;
-pub mod record;
 mod status;
-pub mod store;
 pub(crate) mod wire;
 pub(crate) mod worker;
 
 #[cfg(test)]
 mod tests;
 
-pub use record::{iso8601, Applied, TaskChange, TaskRecord, TaskStatus, Terminal};
-pub use store::{
-    InMemoryTaskStore, TaskCapacity, TaskLimits, TaskStore, TaskStoreError, TaskStoreFuture, UpdateFuture, Updated,
+// The task-store contract (crate `mcp-stack-tasks`): what a store keeps and implements.
+pub use mcp_tasks::{
+    iso8601, Applied, InMemoryTaskStore, TaskCapacity, TaskChange, TaskLimits, TaskRecord, TaskStatus, TaskStore,
+    TaskStoreError, TaskStoreFuture, Terminal, UpdateFuture, Updated,
 };
 
 use parking_lot::Mutex;

@@ -6,7 +6,7 @@
 //! the task, `update` is one atomic read-apply-write, `watch` wakes local waiters when another
 //! instance changes the record.
 
-use super::record::{Applied, TaskChange, TaskRecord};
+use crate::record::{Applied, TaskChange, TaskRecord};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;

@@ -40,9 +40,9 @@ impl TaskStatus {
     }
 }
 
-/// How a task ended.
+/// How a task ended: the three terminal statuses of the tasks extension (exhaustive, so that
+/// a server can match every end).
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Terminal {
     /// The result the request would have returned (a `CallToolResult`).
     Completed(Value),
