@@ -33,14 +33,20 @@ if ! cargo modules --version 2>/dev/null | grep -qF "$CARGO_MODULES_VERSION"; th
     cargo install cargo-modules --version "$CARGO_MODULES_VERSION" --locked
 fi
 
-if [ $# -eq 0 ]; then
-  # The workspace's library crates, from cargo's own metadata.
-  mapfile -t packages < <(cargo metadata --no-deps --format-version 1 | python3 -c '
-import json, sys
+# Every library (and proc-macro) crate of the workspace, with its source folder, from cargo's
+# own metadata (read once).
+declare -A src_of
+while IFS=$'\t' read -r name dir; do
+  src_of[$name]=$dir
+done < <(cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, os, sys
 for p in json.load(sys.stdin)["packages"]:
-    if any(k in ("lib", "proc-macro") for t in p["targets"] for k in t["kind"]):
-        print(p["name"])
+    for t in p["targets"]:
+        if any(k in ("lib", "proc-macro") for k in t["kind"]):
+            print(p["name"], os.path.dirname(t["src_path"]), sep="\t")
 ')
+if [ $# -eq 0 ]; then
+  mapfile -t packages < <(printf '%s\n' "${!src_of[@]}" | sort)
 else
   packages=("$@")
 fi
@@ -76,15 +82,8 @@ done
 # The same graph by file (scripts/import_graph.py files): no file imports from a file that imports it
 # back, in every crate, PENDING or not.
 for p in "${packages[@]}"; do
-  src=$(cargo metadata --no-deps --format-version 1 | python3 -c '
-import json, os, sys
-name = sys.argv[1]
-for p in json.load(sys.stdin)["packages"]:
-    if p["name"] == name:
-        for t in p["targets"]:
-            if any(k in ("lib", "proc-macro") for k in t["kind"]):
-                print(os.path.dirname(t["src_path"]))
-' "$p")
+  src=${src_of[$p]:-}
+  [ -n "$src" ] || { echo "check-acyclic: $p is no library crate of this workspace" >&2; exit 2; }
   if report=$(python3 scripts/import_graph.py files "$src"); then
     echo "acyclic by file: $p"
   else

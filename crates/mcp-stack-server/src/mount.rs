@@ -1,9 +1,7 @@
 //! Composition: one server's items served as part of another; the rules are on
 //! [`ServerBuilder::mount`](crate::ServerBuilder::mount).
 
-use crate::catalog::{
-    Catalog, ListKind, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
-};
+use crate::catalog::{BoxFuture, Catalog, ListKind, PromptEntry, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry};
 use crate::change_feed::ChangeEvent;
 use crate::context::Context;
 use crate::error::{BuildError, ItemKind};
@@ -19,15 +17,11 @@ fn enter(ctx: &Context, home: &Home) {
     let _ = ctx.inner.home.set(home.clone());
 }
 
-fn tool_fn(f: &ToolFn, home: &Home) -> ToolFn {
-    let (f, home) = (f.clone(), home.clone());
-    Arc::new(move |ctx| {
-        enter(&ctx, &home);
-        f(ctx)
-    })
-}
-
-fn prompt_fn(f: &PromptFn, home: &Home) -> PromptFn {
+/// A handler of the context alone (a tool's, a prompt's), naming `home` as its server.
+fn context_fn<R: 'static>(
+    f: &Arc<dyn Fn(Context) -> BoxFuture<R> + Send + Sync>,
+    home: &Home,
+) -> Arc<dyn Fn(Context) -> BoxFuture<R> + Send + Sync> {
     let (f, home) = (f.clone(), home.clone());
     Arc::new(move |ctx| {
         enter(&ctx, &home);
@@ -68,7 +62,7 @@ fn tool(e: &ToolEntry, name: String, home: &Home) -> ToolEntry {
         access: e.access.clone(),
         ui_linked: e.ui_linked,
         rate_limit: e.rate_limit,
-        handler: homed!(tool_fn, e, home),
+        handler: homed!(context_fn, e, home),
         mounted: true,
     }
 }
@@ -82,7 +76,7 @@ fn prompt(e: &PromptEntry, name: String, home: &Home) -> PromptEntry {
         required_args: e.required_args.clone(),
         completers: e.completers.clone(),
         access: e.access.clone(),
-        handler: homed!(prompt_fn, e, home),
+        handler: homed!(context_fn, e, home),
         mounted: true,
     }
 }

@@ -136,7 +136,7 @@ impl ServerInner {
         let (task_events, _) = broadcast::channel(256);
         let server_info_json = serde_json::to_vec(&config.server_info).expect("JSON serializes");
         let tasks = config.extensions.tasks.clone().map(|c| Arc::new(crate::tasks::TaskRuntime::new(c)));
-        let stages = crate::stage_set::Installed::new(limiter, cache, tasks.is_some(), &catalog);
+        let stages = crate::stage_set::Installed::new(limiter, cache, &catalog);
         Ok(Self {
             tasks,
             config,

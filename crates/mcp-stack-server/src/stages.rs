@@ -9,12 +9,12 @@
 //!    item is unknown, with the unknown item's error);
 //! 5. **the result cache** ([`Stage::ResultCache`]): `tools/call` of a read-only tool the
 //!    cache names, `resources/read`; never a call that runs as a task;
-//! 6. **the task decision** ([`Stage::Tasks`]): a tool that may run as a task, for a client
+//! 6. **the task decision** (with the server's task runtime): a tool that may run as a task, for a client
 //!    that declared the tasks extension;
 //! 7. the handler, its outcome settled, then stored by the result cache.
 //!
 //! A stage that was not configured is not installed ([`crate::stage_set`]), and the request
-//! path only tests one bit for it: no lookup, no allocation, no call.
+//! path only tests a flag for it: no lookup, no allocation, no call.
 
 use crate::cache::{Cache, Scope};
 use crate::catalog::{TaskSupport, ToolEntry};
@@ -82,7 +82,7 @@ pub(crate) async fn run_tool(
     args: &Value,
 ) -> Result<Ran, ProtocolError> {
     let stages = &server.inner.stages;
-    let as_task = stages.has(Stage::Tasks) && runs_as_task(server, ctx, tool);
+    let as_task = runs_as_task(server, ctx, tool);
     let slot = match stages.has(Stage::ResultCache) && !as_task {
         true => tool_slot(server, ctx, tool, args),
         false => None,
@@ -93,7 +93,7 @@ pub(crate) async fn run_tool(
             return Ok(Ran::Answered(hit.into()));
         }
     }
-    let run = match stages.has(Stage::Tasks) {
+    let run = match server.tasks().is_some() {
         true => decide_task(server, ctx, tool).await?,
         false => None,
     };
@@ -223,7 +223,7 @@ mod tests {
 
     fn installed(s: &Server) -> [bool; 3] {
         let st = &s.inner.stages;
-        [st.has(Stage::RateLimits), st.has(Stage::ResultCache), st.has(Stage::Tasks)]
+        [st.has(Stage::RateLimits), st.has(Stage::ResultCache), s.tasks().is_some()]
     }
 
     #[test]
